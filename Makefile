@@ -1,0 +1,48 @@
+# Two entry points for a fresh machine: `make demo` and `make test`.
+# TORCH is what gets installed when the venv has no torch yet. The default is the CPU build;
+# a GPU user installs their CUDA torch into .venv first (see README) and it is kept.
+PYTHON ?= python3
+VENV ?= .venv
+TORCH ?= torch==2.13.0
+BIN := $(VENV)/bin
+RUN_DIR ?= runs/demo
+REPORT_DIR ?= reports/demo
+KEY_DIR ?= keys/demo
+
+.PHONY: install demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q "$(TORCH)"
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	rm -rf $(RUN_DIR) $(REPORT_DIR)
+	$(BIN)/runner execute --out $(RUN_DIR)
+	$(BIN)/audit check $(RUN_DIR)
+	test -f $(KEY_DIR)/signer.key || $(BIN)/audit keygen --out $(KEY_DIR)
+	$(BIN)/audit report $(RUN_DIR) --out $(REPORT_DIR) \
+	  --key $(KEY_DIR)/signer.key --cert $(KEY_DIR)/signer.pem --chain $(KEY_DIR)/ca.pem
+	$(BIN)/audit verify $(REPORT_DIR) --ca $(KEY_DIR)/ca.pem
+	@echo "Signed report: $(abspath $(REPORT_DIR))/report.pdf"
+
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: install
+	$(BIN)/python bench/runner_overhead.py
+	$(BIN)/python bench/audit_bench.py
+	$(BIN)/python bench/report_bench.py
+
+clean:
+	rm -rf $(VENV) runs reports keys build *.egg-info
