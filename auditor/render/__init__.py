@@ -1,0 +1,1 @@
+"""Renderers: they only format an `AuditResult` (text for a terminal, JSON for tools)."""

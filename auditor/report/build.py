@@ -1,0 +1,208 @@
+"""`audit report RUN_DIR --out REPORT_DIR`: audit the run (the same checks as `audit
+check`), then write a self-contained report directory (layout in `auditor.report`).
+
+Atomic: everything is built in a hidden temp directory beside REPORT_DIR and renamed into
+place at the end, so a crash never leaves a half-written report that looks finished. A
+REPORT_DIR that exists is replaced only when it looks like a report (it holds report.html);
+anything else is refused rather than deleted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from auditor import __version__
+from auditor.errors import AuditorError
+from auditor.model import AuditResult
+from auditor.report.fsutil import list_files, sha256_file
+
+RUN_SUBDIR = "run"
+ATTACHED = (  # (file in the run dir, description) attached to the PDF
+    ("resultats-bruts.csv", "Raw results, one row per pass (protocol A, A8)"),
+    ("manifest.json", "The run's declaration and artifact hashes"),
+)
+
+
+class StepTimer:
+    """Wall-clock time of each build step, for bench/report_bench.py."""
+
+    def __init__(self) -> None:
+        self.steps: dict[str, float] = {}
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.steps[name] = self.steps.get(name, 0.0) + time.perf_counter() - t0
+
+
+def _copy_run(run_dir: Path, dest: Path) -> None:
+    """Copy every regular file of the run byte for byte; a symlink is refused, never
+    followed (it could pull a file from outside the run into a signed bundle)."""
+    for rel in list_files(run_dir):
+        src = run_dir / rel
+        if src.is_symlink() or not src.is_file():
+            raise AuditorError(f"{src}: not a regular file (symlink?); refusing to bundle it")
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+
+
+def _prepare_out(out_dir: Path) -> Path:
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise AuditorError(f"{out_dir}: exists and is not a directory")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.html").exists():
+        raise AuditorError(f"{out_dir}: exists, is not empty and is not a report; "
+                           "choose another --out")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+    umask = os.umask(0o022)
+    os.umask(umask)
+    tmp.chmod(0o777 & ~umask)  # mkdtemp makes 0700; a report is meant to be shared
+    return tmp
+
+
+def _install(tmp: Path, out_dir: Path) -> None:
+    old = None
+    if out_dir.exists():
+        old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+        os.replace(out_dir, old)
+    os.replace(tmp, out_dir)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _json_bytes(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def render_report(view: Any, result: AuditResult, *, offers: dict | None,
+                  offers_label: str | None, generated_at: str, timer: StepTimer,
+                  signer: str | None = None,
+                  ) -> tuple[dict[str, Any], str, dict[str, str | None]]:
+    """View model, plots and HTML of one audited run (no files written)."""
+    from auditor.report import html, plots, viewmodel
+    from auditor.rules import all_rules
+
+    with timer.step("view model"):
+        vm = viewmodel.build_viewmodel(view, result, all_rules(), offers=offers,
+                                       offers_label=offers_label, tool_version=__version__,
+                                       generated_at=generated_at, signer=signer)
+    with timer.step("plots"):
+        figs = {"durations": plots.durations(vm["timings"]),
+                "memory": plots.memory(vm["memory"]),
+                "cost": plots.cost(vm["economics"])}
+    with timer.step("html"):
+        page = html.render(vm, figs)
+    return vm, page, figs
+
+
+def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
+                 cert: Path | None = None, chain: Path | None = None,
+                 offers: Path | None = None, timer: StepTimer | None = None,
+                 now: Callable[[], dt.datetime] | None = None) -> AuditResult:
+    """Write the report of RUN_DIR into OUT_DIR; return the audit result."""
+    timer = timer or StepTimer()
+    run_dir, out_dir = Path(run_dir), Path(out_dir)
+    if not run_dir.is_dir():
+        raise AuditorError(f"{run_dir}: not a directory")
+    if out_dir.resolve() == run_dir.resolve() or run_dir.resolve() in out_dir.resolve().parents:
+        raise AuditorError(f"{out_dir}: the report cannot be written inside the run directory")
+    if (key is None) != (cert is None):
+        raise AuditorError("--key and --cert go together")
+    signer = None
+    if key is not None and cert is not None:
+        from auditor.report.sign import load_signer
+
+        signer = load_signer(key, cert, chain)  # fail before any work on a bad key
+    offers_data = offers_label = None
+    if offers is not None:
+        from auditor.cost import load_offers
+
+        offers_data, offers_label = load_offers(offers), str(offers.name)
+
+    from auditor.check import audit
+
+    with timer.step("audit"):
+        view, result = audit(run_dir)
+    generated_at = (now or (lambda: dt.datetime.now(dt.UTC)))().strftime("%Y-%m-%dT%H:%M:%SZ")
+    _vm, page, _ = render_report(view, result, offers=offers_data, offers_label=offers_label,
+                                 generated_at=generated_at, timer=timer,
+                                 signer=_subject(cert) if cert is not None else None)
+
+    tmp = _prepare_out(out_dir)
+    try:
+        with timer.step("copy run"):
+            _copy_run(run_dir, tmp / RUN_SUBDIR)
+            audit_json = _json_bytes(result.to_json())
+            (tmp / "audit.json").write_bytes(audit_json)
+            (tmp / "report.html").write_text(page, encoding="utf-8")
+        with timer.step("pdf"):
+            from auditor.report import pdf
+
+            attachments = [(name, (run_dir / name).read_bytes(), desc)
+                           for name, desc in ATTACHED
+                           if (run_dir / name).is_file() and not (run_dir / name).is_symlink()]
+            attachments.append(("audit.json", audit_json, "The audit result (audit check)"))
+            pdf_bytes = pdf.render(page, attachments)
+        if signer is not None:
+            with timer.step("sign"):
+                from auditor.report.sign import sign_pdf
+
+                pdf_bytes = sign_pdf(pdf_bytes, signer)
+        (tmp / "report.pdf").write_bytes(pdf_bytes)
+        if signer is not None and cert is not None:
+            with timer.step("dsse"):
+                _write_bundle(tmp, result, cert, key, generated_at)
+        _install(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return result
+
+
+def _subject(cert_path: Path) -> str:
+    """The signing certificate's common name (or full subject), shown in the report."""
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
+    cert = x509.load_pem_x509_certificate(Path(cert_path).read_bytes())
+    cns = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    return str(cns[0].value) if cns else cert.subject.rfc4514_string()
+
+
+def _write_bundle(tmp: Path, result: AuditResult, cert_path: Path, key_path: Path | None,
+                  generated_at: str) -> None:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding, load_pem_private_key
+
+    from auditor.report import dsse
+
+    cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+    key = load_pem_private_key(Path(key_path).read_bytes(), password=None) if key_path else None
+    (tmp / "signer.pem").write_bytes(cert.public_bytes(Encoding.PEM))
+    digests = {rel: sha256_file(tmp / rel) for rel in list_files(tmp)
+               if rel not in ("signer.pem", "bundle.dsse.json")}
+    manifest_sha = digests.get(f"{RUN_SUBDIR}/manifest.json")
+    stmt = dsse.statement(digests, {
+        "verdict": result.verdict,
+        "experiment_id": result.experiment_id,
+        "protocol": result.protocol,
+        "counts": result.counts(),
+        "run_manifest_sha256": manifest_sha,
+        "tool": {"name": "gpubench-audit", "version": __version__},
+        "generated_at": generated_at,
+    })
+    (tmp / "bundle.dsse.json").write_bytes(dsse.sign_envelope(stmt, key, cert))

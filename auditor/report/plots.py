@@ -1,0 +1,126 @@
+"""The report's figures, as SVG text, drawn only from the view model (never from files).
+
+Deterministic on purpose, so two renders of the same run are byte-identical: Agg backend,
+a fixed `svg.hashsalt` (ids), text kept as text (`svg.fonttype: none`, also searchable in
+the PDF), and no date in the SVG metadata.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+_RC = {
+    "svg.hashsalt": "gpubench-audit",
+    "svg.fonttype": "none",
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
+_COLD, _WARM, _FAIL = "#1f77b4", "#2ca02c", "#d62728"
+
+
+def _svg(fig) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None},
+                bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    text = buf.getvalue()
+    # Drop the XML prolog and DOCTYPE: the SVG is embedded, not a standalone file.
+    return text[text.index("<svg"):]
+
+
+def _figure(n_rows: int):
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams.update(_RC)
+    return plt.subplots(figsize=(6.8, max(1.6, 0.45 * n_rows + 1.1)))
+
+
+def durations(timings: list[dict[str, Any]]) -> str | None:
+    """Every pass's duration per variant: each point shown, cold and warm apart, failures
+    marked (their time is time-to-failure, not a result)."""
+    if not timings:
+        return None
+    fig, ax = _figure(2 * len(timings))
+    labels, ypos = [], 0
+    seen: set[str] = set()
+    for t in timings:
+        for phase, color, marker in (("warm", _WARM, "o"), ("cold", _COLD, "s")):
+            passes = [p for p in t["passes"] if p["phase"] == phase]
+            labels.append(f"{t['variant_id']} · {phase}")
+            for p in passes:
+                if p["elapsed_seconds"] is None:
+                    continue
+                failed = p["status"] not in ("ok", None)
+                lab = "failed pass (time to failure)" if failed else f"{phase} pass"
+                ax.scatter([p["elapsed_seconds"]], [ypos], s=30,
+                           c=_FAIL if failed else color, marker="x" if failed else marker,
+                           zorder=3, label=None if lab in seen else lab)
+                seen.add(lab)
+            if phase == "warm" and t["warm"]["median_s"] is not None:
+                ax.plot([t["warm"]["median_s"]] * 2, [ypos - 0.3, ypos + 0.3], color="black",
+                        lw=1.5, zorder=4, label=None if "median" in seen else "warm median")
+                seen.add("median")
+            ypos += 1
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_ylim(-0.7, len(labels) - 0.3)
+    ax.invert_yaxis()
+    ax.set_xlabel("duration of the pass (seconds)")
+    ax.set_xlim(left=0)
+    # Above the axes: below them it collides with the x label whatever the figure height.
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, frameon=False,
+              fontsize=8)
+    return _svg(fig)
+
+
+def memory(mem: list[dict[str, Any]]) -> str | None:
+    """The largest recorded peak per variant and source, in MiB; None when nothing recorded."""
+    bars = [(m["variant_id"], s["label"], s["peak_bytes"]) for m in mem
+            for s in m["series"] if s["peak_bytes"] is not None]
+    if not bars:
+        return None
+    fig, ax = _figure(len(bars))
+    labels = [f"{v} · {lab}" for v, lab, _ in bars]
+    values = [b / 2**20 for _, _, b in bars]
+    ax.barh(range(len(bars)), values, color="#7f7fbf")
+    for i, v in enumerate(values):
+        ax.text(v, i, f" {v:,.1f} MiB", va="center", fontsize=8)
+    ax.set_yticks(range(len(bars)), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("peak memory of the phase (MiB), by source")
+    ax.set_xlim(0, max(values) * 1.3 or 1)
+    return _svg(fig)
+
+
+def cost(econ: dict[str, Any]) -> str | None:
+    """Per offer: the cost per accepted corpus when a measured accepted count exists, else
+    the package cost, labelled as such (never a projected cadence)."""
+    rows = [o for o in econ.get("offers", []) if o.get("problem") is None]
+    if not rows:
+        return None
+    per = econ.get("accepted_corpora")
+    fig, ax = _figure(len(rows))
+    values = [(o["per_corpus_usd_minor"] if per else o["total_usd_minor"]) / 100 for o in rows]
+    ax.barh(range(len(rows)), values, color="#e8a33d" if per else "#999999")
+    for i, v in enumerate(values):
+        ax.text(v, i, f" ${v:,.2f}", va="center", fontsize=8)
+    ax.set_yticks(range(len(rows)), [f"{o['offer_id']} ({o['duration_days']} d x "
+                                     f"{o['lots']} lot{'s' if o['lots'] > 1 else ''})"
+                                     for o in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(values) * 1.35 or 1)
+    from matplotlib.ticker import StrMethodFormatter
+
+    ax.xaxis.set_major_formatter(StrMethodFormatter("${x:,.0f}"))
+    ax.set_xlabel("USD per accepted corpus" if per else
+                  "USD package cost (no measured accepted count: no per-corpus cost)")
+    return _svg(fig)

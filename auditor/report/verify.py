@@ -1,0 +1,192 @@
+"""`audit verify REPORT_DIR --ca CA`: is this report what was signed, by a key that chains
+to CA? Exit 0 only when all of these hold, else `VerificationFailed("<file>: <what>")`:
+
+1. `report.pdf` carries exactly one signature, and pyHanko finds it intact, valid, trusted
+   (path to CA) and covering the entire file: no revision was added after signing;
+2. `signer.pem` chains to CA (signature checked with `cryptography`) and is the very
+   certificate that signed the PDF;
+3. `bundle.dsse.json` verifies against `signer.pem` (DSSE PAE, ECDSA SHA-256);
+4. every file the Statement lists exists, is a regular file and has its SHA-256; and no file
+   of the report directory is left unlisted (except the envelope itself and `signer.pem`,
+   which the signature checks cover).
+
+What `pdfsig` (NSS) and `openssl pkeyutl -verify` check independently is the same: see
+tests/test_verify.py.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path, PurePosixPath
+
+from auditor.errors import VerificationFailed
+from auditor.report import dsse
+from auditor.report.fsutil import list_files, sha256_file
+
+PDF = "report.pdf"
+HTML = "report.html"
+AUDIT_JSON = "audit.json"
+ENVELOPE = "bundle.dsse.json"
+SIGNER = "signer.pem"
+#: Files covered by a signature check rather than listed in the Statement, and why.
+NOT_LISTED = {
+    ENVELOPE: "the envelope cannot list its own hash; its signature covers the Statement",
+    SIGNER: "checked by chaining to --ca and matching the PDF's signer",
+}
+MUST_LIST = (PDF, HTML, AUDIT_JSON)
+
+
+def _load_ca(ca: Path):
+    from cryptography import x509
+
+    try:
+        certs = x509.load_pem_x509_certificates(Path(ca).read_bytes())
+    except (ValueError, OSError) as exc:
+        raise VerificationFailed(f"{ca}: not a PEM certificate ({exc})") from None
+    if not certs:
+        raise VerificationFailed(f"{ca}: holds no certificate")
+    return certs
+
+
+def _check_pdf(pdf_path: Path, ca_certs) -> tuple[bytes, str]:
+    """Validate the PDF signature; return the signer cert's DER and a summary line."""
+    from asn1crypto import x509 as asn1_x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+    from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.sign.validation import validate_pdf_signature
+    from pyhanko.sign.validation.status import SignatureCoverageLevel
+    from pyhanko_certvalidator import ValidationContext
+
+    roots = [asn1_x509.Certificate.load(c.public_bytes(Encoding.DER)) for c in ca_certs]
+    data = pdf_path.read_bytes()
+    try:
+        reader = PdfFileReader(io.BytesIO(data), strict=False)
+        sigs = reader.embedded_signatures
+    except Exception as exc:  # pyHanko raises many types on a damaged file
+        raise VerificationFailed(f"{PDF}: cannot be parsed as a PDF ({exc})") from None
+    if not sigs:
+        raise VerificationFailed(f"{PDF}: carries no signature (report built without --key?)")
+    if len(sigs) != 1:
+        raise VerificationFailed(f"{PDF}: carries {len(sigs)} signatures, expected exactly 1")
+    sig = sigs[0]
+    try:
+        vc = ValidationContext(trust_roots=roots, allow_fetching=False)
+        status = validate_pdf_signature(sig, vc)
+    except Exception as exc:
+        raise VerificationFailed(f"{PDF}: signature cannot be validated ({exc})") from None
+    if not status.intact:
+        raise VerificationFailed(f"{PDF}: signed bytes were changed (digest mismatch)")
+    if not status.valid:
+        raise VerificationFailed(f"{PDF}: the cryptographic signature is not valid")
+    if not status.trusted:
+        raise VerificationFailed(f"{PDF}: signer certificate does not chain to the CA given")
+    if status.coverage != SignatureCoverageLevel.ENTIRE_FILE:
+        raise VerificationFailed(
+            f"{PDF}: the signature does not cover the whole file ({status.coverage.name}): "
+            "bytes or a revision were added after signing")
+    revisions = reader.xrefs.total_revisions
+    if sig.signed_revision != revisions - 1:
+        raise VerificationFailed(f"{PDF}: a revision was added after the signed one")
+    cert_der = sig.signer_cert.dump()
+    cn = sig.signer_cert.subject.native.get("common_name", "?")
+    line = (f"{PDF}: PAdES signature intact, valid, trusted (signer: {cn}), "
+            f"covers the entire file (its revision is the last of {revisions})")
+    return cert_der, line
+
+
+def _check_signer(report_dir: Path, ca_certs, pdf_signer_der: bytes):
+    from cryptography import x509
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    path = report_dir / SIGNER
+    try:
+        cert = x509.load_pem_x509_certificate(path.read_bytes())
+    except (ValueError, OSError) as exc:
+        raise VerificationFailed(f"{SIGNER}: not a PEM certificate ({exc})") from None
+    for ca in ca_certs:
+        try:
+            cert.verify_directly_issued_by(ca)
+            break
+        except (InvalidSignature, ValueError, TypeError):  # bad signature, name or key type
+            continue
+    else:
+        raise VerificationFailed(f"{SIGNER}: not issued by the CA given (signature check failed)")
+    if cert.public_bytes(Encoding.DER) != pdf_signer_der:
+        raise VerificationFailed(f"{SIGNER}: is not the certificate that signed {PDF}")
+    return cert
+
+
+def _safe_name(name: object) -> str | None:
+    if not isinstance(name, str) or not name or "\\" in name:
+        return None
+    p = PurePosixPath(name)
+    if p.is_absolute() or ".." in p.parts or p.as_posix() != name:
+        return None
+    return name
+
+
+def _check_files(report_dir: Path, stmt: dict) -> int:
+    subjects = stmt.get("subject")
+    if not isinstance(subjects, list) or not subjects:
+        raise VerificationFailed(f"{ENVELOPE}: the Statement lists no subject")
+    listed: dict[str, str] = {}
+    for i, s in enumerate(subjects):
+        name = _safe_name(s.get("name") if isinstance(s, dict) else None)
+        digest = s.get("digest", {}).get("sha256") if isinstance(s, dict) else None
+        if name is None or not isinstance(digest, str):
+            raise VerificationFailed(f"{ENVELOPE}: subject {i} has no safe name or sha256")
+        if name in listed:
+            raise VerificationFailed(f"{ENVELOPE}: {name} listed twice")
+        listed[name] = digest
+    for name in MUST_LIST:
+        if name not in listed:
+            raise VerificationFailed(f"{ENVELOPE}: the Statement does not list {name}")
+    for name, digest in listed.items():
+        path = report_dir / name
+        if path.is_symlink() or not path.is_file():
+            raise VerificationFailed(f"{name}: listed in the Statement but missing "
+                                     "(or not a regular file)")
+        actual = sha256_file(path)
+        if actual != digest:
+            raise VerificationFailed(f"{name}: SHA-256 {actual} differs from the signed "
+                                     f"{digest}: the file was changed")
+    on_disk = set(list_files(report_dir))
+    extra = sorted(on_disk - set(listed) - set(NOT_LISTED))
+    if extra:
+        raise VerificationFailed(f"{extra[0]}: present in the report but not listed in the "
+                                 f"signed Statement" + (f" (and {len(extra) - 1} more)"
+                                                        if len(extra) > 1 else ""))
+    return len(listed)
+
+
+def verify_report(report_dir: Path, ca: Path) -> list[str]:
+    """The lines to print when the report verifies; VerificationFailed otherwise."""
+    report_dir = Path(report_dir)
+    ca_certs = _load_ca(ca)
+    for name in (PDF, ENVELOPE, SIGNER):
+        p = report_dir / name
+        if p.is_symlink() or not p.is_file():
+            hint = " (report built without --key: it is unsigned)" if name != PDF else ""
+            raise VerificationFailed(f"{name}: missing{hint}")
+    signer_der, pdf_line = _check_pdf(report_dir / PDF, ca_certs)
+    cert = _check_signer(report_dir, ca_certs, signer_der)
+    try:
+        stmt = dsse.open_envelope((report_dir / ENVELOPE).read_bytes(), cert)
+    except dsse.EnvelopeError as exc:
+        raise VerificationFailed(f"{ENVELOPE}: {exc}") from None
+    n = _check_files(report_dir, stmt)
+    pred = stmt.get("predicate") if isinstance(stmt.get("predicate"), dict) else {}
+    lines = [
+        pdf_line,
+        f"{ENVELOPE}: DSSE signature valid (keyid {dsse.cert_keyid(cert)[:16]}...), "
+        f"{SIGNER} chains to {Path(ca).name}",
+        f"{n} files listed in the signed Statement, every SHA-256 matches, no unlisted file",
+        f"OK: experiment {json.dumps(pred.get('experiment_id'))}, "
+        f"verdict {pred.get('verdict', '?')}",
+    ]
+    if "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper():
+        lines.append("note: signed with a local test key (audit keygen): integrity only, "
+                     "not for procurement use")
+    return lines

@@ -1,0 +1,65 @@
+"""Helpers shared by the A7 rules that look for invented memory figures in notes and traces."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+import schemas
+from auditor.load import RunView
+from auditor.rules._derive import loc_row
+
+_UNITS = (1, 2**20, 1e6, 2**30, 1e9)
+_KNOWN = set(schemas.load("memory_trace")["properties"])
+
+
+def note_targets(view: RunView, figures: Callable[[dict], list[int]]
+                 ) -> Iterator[tuple[str, str | None, str, list[int]]]:
+    """(artifact, location, note text, the figures of its pass) for every note; the
+    manifest's notes are held against the figures of every pass."""
+    if view.results is None:
+        return
+    cols = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes",
+            "peak_reserved_bytes")
+    every: list[int] = []
+    for r in view.results.select("row", "notes", *cols).iter_rows(named=True):
+        f = figures(r)
+        every += f
+        if r["notes"]:
+            yield "resultats-bruts.csv", loc_row(r["row"]), r["notes"], f
+    m = view.manifest or {}
+    if isinstance(m.get("notes"), str) and m["notes"]:
+        yield "manifest.json", "/notes", m["notes"], every
+
+
+def matches(text: str, targets: list[int]) -> str | None:
+    """The number of TEXT equal to a target in bytes, MiB, MB, GiB or GB, at the precision
+    it is written with; None if none."""
+    if not targets:
+        return None
+    for token in re.findall(r"\d[\d,_]*(?:\.\d+)?", text):
+        try:
+            x = float(token.replace(",", "").replace("_", ""))
+        except ValueError:
+            continue
+        decimals = len(token.split(".")[1]) if "." in token else 0
+        slack = 0.5 * 10 ** -decimals
+        for t in targets:
+            for unit in _UNITS:
+                v = t / unit
+                if v >= 1 and abs(x - v) <= slack and (unit == 1 or decimals or x >= 10):
+                    return token
+    return None
+
+
+def extra_figures(doc: dict, name_pattern: re.Pattern | None = None
+                  ) -> Iterator[tuple[str, int | float]]:
+    """Figures of a memory trace outside the schema's own fields, and `other_sources`
+    values: (JSON pointer, value); only those whose name matches NAME_PATTERN if given."""
+    for k, v in doc.items():
+        if k not in _KNOWN and isinstance(v, int | float) and not isinstance(v, bool) and (
+                name_pattern is None or name_pattern.search(k)):
+            yield f"/{k}", v
+    for n, src in enumerate(doc.get("other_sources") or []):
+        if name_pattern is None or name_pattern.search(str(src.get("name", ""))):
+            yield f"/other_sources/{n}/value", src.get("value")

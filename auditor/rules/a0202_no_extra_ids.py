@@ -1,0 +1,40 @@
+"""A0202: no output ID outside the expected list.
+
+What it checks: per output file, IDs that are not in `corpus/expected_ids.txt`. An error when
+the row claims `ids_match` or `corpus_accepted`, a warning when it declares the pass
+incomplete.
+Why it matters: A2.2: an extra answer means the pass classified something else than the
+corpus (another split, a stale file); its quality figure is not about the corpus.
+Example: `outputs/batch-1/warm-1.jsonl` answers `tu-00012`, a tuning ID.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import polars as pl
+
+from auditor.load import RunView
+from auditor.model import Finding
+from auditor.rules._derive import KEY, claimed_true, pass_stats
+from auditor.rules.base import rule
+
+
+@rule(code="A0202", title="no extra output ID", protocol_ref="A2.2", severity="error",
+      requires=("outputs", "expected_ids", "manifest"))
+def check(view: RunView) -> Iterator[Finding]:
+    stats = pass_stats(view).filter(pl.col("n_extra") > 0)
+    claims = (view.results.select([*KEY, "ids_match", "corpus_accepted"])
+              if view.results is not None else None)
+    if claims is not None:
+        stats = stats.join(claims, on=KEY, how="left")
+    for s in stats.iter_rows(named=True):
+        claimed = claims is None or claimed_true(s, "ids_match", "corpus_accepted")
+        yield RULE.finding(
+            f"{s['n_extra']} output ID(s) are not in the expected list"
+            + ("" if claimed else " (declared by the row: not accepted)"),
+            artifact=s["file"], severity="error" if claimed else "warning",
+            observed=s["extra_ids"], expected="only expected IDs", count=s["n_extra"])
+
+
+RULE = check

@@ -1,0 +1,41 @@
+"""A0403: an offer's lot holding more GPUs than the program used is pointed out (warning).
+
+What it checks: when the manifest names an offer, its `gpus_per_lot` against the most GPUs any
+pass used (placement evidence). A lot of two GPUs (B200) with one GPU used is reported, with
+the share of the package price that paid for idle GPUs. CPU runs (no GPU used) are not
+reported: their economics are about an offer, not about the lot's use.
+Why it matters: A4.2 and A9.2: the price covers the whole lot; a run that used one GPU of a
+two-GPU lot pays for two, and the economics must say so rather than halve the price.
+Example: offer `b200-7d` (2 GPUs per lot), every pass on `cuda:0`: a warning on the offer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.load import RunView
+from auditor.model import Finding
+from auditor.rules.base import rule
+
+
+@rule(code="A0403", title="GPUs of the lot not used", protocol_ref="A4.2", severity="warning",
+      requires=("manifest", "offers", "placement"))
+def check(view: RunView) -> Iterator[Finding]:
+    econ = view.manifest.get("economics")
+    if not econ:
+        return
+    offers = {o["offer_id"]: (n, o) for n, o in enumerate(view.offers["offers"])}
+    if econ["offer_id"] not in offers:
+        return  # A0901 reports an unknown offer
+    n, offer = offers[econ["offer_id"]]
+    used = max((len({g["index"] for g in d["gpus_used"]}) for d in view.placement.values()),
+               default=0)
+    if 0 < used < offer["gpus_per_lot"]:
+        yield RULE.finding(
+            f"the lot holds {offer['gpus_per_lot']} GPUs and the program used {used}: the "
+            "package price covers the whole lot, idle GPUs included",
+            artifact=view.offers_path, location=f"/offers/{n}/gpus_per_lot",
+            observed=used, expected=offer["gpus_per_lot"], offer_id=offer["offer_id"])
+
+
+RULE = check

@@ -1,0 +1,49 @@
+"""A0705: no "cache" figure computed as peak reserved minus peak allocated.
+
+What it checks: notes that mention a cache with a number equal to `peak_reserved_bytes -
+peak_allocated_bytes` of the pass (bytes, MiB, MB, GiB or GB at the precision written), and
+trace figures named like a cache (`other_sources` names, fields outside the schema) with that
+value.
+Why it matters: A7.4: the two peaks may happen at different instants, so their difference is
+not the cache at any instant; a "cache" figure built that way is invented.
+Example: a note "allocator cache 40 MiB" where 40 MiB is exactly peak reserved - peak
+allocated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from auditor.load import RunView
+from auditor.model import Finding
+from auditor.rules._memory import extra_figures, matches, note_targets
+from auditor.rules.base import rule
+
+_CACHE = re.compile(r"cach", re.IGNORECASE)
+
+
+def _diff(d: dict) -> list[int]:
+    a, r = d.get("peak_allocated_bytes"), d.get("peak_reserved_bytes")
+    return [r - a] if a is not None and r is not None and r > a else []
+
+
+@rule(code="A0705", title="no cache = peak reserved - peak allocated", protocol_ref="A7.4",
+      severity="error", requires=("results",))
+def check(view: RunView) -> Iterator[Finding]:
+    for artifact, loc, text, targets in note_targets(view, _diff):
+        if _CACHE.search(text) and (hit := matches(text, targets)) is not None:
+            yield RULE.finding("a cache figure in the notes is peak reserved - peak allocated",
+                               artifact=artifact, location=loc, observed=hit,
+                               expected="no cache figure from two peaks")
+    for key in sorted(view.memory_traces):
+        doc = view.memory_traces[key]
+        diff = set(_diff(doc))
+        for where, value in extra_figures(doc, name_pattern=_CACHE):
+            if value in diff:
+                yield RULE.finding("a cache figure is peak reserved - peak allocated",
+                                   artifact=view.memory_trace_files[key], location=where,
+                                   observed=value, expected="no cache figure from two peaks")
+
+
+RULE = check

@@ -1,0 +1,173 @@
+"""Writing and validating the run directory's files.
+
+Every JSON file and JSONL line is validated against its schema in `schemas/`, and the CSV
+against the table schema, before the run is declared complete; the manifest lists the SHA-256
+of every other file. The run is built in `<RUN_DIR>.partial-<pid>` and renamed into place only
+at the very end, so a killed runner never leaves a directory that looks complete.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import schemas
+from runner.errors import RunnerError
+from runner.revisions import file_sha256
+
+_INT = re.compile(r"^-?\d+$")
+_NUM = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
+
+
+def write_json(path: Path, obj: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.writelines(line + "\n" for line in lines)
+
+
+def cell(value: Any) -> str:
+    """A CSV cell: empty for not recorded, true/false, floats with a decimal point."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def csv_text(rows: Sequence[dict[str, Any]]) -> str:
+    """resultats-bruts.csv: header exactly as RUN_DIR.md, RFC 4180, QUOTE_MINIMAL, CRLF."""
+    columns = schemas.results_columns()
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    w.writerow(columns)
+    for row in rows:
+        unknown = set(row) - set(columns)
+        if unknown:
+            raise RunnerError(f"internal: CSV row has unknown column(s) {sorted(unknown)}")
+        w.writerow([cell(row.get(c)) for c in columns])
+    return buf.getvalue()
+
+
+def check_csv(path: Path) -> None:
+    """Header byte for byte, then every cell against its type and empty_allowed."""
+    table = schemas.results_table()
+    fields = table["fields"]
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    header = [f["name"] for f in fields]
+    if not rows or rows[0] != header:
+        raise RunnerError(f"internal: {path.name}: header differs from the table schema")
+    for n, row in enumerate(rows[1:], 1):
+        if len(row) != len(fields):
+            raise RunnerError(f"internal: {path.name} row {n}: {len(row)} cells, "
+                              f"expected {len(fields)}")
+        for value, spec in zip(row, fields, strict=True):
+            problem = _cell_problem(value, spec)
+            if problem:
+                raise RunnerError(f"internal: {path.name} row {n}, column {spec['name']}: "
+                                  f"{problem} ({value!r})")
+
+
+def _cell_problem(value: str, spec: dict[str, Any]) -> str | None:
+    if value == "":
+        return None if spec.get("empty_allowed") else "empty cell where a value is required"
+    kind = spec["type"]
+    if kind == "integer" and not _INT.match(value):
+        return "not an integer"
+    if kind == "number" and not _NUM.match(value):
+        return "not a number with a decimal point"
+    if kind == "boolean" and value not in ("true", "false"):
+        return "not true/false"
+    if kind in ("integer", "number"):
+        x = float(value)
+        if "minimum" in spec and x < spec["minimum"]:
+            return f"below the minimum {spec['minimum']}"
+    if "enum" in spec:
+        allowed = {str(e) for e in spec["enum"]}
+        if value not in allowed:
+            return f"not one of {sorted(allowed)}"
+    return None
+
+
+def validate(kind: str, obj: Any, where: str) -> None:
+    errors = sorted(schemas.validator(kind).iter_errors(obj), key=lambda e: e.path)
+    if errors:
+        e = errors[0]
+        pointer = "/" + "/".join(str(p) for p in e.absolute_path)
+        raise RunnerError(f"internal: {where} does not match {schemas.SCHEMA_FILES[kind]} "
+                          f"at {pointer}: {e.message}")
+
+
+def validate_json_file(path: Path, kind: str, rel: str) -> None:
+    validate(kind, json.loads(path.read_text(encoding="utf-8")), rel)
+
+
+def validate_jsonl_file(path: Path, kind: str, rel: str) -> None:
+    v = schemas.validator(kind)
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            obj = json.loads(line)
+            if not v.is_valid(obj):
+                validate(kind, obj, f"{rel} line {n}")
+
+
+#: Which schema checks which file of the run dir (docs/run-dir.md).
+JSON_KINDS: tuple[tuple[str, str], ...] = (
+    ("traces/memory/", "memory_trace"),
+    ("evidence/placement/", "placement"),
+)
+
+
+def validate_run_dir(root: Path) -> None:
+    """Validate every file the schemas cover; raise RunnerError at the first fault."""
+    for path in sorted(root.rglob("*")):
+        if not path.is_file():
+            continue
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("outputs/"):
+            validate_jsonl_file(path, "output_line", rel)
+        elif rel == "corpus/references.jsonl":
+            validate_jsonl_file(path, "reference_line", rel)
+        elif rel == "timeline.jsonl":
+            validate_jsonl_file(path, "timeline_entry", rel)
+        elif rel == "environment.json":
+            validate_json_file(path, "environment", rel)
+        elif rel == "economics/offers.json":
+            validate_json_file(path, "offers", rel)
+        elif rel == "checks/set-check.json":
+            validate_json_file(path, "set_check", rel)
+        elif rel == "manifest.json":
+            validate_json_file(path, "manifest", rel)
+        elif rel == "resultats-bruts.csv":
+            check_csv(path)
+        else:
+            for prefix, kind in JSON_KINDS:
+                if rel.startswith(prefix):
+                    validate_json_file(path, kind, rel)
+
+
+def artifact_hashes(root: Path) -> dict[str, str]:
+    """Every file but manifest.json -> its SHA-256, relative '/'-separated paths."""
+    return {p.relative_to(root).as_posix(): file_sha256(p)
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and p.relative_to(root).as_posix() != "manifest.json"}

@@ -1,0 +1,82 @@
+"""`runner`: the commands that produce protocol A evidence. Thin: parses arguments, calls the
+core, prints progress; the only module that exits the process. Known errors (`RunnerError`)
+become one message on stderr and exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from runner.errors import RunnerError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gpubench-audit")
+def cli() -> None:
+    """Run protocol A (an accepted corpus before cost) into a checkable run directory."""
+
+
+@cli.command()
+@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None,
+              help="TOML run configuration; default: the embedded demo run.")
+@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="Run directory to create; never overwritten.")
+@click.option("--quiet", is_flag=True, help="No progress lines (for CI).")
+def execute(config_path: Path | None, out_dir: Path, quiet: bool) -> None:
+    """Run protocol A and write the run directory OUT (docs/run-dir.md)."""
+    from runner.config import load_config
+    from runner.execute import execute as run
+
+    def progress(msg: str) -> None:
+        click.echo(msg, err=True)
+
+    try:
+        cfg = load_config(config_path)
+        out = run(cfg, out_dir, None if quiet else progress)
+    except RunnerError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: no run dir written at {out_dir} (an unfinished "
+                   f"{out_dir.name}.partial-* directory may remain; it is not a run)", err=True)
+        sys.exit(130)
+    click.echo(str(out))
+
+
+@cli.command("memory-probe")
+@click.option("--device", default="auto", help="auto, cpu, cuda or cuda:N.")
+def memory_probe(device: str) -> None:
+    """The seed's exercise: record A7 memory around a small synthetic MLP."""
+    from runner.probe import probe
+
+    try:
+        for line in probe(device):
+            click.echo(line)
+    except RunnerError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(2)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except RunnerError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except SystemExit:
+        raise
+    except Exception as exc:  # an internal failure is a bug: say so, exit 2, no bare traceback
+        click.echo(f"internal error ({type(exc).__name__}): {exc}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

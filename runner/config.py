@@ -1,0 +1,166 @@
+"""The run configuration: a TOML file validated against `schemas/run-config.schema.json`, or
+the embedded default (`runner/defaults/default.toml`, the `make demo` run).
+
+Keys a user file leaves out take the base defaults below; `economics` is never borrowed from
+the default (a user run names its own offer or none). Relative paths in a file are resolved
+against that file's folder.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import schemas
+from runner.errors import RunnerError
+
+DEFAULT_CONFIG_NAME = "default.toml"
+
+#: Values for keys a user config leaves out (the same as the embedded default run).
+BASE: dict[str, Any] = {
+    "seed": 20260924,
+    "device": "auto",
+    "notes": "",
+    "workload": {"callable": "runner.workloads.bow:BagOfWords", "options": {}},
+    "variants": {"announced_variable": "batch", "batches": [1, 4, 8], "precision": "float32",
+                 "context": 128},
+    "passes": {"warmup_iterations": 10, "warm_passes": 5, "timer_scope": "full_chain"},
+    "quality": {"metric": "macro_f1", "threshold": "from_tune", "tolerance": 0.10},
+}
+
+
+@dataclass(frozen=True)
+class Economics:
+    offers_file: Path
+    offer_id: str
+    lots: int
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The run asked for, every default applied; fixed before anything is measured."""
+
+    source: str
+    """Where the config came from: a file path, or 'embedded default'."""
+    experiment_id: str
+    seed: int
+    device: str
+    notes: str
+    corpus_path: Path | None
+    eval_size: int | None
+    max_texts: int | None
+    workload_callable: str
+    workload_options: dict[str, Any]
+    batches: tuple[int, ...]
+    precision: str
+    context: int
+    warmup_iterations: int
+    warm_passes: int
+    timer_scope: str
+    metric: str
+    threshold: float | str
+    tolerance: float
+    economics: Economics | None
+
+    @property
+    def variant_ids(self) -> tuple[str, ...]:
+        return tuple(f"batch-{b}" for b in self.batches)
+
+
+def load_config(path: Path | None) -> RunConfig:
+    """Read, validate and complete a config; `None` means the embedded default."""
+    if path is None:
+        ref = resources.files("runner").joinpath("defaults", DEFAULT_CONFIG_NAME)
+        with resources.as_file(ref) as default_path:
+            return _from_file(Path(default_path), "embedded default")
+    return _from_file(path, str(path))
+
+
+def _from_file(path: Path, label: str) -> RunConfig:
+    if not path.is_file():
+        raise RunnerError(f"config file {path}: not found")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RunnerError(f"config file {path}: not valid TOML ({exc})") from None
+    _validate(raw, path)
+    base_dir = path.resolve().parent
+    merged = _merge(BASE, raw)
+    corpus = raw.get("corpus", {})
+    q = merged["quality"]
+    threshold = q["threshold"]
+    if isinstance(threshold, str) and threshold != "from_tune":
+        raise RunnerError(f"config file {path}: quality.threshold must be a number or "
+                          f"\"from_tune\", not {threshold!r}")
+    if not isinstance(threshold, str) and not 0 <= threshold <= 1:
+        raise RunnerError(f"config file {path}: quality.threshold {threshold} is outside [0, 1]")
+    eco = raw.get("economics")
+    economics = None
+    if eco is not None:
+        missing = [k for k in ("offers_file", "offer_id", "lots") if k not in eco]
+        if missing:
+            raise RunnerError(f"config file {path}: [economics] needs {', '.join(missing)}")
+        economics = Economics(_resolve(base_dir, eco["offers_file"]), eco["offer_id"],
+                              eco["lots"])
+    v, p = merged["variants"], merged["passes"]
+    return RunConfig(
+        source=label,
+        experiment_id=raw.get("experiment_id") or _experiment_id_from(path),
+        seed=merged["seed"],
+        device=merged["device"],
+        notes=merged["notes"],
+        corpus_path=_resolve(base_dir, corpus["path"]) if "path" in corpus else None,
+        eval_size=corpus.get("eval_size"),
+        max_texts=corpus.get("max_texts"),
+        workload_callable=merged["workload"]["callable"],
+        workload_options=dict(merged["workload"].get("options", {})),
+        batches=tuple(v["batches"]),
+        precision=v["precision"],
+        context=v["context"],
+        warmup_iterations=p["warmup_iterations"],
+        warm_passes=p["warm_passes"],
+        timer_scope=p["timer_scope"],
+        metric=q["metric"],
+        threshold=threshold,
+        tolerance=float(q["tolerance"]),
+        economics=economics,
+    )
+
+
+def _validate(raw: dict[str, Any], path: Path) -> None:
+    errors = sorted(schemas.validator("run_config").iter_errors(raw), key=lambda e: e.path)
+    if not errors:
+        return
+    err = errors[0]
+    where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+    if err.validator == "additionalProperties":
+        # name the unknown key itself, not the table that holds it
+        allowed = set(err.schema.get("properties", {}))
+        unknown = sorted(k for k in err.instance if k not in allowed)
+        prefix = "" if where == "(top level)" else where + "."
+        raise RunnerError(f"config file {path}: unknown key {prefix}{unknown[0]} "
+                          f"(allowed here: {', '.join(sorted(allowed))})")
+    raise RunnerError(f"config file {path}: {where}: {err.message}")
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            out[key] = _merge(base[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _resolve(base_dir: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else base_dir / p
+
+
+def _experiment_id_from(path: Path) -> str:
+    stem = "".join(c if c.isalnum() or c in "._-" else "-" for c in path.stem)
+    return stem or "experiment"

@@ -1,0 +1,90 @@
+"""The workload interface. A factory prepares the model once per run (trains it and stages its
+files under the run dir's `model/`), then `load`s it in every process that runs passes; the
+loaded `Workload` classifies batches of texts, tokenization included.
+
+Placement evidence (A4.2) comes from the workload: `parameters()` and the devices of the
+input tensors it built (`note_input`), counted per pass by the runner.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """What `prepare` may learn from: the train split only (tune and eval stay unseen)."""
+
+    texts: Sequence[str]
+    labels: Sequence[str]
+    classes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PreparedModel:
+    """The staged files whose hashes are the model and tokenizer revisions (A1.2)."""
+
+    weights_file: Path
+    tokenizer_file: Path
+    description: str = ""
+
+
+class Workload(ABC):
+    """A loaded model that classifies texts. One instance per process."""
+
+    def __init__(self) -> None:
+        self.input_devices: Counter[str] = Counter()
+
+    @abstractmethod
+    def classify(self, texts: list[str], batch: int) -> list[str]:
+        """Labels of `texts` (at most `batch` of them), tokenization included."""
+
+    @abstractmethod
+    def parameters(self) -> Iterable[torch.Tensor]:
+        """Every parameter and buffer tensor of the model, for placement evidence."""
+
+    @abstractmethod
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        """Token count of each text before the context limit, to count truncation (A3.3)."""
+
+    def begin_pass(self, variant_id: str, phase: str, run_index: int) -> None:  # noqa: B027
+        """Called before each pass or warm-up block; a no-op unless a workload needs it."""
+
+    def note_input(self, tensor: torch.Tensor) -> None:
+        """Record where one input batch was placed (call once per batch sent to the model)."""
+        self.input_devices[str(tensor.device)] += 1
+
+
+class WorkloadFactory(ABC):
+    """Selected by `workload.callable`; names itself and builds `Workload`s."""
+
+    name: str = "workload"
+    description: str = ""
+
+    def threads(self, available: int) -> int:
+        """torch intra-op threads for this workload's processes; default all available.
+        A tiny model is faster on one thread: splitting small ops only adds overhead."""
+        return available
+
+    @abstractmethod
+    def prepare(self, data: TrainingData, model_dir: Path, seed: int, context: int,
+                options: dict[str, Any]) -> PreparedModel:
+        """Train or stage the model into `model_dir`; runs once, before any measurement."""
+
+    @abstractmethod
+    def load(self, model_dir: Path, device: str, precision: str, context: int,
+             options: dict[str, Any]) -> Workload:
+        """Load the staged model from `model_dir` onto `device` in `precision`."""
+
+
+DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float16": torch.float16,
+                                  "bfloat16": torch.bfloat16}
+
+

@@ -1,0 +1,135 @@
+"""`audit check`, `audit rules`, `audit explain` through the CLI: exit codes, text and JSON
+output (validated against schemas/audit-result.schema.json), and light imports."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import runfactory as rf
+from click.testing import CliRunner
+
+import schemas
+from auditor.check import run_check
+from auditor.cli import cli
+from auditor.render import json_out, text
+from auditor.rules import all_rules
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return rf.make_clean_run(tmp_path_factory.mktemp("clean") / "run")
+
+
+@pytest.fixture
+def broken(clean: Path, tmp_path: Path) -> Path:
+    """A run with one error (a p95 claimed) and one warning (LF line ends)."""
+    root = tmp_path / "run"
+    shutil.copytree(clean, root)
+    rows = rf.read_rows(root)
+    rows[2]["notes"] = "p95 1.2 s, ok"
+    rf.write_rows(root, rows)
+    p = root / "resultats-bruts.csv"
+    p.write_bytes(p.read_bytes().replace(b"\r\n", b"\n"))
+    rf.rehash(root)
+    return root
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(cli, list(args))
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    return res.exit_code, res.output
+
+
+def test_check_clean_run_text(clean: Path) -> None:
+    code, out = invoke("check", str(clean))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[-1].startswith("accepted: 0 error(s), 0 warning(s)")
+    assert "\x1b[" not in out  # not a terminal: no colour
+
+
+def test_check_json_validates_against_the_schema(clean: Path, broken: Path) -> None:
+    validator = schemas.validator("audit_result")
+    for root, want in ((clean, "accepted"), (broken, "rejected")):
+        code, out = invoke("check", str(root), "--format", "json")
+        doc = json.loads(out)
+        assert list(validator.iter_errors(doc)) == []
+        assert doc["verdict"] == want and code == (0 if want == "accepted" else 1)
+        assert doc["rules_run"] == [r.code for r in all_rules()]
+    codes = [(f["code"], f["severity"]) for f in doc["findings"]]
+    assert codes == [("A0604", "error"), ("A0807", "warning")]
+    assert doc["findings"][0]["location"] == "row 3"
+    assert doc["counts"] == {"error": 1, "warning": 1, "info": 0}
+
+
+def test_text_groups_by_severity_one_line_each(broken: Path) -> None:
+    result = run_check(broken)
+    plain = text.render(result, color=False)
+    lines = plain.splitlines()
+    assert lines[0] == "errors (1):"
+    assert lines[1].startswith("resultats-bruts.csv:row 3 A0604 ")
+    assert lines[2] == "warnings (1):"
+    assert lines[3].startswith("resultats-bruts.csv:line 1 A0807 ")
+    assert lines[-1].startswith("rejected: 1 error(s), 1 warning(s)")
+    coloured = text.render(result, color=True)
+    assert "\x1b[31m" in coloured and coloured.count("\n") == plain.count("\n")
+    assert json.loads(json_out.render(result))["verdict"] == "rejected"
+
+
+def test_select_ignore_options(broken: Path) -> None:
+    code, out = invoke("check", str(broken), "--ignore", "a0604", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and [f["code"] for f in doc["findings"]] == ["A0807"]
+    assert "A0604" not in doc["rules_run"]
+    code, out = invoke("check", str(broken), "--select", "A06", "--format", "json")
+    assert code == 1 and {c[:3] for c in json.loads(out)["rules_run"]} == {"A06"}
+
+
+def test_check_missing_dir_is_usage_error(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
+                           "check", str(tmp_path / "nope")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "not a directory" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_empty_dir_is_incomplete_not_a_crash(tmp_path: Path) -> None:
+    result = run_check(tmp_path)
+    assert result.verdict == "incomplete"
+    assert {f.code for f in result.findings} == {"A0001", "A0006"}
+    assert all(f.missing_evidence for f in result.findings)
+    assert result.skipped and result.exit_code == 1
+
+
+def test_rules_and_explain() -> None:
+    code, out = invoke("rules")
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == len(all_rules())
+    assert lines[0].split()[:3] == ["A0001", "error", "A10.1"]
+    code, out = invoke("explain", "a0201")
+    assert code == 0
+    assert out.startswith("A0201: each expected ID exactly once\nprotocol rule A2.1")
+    assert "Why it matters" in out and "Example" in out
+    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
+                           "explain", "Z9"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "unknown rule code" in proc.stderr
+
+
+def test_check_does_not_import_heavy_modules(clean: Path) -> None:
+    script = (
+        "import sys\n"
+        "from auditor.cli import main\n"
+        f"sys.argv = ['audit', 'check', {str(clean)!r}, '--format', 'json']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+        "heavy = [m for m in ('torch', 'weasyprint', 'pyhanko', 'matplotlib', 'runner')"
+        " if m in sys.modules]\n"
+        "assert heavy == [], heavy\n"
+        "assert code == 0, code\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["verdict"] == "accepted"
