@@ -9,6 +9,7 @@ import traceback
 from collections.abc import Iterable
 from pathlib import Path
 
+from auditor.errors import AuditorError
 from auditor.load import RunView, load_run
 from auditor.model import AuditResult, Finding, Skipped
 from auditor.rules import all_rules
@@ -25,6 +26,11 @@ def _matches(code: str, patterns: Iterable[str]) -> bool:
 def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
     """Rules whose code starts with one of `select` (all when empty) and none of `ignore`."""
     select, ignore = tuple(select), tuple(ignore)
+    unknown = [c for c in (*select, *ignore) if not any(r.code.startswith(c)
+                                                        for r in all_rules())]
+    if unknown:  # a typo would silently run nothing (or everything): bad usage
+        raise AuditorError(f"no rule code starts with {', '.join(unknown)}; "
+                           "`audit rules` lists them")
     return [r for r in all_rules()
             if (not select or _matches(r.code, select)) and not _matches(r.code, ignore)]
 

@@ -80,7 +80,8 @@ def report(run_dir: Path, out_dir: Path, key: Path | None, cert: Path | None,
     if (key is None) != (cert is None):
         raise AuditorError("--key and --cert go together")
     result = build_report(run_dir, out_dir, key=key, cert=cert, chain=chain, offers=offers)
-    click.echo(f"{result.verdict}: {out_dir / 'report.pdf'}")
+    signed = "signed" if key is not None else "UNSIGNED (no --key): `audit verify` will refuse it"
+    click.echo(f"{result.verdict}: {out_dir / 'report.pdf'} ({signed})")
 
 
 @cli.command()
@@ -97,7 +98,7 @@ def verify(report_dir: Path, ca: Path) -> None:
 @cli.command()
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path))
 def keygen(out_dir: Path) -> None:
-    """Write a local test CA and signing key (ca.pem, signer.pem, signer.key), not for procurement use."""
+    """Write a local test CA and signer: ca.pem, signer.pem, signer.key (not for procurement)."""
     from auditor.report.keygen import keygen as make_keys
 
     for path in make_keys(out_dir):

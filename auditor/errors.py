@@ -3,8 +3,12 @@ Only `auditor.cli` exits the process."""
 
 
 class AuditorError(Exception):
-    """Bad usage or input that stops a command (exit 2): the message names the file and the fault."""
+    """Bad usage or input that stops a command (exit 2).
+
+    The message names the file and the fault."""
 
 
 class VerificationFailed(Exception):
-    """`audit verify` found the report not trustworthy (exit 1); the message says which file and why."""
+    """`audit verify` found the report not trustworthy (exit 1).
+
+    The message says which file and why."""

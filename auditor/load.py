@@ -47,6 +47,11 @@ PASS_FILE = re.compile(
 
 PassKey = tuple[str, str, int]
 
+#: Files under these prefixes may be parsed, so their bytes are kept after hashing; any other
+#: file is kept only up to this size (a custom offers file, say), else hashed in chunks.
+_PARSED_PREFIXES = ("outputs/", "corpus/", "traces/", "evidence/", "checks/", "economics/")
+_KEEP_BYTES = 8 << 20
+
 _ID_LABEL = pl.Struct({"id": pl.String, "label": pl.String})
 
 #: Kinds of artifact; `Rule.requires` names them. Required ones missing make the run incomplete.
@@ -137,17 +142,29 @@ class _Loader:
         self.reason.setdefault(kind, why)
 
     def read_all(self) -> None:
+        """Hash every file; keep the bytes of those an artifact may be parsed from. Other
+        large files (model weights) are hashed in chunks, never held in memory."""
         for p in sorted(self.root.rglob("*")):
-            if not p.is_file() or p.is_symlink():
-                continue
             rel = p.relative_to(self.root).as_posix()
+            if p.is_symlink():
+                self.fault("A0002", "A1.4", "a symbolic link: run dir files must be plain files",
+                           rel, None)
+                continue
+            if not p.is_file():
+                continue
             try:
-                b = p.read_bytes()
+                if rel.startswith(_PARSED_PREFIXES) or p.stat().st_size <= _KEEP_BYTES:
+                    b = p.read_bytes()
+                    self.data[rel] = b
+                    self.hashes[rel] = hashlib.sha256(b).hexdigest()
+                else:
+                    h = hashlib.sha256()
+                    with open(p, "rb") as fh:
+                        while chunk := fh.read(1 << 20):
+                            h.update(chunk)
+                    self.hashes[rel] = h.hexdigest()
             except OSError as exc:
                 self.fault("A0002", "A1.4", f"cannot read the file: {exc.strerror}", rel, None)
-                continue
-            self.data[rel] = b
-            self.hashes[rel] = hashlib.sha256(b).hexdigest()
 
     def text(self, rel: str, kind: str) -> str | None:
         b = self.data.get(rel)
@@ -197,9 +214,8 @@ class _Loader:
             df = self.load_id_list(rel, "splits")
             if df is not None:
                 splits[name] = df
-        if "splits" in self.available and len(splits) < 2:
+        if len(splits) < 2:  # both lists are needed; one absent or malformed: neither counts
             self.available.discard("splits")
-            self.absent.add("splits")
         references = self.load_references()
         results_raw, results, faults = self.load_results()
         outputs, out_files, out_index = self.load_outputs()
@@ -525,11 +541,12 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
 
 
 def _fast_lines(data: bytes) -> int | None:
-    """The line count when DATA may take the fast path, else None. The byte counts gate it:
-    one string-valued `"id"` and `"label"` key per line (written `"id": "` or compact
-    `"id":"`), no blank line, no `score` (whose type would need checking). The parse and a
-    null/empty check follow; anything else goes line by line, which names the lines."""
-    if not data or b"\n\n" in data or data.startswith(b"\n") or b'"score"' in data:
+    """The line count when DATA may take the fast path, else None. Byte counts gate it: one
+    string-valued `"id"` and `"label"` key per line (written `"id": "` or compact `"id":"`),
+    so a blank line, a number or a null fails the gate; a `score` must not be null (the parse
+    then checks it is a number). The parse and a null/empty check follow; anything else goes
+    line by line, which names the lines."""
+    if not data:
         return None
     n = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     ids = data.count(b'"id": "')
@@ -538,15 +555,21 @@ def _fast_lines(data: bytes) -> int | None:
     labels = data.count(b'"label": "')
     if labels != n:
         labels += data.count(b'"label":"')
-    return n if ids == n and labels == n else None
+    if ids != n or labels != n:
+        return None
+    if b'"score"' in data and (b'"score": null' in data or b'"score":null' in data):
+        return None
+    return n
 
 
 def _read_fast(data: bytes, n: int) -> pl.DataFrame | None:
     """`id`, `label` of N lines with `pl.read_ndjson` (multi-threaded), or None."""
-    try:
-        data.decode("utf-8")
-        df = pl.read_ndjson(io.BytesIO(data), schema=dict(_ID_LABEL.to_schema()))
-    except (UnicodeDecodeError, pl.exceptions.PolarsError):
+    schema = {"id": pl.String, "label": pl.String}
+    if b'"score"' in data:
+        schema["score"] = pl.Float64  # a string or boolean score fails the parse
+    try:  # read_ndjson rejects bad UTF-8 itself: the slow path then names the line
+        df = pl.read_ndjson(io.BytesIO(data), schema=schema).select("id", "label")
+    except pl.exceptions.PolarsError:
         return None
     non_empty = (pl.col("id").str.len_bytes() > 0).all() & (
         pl.col("label").str.len_bytes() > 0).all()

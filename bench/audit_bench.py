@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 import runfactory  # noqa: E402
 
 from auditor.check import run_check  # noqa: E402
+from auditor.load import load_run  # noqa: E402
 
 
 def bare_read(run: Path) -> int:
@@ -103,10 +104,12 @@ def main() -> None:
         assert result.verdict == "accepted", [f.to_json() for f in result.findings[:3]]
         assert naive_id_checks(big) == 0
         t_check = timed(lambda: run_check(big), args.repeat)
+        t_load = timed(lambda: load_run(big), args.repeat)
         t_bare = timed(lambda: bare_read(big), args.repeat)
         t_naive = timed(lambda: naive_id_checks(big), max(1, args.repeat - 2))
         print(f"{'':<34}{'median s':>10}{'lines/s':>14}")
         for name, secs in (("audit run_check (all rules)", t_check),
+                           ("  of which load_run (hash, parse)", t_load),
                            ("bare polars read (floor)", t_bare),
                            ("naive Python ID checks (peer)", t_naive)):
             print(f"{name:<34}{secs:>10.3f}{n_lines / secs:>14,.0f}")

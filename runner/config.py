@@ -26,7 +26,7 @@ BASE: dict[str, Any] = {
     "notes": "",
     "workload": {"callable": "runner.workloads.bow:BagOfWords", "options": {}},
     "variants": {"announced_variable": "batch", "batches": [1, 4, 8], "precision": "float32",
-                 "context": 128},
+                 "context": 64},
     "passes": {"warmup_iterations": 10, "warm_passes": 5, "timer_scope": "full_chain"},
     "quality": {"metric": "macro_f1", "threshold": "from_tune", "tolerance": 0.10},
 }

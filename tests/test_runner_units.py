@@ -171,3 +171,48 @@ def test_default_corpus_has_1000_eval_texts_in_disjoint_splits() -> None:
     assert again.equals(frame)
     other = build_default_frame(seed=1, eval_size=1000, max_texts=None)
     assert set(other["id"]) == set(frame["id"]) and not other.equals(frame)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", "e"]),
+                          st.sampled_from(["train", "tune", "eval"])), min_size=1, max_size=8))
+def test_validate_frame_refuses_exactly_repeats_and_overlaps(rows: list[tuple[str, str]]) -> None:
+    df = pl.DataFrame({"id": [i for i, _ in rows], "text": ["t"] * len(rows),
+                       "label": ["x"] * len(rows), "split": [s for _, s in rows]})
+    splits_of: dict[str, set[str]] = {}
+    for i, s in rows:
+        splits_of.setdefault(i, set()).add(s)
+    overlap = any(len(s) > 1 for s in splits_of.values())
+    repeated = len(splits_of) < len(rows)
+    no_eval = all(s != "eval" for _, s in rows)
+    if overlap:
+        with pytest.raises(RunnerError, match="overlapping splits"):
+            validate_frame(df, "f.jsonl")
+    elif repeated:
+        with pytest.raises(RunnerError, match="repeated IDs"):
+            validate_frame(df, "f.jsonl")
+    elif no_eval:
+        with pytest.raises(RunnerError, match="eval split is empty"):
+            validate_frame(df, "f.jsonl")
+    else:
+        assert validate_frame(df, "f.jsonl").height == len(rows)
+
+
+def test_user_corpus_formats_give_the_same_corpus(tmp_path: Path) -> None:
+    from runner_workloads import tiny_rows, write_jsonl
+
+    from runner.corpus import load_corpus
+
+    rows = tiny_rows()
+    frame = pl.DataFrame(rows)
+    write_jsonl(tmp_path / "c.jsonl", rows)
+    frame.write_csv(tmp_path / "c.csv")
+    frame.write_parquet(tmp_path / "c.parquet")
+    loaded = [load_corpus(tmp_path / f"c.{ext}", 40, None, 1)
+              for ext in ("jsonl", "csv", "parquet")]
+    assert len({c.revision for c in loaded}) == 1
+    assert loaded[0].split("eval")["id"].to_list() == [r["id"] for r in rows
+                                                       if r["split"] == "eval"]
+    with pytest.raises(RunnerError, match=r"c\.txt: unknown format"):
+        (tmp_path / "c.txt").write_text("x")
+        load_corpus(tmp_path / "c.txt", None, None, 1)

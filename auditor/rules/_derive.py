@@ -15,7 +15,9 @@ valid line has no value (empty cell).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+import weakref
+from collections.abc import Callable
+from functools import wraps
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -30,6 +32,21 @@ QUALITY_ABS_TOL = 1e-4
 KEY = ["variant_id", "phase", "run_index"]
 
 
+def per_view(fn: Callable[[RunView], pl.DataFrame]) -> Callable[[RunView], pl.DataFrame]:
+    """Compute FN once per view; the result lives as long as the view (a weak key), so a
+    long benchmark or a server does not keep old runs' frames alive."""
+    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    @wraps(fn)
+    def wrapper(view: RunView) -> pl.DataFrame:
+        if view not in cache:
+            cache[view] = fn(view)
+        return cache[view]
+
+    wrapper.cache_clear = cache.clear  # type: ignore[attr-defined]
+    return wrapper
+
+
 def loc_row(row: Any) -> str:
     return f"row {row}"
 
@@ -38,7 +55,7 @@ def pass_name(variant: str, phase: str, run: int) -> str:
     return f"{variant}/{phase}-{run}"
 
 
-@lru_cache(maxsize=4)
+@per_view
 def indexed_outputs(view: RunView) -> pl.DataFrame:
     """The output lines with `exp` (the expected ID's position among the distinct expected
     IDs, null for an ID outside the list) and `ok` (valid line with a declared label)."""
@@ -50,11 +67,12 @@ def indexed_outputs(view: RunView) -> pl.DataFrame:
         ok.alias("ok"))
 
 
-@lru_cache(maxsize=4)
+@per_view
 def pass_stats(view: RunView) -> pl.DataFrame:
     """One row per output file: `variant_id, phase, run_index, file, lines, observed_ids,
     unique_ids, n_dup, dup_ids, n_missing, missing_ids, n_extra, extra_ids, n_invalid,
-    invalid_lines, n_bad_label, bad_label_lines, usable, quality_value, ids_match,
+    invalid_lines, n_bad_label, bad_label_lines, usable, dup_line, extra_line (first line of
+    a repeated or an extra ID), quality_value, ids_match,
     format_valid, quality_ok, accepted` (lists hold at most 20 items).
 
     Integer positions of the expected IDs carry the set work: no cross join of files x IDs;
@@ -87,19 +105,22 @@ def pass_stats(view: RunView) -> pl.DataFrame:
     # ID lists, only for the files with a fault
     dup_files = out.filter(pl.col("_surplus") > 0)["file"]
     dups = (o.filter(pl.col("file").is_in(dup_files.implode()) & pl.col("id").is_not_null())
-            .group_by("file", "id").len().filter(pl.col("len") > 1)
+            .group_by("file", "id").agg(pl.len(), pl.col("line").sort().slice(1, 1).first())
+            .filter(pl.col("len") > 1)
             .group_by("file").agg(pl.len().alias("n_dup"),
-                                  pl.col("id").sort().head(20).alias("dup_ids")))
+                                  pl.col("id").sort().head(20).alias("dup_ids"),
+                                  pl.col("line").min().alias("dup_line")))
     miss_files = out.filter(pl.col("n_missing") > 0).select("file")
     exp_frame = exp_ids.to_frame().with_row_index("exp").with_columns(
         pl.col("exp").cast(pl.Int64))
+    present = o.filter(pl.col("file").is_in(miss_files["file"].implode())
+                       & pl.col("exp").is_not_null()).select("file", "exp")
     missing = (miss_files.join(exp_frame, how="cross")
-               .join(o.filter(pl.col("exp").is_not_null()).select("file", "exp").unique(),
-                     on=["file", "exp"], how="anti")
+               .join(present, on=["file", "exp"], how="anti")
                .group_by("file").agg(pl.col("id").sort().head(20).alias("missing_ids")))
     extra = (o.filter(pl.col("id").is_not_null() & pl.col("exp").is_null())
-             .select("file", "id").unique()
-             .group_by("file").agg(pl.col("id").sort().head(20).alias("extra_ids")))
+             .group_by("file").agg(pl.col("id").unique().sort().head(20).alias("extra_ids"),
+                                   pl.col("line").min().alias("extra_line")))
     for part in (dups, missing, extra):
         out = out.join(part, on="file", how="left")
     out = out.with_columns(pl.col("n_dup").fill_null(0).cast(pl.Int64))
@@ -175,7 +196,7 @@ def _quality(view: RunView, o: pl.DataFrame, files: pl.DataFrame,
                     .alias("quality_value")))
 
 
-@lru_cache(maxsize=4)
+@per_view
 def rows_with_stats(view: RunView) -> pl.DataFrame:
     """CSV rows joined with their output file's recomputed stats (inner join); the
     recomputed columns that share a CSV name are prefixed `re_`."""

