@@ -32,8 +32,11 @@ def check(view: RunView) -> Iterator[Finding]:
                            artifact=RESULTS, location=loc_row(row), observed=claim,
                            expected=got, column="observed_ids", output=f)
     qv, qr = pl.col("quality_value"), pl.col("re_quality_value")
-    wrong_q = ((qv - qr).abs() > QUALITY_ABS_TOL) | (qv.is_null() != qr.is_null())
-    for row, claim, got, f in r.filter(wrong_q.fill_null(True)).select(
+    # Both empty is agreement (no usable output, honestly not recorded); one empty is not.
+    wrong_q = (pl.when(qv.is_null() | qr.is_null())
+               .then(qv.is_null() != qr.is_null())
+               .otherwise((qv - qr).abs() > QUALITY_ABS_TOL))
+    for row, claim, got, f in r.filter(wrong_q).select(
             "row", "quality_value", "re_quality_value", "file").iter_rows():
         yield RULE.finding("quality_value differs from the metric recomputed from the outputs",
                            artifact=RESULTS, location=loc_row(row), observed=claim,

@@ -1,0 +1,80 @@
+"""The two tools meet only in the run directory: what `runner execute` writes, `audit check`
+must accept, failures included, and a mutation of it must be caught. (The tests may import
+both packages; `auditor` itself never imports `runner`.)"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from runner_workloads import tiny_rows, write_jsonl
+from test_runner_e2e import FAILS, write_config
+
+from auditor.check import run_check
+from runner.cli import cli as runner_cli
+
+
+def _execute(tmp: Path, fail: str = "") -> Path:
+    corpus = write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=40))
+    cfg = write_config(tmp, corpus, fail=fail)
+    out = tmp / "run"
+    result = CliRunner().invoke(runner_cli, ["execute", "--config", str(cfg), "--out", str(out),
+                                             "--quiet"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return out
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _execute(tmp_path_factory.mktemp("clean"))
+
+
+@pytest.fixture(scope="module")
+def failing_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _execute(tmp_path_factory.mktemp("failing"), fail=FAILS)
+
+
+def test_runner_output_is_accepted_with_no_finding(clean_run: Path) -> None:
+    result = run_check(clean_run)
+    assert [f.to_json() for f in result.findings] == []
+    assert result.skipped == ()
+    assert result.verdict == "accepted"
+
+
+def test_honest_failures_are_not_errors(failing_run: Path) -> None:
+    """OOM, error and a dead cold process keep their rows (A6.4, A10.3): the audit sees the
+    failures as such (warnings on the partial outputs) but finds nothing wrong in the record."""
+    result = run_check(failing_run)
+    errors = [f.to_json() for f in result.findings if f.severity == "error"]
+    assert errors == []
+    assert result.verdict == "accepted"
+    flagged = {f.artifact for f in result.findings}
+    assert "outputs/batch-4/warm-2.jsonl" in flagged
+
+
+def test_failed_pass_recorded_as_zero_seconds_is_caught(failing_run: Path, tmp_path: Path) -> None:
+    """The forgery the protocol names (A10.3): an OOM pass rewritten to 0 s."""
+    import shutil
+
+    from runfactory import rehash
+
+    run = tmp_path / "run"
+    shutil.copytree(failing_run, run)
+    csv_path = run / "resultats-bruts.csv"
+    with csv_path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    header = rows[0]
+    key = (header.index("variant_id"), header.index("phase"), header.index("run_index"))
+    for row in rows[1:]:
+        if (row[key[0]], row[key[1]], row[key[2]]) == ("batch-4", "warm", "2"):
+            row[header.index("elapsed_seconds")] = "0"
+    with csv_path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    rehash(run)
+    result = run_check(run)
+    assert result.verdict == "rejected"
+    assert "A1001" in {f.code for f in result.findings if f.severity == "error"}
+    assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
