@@ -194,8 +194,8 @@ def hostile_report(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("hostile")
     run = make_clean_run(base / "run", eval_size=10, warm_passes=2)
     rows = read_rows(run)
-    for r in rows:
-        r["notes"] = f"{HOSTILE[0]}\n{HOSTILE[1]}"
+    for i, r in enumerate(rows):  # one note per row, so none is factored out as common
+        r["notes"] = f"row {i}: {HOSTILE[0]}\n{HOSTILE[1]}"
     write_rows(run, rows)
     m = read_json(run, "manifest.json")
     m["notes"] = "\n".join(HOSTILE)

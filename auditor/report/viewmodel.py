@@ -361,6 +361,20 @@ def rules_section(rules: Iterable[Any]) -> list[dict[str, str]]:
              "severity": r.severity, "doc": r.doc} for r in sorted(rules, key=lambda r: r.code)]
 
 
+def factor_common_notes(timings: list[dict[str, Any]]) -> str:
+    """Move the `; `-separated parts of `notes` that every pass repeats into one text, shown
+    once above the pass table, and leave each pass only what is its own. Nothing is dropped:
+    common text + a pass's own text is the pass's whole note, part for part."""
+    passes = [p for t in timings for p in t["passes"]]
+    if len(passes) < 2:
+        return ""
+    split = [p["notes"].split("; ") if p["notes"] else [] for p in passes]
+    common = set(split[0]).intersection(*split[1:])
+    for p, parts in zip(passes, split, strict=True):
+        p["notes"] = "; ".join(part for part in parts if part not in common)
+    return "; ".join(part for part in split[0] if part in common)
+
+
 def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Any], *,
                     offers: dict | None = None, offers_label: str | None = None,
                     tool_version: str = "", generated_at: str = "",
@@ -370,6 +384,7 @@ def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Any], *,
     manifest = getattr(view, "manifest", None)
     results = getattr(view, "results", None)
     timings = timings_section(results, getattr(view, "timeline", None))
+    notes_common = factor_common_notes(timings)
     run_offers = getattr(view, "offers", None)
     if offers is None:
         offers, offers_label = run_offers, "economics/offers.json (the run's own offers)"
@@ -391,6 +406,7 @@ def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Any], *,
         "findings": findings_section(result),
         "measured": measured_section(manifest, getattr(view, "environment", None), results),
         "timings": timings,
+        "notes_common": notes_common,
         "memory": memory_section(results, getattr(view, "memory_traces", None)),
         "economics": economics_section(manifest, offers, result, results, timings,
                                        offers_label or "not given"),
