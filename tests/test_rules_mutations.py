@@ -490,11 +490,22 @@ def test_every_rule_is_documented_and_has_a_mutation() -> None:
     assert get_rule("A9999") is None
 
 
+# The numbered rules of protocol A in ../shared/PROTOCOL.md.
+PROTOCOL_A_RULES = (
+    "A1.1", "A1.2", "A1.3", "A1.4", "A2.1", "A2.2", "A2.3", "A2.4", "A2.5", "A2.6",
+    "A3.1", "A3.2", "A3.3", "A4.1", "A4.2", "A5.1", "A5.2", "A6.1", "A6.2", "A6.3", "A6.4",
+    "A6.5", "A7.1", "A7.2", "A7.3", "A7.4", "A7.5", "A8.1", "A8.2", "A8.3", "A8.4", "A9.1",
+    "A9.2", "A9.3", "A9.4", "A9.5", "A10.1", "A10.2", "A10.3",
+)
+
+
 def test_protocol_a_is_covered_rule_by_rule() -> None:
     """Every numbered rule of protocol A (PROTOCOL.md) is enforced by at least one rule."""
-    text = (Path(__file__).parents[2] / "shared/PROTOCOL.md").read_text(encoding="utf-8")
-    numbered = set(re.findall(r"^- (A\d+\.\d+) ", text, flags=re.MULTILINE))
-    assert len(numbered) >= 30
+    numbered = set(PROTOCOL_A_RULES)
+    protocol_md = Path(__file__).parents[2] / "shared/PROTOCOL.md"
+    if protocol_md.is_file():  # beside a checkout of the project; keep the list in step with it
+        text = protocol_md.read_text(encoding="utf-8")
+        assert set(re.findall(r"^- (A\d+\.\d+) ", text, flags=re.MULTILINE)) == numbered
     enforced = {r.protocol_ref for r in all_rules()}
     enforced |= set(re.findall(r"\bA\d+\.\d+\b", " ".join(r.doc for r in all_rules())))
     assert numbered - enforced == set()
