@@ -80,7 +80,8 @@ class RunView:
     references: pl.DataFrame | None
     """`line`, `id`, `label`."""
     outputs: pl.DataFrame | None
-    """All output lines: `variant_id`, `phase`, `run_index`, `file`, `line`, `id`, `label`,
+    """All output lines: `variant_id`, `phase`, `run_index`, `file`, `file_no` (the file's
+    row in `output_index`; lines are in file, then line order), `line`, `id`, `label`,
     `valid` (parses and matches the line schema), `error` (why not)."""
     output_files: tuple[str, ...]
     """Every output file (empty ones included), relative paths."""
@@ -331,9 +332,12 @@ class _Loader:
             return None, (), idx.drop("file_no")
         self.available.add("outputs")
         frames = _decode_many([self.data[r[4]] for r in index], "output_line")
-        outputs = (frames.join(idx, on="file_no", how="left", maintain_order="left")
-                   .select("variant_id", "phase", "run_index", "file", "line", "id", "label",
-                           "valid", "error"))
+        # file_no is the row of `idx`: a gather (no hash join over a million lines) labels
+        # each line with its pass and file.
+        fno = frames["file_no"]
+        outputs = frames.select(
+            *[idx[c].gather(fno) for c in ("variant_id", "phase", "run_index", "file")],
+            pl.col("file_no").set_sorted(), "line", "id", "label", "valid", "error")
         return outputs, tuple(r[4] for r in index), idx.drop("file_no")
 
     def load_timeline(self) -> pl.DataFrame | None:
@@ -592,7 +596,8 @@ def _decode_fast(data: bytes) -> pl.DataFrame | None:
 def _decode_many(blobs: list[bytes], schema_kind: str) -> pl.DataFrame:
     """Decode many JSONL files at once: `file_no` (position in BLOBS), `line`, `id`, `label`,
     `valid`, `error`. Files that pass the fast gate are parsed in one `read_ndjson` call over
-    their concatenation; the others (and all of them, if that call fails) one by one."""
+    their concatenation; if that call fails (a file that passed the gate does not parse),
+    each of them alone, so only the faulty ones take the line-by-line path."""
     gated = [(k, b, _fast_lines(b)) for k, b in enumerate(blobs)]
     fast = [(k, b, n) for k, b, n in gated if n is not None]
     slow = [k for k, _, n in gated if n is None]
@@ -602,7 +607,13 @@ def _decode_many(blobs: list[bytes], schema_kind: str) -> pl.DataFrame:
         total = sum(n for _, _, n in fast)
         df = _read_fast(joined, total)
         if df is None:
-            slow += [k for k, _, _ in fast]
+            for k, b, _ in fast:
+                one = _decode_fast(b)
+                if one is None:
+                    slow.append(k)
+                else:
+                    parts.append(one.select(pl.lit(k, dtype=pl.Int64).alias("file_no"),
+                                            pl.all()))
         else:
             counts = pl.DataFrame({"file_no": [k for k, _, _ in fast],
                                    "n": [n for _, _, n in fast]},
@@ -618,7 +629,7 @@ def _decode_many(blobs: list[bytes], schema_kind: str) -> pl.DataFrame:
         return pl.DataFrame(schema={"file_no": pl.Int64, "line": pl.Int64, "id": pl.String,
                                     "label": pl.String, "valid": pl.Boolean,
                                     "error": pl.String})
-    return pl.concat(parts).sort("file_no", "line") if slow and fast else pl.concat(parts)
+    return pl.concat(parts).sort("file_no", "line") if len(parts) > 1 else parts[0]
 
 
 # -- resultats-bruts.csv ------------------------------------------------------------------

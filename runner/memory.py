@@ -49,7 +49,7 @@ class MemoryProbe:
 
     def end(self) -> None:
         if not self.on_cuda:
-            self._after = {"rss": _peak_rss_bytes()}
+            self._after = {"rss": peak_rss()}
             return
         c, dev = self.cuda, self.device
         c.synchronize(dev)
@@ -77,10 +77,8 @@ class MemoryProbe:
                     "other_sources": []}
         rss = self._after.get("rss")
         others = [] if rss is None else [{
-            "name": "process_peak_rss_bytes", "value": rss, "unit": "bytes",
-            "source": "resource.getrusage(RUSAGE_SELF).ru_maxrss: peak resident set size of "
-                      "the whole process up to the end of this pass, not of the pass alone; "
-                      "not PyTorch allocator memory"}]
+            "name": "process_peak_rss_bytes", "value": rss[0], "unit": "bytes",
+            "source": rss[1]}]
         return {**base, "allocator_measured": False, "synchronized": False,
                 "peak_stats_reset": False, **self.cells(), "memory_stats_before": None,
                 "memory_stats_after": None, "other_sources": others}
@@ -91,9 +89,28 @@ def _numeric(stats: dict[str, Any]) -> dict[str, int | float]:
             and not isinstance(v, bool)}
 
 
-def _peak_rss_bytes() -> int:
+_RSS_SCOPE = ("peak resident set size of this process up to the end of this pass, not of the "
+              "pass alone; not PyTorch allocator memory")
+
+
+def peak_rss() -> tuple[int, str]:
+    """The process's peak RSS in bytes, and the source to record beside it (A7.5).
+
+    On Linux, /proc/self/status VmHWM: it belongs to the address space, which a fresh process
+    gets new at exec. ru_maxrss is kept only as the fallback, because on Linux it carries over
+    the high-water mark of the forked copy of the parent, so a cold pass in a fresh process
+    would report the parent's memory as its own."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024, f"/proc/self/status VmHWM: {_RSS_SCOPE}"
+    except (OSError, ValueError, IndexError):
+        pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(rss if sys.platform == "darwin" else rss * 1024)  # Linux reports KiB
+    value = int(rss if sys.platform == "darwin" else rss * 1024)  # Linux reports KiB
+    return value, (f"resource.getrusage(RUSAGE_SELF).ru_maxrss: {_RSS_SCOPE}; may include "
+                   "the parent's memory where the process was forked")
 
 
 def placement(variant_id: str, phase: str, run_index: int, pid: int, requested_device: str,

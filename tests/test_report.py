@@ -127,9 +127,28 @@ def test_economics_of_an_accepted_run(clean_vm):
     assert e["accepted_corpora"] == 1
     (offer,) = e["offers"]
     assert offer["total_usd_minor"] == 123456  # price x 1 lot, never x passes
-    assert offer["per_corpus_usd_minor"] == 123456
+    # measured on the CPU: the accepted count says nothing of the offer's H100 (A9.5)
+    assert offer["per_corpus_usd_minor"] is None
+    assert "measured on the CPU" in offer["per_corpus_text"]
     assert [c["variant_id"] for c in e["accepted_configurations"]] == ["batch-4", "batch-1"]
     assert e["not_accepted_configurations"] == []
+
+
+def test_cost_per_accepted_corpus_only_for_the_gpu_measured(tmp_path):
+    run = make_clean_run(tmp_path / "run", device="cuda:0", eval_size=10, warm_passes=5)
+    offers = read_json(run, "economics/offers.json")
+    other = {**offers["offers"][0], "offer_id": "b200-7d", "gpu_model": "NVIDIA B200",
+             "gpus_per_lot": 2}
+    offers["offers"].append(other)
+    write_json(run, "economics/offers.json", offers)
+    rehash(run)
+    view, result = audit(run)
+    e = viewmodel.build_viewmodel(view, result, [])["economics"]
+    by_id = {o["offer_id"]: o for o in e["offers"]}
+    assert by_id["h100-7d"]["measured_here"] and by_id["h100-7d"]["per_corpus_usd_minor"] \
+        == by_id["h100-7d"]["total_usd_minor"] / e["accepted_corpora"]
+    assert by_id["b200-7d"]["per_corpus_usd_minor"] is None
+    assert "NVIDIA H100 80GB HBM3" in by_id["b200-7d"]["per_corpus_text"]
 
 
 def test_a_rejected_run_ranks_nothing_and_gives_only_package_cost(clean):

@@ -3,14 +3,18 @@ the CPU path, placement evidence, and `runner memory-probe`."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 import torch
 from click.testing import CliRunner
 
 import schemas
+from runner import memory
 from runner import probe as probe_mod
 from runner.cli import cli
 from runner.memory import MemoryProbe, placement
@@ -99,7 +103,7 @@ def test_cpu_path_leaves_cells_empty_and_names_rss() -> None:
     assert not trace["allocator_measured"]
     (rss,) = trace["other_sources"]
     assert rss["name"] == "process_peak_rss_bytes" and rss["value"] > 1_000_000
-    assert "ru_maxrss" in rss["source"]
+    assert "VmHWM" in rss["source"] or "ru_maxrss" in rss["source"]
 
 
 def test_placement_counts_gpus_from_where_tensors_lived() -> None:
@@ -153,3 +157,18 @@ def test_memory_probe_cuda_report_with_fake(monkeypatch: Any) -> None:
     assert "peak_allocated_bytes: 5000" in lines
     assert sum(line.startswith("ok  ") for line in lines) == 4
     assert fake.calls.index("reset_peak_memory_stats") < fake.calls.index("mlp")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+def test_fresh_process_peak_rss_is_its_own_not_the_parents() -> None:
+    """ru_maxrss in a forked-then-exec'd child starts from the parent's high-water mark; the
+    figure a cold pass records must be the fresh process's own."""
+    ballast = bytearray(1 << 30)  # 1 GiB, touched: the parent's RSS high-water mark rises
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    parent, _ = memory.peak_rss()
+    out = subprocess.run(
+        [sys.executable, "-c", "from runner.memory import peak_rss; print(peak_rss()[0])"],
+        capture_output=True, text=True, check=True).stdout
+    del ballast
+    assert int(out) < parent - (512 << 20)

@@ -102,12 +102,14 @@ def memory(mem: list[dict[str, Any]]) -> str | None:
 
 
 def cost(econ: dict[str, Any]) -> str | None:
-    """Per offer: the cost per accepted corpus when a measured accepted count exists, else
-    the package cost, labelled as such (never a projected cadence)."""
+    """The cost per accepted corpus of the offers it was measured for (the run's GPU); when
+    there is none, every offer's package cost, labelled as such (never a projected cadence)."""
     rows = [o for o in econ.get("offers", []) if o.get("problem") is None]
+    measured = [o for o in rows if o.get("per_corpus_usd_minor") is not None]
+    per = bool(measured)
+    rows = measured or rows
     if not rows:
         return None
-    per = econ.get("accepted_corpora")
     fig, ax = _figure(len(rows))
     values = [(o["per_corpus_usd_minor"] if per else o["total_usd_minor"]) / 100 for o in rows]
     ax.barh(range(len(rows)), values, color="#e8a33d" if per else "#999999")
@@ -121,6 +123,6 @@ def cost(econ: dict[str, Any]) -> str | None:
     from matplotlib.ticker import StrMethodFormatter
 
     ax.xaxis.set_major_formatter(StrMethodFormatter("${x:,.0f}"))
-    ax.set_xlabel("USD per accepted corpus" if per else
-                  "USD package cost (no measured accepted count: no per-corpus cost)")
+    ax.set_xlabel("USD per accepted corpus (offers of the GPU measured)" if per else
+                  "USD package cost (no accepted count measured on these GPUs)")
     return _svg(fig)

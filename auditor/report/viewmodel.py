@@ -12,6 +12,7 @@ a golden file (tests/golden/report_viewmodel.json) and rendered by any template.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -274,6 +275,24 @@ def memory_section(results: pl.DataFrame | None, traces: Mapping | None,
     return [by_variant[k] for k in sorted(by_variant)]
 
 
+def _measured_gpu_models(results: pl.DataFrame | None) -> set[str]:
+    """The GPU models the passes actually ran on, from the CSV (empty set: CPU only)."""
+    if results is None or "gpu_model" not in results.columns:
+        return set()
+    return {g for g in results.get_column("gpu_model").drop_nulls().unique().to_list() if g}
+
+
+def _gpu_words(name: Any) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", str(name or "").casefold())) - {"nvidia", "amd"}
+
+
+def _same_gpu(offer_gpu: Any, measured: set[str]) -> bool:
+    """Whether an offer's GPU is one the run measured: every word of the offer's model is in
+    the name the driver reported ("H100 80GB" matches "NVIDIA H100 80GB HBM3")."""
+    words = _gpu_words(offer_gpu)
+    return bool(words) and any(words <= _gpu_words(m) for m in measured)
+
+
 def economics_section(manifest: dict | None, offers: dict | None, result: AuditResult,
                       results: pl.DataFrame | None, timings: list[dict[str, Any]],
                       offers_label: str) -> dict[str, Any]:
@@ -300,11 +319,13 @@ def economics_section(manifest: dict | None, offers: dict | None, result: AuditR
                             .get_column("corpus_revision").n_unique())
         basis = (f"{accepted_corpora} distinct accepted corpus(es) measured in this run (distinct "
                  "corpus revisions with an accepted pass; repetitions are not deliverables, "
-                 "A9.3). Cost per accepted corpus = package total / that count. No cadence is "
-                 "projected over the package's days.")
+                 "A9.3). Cost per accepted corpus = package total / that count, only for offers of "
+                 "the GPU the run measured: an accepted count says nothing of other hardware. "
+                 "No cadence is projected over the package's days.")
         if accepted_corpora == 0:
             accepted_corpora = None
             basis = "No accepted corpus was measured: only the package cost is given (A9.5)."
+    measured_on = _measured_gpu_models(results)
     rows = []
     for o in (offers or {}).get("offers") or []:
         if not isinstance(o, Mapping):
@@ -312,8 +333,14 @@ def economics_section(manifest: dict | None, offers: dict | None, result: AuditR
         problem = offer_problem(dict(o))
         price = o.get("price_per_lot_usd_minor")
         total = price * lots if isinstance(price, int) and problem is None else None
+        # An accepted count says something only about the hardware it was measured on.
+        same_hw = _same_gpu(o.get("gpu_model"), measured_on)
         per = (PackageCost(dict(o), lots, total, accepted_corpora).per_corpus_usd_minor
-               if total is not None else None)
+               if total is not None and same_hw else None)
+        why_not = ("not computed (no measured accepted count)" if accepted_corpora is None
+                   or total is None else
+                   f"not computed: measured on {', '.join(sorted(measured_on)) or 'the CPU'}, "
+                   "not on this GPU (A9.5)")
         rows.append({
             "offer_id": o.get("offer_id"), "provider": o.get("provider"),
             "gpu_model": o.get("gpu_model"), "gpus_per_lot": o.get("gpus_per_lot"),
@@ -322,8 +349,8 @@ def economics_section(manifest: dict | None, offers: dict | None, result: AuditR
             "price_per_lot_text": usd(price) if isinstance(price, int) else NOT_RECORDED,
             "total_usd_minor": total, "total_text": usd(total) if total is not None else "—",
             "per_corpus_usd_minor": float(per) if per is not None else None,
-            "per_corpus_text": usd(per) if per is not None else
-                               "not computed (no measured accepted count)",
+            "per_corpus_text": usd(per) if per is not None else why_not,
+            "measured_here": same_hw,
             "problem": problem,
             "chosen": o.get("offer_id") == econ.get("offer_id"),
         })
