@@ -149,6 +149,18 @@ def test_cost_per_accepted_corpus_only_for_the_gpu_measured(tmp_path):
         == by_id["h100-7d"]["total_usd_minor"] / e["accepted_corpora"]
     assert by_id["b200-7d"]["per_corpus_usd_minor"] is None
     assert "NVIDIA H100 80GB HBM3" in by_id["b200-7d"]["per_corpus_text"]
+    assert by_id["h100-7d"]["lot_use"] is None  # a one-GPU lot, one GPU used
+
+
+def test_a_two_gpu_lot_with_one_gpu_used_is_pointed_out(tmp_path):
+    run = make_clean_run(tmp_path / "run", device="cuda:0", eval_size=10, warm_passes=5)
+    offers = read_json(run, "economics/offers.json")
+    offers["offers"][0]["gpus_per_lot"] = 2
+    write_json(run, "economics/offers.json", offers)
+    rehash(run)
+    view, result = audit(run)
+    (offer,) = viewmodel.build_viewmodel(view, result, [])["economics"]["offers"]
+    assert "used 1 GPU(s)" in offer["lot_use"] and "holds 2" in offer["lot_use"]
 
 
 def test_a_rejected_run_ranks_nothing_and_gives_only_package_cost(clean):

@@ -326,6 +326,8 @@ def economics_section(manifest: dict | None, offers: dict | None, result: AuditR
             accepted_corpora = None
             basis = "No accepted corpus was measured: only the package cost is given (A9.5)."
     measured_on = _measured_gpu_models(results)
+    gpus_used = (int(results.get_column("gpu_count").max() or 0)
+                 if results is not None and "gpu_count" in results.columns else 0)
     rows = []
     for o in (offers or {}).get("offers") or []:
         if not isinstance(o, Mapping):
@@ -351,6 +353,11 @@ def economics_section(manifest: dict | None, offers: dict | None, result: AuditR
             "per_corpus_usd_minor": float(per) if per is not None else None,
             "per_corpus_text": usd(per) if per is not None else why_not,
             "measured_here": same_hw,
+            # A4.2: the lot's price covers every GPU in it, used or not.
+            "lot_use": (f"The run used {gpus_used} GPU(s); a lot of this offer holds "
+                        f"{o.get('gpus_per_lot')} and its price covers all of them (A4.2)."
+                        if same_hw and isinstance(o.get("gpus_per_lot"), int)
+                        and 0 < gpus_used < o["gpus_per_lot"] else None),
             "problem": problem,
             "chosen": o.get("offer_id") == econ.get("offer_id"),
         })
