@@ -88,6 +88,11 @@ def findings_section(result: AuditResult) -> dict[str, Any]:
     return {"rows": rows, "skipped": [s.to_json() for s in result.skipped]}
 
 
+def _fmt_metric(value: Any) -> str:
+    """A metric value to 4 decimals, as the CSV is read; anything else as it is."""
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
 def measured_section(manifest: dict | None, env: dict | None,
                      results: pl.DataFrame | None) -> dict[str, Any]:
     m = manifest or {}
@@ -104,7 +109,7 @@ def measured_section(manifest: dict | None, env: dict | None,
     quality = None
     if qr:
         quality = (f"{qr.get('metric')} >= {qr.get('threshold')} and >= reference "
-                   f"{ref.get('name')!s} ({ref.get('value')}) - {qr.get('tolerance')} "
+                   f"{ref.get('name')!s} ({_fmt_metric(ref.get('value'))}) - {qr.get('tolerance')} "
                    f"({qr.get('tolerance_direction')})")
     timer = {"full_chain": "full chain: reading, tokenization, classification and writing",
              "processing_only": "processing only: classification alone"}.get(
