@@ -1,12 +1,14 @@
 """Load a run directory once into one immutable view (`RunView`) that every rule reads.
 
-Each file is read once: its bytes are hashed (manifest integrity) and, when it is an artifact
-of the run, parsed. Tabular artifacts become polars frames (the outputs, possibly millions of
-lines, are decoded vectorized: one `str.json_decode` over all lines, with a per-line fallback
-only for the file that fails, so a bad line is pinpointed). JSON documents are validated with
-`schemas.validator(kind)`. Nothing here raises on bad input: a fault becomes a `Finding` with
-the file and the line or JSON pointer, and the artifact kind is left out of `available`, so
-the rules that need it are skipped with the reason.
+Each file is read once (on a few threads): its bytes are hashed (manifest integrity) and, when
+it is an artifact of the run, the same bytes are parsed. Tabular artifacts become polars
+frames. The outputs, possibly millions of lines, are decoded vectorized: a byte gate (polars
+literal counts, all files at once) picks the files whose every line has a string `id` and
+`label`, those are parsed together by one multi-threaded `pl.read_ndjson` call, and only a
+file that fails (or spoils that call) goes line by line, so a bad line is pinpointed. JSON
+documents are validated with `schemas.validator(kind)`. Nothing here raises on bad input: a
+fault becomes a `Finding` with the file and the line or JSON pointer, and the artifact kind is
+left out of `available`, so the rules that need it are skipped with the reason.
 
 Finding codes the loader emits (documented by their rule modules): A0001 (manifest), A0002
 (another artifact malformed). The CSV's format faults are kept as data (`results_faults`)
@@ -19,8 +21,10 @@ import csv
 import hashlib
 import io
 import json
+import os
 import re
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -144,28 +148,27 @@ class _Loader:
 
     def read_all(self) -> None:
         """Hash every file; keep the bytes of those an artifact may be parsed from. Other
-        large files (model weights) are hashed in chunks, never held in memory."""
+        large files (model weights) are hashed in chunks, never held in memory. Files are
+        read and hashed on a few threads (both release the GIL), each read exactly once:
+        the bytes hashed are the bytes parsed."""
+        files: list[tuple[str, Path]] = []
         for p in sorted(self.root.rglob("*")):
             rel = p.relative_to(self.root).as_posix()
             if p.is_symlink():
                 self.fault("A0002", "A1.4", "a symbolic link: run dir files must be plain files",
                            rel, None)
                 continue
-            if not p.is_file():
+            if p.is_file():
+                files.append((rel, p))
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            read = list(pool.map(_read_and_hash, files))
+        for (rel, _), (data, digest, error) in zip(files, read, strict=True):
+            if error is not None:
+                self.fault("A0002", "A1.4", f"cannot read the file: {error}", rel, None)
                 continue
-            try:
-                if rel.startswith(_PARSED_PREFIXES) or p.stat().st_size <= _KEEP_BYTES:
-                    b = p.read_bytes()
-                    self.data[rel] = b
-                    self.hashes[rel] = hashlib.sha256(b).hexdigest()
-                else:
-                    h = hashlib.sha256()
-                    with open(p, "rb") as fh:
-                        while chunk := fh.read(1 << 20):
-                            h.update(chunk)
-                    self.hashes[rel] = h.hexdigest()
-            except OSError as exc:
-                self.fault("A0002", "A1.4", f"cannot read the file: {exc.strerror}", rel, None)
+            if data is not None:
+                self.data[rel] = data
+            self.hashes[rel] = digest
 
     def text(self, rel: str, kind: str) -> str | None:
         b = self.data.get(rel)
@@ -444,6 +447,22 @@ class _Loader:
         return raw, typed, _faults_frame(faults)
 
 
+def _read_and_hash(item: tuple[str, Path]) -> tuple[bytes | None, str, str | None]:
+    """(bytes kept for parsing or None, SHA-256 hex, None) or (None, "", the OS error)."""
+    rel, p = item
+    try:
+        if rel.startswith(_PARSED_PREFIXES) or p.stat().st_size <= _KEEP_BYTES:
+            b = p.read_bytes()
+            return b, hashlib.sha256(b).hexdigest(), None
+        h = hashlib.sha256()
+        with open(p, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+        return None, h.hexdigest(), None
+    except OSError as exc:
+        return None, "", exc.strerror or str(exc)
+
+
 # -- JSONL (id, label) lines, vectorized -------------------------------------------------
 
 def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
@@ -480,6 +499,8 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
         if bad_utf8:
             raise pl.exceptions.ComputeError("bad utf-8")
         dec = raw.str.json_decode(dtype=_ID_LABEL)
+        if dec.len() != n:  # polars drops the lines when all are blank: go line by line
+            raise pl.exceptions.ComputeError("json_decode changed the line count")
     except pl.exceptions.PolarsError:
         ids: list[str | None] = [None] * n
         labels: list[str | None] = [None] * n
@@ -544,12 +565,12 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
     )
 
 
-def _fast_lines(data: bytes) -> int | None:
-    """The line count when DATA may take the fast path, else None. Byte counts gate it: one
-    string-valued `"id"` and `"label"` key per line (written `"id": "` or compact `"id":"`),
-    so a blank line, a number or a null fails the gate; a `score` must not be null (the parse
-    then checks it is a number). The parse and a null/empty check follow; anything else goes
-    line by line, which names the lines."""
+def _gate(data: bytes) -> tuple[int, bool] | None:
+    """(line count, has a `score` key) when DATA may take the fast path, else None. Byte
+    counts gate it: one string-valued `"id"` and `"label"` key per line (written `"id": "` or
+    compact `"id":"`), so a blank line, a number or a null fails the gate; a `score` must not
+    be null (the parse then checks it is a number). The parse and a null/empty check follow;
+    anything else goes line by line, which names the lines."""
     if not data:
         return None
     n = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
@@ -561,51 +582,104 @@ def _fast_lines(data: bytes) -> int | None:
         labels += data.count(b'"label":"')
     if ids != n or labels != n:
         return None
-    if b'"score"' in data and (b'"score": null' in data or b'"score":null' in data):
+    scored = b'"score"' in data
+    if scored and (b'"score": null' in data or b'"score":null' in data):
         return None
-    return n
+    return n, scored
 
 
-def _read_fast(data: bytes, n: int) -> pl.DataFrame | None:
-    """`id`, `label` of N lines with `pl.read_ndjson` (multi-threaded), or None."""
+def _gates(blobs: list[bytes]) -> list[tuple[int, bool] | None]:
+    """`_gate` of many files at once, the same counts as polars literal searches: SIMD, the
+    patterns searched in parallel and off the GIL, instead of one Python scan per pattern
+    and file. A file that is not UTF-8 fails the gate (the line-by-line path names the
+    line)."""
+    if not blobs:
+        return []
+    t = pl.col("t")
+
+    def count(pattern: str) -> pl.Expr:
+        return t.str.count_matches(pattern, literal=True).cast(pl.Int64)
+
+    try:
+        text = pl.Series("t", blobs, dtype=pl.Binary).cast(pl.String).to_frame()
+    except pl.exceptions.ComputeError:  # some file is not UTF-8: gate it out, keep the rest
+        text = pl.Series("t", [b if _is_utf8(b) else b"" for b in blobs],
+                         dtype=pl.Binary).cast(pl.String).to_frame()
+    df = text.with_row_index("k").with_columns(
+        (count("\n") + pl.when(t.str.ends_with("\n")).then(0).otherwise(1)).alias("n"),
+        count('"id": "').alias("ids"), count('"label": "').alias("labels"),
+        t.str.contains('"score"', literal=True).alias("scored"))
+    df = df.filter(t.str.len_bytes() > 0)
+    redo = (pl.col("ids") != pl.col("n")) | (pl.col("labels") != pl.col("n"))
+    if df.select(redo.any()).item():  # compact keys: counted only where the spaced ones miss
+        df = df.with_columns(
+            pl.when(pl.col("ids") != pl.col("n")).then(pl.col("ids") + count('"id":"'))
+            .otherwise(pl.col("ids")).alias("ids"),
+            pl.when(pl.col("labels") != pl.col("n")).then(pl.col("labels") + count('"label":"'))
+            .otherwise(pl.col("labels")).alias("labels"))
+    df = df.filter((pl.col("ids") == pl.col("n")) & (pl.col("labels") == pl.col("n")))
+    if df.select(pl.col("scored").any()).item():
+        null_score = (t.str.contains('"score": null', literal=True)
+                      | t.str.contains('"score":null', literal=True))
+        df = df.filter(~(pl.col("scored") & null_score))
+    out: list[tuple[int, bool] | None] = [None] * len(blobs)
+    for k, n, scored in df.select("k", "n", "scored").iter_rows():
+        out[k] = (n, scored)
+    return out
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _read_fast(data: bytes | list[bytes], n: int, scored: bool | None = None
+               ) -> pl.DataFrame | None:
+    """`id`, `label` of the N lines of DATA (one JSONL document, or several read in order in
+    one multi-threaded `pl.read_ndjson` call, without copying them into one), or None."""
     schema = {"id": pl.String, "label": pl.String}
-    if b'"score"' in data:
+    if scored is None:
+        scored = b'"score"' in data if isinstance(data, bytes) else True
+    if scored:
         schema["score"] = pl.Float64  # a string or boolean score fails the parse
     try:  # read_ndjson rejects bad UTF-8 itself: the slow path then names the line
-        df = pl.read_ndjson(io.BytesIO(data), schema=schema).select("id", "label")
+        # One chunk: every later join and group-by would otherwise pay for the many.
+        df = pl.read_ndjson(data, schema=schema).select("id", "label").rechunk()
     except pl.exceptions.PolarsError:
         return None
-    non_empty = (pl.col("id").str.len_bytes() > 0).all() & (
-        pl.col("label").str.len_bytes() > 0).all()
-    if df.height != n or df.null_count().sum_horizontal().item() or not df.select(
-            non_empty).item():
+    # One pass per column: a null (absent or JSON null) or empty value has length 0.
+    shortest = pl.min_horizontal(pl.col("id", "label").str.len_bytes().fill_null(0).min())
+    if df.height != n or not df.height or df.select(shortest).item() == 0:
         return None
     return df
 
 
 def _decode_fast(data: bytes) -> pl.DataFrame | None:
-    n = _fast_lines(data)
-    df = None if n is None else _read_fast(data, n)
-    if df is None or n is None:
+    gate = _gate(data)
+    df = None if gate is None else _read_fast(data, *gate)
+    if df is None or gate is None:
         return None
     return df.select(
-        pl.int_range(1, n + 1, dtype=pl.Int64).alias("line"), "id", "label",
+        pl.int_range(1, gate[0] + 1, dtype=pl.Int64).alias("line"), "id", "label",
         pl.lit(True).alias("valid"), pl.lit(None, dtype=pl.String).alias("error"))
 
 
 def _decode_many(blobs: list[bytes], schema_kind: str) -> pl.DataFrame:
     """Decode many JSONL files at once: `file_no` (position in BLOBS), `line`, `id`, `label`,
-    `valid`, `error`. Files that pass the fast gate are parsed in one `read_ndjson` call over
-    their concatenation; if that call fails (a file that passed the gate does not parse),
+    `valid`, `error`. Files that pass the fast gate are parsed together in one `read_ndjson`
+    call (no copy into one buffer); if that call fails (a file that passed the gate does not parse),
     each of them alone, so only the faulty ones take the line-by-line path."""
-    gated = [(k, b, _fast_lines(b)) for k, b in enumerate(blobs)]
-    fast = [(k, b, n) for k, b, n in gated if n is not None]
-    slow = [k for k, _, n in gated if n is None]
+    gated = list(zip(range(len(blobs)), blobs, _gates(blobs), strict=True))
+    fast = [(k, b, g[0]) for k, b, g in gated if g is not None]
+    slow = [k for k, _, g in gated if g is None]
     parts: list[pl.DataFrame] = []
     if fast:
-        joined = b"".join(b if b.endswith(b"\n") else b + b"\n" for _, b, _ in fast)
         total = sum(n for _, _, n in fast)
-        df = _read_fast(joined, total)
+        scored = any(g[1] for _, _, g in gated if g is not None)
+        df = _read_fast([b for _, b, _ in fast], total, scored)
         if df is None:
             for k, b, _ in fast:
                 one = _decode_fast(b)
@@ -717,31 +791,47 @@ def parse_results_csv(data: bytes
                        orient="row").with_columns(
         pl.Series("row", [r for r, _, _ in good], dtype=pl.Int64),
         pl.Series("line", [ln for _, ln, _ in good], dtype=pl.Int64))
-    typed = raw.select("row", "line")
-    for f in schemas.results_table()["fields"]:
+    # Every column typed and checked in one select; rows are looked at one by one only in
+    # the columns that have a fault (the error path). Per column, per row: `_e` empty where a
+    # value is required, `_t` not of the type, `_r` typed but out of the allowed values.
+    fields = schemas.results_table()["fields"]
+    exprs: list[pl.Expr] = []
+    for i, f in enumerate(fields):
         name, ftype = f["name"], f["type"]
         c = pl.col(name)
         empty = c == ""
         if ftype == "integer":
-            ok, cast = c.str.contains(_INT), c.cast(pl.Int64, strict=False)
+            ok, typed = c.str.contains(_INT), c.cast(pl.Int64, strict=False)
         elif ftype == "number":
-            ok, cast = c.str.contains(_NUM), c.cast(pl.Float64, strict=False)
+            ok, typed = c.str.contains(_NUM), c.cast(pl.Float64, strict=False)
         elif ftype == "boolean":
             ok = c.is_in(["true", "false"])
-            cast = pl.when(c == "true").then(True).when(c == "false").then(False)
+            typed = pl.when(c == "true").then(True).when(c == "false").then(False)
         else:
-            ok, cast = pl.lit(True), c
-        checks = raw.select(
-            "row", "line", c.alias("value"), empty.alias("empty"), ok.alias("ok"),
-            c.str.contains(_DECIMAL_COMMA).alias("comma"), cast.alias("typed"))
+            ok, typed = pl.lit(True), c
         if ftype != "string":
-            checks = checks.with_columns(
-                pl.when(pl.col("ok")).then(pl.col("typed")).otherwise(None).alias("typed"))
-        if not f.get("empty_allowed", False):
-            for r in checks.filter(pl.col("empty")).iter_rows(named=True):
-                fault("empty", f"{name} is empty where a value is required (empty means "
-                      "not recorded)", line=r["line"], row=r["row"], column=name, value="")
-        for r in checks.filter(~pl.col("empty") & ~pl.col("ok")).iter_rows(named=True):
+            typed = pl.when(ok).then(typed).otherwise(None)
+        bad_value = pl.lit(False)
+        if "enum" in f:
+            bad_value = typed.is_not_null() & ~typed.is_in(f["enum"])
+        if "minimum" in f:
+            bad_value = bad_value | (typed.is_not_null() & (typed < f["minimum"]))
+        exprs += [typed.alias(name),
+                  (empty & pl.lit(not f.get("empty_allowed", False))).alias(f"_e{i}"),
+                  (~empty & ~ok).alias(f"_t{i}"), bad_value.fill_null(False).alias(f"_r{i}")]
+    checked = raw.select("row", "line", *exprs)
+    flags = [c for c in checked.columns if c[:2] in ("_e", "_t", "_r")]
+    flagged = checked.select(flags).select(pl.all().any()).row(0, named=True)
+    for i, f in enumerate(fields):
+        name, ftype = f["name"], f["type"]
+        if not (flagged[f"_e{i}"] or flagged[f"_t{i}"] or flagged[f"_r{i}"]):
+            continue
+        rows = checked.select("row", "line", f"_e{i}", f"_t{i}", f"_r{i}").with_columns(
+            raw[name].alias("value"), raw[name].str.contains(_DECIMAL_COMMA).alias("comma"))
+        for r in rows.filter(pl.col(f"_e{i}")).iter_rows(named=True):
+            fault("empty", f"{name} is empty where a value is required (empty means "
+                  "not recorded)", line=r["line"], row=r["row"], column=name, value="")
+        for r in rows.filter(pl.col(f"_t{i}")).iter_rows(named=True):
             if r["comma"] and ftype == "number":
                 fault("decimal_comma", f"{name} uses a decimal comma; the protocol requires a "
                       "decimal point", line=r["line"], row=r["row"], column=name,
@@ -749,16 +839,10 @@ def parse_results_csv(data: bytes
             else:
                 fault("type", f"{name} is not a valid {ftype}", line=r["line"], row=r["row"],
                       column=name, value=r["value"])
-        typed_col = checks["typed"].alias(name)
-        bad_value = pl.Series([False] * raw.height)
-        if "enum" in f:
-            bad_value = typed_col.is_not_null() & ~typed_col.is_in(f["enum"])
-        if "minimum" in f:
-            bad_value = bad_value | (typed_col.is_not_null() & (typed_col < f["minimum"]))
-        for r in checks.filter(bad_value).iter_rows(named=True):
+        for r in rows.filter(pl.col(f"_r{i}")).iter_rows(named=True):
             fault("type", f"{name} value is out of the allowed range/values", line=r["line"],
                   row=r["row"], column=name, value=r["value"])
-        typed = typed.with_columns(typed_col)
+    typed = checked.drop(flags)
     dup = raw.filter(pl.struct("variant_id", "phase", "run_index").is_duplicated())
     for r in dup.iter_rows(named=True):
         fault("duplicate_row", f"pass {r['variant_id']}/{r['phase']}-{r['run_index']} has "

@@ -3,17 +3,31 @@
 Builds a large synthetic run (default: 10 variants x 10 passes = 100 passes of 10,000 outputs,
 1,000,000 output lines) with tests/runfactory.py in a temp dir, then times:
 
-- `run_check` in-process: the whole audit (hashing, loading, every rule);
-- the floor: a bare polars read of the same files (`pl.read_ndjson` of every output file and
-  the references, `pl.read_csv` of the CSV), no checking at all;
-- the naive peer: a straightforward row-by-row Python implementation of the ID checks only
-  (json.loads per line, a dict and a set per file: duplicates, missing, extra).
+- the audit: `run_check` in-process, all rules (read and hash every file, parse and validate
+  every artifact, every rule; `load_run` alone is shown too);
+- the floor, two bare polars reads of the files the audit parses in bulk (every output file,
+  the references, the CSV), no checking at all: (A) one `pl.read_ndjson` call per file,
+  (B) one `pl.read_ndjson` call over the list of all output files. The aim is shown
+  against each (B is the faster, so the stricter);
+- the naive peer, two straightforward row-by-row Python implementations of the ID checks
+  (A2.1-A2.3), so a reader sees exactly what is compared:
+  (1) `json.loads` per line, a dict of counts per file, sets for duplicates, missing and
+      extra IDs: no check of the line's fields or types;
+  (2) the same plus what A2.3 asks of each line: `json.loads` (a bad line is counted, not a
+      crash), the project's compiled jsonschema validator for the output line
+      (`schemas.validator("output_line").is_valid`), and the label among the manifest's
+      declared classes. Being slow (about 20 us a line), it is timed on the first
+      `--naive-schema-files` files and scaled linearly to all of them (the work is per line).
+  Both peers do far less than the audit (no hashing, no metric, no other rule).
 
-Prints both ratios (aim: audit within 2x of the floor, at least 10x faster than the naive
-peer), then the wall time of the `audit check` command (a subprocess, imports included) on
-RUN_DIR if given, else on the factory's default small run.
+Prints a table, the aims and PASS/MISS per aim (audit within 2x of the floor, at least 10x
+faster than the naive peer), then the wall time of the `audit check` command (a subprocess,
+imports included) on RUN_DIR if given, else on the factory's default small run. Timings are
+medians of repeats taken in turn (round robin), so a burst of load on a shared machine hits
+every contender alike.
 
     python bench/audit_bench.py [RUN_DIR] [--eval-size N] [--variants N] [--passes N]
+                                [--repeat N] [--naive-schema-files N]
 """
 
 from __future__ import annotations
@@ -36,25 +50,40 @@ sys.path.insert(0, str(ROOT))
 
 import runfactory  # noqa: E402
 
+import schemas  # noqa: E402
 from auditor.check import run_check  # noqa: E402
 from auditor.load import load_run  # noqa: E402
+from auditor.rules import all_rules  # noqa: E402
 
 
-def bare_read(run: Path) -> int:
-    """The floor: read every file the audit reads, with polars, and nothing else."""
+def output_files(run: Path) -> list[Path]:
+    return sorted((run / "outputs").rglob("*.jsonl"))
+
+
+def floor_per_file(run: Path) -> int:
+    """Floor A: read every file the audit parses in bulk, one polars call per file."""
     n = 0
-    for p in sorted((run / "outputs").rglob("*.jsonl")):
+    for p in output_files(run):
         n += pl.read_ndjson(p).height
     n += pl.read_ndjson(run / "corpus/references.jsonl").height
     n += pl.read_csv(run / "resultats-bruts.csv", infer_schema=False).height
     return n
 
 
-def naive_id_checks(run: Path) -> int:
-    """The naive peer: per file, json.loads each line; dict of counts, sets for the rest."""
+def floor_one_call(run: Path) -> int:
+    """Floor B: the same files, all output files in one (multi-threaded) polars call."""
+    n = pl.read_ndjson(output_files(run)).height
+    n += pl.read_ndjson(run / "corpus/references.jsonl").height
+    n += pl.read_csv(run / "resultats-bruts.csv", infer_schema=False).height
+    return n
+
+
+def naive_sets(run: Path, files: list[Path]) -> int:
+    """Naive peer 1: per file, json.loads each line; a dict of counts, sets for the rest.
+    No check of the line's fields or types. Returns the number of problems found."""
     expected = set((run / "corpus/expected_ids.txt").read_text(encoding="utf-8").split())
     problems = 0
-    for p in sorted((run / "outputs").rglob("*.jsonl")):
+    for p in files:
         counts: dict[str, int] = {}
         with open(p, encoding="utf-8") as fh:
             for line in fh:
@@ -67,13 +96,48 @@ def naive_id_checks(run: Path) -> int:
     return problems
 
 
-def timed(fn: Callable[[], object], repeat: int) -> float:
-    times = []
+def naive_schema(run: Path, files: list[Path]) -> int:
+    """Naive peer 2: what A2.1-A2.3 check, line by line: each line parsed with json.loads
+    (a line that does not parse is a problem, not a crash), validated against the output
+    line schema with the project's compiled validator, its label among the declared
+    classes; then per file duplicates, missing and extra IDs against the expected list.
+    Returns the number of problems found."""
+    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    classes = set(manifest["task"]["classes"])
+    expected = set((run / "corpus/expected_ids.txt").read_text(encoding="utf-8").split())
+    validator = schemas.validator("output_line")
+    problems = 0
+    for p in files:
+        counts: dict[str, int] = {}
+        with open(p, "rb") as fh:
+            for line in fh:
+                try:
+                    obj = json.loads(line)
+                except ValueError:  # not JSON, or not UTF-8
+                    problems += 1
+                    continue
+                if not validator.is_valid(obj):
+                    problems += 1
+                    continue
+                if obj["label"] not in classes:
+                    problems += 1
+                counts[obj["id"]] = counts.get(obj["id"], 0) + 1
+        dups = [i for i, c in counts.items() if c > 1]
+        missing = expected - counts.keys()
+        extra = counts.keys() - expected
+        problems += len(dups) + len(missing) + len(extra)
+    return problems
+
+
+def round_robin(contenders: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median seconds of each contender, the repeats taken in turn."""
+    times: dict[str, list[float]] = {k: [] for k in contenders}
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        for name, fn in contenders.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def cli_wall(run: Path) -> tuple[float, int]:
@@ -83,13 +147,19 @@ def cli_wall(run: Path) -> tuple[float, int]:
     return time.perf_counter() - t, proc.returncode
 
 
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir", nargs="?", type=Path)
     ap.add_argument("--eval-size", type=int, default=10_000)
     ap.add_argument("--variants", type=int, default=10)
     ap.add_argument("--passes", type=int, default=10, help="passes per variant (1 cold + warm)")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--naive-schema-files", type=int, default=10,
+                    help="files naive peer 2 is timed on, scaled to all (0: all files)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="audit-bench-") as tmp:
         big = Path(tmp) / "big"
@@ -97,29 +167,64 @@ def main() -> None:
         runfactory.make_clean_run(big, eval_size=args.eval_size,
                                   variants=[f"batch-{i + 1}" for i in range(args.variants)],
                                   warm_passes=args.passes - 1)
+        files = output_files(big)
         n_lines = args.variants * args.passes * args.eval_size
-        print(f"synthetic run: {args.variants * args.passes} passes x {args.eval_size} outputs "
-              f"= {n_lines:,} lines, built in {time.perf_counter() - t:.1f} s")
+        mb = sum(p.stat().st_size for p in files) / 1e6
+        print(f"synthetic run: {len(files)} passes x {args.eval_size:,} outputs = "
+              f"{n_lines:,} lines ({mb:.1f} MB of outputs), built in "
+              f"{time.perf_counter() - t:.1f} s")
+        # Every contender agrees the clean run is clean before any is timed.
         result = run_check(big)
         assert result.verdict == "accepted", [f.to_json() for f in result.findings[:3]]
-        assert naive_id_checks(big) == 0
-        t_check = timed(lambda: run_check(big), args.repeat)
-        t_load = timed(lambda: load_run(big), args.repeat)
-        t_bare = timed(lambda: bare_read(big), args.repeat)
-        t_naive = timed(lambda: naive_id_checks(big), max(1, args.repeat - 2))
-        print(f"{'':<34}{'median s':>10}{'lines/s':>14}")
-        for name, secs in (("audit run_check (all rules)", t_check),
-                           ("  of which load_run (hash, parse)", t_load),
-                           ("bare polars read (floor)", t_bare),
-                           ("naive Python ID checks (peer)", t_naive)):
-            print(f"{name:<34}{secs:>10.3f}{n_lines / secs:>14,.0f}")
-        print(f"audit / floor:  {t_check / t_bare:5.2f}x   (aim <= 2x)")
-        print(f"naive / audit:  {t_naive / t_check:5.2f}x   (aim >= 10x)")
+        sample = files[:args.naive_schema_files] if args.naive_schema_files > 0 else files
+        assert naive_sets(big, files) == 0 and naive_schema(big, sample) == 0
+        scale = len(files) / len(sample)
+
+        fast = round_robin({"audit": lambda: run_check(big), "load": lambda: load_run(big),
+                            "floor_a": lambda: floor_per_file(big),
+                            "floor_b": lambda: floor_one_call(big)}, args.repeat)
+        slow = round_robin({"naive1": lambda: naive_sets(big, files),
+                            "naive2": lambda: naive_schema(big, sample)},
+                           max(1, args.repeat - 2))
+        audit, floor = fast["audit"], min(fast["floor_a"], fast["floor_b"])
+        floor_name = "floor A" if floor == fast["floor_a"] else "floor B"
+        naive1, naive2 = slow["naive1"], slow["naive2"] * scale
+        n_rules = len(all_rules())
+        part = (f" (timed on {len(sample)} of {len(files)} files, x{scale:g})"
+                if scale != 1 else "")
+        rows = [
+            (f"audit: run_check, all {n_rules} rules", audit),
+            ("  of which load_run (read, hash, parse, validate)", fast["load"]),
+            ("floor A: pl.read_ndjson, one call per file", fast["floor_a"]),
+            ("floor B: pl.read_ndjson, one call for all files", fast["floor_b"]),
+            ("naive 1: json.loads per line + ID sets", naive1),
+            ("naive 2: json.loads + jsonschema per line + labels + ID sets", naive2),
+        ]
+        print(f"\n{'contender':<62}{'median s':>9}{'lines/s':>13}{'x audit':>9}")
+        for name, secs in rows:
+            print(f"{name:<62}{secs:>9.3f}{n_lines / secs:>13,.0f}{secs / audit:>8.2f}x")
+        if part:
+            print(f"(naive 2{part})")
+        print(f"\n{'aim':<44}{'measured':>9}{'aim':>9}{'':>3}result")
+        aims = [
+            ("audit / floor A (a call per file)", audit / fast["floor_a"], "<= 2x",
+             audit / fast["floor_a"] <= 2),
+            ("audit / floor B (one call, the faster)", audit / fast["floor_b"], "<= 2x",
+             audit / fast["floor_b"] <= 2),
+            ("naive 1 (json.loads + sets) / audit", naive1 / audit, ">= 10x",
+             naive1 / audit >= 10),
+            ("naive 2 (+ jsonschema, labels) / audit", naive2 / audit, ">= 10x",
+             naive2 / audit >= 10),
+        ]
+        for name, ratio, aim, ok in aims:
+            print(f"{name:<44}{ratio:>8.2f}x{aim:>9}{'':>3}{verdict(ok)}")
+        print(f"for scale: naive 1 / {floor_name} = {naive1 / floor:.2f}x (a check that "
+              "parses every line with polars cannot beat the floor)")
         target = args.run_dir
         if target is None:
             target = runfactory.make_clean_run(Path(tmp) / "default")
         wall, code = cli_wall(target)
-        print(f"`audit check {'RUN_DIR' if args.run_dir else '<factory default run>'}` wall "
+        print(f"\n`audit check {'RUN_DIR' if args.run_dir else '<factory default run>'}` wall "
               f"time, imports included: {wall:.2f} s (exit {code})")
 
 

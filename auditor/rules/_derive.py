@@ -56,80 +56,116 @@ def pass_name(variant: str, phase: str, run: int) -> str:
 
 
 @per_view
-def indexed_outputs(view: RunView) -> pl.DataFrame:
-    """The output lines with `exp` (the expected ID's position among the distinct expected
-    IDs, null for an ID outside the list) and `ok` (valid line with a declared label)."""
-    assert view.outputs is not None and view.expected_ids is not None
+def expected_index(view: RunView) -> pl.DataFrame:
+    """The distinct expected IDs in list order: `id`, `exp` (position) and `ref` (the label
+    of the ID's first reference line; null without one or without references)."""
+    assert view.expected_ids is not None
     exp = (view.expected_ids.select("id").unique(maintain_order=True)
            .with_row_index("exp").with_columns(pl.col("exp").cast(pl.Int64)))
+    if view.references is None:
+        return exp.with_columns(pl.lit(None, dtype=pl.String).alias("ref"))
+    refs = (view.references.unique(subset="id", keep="first", maintain_order=True)
+            .select("id", pl.col("label").alias("ref")))
+    return exp.join(refs, on="id", how="left", maintain_order="left")
+
+
+@per_view
+def indexed_outputs(view: RunView) -> pl.DataFrame:
+    """The output lines with `exp` (the expected ID's position among the distinct expected
+    IDs, null for an ID outside the list), `ref` (its reference label) and `ok` (valid line
+    with a declared label). One hash join of every line against the expected list."""
+    assert view.outputs is not None
     ok = (pl.col("valid") & pl.col("label").is_in(list(view.classes))).fill_null(False)
-    return view.outputs.join(exp, on="id", how="left", maintain_order="left").with_columns(
-        ok.alias("ok"))
+    return view.outputs.join(expected_index(view), on="id", how="left",
+                             maintain_order="left").with_columns(ok.alias("ok"))
+
+
+def _class_counts(classes: list[str]) -> list[pl.Expr]:
+    """Per class k: `_npred{k}` (scored predictions of class k) and `_tp{k}` (those right).
+    A scored prediction: a usable line for an expected ID that has a reference."""
+    scored = pl.col("ok") & pl.col("ref").is_not_null()
+    out = []
+    for k, c in enumerate(classes):
+        pred_c = scored & (pl.col("label") == c)
+        out += [pred_c.sum().alias(f"_npred{k}"),
+                (pred_c & (pl.col("ref") == c)).sum().alias(f"_tp{k}")]
+    return out
 
 
 @per_view
 def pass_stats(view: RunView) -> pl.DataFrame:
-    """One row per output file: `variant_id, phase, run_index, file, lines, observed_ids,
-    unique_ids, n_dup, dup_ids, n_missing, missing_ids, n_extra, extra_ids, n_invalid,
-    invalid_lines, n_bad_label, bad_label_lines, usable, dup_line, extra_line (first line of
-    a repeated or an extra ID), quality_value, ids_match,
-    format_valid, quality_ok, accepted` (lists hold at most 20 items).
+    """One row per output file, in `output_index` order: `variant_id, phase, run_index, file,
+    lines, observed_ids, unique_ids, n_dup, dup_ids, dup_line, n_missing, missing_ids,
+    n_extra, extra_ids, extra_line, n_invalid, invalid_lines, n_bad_label, bad_label_lines,
+    usable, quality_value, ids_match, format_valid, quality_ok, accepted` (lists hold at most
+    20 items; `dup_line`/`extra_line`: first line of a repeated or an extra ID), and for
+    A0303 `order_diffs`, `order_first_line`, `order_first_id`: the lines whose expected-ID
+    position differs from their line number, the first of them and its ID.
 
-    Integer positions of the expected IDs carry the set work: no cross join of files x IDs;
-    the ID lists are built only for the few files that have a fault."""
+    One grouped pass over all output lines computes every count and the metric's per-class
+    counts; integer positions of the expected IDs carry the set work (no cross join of files
+    x IDs). The ID lists, and the metric of a file with a repeated ID (its first usable line
+    per ID is the prediction), are computed only for the few files that have a fault."""
     o = indexed_outputs(view)
-    idx = view.output_index
-    assert view.expected_ids is not None
-    exp_ids = view.expected_ids.select("id").unique(maintain_order=True)["id"]
+    exp_ids = expected_index(view)["id"]
     n_exp = exp_ids.len()
-    base = o.group_by("file").agg(
+    classes = list(view.classes)
+    c_id, c_exp, c_line = pl.col("id"), pl.col("exp"), pl.col("line")
+    extra = c_id.is_not_null() & c_exp.is_null()
+    bad_label = pl.col("valid") & ~pl.col("ok")
+    off = (c_exp != c_line - 1).fill_null(True)
+    base = o.group_by("file_no").agg(
         pl.len().alias("lines"),
-        pl.col("id").is_not_null().sum().alias("observed_ids"),
-        pl.col("id").drop_nulls().n_unique().alias("unique_ids"),
-        pl.col("exp").drop_nulls().n_unique().alias("n_present"),
-        pl.col("id").filter(pl.col("id").is_not_null() & pl.col("exp").is_null())
-        .n_unique().alias("n_extra"),
-        pl.col("line").filter(~pl.col("valid")).head(20).alias("invalid_lines"),
+        c_id.is_not_null().sum().alias("observed_ids"),
+        c_exp.drop_nulls().n_unique().alias("n_present"),
+        c_id.filter(extra).n_unique().alias("n_extra"),
+        c_line.filter(~pl.col("valid")).head(20).alias("invalid_lines"),
         (~pl.col("valid")).sum().alias("n_invalid"),
-        pl.col("line").filter(pl.col("valid") & ~pl.col("ok")).head(20).alias("bad_label_lines"),
-        (pl.col("valid") & ~pl.col("ok")).sum().alias("n_bad_label"),
+        c_line.filter(bad_label).head(20).alias("bad_label_lines"),
+        bad_label.sum().alias("n_bad_label"),
         pl.col("ok").sum().alias("usable"),
+        off.sum().alias("order_diffs"),
+        c_line.filter(off).first().alias("order_first_line"),
+        c_id.filter(off).first().alias("order_first_id"),
+        *_class_counts(classes),
     )
-    out = idx.join(base, on="file", how="left")
-    counts = ["lines", "observed_ids", "unique_ids", "n_present", "n_extra", "n_invalid",
-              "n_bad_label", "usable"]
+    idx = view.output_index.with_row_index("file_no").with_columns(
+        pl.col("file_no").cast(pl.Int64))
+    out = idx.join(base, on="file_no", how="left", maintain_order="left")
+    counts = ["lines", "observed_ids", "n_present", "n_extra", "n_invalid", "n_bad_label",
+              "usable", "order_diffs"]
     out = out.with_columns([pl.col(c).fill_null(0).cast(pl.Int64) for c in counts])
     out = out.with_columns(
-        (pl.col("observed_ids") - pl.col("unique_ids")).alias("_surplus"),
+        (pl.col("n_present") + pl.col("n_extra")).alias("unique_ids"),
         (n_exp - pl.col("n_present")).alias("n_missing"))
+    surplus = pl.col("observed_ids") > pl.col("unique_ids")
+    dup_nos = out.filter(surplus)["file_no"]
     # ID lists, only for the files with a fault
-    dup_files = out.filter(pl.col("_surplus") > 0)["file"]
-    dups = (o.filter(pl.col("file").is_in(dup_files.implode()) & pl.col("id").is_not_null())
-            .group_by("file", "id").agg(pl.len(), pl.col("line").sort().slice(1, 1).first())
+    dups = (o.filter(pl.col("file_no").is_in(dup_nos.implode()) & c_id.is_not_null())
+            .group_by("file_no", "id").agg(pl.len(), c_line.sort().slice(1, 1).first())
             .filter(pl.col("len") > 1)
-            .group_by("file").agg(pl.len().alias("n_dup"),
-                                  pl.col("id").sort().head(20).alias("dup_ids"),
-                                  pl.col("line").min().alias("dup_line")))
-    miss_files = out.filter(pl.col("n_missing") > 0).select("file")
+            .group_by("file_no").agg(pl.len().alias("n_dup"),
+                                     c_id.sort().head(20).alias("dup_ids"),
+                                     c_line.min().alias("dup_line")))
+    miss_nos = out.filter(pl.col("n_missing") > 0).select("file_no")
     exp_frame = exp_ids.to_frame().with_row_index("exp").with_columns(
         pl.col("exp").cast(pl.Int64))
-    present = o.filter(pl.col("file").is_in(miss_files["file"].implode())
-                       & pl.col("exp").is_not_null()).select("file", "exp")
-    missing = (miss_files.join(exp_frame, how="cross")
-               .join(present, on=["file", "exp"], how="anti")
-               .group_by("file").agg(pl.col("id").sort().head(20).alias("missing_ids")))
-    extra = (o.filter(pl.col("id").is_not_null() & pl.col("exp").is_null())
-             .group_by("file").agg(pl.col("id").unique().sort().head(20).alias("extra_ids"),
-                                   pl.col("line").min().alias("extra_line")))
-    for part in (dups, missing, extra):
-        out = out.join(part, on="file", how="left")
+    present = o.filter(pl.col("file_no").is_in(miss_nos["file_no"].implode())
+                       & c_exp.is_not_null()).select("file_no", "exp")
+    missing = (miss_nos.join(exp_frame, how="cross")
+               .join(present, on=["file_no", "exp"], how="anti")
+               .group_by("file_no").agg(c_id.sort().head(20).alias("missing_ids")))
+    extra_nos = out.filter(pl.col("n_extra") > 0)["file_no"]
+    extras = (o.filter(pl.col("file_no").is_in(extra_nos.implode()) & extra)
+              .group_by("file_no").agg(c_id.unique().sort().head(20).alias("extra_ids"),
+                                       c_line.min().alias("extra_line")))
+    for part in (dups, missing, extras):
+        out = out.join(part, on="file_no", how="left", maintain_order="left")
     out = out.with_columns(pl.col("n_dup").fill_null(0).cast(pl.Int64))
     out = out.with_columns([pl.col(c).fill_null([]) for c in
                             ("dup_ids", "missing_ids", "extra_ids", "invalid_lines",
                              "bad_label_lines")])
-    has_dups = bool(dup_files.len())
-    out = out.join(_quality(view, o, idx.select("file"), list(view.classes), has_dups),
-                   on="file", how="left")
+    out = out.with_columns(_quality(view, o, out, classes, dup_nos))
     m = view.manifest or {}
     qr = m.get("quality_rule") or {}
     thr = qr.get("threshold")
@@ -147,38 +183,41 @@ def pass_stats(view: RunView) -> pl.DataFrame:
         .alias("ids_match"),
         ((pl.col("n_invalid") == 0) & (pl.col("n_bad_label") == 0)).alias("format_valid"),
         quality_ok.fill_null(False).alias("quality_ok"),
-    ).drop("_surplus", "n_present")
-    return out.with_columns(
-        (pl.col("ids_match") & pl.col("format_valid") & pl.col("quality_ok")).alias("accepted"))
+    )
+    return out.select(
+        "variant_id", "phase", "run_index", "file", "lines", "observed_ids", "unique_ids",
+        "n_dup", "dup_ids", "dup_line", "n_missing", "missing_ids", "n_extra", "extra_ids",
+        "extra_line", "n_invalid", "invalid_lines", "n_bad_label", "bad_label_lines", "usable",
+        "quality_value", "ids_match", "format_valid", "quality_ok",
+        (pl.col("ids_match") & pl.col("format_valid") & pl.col("quality_ok")).alias("accepted"),
+        "order_diffs", "order_first_line", "order_first_id")
 
 
-def _quality(view: RunView, o: pl.DataFrame, files: pl.DataFrame,
-             classes: list[str], has_dups: bool = True) -> pl.DataFrame:
-    empty = files.with_columns(pl.lit(None, dtype=pl.Float64).alias("quality_value"))
-    if view.references is None or not classes:
-        return empty
+def _quality(view: RunView, o: pl.DataFrame, stats: pl.DataFrame, classes: list[str],
+             dup_nos: pl.Series) -> pl.Series:
+    """`quality_value` for each row of STATS (the per-file class counts of `pass_stats`)."""
+    none = pl.Series("quality_value", [None] * stats.height, dtype=pl.Float64)
+    refs = expected_index(view).filter(pl.col("ref").is_not_null())
+    if view.references is None or not classes or refs.height == 0:
+        return none
     metric = ((view.manifest or {}).get("quality_rule") or {}).get("metric", "macro_f1")
-    exp = (view.expected_ids.select("id").unique(maintain_order=True)
-           .with_row_index("exp").with_columns(pl.col("exp").cast(pl.Int64)))
-    refs = (view.references.unique(subset="id", keep="first")
-            .join(exp, on="id", how="inner").select("exp", pl.col("label").alias("ref")))
-    if refs.height == 0:
-        return empty
-    # A prediction: the first valid line with a declared label for an expected ID.
-    preds = o.filter(pl.col("ok") & pl.col("exp").is_not_null()).select(
-        "file", "exp", pl.col("label").alias("pred"))
-    if has_dups:  # only then can one ID have several predictions
-        preds = preds.unique(subset=["file", "exp"], keep="first", maintain_order=True)
-    scored = preds.join(refs, on="exp", how="inner")
-    cls = pl.DataFrame({"cls": classes})
+    cols = [f"_{w}{k}" for k in range(len(classes)) for w in ("npred", "tp")]
+    counts = stats.select("file_no", *cols)
+    if dup_nos.len():  # one ID answered twice: its first usable line is the prediction
+        preds = (o.filter(pl.col("file_no").is_in(dup_nos.implode()) & pl.col("ok")
+                          & pl.col("exp").is_not_null())
+                 .unique(subset=["file_no", "exp"], keep="first", maintain_order=True))
+        redo = (dup_nos.to_frame().join(preds.group_by("file_no").agg(_class_counts(classes)),
+                                        on="file_no", how="left")
+                .with_columns([pl.col(c).fill_null(0).cast(counts[c].dtype) for c in cols]))
+        counts = counts.update(redo, on="file_no")
+    long = pl.concat([counts.select("file_no", pl.lit(c).alias("cls"),
+                                    pl.col(f"_tp{k}").alias("tp"),
+                                    pl.col(f"_npred{k}").alias("npred"))
+                      for k, c in enumerate(classes)])
     nref = refs.group_by(pl.col("ref").alias("cls")).agg(pl.len().alias("nref"))
-    tp = (scored.filter(pl.col("pred") == pl.col("ref"))
-          .group_by("file", pl.col("ref").alias("cls")).agg(pl.len().alias("tp")))
-    npred = scored.group_by("file", pl.col("pred").alias("cls")).agg(pl.len().alias("npred"))
-    per = (files.join(cls, how="cross").join(nref, on="cls", how="left")
-           .join(tp, on=["file", "cls"], how="left").join(npred, on=["file", "cls"], how="left"))
-    per = per.with_columns([pl.col(c).fill_null(0).cast(pl.Float64)
-                            for c in ("tp", "nref", "npred")])
+    per = long.join(nref, on="cls", how="left", maintain_order="left").with_columns(
+        [pl.col(c).fill_null(0).cast(pl.Float64) for c in ("tp", "nref", "npred")])
     denom = pl.col("npred") + pl.col("nref")
     per = per.with_columns(
         pl.when(denom > 0).then(2 * pl.col("tp") / denom).otherwise(0.0).alias("f1"),
@@ -189,11 +228,12 @@ def _quality(view: RunView, o: pl.DataFrame, files: pl.DataFrame,
         "micro_f1": 2 * pl.col("tp").sum() / (pl.col("npred").sum() + pl.col("nref").sum()),
         "accuracy": pl.col("tp").sum() / pl.col("nref").sum(),
     }
-    q = per.group_by("file").agg(values.get(metric, values["macro_f1"]).alias("qv"))
-    usable = o.group_by("file").agg(pl.col("ok").sum().alias("_u"))
-    return (files.join(q, on="file", how="left").join(usable, on="file", how="left")
-            .select("file", pl.when(pl.col("_u").fill_null(0) > 0).then(pl.col("qv"))
-                    .alias("quality_value")))
+    q = per.group_by("file_no", maintain_order=True).agg(
+        values.get(metric, values["macro_f1"]).alias("qv"))
+    return (stats.select("file_no", "usable").join(q, on="file_no", how="left",
+                                                   maintain_order="left")
+            .select(pl.when(pl.col("usable") > 0).then(pl.col("qv"))
+                    .alias("quality_value")).to_series())
 
 
 @per_view

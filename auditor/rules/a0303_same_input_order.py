@@ -16,29 +16,40 @@ import polars as pl
 
 from auditor.load import RunView
 from auditor.model import Finding
-from auditor.rules._derive import indexed_outputs, pass_stats
+from auditor.rules._derive import expected_index, indexed_outputs, pass_stats
 from auditor.rules.base import rule
 
 
 @rule(code="A0303", title="same input order in every variant", protocol_ref="A3.1",
       severity="error", requires=("outputs", "expected_ids", "manifest"))
 def check(view: RunView) -> Iterator[Finding]:
-    complete = pass_stats(view).filter(pl.col("ids_match")).sort("file")["file"]
-    if complete.len() < 2:
+    complete = pass_stats(view).filter(pl.col("ids_match")).sort("file")
+    if complete.height < 2:
         return
-    # In a complete file every line with an ID has a distinct expected ID: compare the
-    # expected-ID positions line by line with the first complete file's.
-    seq = (indexed_outputs(view).filter(pl.col("file").is_in(complete.implode())
-                                        & pl.col("exp").is_not_null())
-           .select("file", "line", "id", "exp",
-                   pl.int_range(pl.len()).over("file").alias("pos")))
-    ref_file = complete[0]
-    ref = seq.filter(pl.col("file") == ref_file).select(
-        "pos", pl.col("exp").alias("ref_exp"), pl.col("id").alias("ref_id"))
-    diff = (seq.filter(pl.col("file") != ref_file).join(ref, on="pos", how="left")
-            .filter(pl.col("exp") != pl.col("ref_exp"))
-            .group_by("file").agg(pl.col("line").first(), pl.col("id").first(),
-                                  pl.col("ref_id").first(), pl.len().alias("n")).sort("file"))
+    ref_file = complete["file"][0]
+    exp_ids = expected_index(view)["id"]
+    if (complete["lines"] == exp_ids.len()).all() and complete["order_diffs"][0] == 0:
+        # Every complete file has one line per expected ID and no other line, and the first
+        # follows the list: a line differs from it where its ID is not the list's ID at that
+        # line, which pass_stats has already counted in its grouped pass.
+        diff = complete.slice(1).filter(pl.col("order_diffs") > 0).select(
+            "file", "order_first_line", "order_first_id",
+            pl.lit(exp_ids).gather(pl.col("order_first_line") - 1).alias("ref_id"),
+            "order_diffs")
+    else:
+        # In a complete file every line with an ID has a distinct expected ID: compare the
+        # expected-ID positions line by line with the first complete file's.
+        seq = (indexed_outputs(view).filter(pl.col("file").is_in(complete["file"].implode())
+                                            & pl.col("exp").is_not_null())
+               .select("file", "line", "id", "exp",
+                       pl.int_range(pl.len()).over("file").alias("pos")))
+        ref = seq.filter(pl.col("file") == ref_file).select(
+            "pos", pl.col("exp").alias("ref_exp"), pl.col("id").alias("ref_id"))
+        diff = (seq.filter(pl.col("file") != ref_file).join(ref, on="pos", how="left")
+                .filter(pl.col("exp") != pl.col("ref_exp"))
+                .group_by("file").agg(pl.col("line").first(), pl.col("id").first(),
+                                      pl.col("ref_id").first(), pl.len().alias("n"))
+                .sort("file"))
     for f, line, got, want, n in diff.iter_rows():
         yield RULE.finding(f"input order differs from {ref_file} ({n} position(s))",
                            artifact=f, location=f"line {line}", observed=got, expected=want)
