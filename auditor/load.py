@@ -530,6 +530,9 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
         pl.col("perr").is_null()
         & pl.col("raw").str.contains(r'"id"\s*:\s*"')
         & pl.col("raw").str.contains(r'"label"\s*:\s*"')
+        # one key token each: a nested or repeated key could hide a non-string value
+        & (pl.col("raw").str.count_matches('"id"', literal=True) == 1)
+        & (pl.col("raw").str.count_matches('"label"', literal=True) == 1)
         & (pl.col("id").str.len_chars() > 0).fill_null(False)
         & (pl.col("label").str.len_chars() > 0).fill_null(False)
         & ~pl.col("raw").str.contains('"score"', literal=True)
@@ -580,7 +583,9 @@ def _gate(data: bytes) -> tuple[int, bool] | None:
     labels = data.count(b'"label": "')
     if labels != n:
         labels += data.count(b'"label":"')
-    if ids != n or labels != n:
+    # Exactly one `"id"` and `"label"` token per line: a nested or repeated key would let a
+    # non-string top-level value (which the typed parse casts to a string) slip through.
+    if ids != n or labels != n or data.count(b'"id"') != n or data.count(b'"label"') != n:
         return None
     scored = b'"score"' in data
     if scored and (b'"score": null' in data or b'"score":null' in data):
@@ -618,6 +623,8 @@ def _gates(blobs: list[bytes]) -> list[tuple[int, bool] | None]:
             pl.when(pl.col("labels") != pl.col("n")).then(pl.col("labels") + count('"label":"'))
             .otherwise(pl.col("labels")).alias("labels"))
     df = df.filter((pl.col("ids") == pl.col("n")) & (pl.col("labels") == pl.col("n")))
+    # See `_gate`: one `"id"` and one `"label"` token per line, nested or repeated keys out.
+    df = df.filter((count('"id"') == pl.col("n")) & (count('"label"') == pl.col("n")))
     if df.select(pl.col("scored").any()).item():
         null_score = (t.str.contains('"score": null', literal=True)
                       | t.str.contains('"score":null', literal=True))

@@ -21,7 +21,8 @@ from auditor.rules._derive import pass_stats
 PIECES = [b'{"id": "a", "label": "b"}', b'{"id":"a","label":"b"}', b'{"id": "a","label":"b"}',
           b'{"id": "a", "label": "b", "score": null}', b'{"id": "a", "label": "b", "score":null}',
           b'{"id": "a", "label": "b", "score": 0.5}', b'{"id": 5, "label": "b"}', b'{"label": "b"}',
-          b"", b" ", b"\r", b"\xff", b'"id": "', b'"label": "', b"{"]
+          b"", b" ", b"\r", b"\xff", b'"id": "', b'"label": "', b"{",
+          b'{"meta": {"id": "x"}, "id": 5, "label": "b"}', b'{"id": "a", "id": 5, "label": "b"}']
 
 
 @settings(max_examples=200, deadline=None)
@@ -121,3 +122,13 @@ def test_a_file_of_one_blank_line_is_a_finding_not_a_crash(clean: Path, tmp_path
     (root / "outputs/batch-1/warm-2.jsonl").write_bytes(data)
     (f,) = [f for f in run_check(root).findings if f.code == "A0203"]
     assert (f.artifact, f.location) == ("outputs/batch-1/warm-2.jsonl", "line 1")
+
+
+@pytest.mark.parametrize("line", [
+    b'{"meta": {"id": "x"}, "id": 5, "label": "b"}',  # nested string id, numeric top-level id
+    b'{"id": "a", "label": "b", "extra": {"label": "c"}, "id": 7}',  # repeated key
+])
+def test_a_non_string_id_hidden_behind_another_id_key_is_invalid(line: bytes) -> None:
+    good = b'{"id": "ev-1", "label": "x"}\n'
+    decoded = decode_id_label_lines(good + line + b"\n", "output_line")
+    assert decoded.filter(~pl.col("valid")).get_column("line").to_list() == [2]
