@@ -346,8 +346,7 @@ def economics_section(manifest: dict | None, offers: dict | None, result: AuditR
                if total is not None and same_hw else None)
         why_not = ("not computed (no measured accepted count)" if accepted_corpora is None
                    or total is None else
-                   f"not computed: measured on {', '.join(sorted(measured_on)) or 'the CPU'}, "
-                   "not on this GPU (A9.5)")
+                   f"not computed: run measured on {', '.join(sorted(measured_on)) or 'CPU'}")
         rows.append({
             "offer_id": o.get("offer_id"), "provider": o.get("provider"),
             "gpu_model": o.get("gpu_model"), "gpus_per_lot": o.get("gpus_per_lot"),
