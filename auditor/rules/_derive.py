@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import wraps
 from typing import TYPE_CHECKING, Any
 
@@ -259,6 +259,32 @@ def variant_accepted(view: RunView) -> pl.DataFrame:
 
 def claimed_true(row: dict, *columns: str) -> bool:
     return any(row.get(c) is True for c in columns)
+
+
+def with_claims(view: RunView, per_file: pl.DataFrame, *columns: str
+                ) -> Iterator[tuple[dict, bool]]:
+    """Each row of PER_FILE (keyed by KEY) and whether its CSV row claims one of COLUMNS
+    true. A fault in a pass the row honestly declares failed is a warning, not an error
+    (A6.4); without a CSV, every fault counts as claimed."""
+    if view.results is None:
+        for s in per_file.iter_rows(named=True):
+            yield s, True
+        return
+    joined = per_file.join(view.results.select([*KEY, *columns]), on=KEY, how="left")
+    for s in joined.iter_rows(named=True):
+        yield s, claimed_true(s, *columns)
+
+
+def chosen_offer(view: RunView) -> tuple[int, dict] | None:
+    """(index in the offers file, offer) of the offer the manifest names; None when it
+    names none or one the offers file lacks (A0901 reports that)."""
+    econ = view.manifest.get("economics") if view.manifest else None
+    if not econ or view.offers is None:
+        return None
+    for n, o in enumerate(view.offers["offers"]):
+        if o["offer_id"] == econ["offer_id"]:
+            return n, o
+    return None
 
 
 def note_sources(view: RunView) -> list[tuple[str, str | None, str, str | None]]:

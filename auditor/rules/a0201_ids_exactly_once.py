@@ -18,7 +18,7 @@ import polars as pl
 
 from auditor.load import RunView
 from auditor.model import Finding
-from auditor.rules._derive import KEY, claimed_true, pass_stats
+from auditor.rules._derive import pass_stats, with_claims
 from auditor.rules.base import rule
 
 
@@ -26,12 +26,7 @@ from auditor.rules.base import rule
       severity="error", requires=("outputs", "expected_ids", "manifest"))
 def check(view: RunView) -> Iterator[Finding]:
     stats = pass_stats(view).filter((pl.col("n_missing") > 0) | (pl.col("n_dup") > 0))
-    claims = (view.results.select([*KEY, "ids_match", "corpus_accepted"])
-              if view.results is not None else None)
-    if claims is not None:
-        stats = stats.join(claims, on=KEY, how="left")
-    for s in stats.iter_rows(named=True):
-        claimed = claims is None or claimed_true(s, "ids_match", "corpus_accepted")
+    for s, claimed in with_claims(view, stats, "ids_match", "corpus_accepted"):
         sev = "error" if claimed else "warning"
         tail = "" if claimed else " (declared by the row: not accepted)"
         if s["n_missing"]:

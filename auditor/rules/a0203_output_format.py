@@ -19,7 +19,7 @@ import polars as pl
 
 from auditor.load import RunView
 from auditor.model import Finding
-from auditor.rules._derive import KEY, claimed_true, pass_stats
+from auditor.rules._derive import KEY, pass_stats, with_claims
 from auditor.rules.base import rule
 
 
@@ -39,12 +39,7 @@ def check(view: RunView) -> Iterator[Finding]:
              .agg(pl.len().alias("n"), pl.col("line").first(), pl.col("error").first(),
                   pl.col("label").first(), pl.col("valid").first(), *[pl.col(k).first()
                                                                       for k in KEY]))
-    claims = (view.results.select([*KEY, "format_valid", "corpus_accepted"])
-              if view.results is not None else None)
-    if claims is not None:
-        first = first.join(claims, on=KEY, how="left")
-    for s in first.iter_rows(named=True):
-        claimed = claims is None or claimed_true(s, "format_valid", "corpus_accepted")
+    for s, claimed in with_claims(view, first, "format_valid", "corpus_accepted"):
         why = s["error"] if not s["valid"] else f"label {s['label']!r} is not a declared class"
         yield RULE.finding(
             f"{s['n']} invalid output line(s); the first: {why}"

@@ -15,19 +15,17 @@ from collections.abc import Iterator
 
 from auditor.load import RunView
 from auditor.model import Finding
+from auditor.rules._derive import chosen_offer
 from auditor.rules.base import rule
 
 
 @rule(code="A0403", title="GPUs of the lot not used", protocol_ref="A4.2", severity="warning",
       requires=("manifest", "offers", "placement"))
 def check(view: RunView) -> Iterator[Finding]:
-    econ = view.manifest.get("economics")
-    if not econ:
-        return
-    offers = {o["offer_id"]: (n, o) for n, o in enumerate(view.offers["offers"])}
-    if econ["offer_id"] not in offers:
-        return  # A0901 reports an unknown offer
-    n, offer = offers[econ["offer_id"]]
+    chosen = chosen_offer(view)
+    if chosen is None:
+        return  # no offer named, or an unknown one (A0901 reports that)
+    n, offer = chosen
     used = max((len({g["index"] for g in d["gpus_used"]}) for d in view.placement.values()),
                default=0)
     if 0 < used < offer["gpus_per_lot"]:
