@@ -19,7 +19,9 @@ from typing import Any
 import polars as pl
 
 from auditor.cost import PackageCost, offer_problem, usd
+from auditor.load import RunView
 from auditor.model import AuditResult
+from auditor.rules.base import Rule
 
 VERDICT_TEXT = {
     "accepted": "ACCEPTED: no error was found; the claims in the run match what the auditor "
@@ -413,17 +415,17 @@ def factor_common_notes(timings: list[dict[str, Any]]) -> str:
     return "; ".join(part for part in split[0] if part in common)
 
 
-def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Any], *,
+def build_viewmodel(view: RunView, result: AuditResult, rules: Iterable[Rule], *,
                     offers: dict | None = None, offers_label: str | None = None,
                     tool_version: str = "", generated_at: str = "",
                     signer: str | None = None) -> dict[str, Any]:
-    """The whole tree. `view` is an `auditor.load.RunView`; `offers` overrides the run's
+    """The whole tree, from the loaded run and its audit only; `offers` overrides the run's
     own offers (`--offers`)."""
-    manifest = getattr(view, "manifest", None)
-    results = getattr(view, "results", None)
-    timings = timings_section(results, getattr(view, "timeline", None))
+    manifest = view.manifest
+    results = view.results
+    timings = timings_section(results, view.timeline)
     notes_common = factor_common_notes(timings)
-    run_offers = getattr(view, "offers", None)
+    run_offers = view.offers
     if offers is None:
         offers, offers_label = run_offers, "economics/offers.json (the run's own offers)"
     return {
@@ -442,12 +444,12 @@ def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Any], *,
         "experiment_id": result.experiment_id,
         "verdict": verdict_section(result),
         "findings": findings_section(result),
-        "measured": measured_section(manifest, getattr(view, "environment", None), results),
+        "measured": measured_section(manifest, view.environment, results),
         "timings": timings,
         "notes_common": notes_common,
-        "memory": memory_section(results, getattr(view, "memory_traces", None)),
+        "memory": memory_section(results, view.memory_traces),
         "economics": economics_section(manifest, offers, result, results, timings,
                                        offers_label or "not given"),
-        "artifacts": artifacts_section(getattr(view, "files_on_disk", None)),
+        "artifacts": artifacts_section(view.files_on_disk),
         "rules": rules_section(rules),
     }
