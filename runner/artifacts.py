@@ -132,10 +132,13 @@ def validate_jsonl_file(path: Path, kind: str, rel: str) -> None:
 
 
 #: Which schema checks which file of the run dir (docs/run-dir.md).
-JSON_KINDS: tuple[tuple[str, str], ...] = (
-    ("traces/memory/", "memory_trace"),
-    ("evidence/placement/", "placement"),
-)
+# Which schema covers which path of the run dir (docs/run-dir.md): exact paths first, then
+# folders. JSONL files are validated line by line, JSON documents whole.
+JSONL_FILES = {"corpus/references.jsonl": "reference_line", "timeline.jsonl": "timeline_entry"}
+JSON_FILES = {"environment.json": "environment", "economics/offers.json": "offers",
+              "checks/set-check.json": "set_check", "manifest.json": "manifest"}
+JSONL_FOLDERS = (("outputs/", "output_line"),)
+JSON_FOLDERS = (("traces/memory/", "memory_trace"), ("evidence/placement/", "placement"))
 
 
 def validate_run_dir(root: Path) -> None:
@@ -144,24 +147,17 @@ def validate_run_dir(root: Path) -> None:
         if not path.is_file():
             continue
         rel = path.relative_to(root).as_posix()
-        if rel.startswith("outputs/"):
-            validate_jsonl_file(path, "output_line", rel)
-        elif rel == "corpus/references.jsonl":
-            validate_jsonl_file(path, "reference_line", rel)
-        elif rel == "timeline.jsonl":
-            validate_jsonl_file(path, "timeline_entry", rel)
-        elif rel == "environment.json":
-            validate_json_file(path, "environment", rel)
-        elif rel == "economics/offers.json":
-            validate_json_file(path, "offers", rel)
-        elif rel == "checks/set-check.json":
-            validate_json_file(path, "set_check", rel)
-        elif rel == "manifest.json":
-            validate_json_file(path, "manifest", rel)
-        elif rel == "resultats-bruts.csv":
+        if rel == "resultats-bruts.csv":
             check_csv(path)
+        elif rel in JSONL_FILES:
+            validate_jsonl_file(path, JSONL_FILES[rel], rel)
+        elif rel in JSON_FILES:
+            validate_json_file(path, JSON_FILES[rel], rel)
         else:
-            for prefix, kind in JSON_KINDS:
+            for prefix, kind in JSONL_FOLDERS:
+                if rel.startswith(prefix):
+                    validate_jsonl_file(path, kind, rel)
+            for prefix, kind in JSON_FOLDERS:
                 if rel.startswith(prefix):
                     validate_json_file(path, kind, rel)
 
