@@ -34,6 +34,7 @@ import polars as pl
 
 import schemas
 from auditor.errors import AuditorError
+from auditor.fsutil import sha256_file
 from auditor.model import Finding
 
 MANIFEST = "manifest.json"
@@ -454,11 +455,7 @@ def _read_and_hash(item: tuple[str, Path]) -> tuple[bytes | None, str, str | Non
         if rel.startswith(_PARSED_PREFIXES) or p.stat().st_size <= _KEEP_BYTES:
             b = p.read_bytes()
             return b, hashlib.sha256(b).hexdigest(), None
-        h = hashlib.sha256()
-        with open(p, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-        return None, h.hexdigest(), None
+        return None, sha256_file(p), None  # large, not parsed: hashed in chunks
     except OSError as exc:
         return None, "", exc.strerror or str(exc)
 

@@ -78,6 +78,12 @@ def floor_one_call(run: Path) -> int:
     return n
 
 
+def id_set_problems(counts: dict[str, int], expected: set[str]) -> int:
+    """Duplicated, missing and extra IDs of one file, from its per-ID counts."""
+    dups = sum(1 for c in counts.values() if c > 1)
+    return dups + len(expected - counts.keys()) + len(counts.keys() - expected)
+
+
 def naive_sets(run: Path, files: list[Path]) -> int:
     """Naive peer 1: per file, json.loads each line; a dict of counts, sets for the rest.
     No check of the line's fields or types. Returns the number of problems found."""
@@ -89,10 +95,7 @@ def naive_sets(run: Path, files: list[Path]) -> int:
             for line in fh:
                 obj = json.loads(line)
                 counts[obj["id"]] = counts.get(obj["id"], 0) + 1
-        dups = [i for i, c in counts.items() if c > 1]
-        missing = expected - counts.keys()
-        extra = counts.keys() - expected
-        problems += len(dups) + len(missing) + len(extra)
+        problems += id_set_problems(counts, expected)
     return problems
 
 
@@ -122,10 +125,7 @@ def naive_schema(run: Path, files: list[Path]) -> int:
                 if obj["label"] not in classes:
                     problems += 1
                 counts[obj["id"]] = counts.get(obj["id"], 0) + 1
-        dups = [i for i, c in counts.items() if c > 1]
-        missing = expected - counts.keys()
-        extra = counts.keys() - expected
-        problems += len(dups) + len(missing) + len(extra)
+        problems += id_set_problems(counts, expected)
     return problems
 
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from auditor import __version__
 from auditor.errors import AuditorError
+from auditor.fsutil import list_files, sha256_file
 from auditor.model import AuditResult
-from auditor.report.fsutil import list_files, sha256_file
 
 RUN_SUBDIR = "run"
 ATTACHED = (  # (file in the run dir, description) attached to the PDF

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from auditor.errors import AuditorError
-from auditor.report.fsutil import atomic_write
+from auditor.fsutil import atomic_write
 
 LABEL = "gpubench-audit LOCAL TEST {what} - NOT FOR PROCUREMENT USE"
 VALID_DAYS = 825

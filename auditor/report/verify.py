@@ -21,8 +21,8 @@ import json
 from pathlib import Path, PurePosixPath
 
 from auditor.errors import VerificationFailed
+from auditor.fsutil import list_files, sha256_file
 from auditor.report import dsse
-from auditor.report.fsutil import list_files, sha256_file
 
 PDF = "report.pdf"
 HTML = "report.html"

@@ -70,3 +70,16 @@ def extra_figures(doc: dict, name_pattern: re.Pattern | None = None
     for n, src in enumerate(doc.get("other_sources") or []):
         if name_pattern is None or name_pattern.search(str(src.get("name", ""))):
             yield f"/other_sources/{n}/value", src.get("value")
+
+
+def trace_figures_equal_to(view: RunView, figures: Callable[[dict], list[int]],
+                           name_pattern: re.Pattern | None = None
+                           ) -> Iterator[tuple[str, str, int | float]]:
+    """(trace file, JSON pointer, value) of every extra figure of a memory trace that equals
+    one of FIGURES of that same trace (e.g. allocated + reserved)."""
+    for key in sorted(view.memory_traces):
+        doc = view.memory_traces[key]
+        forbidden = set(figures(doc))
+        for where, value in extra_figures(doc, name_pattern=name_pattern):
+            if value in forbidden:
+                yield view.memory_trace_files[key], where, value

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from auditor.load import RunView
 from auditor.model import Finding
-from auditor.rules._memory import extra_figures, matches, note_targets
+from auditor.rules._memory import matches, note_targets, trace_figures_equal_to
 from auditor.rules.base import rule
 
 _WORDING = re.compile(r"alloc\w*\s*(\+|plus|and)\s*reserv\w*|reserv\w*\s*(\+|plus)\s*alloc\w*",
@@ -47,14 +47,9 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding("a memory figure in the notes equals allocated + reserved",
                                artifact=artifact, location=loc, observed=hit,
                                expected="allocated and reserved reported separately")
-    for key in sorted(view.memory_traces):
-        doc = view.memory_traces[key]
-        sums = set(_sums(doc))
-        for where, value in extra_figures(doc):
-            if value in sums:
-                yield RULE.finding("a trace figure equals allocated + reserved",
-                                   artifact=view.memory_trace_files[key], location=where,
-                                   observed=value, expected="no summed figure")
+    for trace, where, value in trace_figures_equal_to(view, _sums):
+        yield RULE.finding("a trace figure equals allocated + reserved", artifact=trace,
+                           location=where, observed=value, expected="no summed figure")
 
 
 RULE = check

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from auditor.load import RunView
 from auditor.model import Finding
-from auditor.rules._memory import extra_figures, matches, note_targets
+from auditor.rules._memory import matches, note_targets, trace_figures_equal_to
 from auditor.rules.base import rule
 
 _CACHE = re.compile(r"cach", re.IGNORECASE)
@@ -36,14 +36,10 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding("a cache figure in the notes is peak reserved - peak allocated",
                                artifact=artifact, location=loc, observed=hit,
                                expected="no cache figure from two peaks")
-    for key in sorted(view.memory_traces):
-        doc = view.memory_traces[key]
-        diff = set(_diff(doc))
-        for where, value in extra_figures(doc, name_pattern=_CACHE):
-            if value in diff:
-                yield RULE.finding("a cache figure is peak reserved - peak allocated",
-                                   artifact=view.memory_trace_files[key], location=where,
-                                   observed=value, expected="no cache figure from two peaks")
+    for trace, where, value in trace_figures_equal_to(view, _diff, name_pattern=_CACHE):
+        yield RULE.finding("a cache figure is peak reserved - peak allocated", artifact=trace,
+                           location=where, observed=value,
+                           expected="no cache figure from two peaks")
 
 
 RULE = check

