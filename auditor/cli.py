@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from auditor.errors import AuditorError, VerificationFailed
+from auditor.output import FORMATS
 
 
 def _codes(value: str | None) -> tuple[str, ...]:
@@ -22,30 +23,32 @@ def cli() -> None:
     """Audit GPU benchmark run directories and sign the reports that rest on them."""
 
 
+_FORMAT_HELP = "Output format: " + "; ".join(
+    f"{name}: {what}" for name, (_, what) in FORMATS.items()) + "."
+
+
 @cli.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text",
+              show_default=True, help=_FORMAT_HELP)
 @click.option("--select", help="Comma-separated rule codes (or prefixes) to run; default all.")
 @click.option("--ignore", help="Comma-separated rule codes (or prefixes) to leave out.")
 def check(run_dir: Path, fmt: str, select: str | None, ignore: str | None) -> None:
-    """Re-validate RUN_DIR against the schemas and every protocol rule.
+    """Re-validate RUN_DIR against the schemas and every rule of its protocol.
 
     Exit 0 when no error finding, 1 when there is one, 2 for bad usage."""
-    from auditor.check import run_check
-    from auditor.render import json_out, text
+    from auditor.engine import run_check
+    from auditor.output import renderer
 
     result = run_check(run_dir, select=_codes(select), ignore=_codes(ignore))
-    if fmt == "json":
-        click.echo(json_out.render(result))
-    else:
-        click.echo(text.render(result, color=sys.stdout.isatty()), nl=False)
+    click.echo(renderer(fmt)(result, color=fmt == "text" and sys.stdout.isatty()), nl=False)
     sys.exit(result.exit_code)
 
 
 @cli.command("rules")
 def rules_cmd() -> None:
     """List every rule: code, severity, protocol ref, title."""
-    from auditor.rules import all_rules
+    from auditor.protocols import all_rules
 
     for r in all_rules():
         click.echo(f"{r.code}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}")
@@ -54,10 +57,23 @@ def rules_cmd() -> None:
 @cli.command()
 @click.argument("code")
 def explain(code: str) -> None:
-    """Print what rule CODE checks, why it matters, and an example."""
-    from auditor.rules import get_rule
+    """Print what rule CODE checks, why it matters, and an example; given a protocol rule
+    (A2.1), list the codes that enforce it."""
+    import re
 
-    r = get_rule(code.upper())
+    from auditor.protocols import get_rule, rules_for_ref
+
+    wanted = code.strip().upper()
+    if re.fullmatch(r"[A-Z]\d+\.\d+|B\d+", wanted) and not get_rule(wanted):
+        enforcing = rules_for_ref(wanted)
+        if not enforcing:
+            raise AuditorError(f"no rule enforces protocol rule {code!r}; `audit rules` lists "
+                               "them")
+        click.echo(f"protocol rule {wanted} is enforced by:")
+        for r in enforcing:
+            click.echo(f"  {r.code}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}")
+        return
+    r = get_rule(wanted)
     if r is None:
         raise AuditorError(f"unknown rule code {code!r}; `audit rules` lists them")
     click.echo(f"{r.code}: {r.title}\nprotocol rule {r.protocol_ref}, severity {r.severity}\n")

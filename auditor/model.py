@@ -1,5 +1,7 @@
 """The result types every part of the auditor shares: findings, skipped rules, the audit
-result. Small frozen dataclasses, so a renderer can only format them, never change them."""
+result, and the per-run summary an archive keeps. Small frozen dataclasses, so a renderer can
+only format them, never change them; they are all that crosses module borders (and process
+borders, in an archive's workers)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,10 @@ SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 @dataclass(frozen=True)
 class Finding:
-    """One fault or observation, tied to the rule that found it and the place it is."""
+    """One fault or observation, tied to the rule that found it and the place it is.
+
+    The place is structured (row, line, column, JSON pointer), so SARIF, GitHub annotations
+    and sorting never parse it back out of text; `location` is only its text form."""
 
     code: str
     """Stable code of the rule, e.g. `A0201`."""
@@ -25,20 +30,45 @@ class Finding:
     """One sentence a reviewer understands."""
     artifact: str | None = None
     """Path of the file at fault, relative to the run dir (`/`-separated)."""
-    location: str | None = None
-    """`row N` (CSV data row, 1-based), `line N`, or a JSON pointer; None when the whole file."""
+    row: int | None = None
+    """CSV data row, 1-based, header excluded."""
+    line: int | None = None
+    """1-based physical line of the artifact (for a CSV row: the line where it starts)."""
+    column: int | None = None
+    """1-based column in that line, where known."""
+    pointer: str | None = None
+    """RFC 6901 JSON pointer inside the artifact (a JSON document or a JSON line)."""
     evidence: dict[str, Any] = field(default_factory=dict)
     """Observed and expected values (`observed`, `expected`) and any other facts."""
     title: str = ""
     missing_evidence: bool = False
     """True when the finding is that required evidence is absent (drives `incomplete`)."""
 
+    @property
+    def location(self) -> str | None:
+        """`row N`, `line N`, a JSON pointer, or `line N` followed by a pointer; None when
+        the finding is about the whole file."""
+        if self.row is not None:
+            return f"row {self.row}"
+        if self.line is not None:
+            return f"line {self.line}{self.pointer or ''}"
+        return self.pointer
+
+    def region(self) -> dict[str, Any]:
+        """The structured place, only the parts that are known."""
+        parts = {"row": self.row, "line": self.line, "column": self.column,
+                 "pointer": self.pointer}
+        return {k: v for k, v in parts.items() if v is not None}
+
     def sort_key(self) -> tuple:
         return (
             SEVERITY_ORDER[self.severity],
             self.code,
             self.artifact or "",
-            _location_key(self.location),
+            self.row if self.row is not None else -1,
+            self.line if self.line is not None else -1,
+            self.pointer or "",
+            self.column if self.column is not None else -1,
             self.message,
         )
 
@@ -51,6 +81,7 @@ class Finding:
             "message": self.message,
             "artifact": self.artifact,
             "location": self.location,
+            "region": self.region(),
             "evidence": self.evidence,
         }
 
@@ -67,6 +98,18 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class RuleInfo:
+    """What an output format needs to know of a rule that ran (SARIF's rule table, JUnit's
+    test cases): metadata only, never the check itself."""
+
+    code: str
+    title: str
+    protocol_ref: str
+    severity: Severity
+    doc: str
+
+
+@dataclass(frozen=True)
 class AuditResult:
     """Everything `audit check` concluded about one run dir; what every renderer draws."""
 
@@ -76,6 +119,8 @@ class AuditResult:
     findings: tuple[Finding, ...]
     skipped: tuple[Skipped, ...]
     rules_run: tuple[str, ...]
+    rules: tuple[RuleInfo, ...] = ()
+    """Metadata of the rules that ran or were skipped (for SARIF and JUnit)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -109,9 +154,55 @@ class AuditResult:
         }
 
 
-def _location_key(location: str | None) -> tuple:
-    """Sort `row 10` after `row 9`, not after `row 1`."""
-    if not location:
-        return (0, "", 0)
-    head, _, tail = location.rpartition(" ")
-    return (1, head, int(tail)) if tail.isdigit() else (2, location, 0)
+@dataclass(frozen=True)
+class OfferCost:
+    """One offer costed against one configuration of a run (protocol A, A9)."""
+
+    offer_id: str
+    gpu_model: str
+    lots: int
+    package_total_usd_minor: int | None
+    """None when the offer cannot be costed (priced per GPU, a B200 lot not of two)."""
+    cost_per_accepted_corpus_usd_minor: float | None
+    """None when no accepted corpus was measured on this offer's GPU (see `why_not`)."""
+    why_not: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfigSummary:
+    """One configuration of a run (a protocol A variant, a protocol B policy), as derived
+    from the run's raw evidence, never from its claims."""
+
+    config_id: str
+    accepted: bool
+    """Protocol A: a pass recomputed as accepted; protocol B: the policy's verdict."""
+    gpu_model: str | None
+    """As evidenced (driver/placement), None for a CPU run."""
+    gpu_count: int
+    precision: str | None
+    median_s: float | None
+    """Median warm pass time (A) / median trial wall time (B), successful ones only."""
+    min_s: float | None
+    max_s: float | None
+    throughput_per_s: float | None
+    """Texts (A) or inferences (B) per second at the median."""
+    reason: str | None = None
+    """Why it is not accepted, in a few words."""
+    costs: tuple[OfferCost, ...] = ()
+    extra: tuple[tuple[str, Any], ...] = ()
+    """Protocol-specific figures (p95 latency, joules per inference...), as (name, value)."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What an archive keeps of one audited run: small, frozen, picklable."""
+
+    run_dir: str
+    manifest_sha256: str | None
+    protocol: str | None
+    experiment_id: str | None
+    verdict: Verdict
+    counts: tuple[tuple[str, int], ...]
+    configurations: tuple[ConfigSummary, ...] = ()
+    main_reason: str | None = None
+    """The first error finding's message, for a run that is not accepted."""

@@ -51,9 +51,8 @@ sys.path.insert(0, str(ROOT))
 import runfactory  # noqa: E402
 
 import schemas  # noqa: E402
-from auditor.check import run_check  # noqa: E402
-from auditor.load import load_run  # noqa: E402
-from auditor.rules import all_rules  # noqa: E402
+from auditor.engine import load_run, run_check  # noqa: E402
+from auditor.protocols import all_rules  # noqa: E402
 
 
 def output_files(run: Path) -> list[Path]:

@@ -14,10 +14,12 @@ import runfactory as rf
 from click.testing import CliRunner
 
 import schemas
-from auditor.check import run_check
 from auditor.cli import cli
-from auditor.render import json_out, text
-from auditor.rules import all_rules
+from auditor.engine import run_check
+from auditor.errors import AuditorError
+from auditor.output import json as json_out
+from auditor.output import text
+from auditor.protocols import all_rules
 
 
 @pytest.fixture(scope="module")
@@ -104,12 +106,26 @@ def test_check_missing_dir_is_usage_error(tmp_path: Path) -> None:
     assert "not a directory" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_empty_dir_is_incomplete_not_a_crash(tmp_path: Path) -> None:
+def test_a_directory_that_is_not_a_run_gets_one_clear_message(tmp_path: Path) -> None:
+    with pytest.raises(AuditorError, match="not a run directory"):
+        run_check(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
+                           "check", str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1 and "not a run directory" in proc.stderr
+    report = tmp_path / "report"
+    (report / "run").mkdir(parents=True)
+    (report / "report.html").write_text("<html></html>")
+    (report / "run" / "manifest.json").write_text("{}")
+    with pytest.raises(AuditorError, match=r"report directory.*audit check .*run"):
+        run_check(report)
+
+
+def test_a_run_whose_manifest_is_missing_is_still_audited(tmp_path: Path) -> None:
+    (tmp_path / "resultats-bruts.csv").write_text("experiment_id\r\n")
     result = run_check(tmp_path)
-    assert result.verdict == "incomplete"
-    assert {f.code for f in result.findings} == {"A0001", "A0006"}
-    assert all(f.missing_evidence for f in result.findings)
-    assert result.skipped and result.exit_code == 1
+    assert result.protocol == "accepted-corpus-cost" and result.verdict != "accepted"
+    assert "A0001" in {f.code for f in result.findings}
 
 
 def test_rules_and_explain() -> None:

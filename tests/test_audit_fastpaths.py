@@ -14,9 +14,10 @@ import runfactory as rf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.check import run_check
-from auditor.load import _decode_many, _gate, _gates, decode_id_label_lines, load_run
-from auditor.rules._derive import pass_stats
+from auditor.engine import load_run, run_check
+from auditor.protocols.a.derive import pass_stats
+from auditor.readers.jsonl_id_label import _gate, _gates, decode_id_label_lines
+from auditor.readers.jsonl_id_label import decode_many as _decode_many
 
 PIECES = [b'{"id": "a", "label": "b"}', b'{"id":"a","label":"b"}', b'{"id": "a","label":"b"}',
           b'{"id": "a", "label": "b", "score": null}', b'{"id": "a", "label": "b", "score":null}',

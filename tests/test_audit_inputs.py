@@ -17,15 +17,21 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.check import run_check
+import schemas
 from auditor.cli import cli
-from auditor.load import (
-    _decode_many,
-    decode_id_label_lines,
-    load_run,
-    parse_results_csv,
-    read_csv_records,
-)
+from auditor.engine import load_run, run_check
+from auditor.readers import csv_table
+from auditor.readers.csv_table import read_csv_records
+from auditor.readers.jsonl_id_label import decode_id_label_lines
+from auditor.readers.jsonl_id_label import decode_many as _decode_many
+
+
+def parse_results_csv(data: bytes) -> tuple:
+    """(raw, typed, faults as dicts) of resultats-bruts.csv through the CSV reader."""
+    read = csv_table.read(data, name="resultats-bruts.csv", table=schemas.results_table())
+    faults = [{"kind": f.kind, "row": f.row, "line": f.line, "column": f.field,
+               "message": f.message, "severity": f.severity} for f in read.faults]
+    return read.value.raw, read.value.typed, faults
 
 SPECTRUM = Path(__file__).parents[2] / "shared/fixtures/external/csv-spectrum"
 _CLEAN: list[Path] = []

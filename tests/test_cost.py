@@ -12,8 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from auditor.cli import main
-from auditor.cost import PackageCost, cost_command, parse_count, usd
+from auditor.cost import cost_command
 from auditor.errors import AuditorError
+from auditor.protocols.a.economics import PackageCost, parse_count, usd
 
 OFFERS = {
     "schema_version": "1", "example": True,

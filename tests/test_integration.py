@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from runner_workloads import tiny_rows, write_jsonl
 from test_runner_e2e import FAILS, write_config
 
-from auditor.check import run_check
+from auditor.engine import run_check
 from runner.cli import cli as runner_cli
 
 

@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 from runfactory import make_clean_run, read_json, read_rows, rehash, write_json, write_rows
 
-from auditor.check import audit
+from auditor.engine import audit
 from auditor.model import Finding
+from auditor.protocols import all_rules
+from auditor.protocols.a.report import NOT_RECORDED_CPU
 from auditor.report import html, plots, viewmodel
 from auditor.report.build import StepTimer, build_report, render_report
-from auditor.rules import all_rules
 
 GOLDEN = Path(__file__).parent / "golden" / "report_viewmodel.json"
 GOLDEN_HTML = Path(__file__).parent / "golden" / "report.html"
@@ -104,7 +105,7 @@ def test_timings_are_median_and_range_of_warm_passes_cold_apart(clean_vm, clean)
 
 def test_cpu_memory_is_labelled_not_recorded_with_the_rss_source(clean_vm):
     for m in clean_vm["memory"]:
-        assert all(r["source"] == viewmodel.NOT_RECORDED_CPU for r in m["rows"])
+        assert all(r["source"] == NOT_RECORDED_CPU for r in m["rows"])
         assert m["other"] and all(o["source"] == "resource.getrusage" for o in m["other"])
 
 

@@ -14,8 +14,8 @@ import runfactory as rf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.load import load_run
-from auditor.rules._derive import pass_stats
+from auditor.engine import load_run
+from auditor.protocols.a.derive import pass_stats
 
 METRICS = ("macro_f1", "accuracy", "micro_f1", "weighted_f1")
 FILE = "outputs/batch-1/warm-1.jsonl"

@@ -47,6 +47,8 @@ class Fault:
     `duplicate`, `truncated`, `limit`, `gap`, `reset`, `order`, `empty`, `format`."""
     value: str | None = None
     """The offending text, shortened, where it helps the reader of the message."""
+    row: int | None = None
+    """1-based data row of a table (header excluded), where one applies."""
 
 
 @dataclass(frozen=True)
@@ -67,3 +69,24 @@ class Read(Generic[T]):
     @property
     def usable(self) -> bool:
         return self.value is not None
+
+
+def json_pointer(path: Any) -> str:
+    """RFC 6901 pointer of a path of keys and indexes (`""` for the whole document)."""
+    parts = [str(p).replace("~", "~0").replace("/", "~1") for p in path]
+    return "/" + "/".join(parts) if parts else ""
+
+
+def shorten(value: Any, limit: int = 200) -> Any:
+    """VALUE itself when its JSON text is short, else the start of that text."""
+    import json
+
+    s = json.dumps(value, default=str)
+    return value if len(s) <= limit else s[:limit] + "..."
+
+
+def utf8_fault(data: bytes, exc: UnicodeDecodeError, name: str) -> Fault:
+    """The fault of bytes that are not UTF-8, at the line where the first bad byte is."""
+    line = data.count(b"\n", 0, exc.start) + 1
+    return Fault(name, f"not valid UTF-8 (byte {exc.start})", line=line, kind="encoding",
+                 value=repr(data[exc.start:exc.start + 4]))

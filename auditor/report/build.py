@@ -93,17 +93,18 @@ def render_report(view: Any, result: AuditResult, *, offers: dict | None,
                   signer: str | None = None,
                   ) -> tuple[dict[str, Any], str, dict[str, str | None]]:
     """View model, plots and HTML of one audited run (no files written)."""
-    from auditor.report import html, plots, viewmodel
-    from auditor.rules import all_rules
+    from auditor import protocols
+    from auditor.report import html, viewmodel
 
+    protocol = protocols.get(result.protocol) if result.protocol else None
     with timer.step("view model"):
-        vm = viewmodel.build_viewmodel(view, result, all_rules(), offers=offers,
-                                       offers_label=offers_label, tool_version=__version__,
-                                       generated_at=generated_at, signer=signer)
+        vm = viewmodel.build_viewmodel(view, result, protocol.rules if protocol else (),
+                                       offers=offers, offers_label=offers_label,
+                                       tool_version=__version__, generated_at=generated_at,
+                                       signer=signer)
     with timer.step("plots"):
-        figs = {"durations": plots.durations(vm["timings"]),
-                "memory": plots.memory(vm["memory"]),
-                "cost": plots.cost(vm["economics"])}
+        module = viewmodel.protocol_report(result.protocol)
+        figs = module.figures(vm) if module is not None and view is not None else {}
     with timer.step("html"):
         page = html.render(vm, figs)
     return vm, page, figs
@@ -129,11 +130,11 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
         signer = load_signer(key, cert, chain)  # fail before any work on a bad key
     offers_data = offers_label = None
     if offers is not None:
-        from auditor.cost import load_offers
+        from auditor.protocols.a.economics import load_offers
 
         offers_data, offers_label = load_offers(offers), str(offers.name)
 
-    from auditor.check import audit
+    from auditor.engine import audit
 
     with timer.step("audit"):
         view, result = audit(run_dir)

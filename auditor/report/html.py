@@ -5,14 +5,13 @@ literally; an SVG in an <img> cannot run script either."""
 from __future__ import annotations
 
 import base64
+import collections
 from functools import cache
 from typing import Any
 
 import jinja2
 
 import templates
-
-PLOTS = ("durations", "memory", "cost")
 
 
 @cache
@@ -34,7 +33,16 @@ def svg_data_uri(svg: str | None) -> str | None:
 
 
 def render(vm: dict[str, Any], plots: dict[str, str | None]) -> str:
+    """The page of view model VM with its figures PLOTS (name -> SVG text); the run's
+    protocol supplies the template of its own sections."""
+    from auditor.report.viewmodel import protocol_report
+
     env = _env()
     css = (templates.directory() / "report.css").read_text(encoding="utf-8")
-    uris = {k: svg_data_uri(plots.get(k)) for k in PLOTS}
-    return env.get_template("report.html.j2").render(vm=vm, plots=uris, css=css)
+    # A figure the protocol did not draw is simply absent from the page.
+    uris = collections.defaultdict(lambda: None,
+                                   {k: svg_data_uri(v) for k, v in plots.items()})
+    module = protocol_report(vm.get("protocol"))
+    return env.get_template("report.html.j2").render(
+        vm=vm, plots=uris, css=css,
+        protocol_template=getattr(module, "TEMPLATE", None))

@@ -1,10 +1,10 @@
-"""The report's view model: a plain, JSON-serializable tree built from the loaded run
-(`RunView`) and the audit result (`AuditResult`) only. It never re-checks anything: what is
-wrong with the run is what the findings say; this module only arranges and summarises.
+"""The report's view model: a plain, JSON-serializable tree built from the loaded run and the
+audit result only. It never re-checks anything: what is wrong with the run is what the
+findings say; this module only arranges and summarises.
 
-Sections, in the issue's order: verdict and why; findings; what was measured; timings per
-variant (median and min-max of the warm passes, cold apart, never a p95); memory per variant
-with the source of each figure; economics; the artifact hash table; the rules appendix.
+This module builds the parts every protocol shares (verdict and why, findings, the artifact
+hash table, the rules appendix) and asks the run's protocol package for its own sections
+(`auditor/protocols/<p>/report.py`: `sections(view, result, offers=, offers_label=)`).
 
 Every value is a str, int, float, bool, None, list or dict, so the tree can be compared with
 a golden file (tests/golden/report_viewmodel.json) and rendered by any template.
@@ -12,16 +12,13 @@ a golden file (tests/golden/report_viewmodel.json) and rendered by any template.
 
 from __future__ import annotations
 
-import re
+import importlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import polars as pl
-
-from auditor.cost import PackageCost, offer_problem, usd
-from auditor.load import RunView
+from auditor import protocols
 from auditor.model import AuditResult
-from auditor.rules.base import Rule
+from auditor.rule import Rule
 
 VERDICT_TEXT = {
     "accepted": "ACCEPTED: no error was found; the claims in the run match what the auditor "
@@ -31,33 +28,26 @@ VERDICT_TEXT = {
     "incomplete": "INCOMPLETE: evidence the protocol requires is missing, and nothing wrong "
                   "was found in what is there. It cannot be accepted as it stands.",
 }
-NOT_RECORDED_CPU = "not recorded (CPU: allocator not measured)"
 NOT_RECORDED = "not recorded"
 
 
-def _s(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """A JSON-safe copy (tuples to lists, unknown objects to str)."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, Mapping):
-        return {str(k): _s(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_s(v) for v in value]
+        return [json_safe(v) for v in value]
     return str(value)
 
 
-def _get(d: Any, *keys: str, default: Any = None) -> Any:
+def lookup(d: Any, *keys: str, default: Any = None) -> Any:
     for k in keys:
         if not isinstance(d, Mapping) or k not in d:
             return default
         d = d[k]
     return d
-
-
-def _fmt_bytes(n: int | None) -> str:
-    if n is None:
-        return NOT_RECORDED
-    return f"{n / 2**20:,.1f} MiB ({n:,} B)"
 
 
 def verdict_section(result: AuditResult) -> dict[str, Any]:
@@ -90,308 +80,6 @@ def findings_section(result: AuditResult) -> dict[str, Any]:
     return {"rows": rows, "skipped": [s.to_json() for s in result.skipped]}
 
 
-def _fmt_metric(value: Any) -> str:
-    """A metric value to 4 decimals, as the CSV is read; anything else as it is."""
-    return f"{value:.4f}" if isinstance(value, float) else str(value)
-
-
-def measured_section(manifest: dict | None, env: dict | None,
-                     results: pl.DataFrame | None) -> dict[str, Any]:
-    m = manifest or {}
-    qr = m.get("quality_rule") or {}
-    ref = qr.get("reference") or {}
-    trunc = _get(m, "corpus", "truncation") or {}
-    truncation = None
-    if trunc:
-        n, cut = trunc.get("eval_texts"), trunc.get("truncated_texts")
-        share = (f" ({100 * cut / n:.1f} %)"
-                 if isinstance(n, int) and n and isinstance(cut, int) else "")
-        truncation = (f"{cut} of {n} evaluation texts cut at {trunc.get('context_tokens')} "
-                      f"tokens{share}" + (f"; rule: {trunc['rule']}" if trunc.get("rule") else ""))
-    quality = None
-    if qr:
-        quality = (f"{qr.get('metric')} >= {qr.get('threshold')} and >= reference "
-                   f"{ref.get('name')!s} ({_fmt_metric(ref.get('value'))}) - {qr.get('tolerance')} "
-                   f"({qr.get('tolerance_direction')})")
-    timer = {"full_chain": "full chain: reading, tokenization, classification and writing",
-             "processing_only": "processing only: classification alone"}.get(
-                 m.get("timer_scope"), NOT_RECORDED)
-    variants = [{k: v.get(k) for k in ("variant_id", "batch", "precision", "context", "device")}
-                for v in m.get("variants") or [] if isinstance(v, Mapping)]
-    return {
-        "experiment_id": m.get("experiment_id"),
-        "protocol": m.get("protocol"),
-        "status": m.get("status"),
-        "declared_at": m.get("declared_at"),
-        "unit_of_work": _get(m, "task", "unit_of_work"),
-        "classes": _s(_get(m, "task", "classes")),
-        "quality_rule": quality,
-        "revisions": _s(m.get("revisions")),
-        "seed": m.get("seed"),
-        "announced_variable": m.get("announced_variable"),
-        "variants": _s(variants),
-        "warmup_iterations": m.get("warmup_iterations"),
-        "warm_passes_per_variant": m.get("warm_passes_per_variant"),
-        "pass_order_method": m.get("pass_order_method"),
-        "timer_scope": timer,
-        "timer_scope_description": m.get("timer_scope_description"),
-        "truncation": truncation or NOT_RECORDED,
-        "corpus": {k: _get(m, "corpus", k) for k in ("source", "revision", "eval_size")},
-        "environment": environment_rows(env),
-        "notes": m.get("notes"),
-    }
-
-
-def environment_rows(env: dict | None) -> list[dict[str, str]]:
-    if not env:
-        return [{"label": "environment.json", "value": NOT_RECORDED}]
-    rt = env.get("runtime") or {}
-    load = _get(env, "concurrent_load", "loadavg")
-    host = env.get("host") or {}
-    rows = [
-        ("device", env.get("device")),
-        ("GPU model", env.get("gpu_model") or "none (no GPU used)"),
-        ("GPUs used (from placement evidence)", env.get("gpu_count")),
-        ("GPUs visible", env.get("gpus_visible")),
-        ("driver", env.get("driver_version") or "not applicable"),
-        ("runtime", f"{rt.get('name')} {rt.get('version') or ''}".strip()),
-        ("Python", env.get("python_version")),
-        ("PyTorch", env.get("torch_version")),
-        ("code version", env.get("code_version")),
-        ("host", " ".join(str(host[k]) for k in ("platform", "machine") if host.get(k))
-         + (f", {host['cpu_count']} CPUs" if host.get("cpu_count") else "")),
-        ("load average (1, 5, 15 min)", ", ".join(f"{x:.2f}" for x in load) if load else None),
-        ("NVML", _get(env, "concurrent_load", "nvml")),
-        ("observed at", env.get("observed_at")),
-    ]
-    return [{"label": k, "value": NOT_RECORDED if v is None or v == "" else str(v)}
-            for k, v in rows]
-
-
-def _status_frame(timeline: pl.DataFrame | None) -> pl.DataFrame | None:
-    need = {"variant_id", "phase", "run_index", "status"}
-    if timeline is None or not need <= set(timeline.columns):
-        return None
-    return (timeline.filter(pl.col("phase").is_in(["cold", "warm"]))
-            .select(["variant_id", "phase", pl.col("run_index").cast(pl.Int64), "status"])
-            .unique(subset=["variant_id", "phase", "run_index"], keep="first"))
-
-
-def timings_section(results: pl.DataFrame | None, timeline: pl.DataFrame | None,
-                    ) -> list[dict[str, Any]]:
-    """Per variant: every pass (status from timeline.jsonl), and the median and min-max of
-    the successful warm passes; cold passes summarised apart. Failed passes keep their
-    time-to-failure in the table but never enter a summary (A6.4, A10.3)."""
-    cols = {"variant_id", "phase", "run_index", "elapsed_seconds"}
-    if results is None or not cols <= set(results.columns):
-        return []
-    keep = [c for c in ("row", "variant_id", "phase", "run_index", "elapsed_seconds",
-                        "corpus_accepted", "quality_value", "notes") if c in results.columns]
-    df = results.select(keep).with_columns(pl.col("run_index").cast(pl.Int64))
-    status = _status_frame(timeline)
-    if status is not None:
-        df = df.join(status, on=["variant_id", "phase", "run_index"], how="left")
-    else:
-        df = df.with_columns(pl.lit(None, dtype=pl.String).alias("status"))
-    df = df.sort(["variant_id", "phase", "run_index"])
-    ok = df.filter((pl.col("status") == "ok") & pl.col("elapsed_seconds").is_not_null())
-    summary = (ok.group_by(["variant_id", "phase"])
-               .agg(n=pl.len(), median_s=pl.col("elapsed_seconds").median(),
-                    min_s=pl.col("elapsed_seconds").min(),
-                    max_s=pl.col("elapsed_seconds").max()))
-    summ = {(r["variant_id"], r["phase"]): r for r in summary.iter_rows(named=True)}
-    order = list(dict.fromkeys(df.get_column("variant_id").to_list()))
-    out = []
-    for vid, passes in zip(order, df.partition_by("variant_id", maintain_order=True),
-                           strict=True):
-        prow = passes.to_dicts()
-        entry: dict[str, Any] = {"variant_id": vid, "passes": [{
-            "row": p.get("row"), "phase": p["phase"], "run_index": p["run_index"],
-            "elapsed_seconds": p["elapsed_seconds"], "status": p["status"],
-            "corpus_accepted": p.get("corpus_accepted"), "quality_value": p.get("quality_value"),
-            "notes": p.get("notes") or "",
-        } for p in prow]}
-        for phase in ("warm", "cold"):
-            s = summ.get((vid, phase))
-            total = sum(1 for p in prow if p["phase"] == phase)
-            entry[phase] = {
-                "passes": total,
-                "ok": s["n"] if s else 0,
-                "median_s": s["median_s"] if s else None,
-                "min_s": s["min_s"] if s else None,
-                "max_s": s["max_s"] if s else None,
-            }
-        entry["failed"] = sum(1 for p in prow if p["status"] not in ("ok", None))
-        entry["status_known"] = status is not None
-        out.append(entry)
-    return out
-
-
-def memory_section(results: pl.DataFrame | None, traces: Mapping | None,
-                   ) -> list[dict[str, Any]]:
-    """Per variant and phase: the allocator figures (from the CSV, source torch.cuda) when
-    recorded, and any figure from another named source (A7.5) in the memory traces."""
-    if results is None or "variant_id" not in results.columns:
-        return []
-    mem_cols = ["baseline_allocated_bytes", "baseline_reserved_bytes",
-                "peak_allocated_bytes", "peak_reserved_bytes"]
-    have = [c for c in mem_cols if c in results.columns]
-    exprs = [pl.col(c).cast(pl.Int64).max().alias(c) for c in have]
-    if "device" in results.columns:
-        exprs.append(pl.col("device").first().alias("device"))
-    agg = results.group_by(["variant_id", "phase"]).agg(exprs).sort(["variant_id", "phase"])
-    by_variant: dict[str, dict[str, Any]] = {}
-    for r in agg.iter_rows(named=True):
-        v = by_variant.setdefault(r["variant_id"], {"variant_id": r["variant_id"], "rows": [],
-                                                    "series": []})
-        cuda = str(r.get("device") or "").startswith("cuda")
-        recorded = any(r.get(c) is not None for c in have)
-        v["rows"].append({
-            "phase": r["phase"],
-            "recorded": recorded,
-            "source": "torch.cuda allocator (resultats-bruts.csv, max over passes)"
-                      if recorded else (NOT_RECORDED if cuda else NOT_RECORDED_CPU),
-            **{c: r.get(c) for c in mem_cols},
-            **{c + "_text": _fmt_bytes(r.get(c)) if recorded else
-               (NOT_RECORDED if cuda else NOT_RECORDED_CPU) for c in mem_cols},
-        })
-        if recorded:
-            v["series"].append({"label": f"{r['phase']} peak reserved (torch.cuda)",
-                                "peak_bytes": r.get("peak_reserved_bytes")})
-    # Figures from outside the allocator, with their own name and source (A7.5).
-    other: dict[tuple[str, str, str, str, str], float] = {}
-    for key, trace in (traces or {}).items():
-        if not isinstance(trace, Mapping) or not isinstance(key, tuple) or len(key) < 2:
-            continue
-        for src in trace.get("other_sources") or []:
-            if not isinstance(src, Mapping) or not isinstance(src.get("value"), (int, float)):
-                continue
-            k = (str(key[0]), str(key[1]), str(src.get("name")), str(src.get("source")),
-                 str(src.get("unit")))
-            other[k] = max(other.get(k, float("-inf")), src["value"])
-    for (vid, phase, name, source, unit), value in sorted(other.items()):
-        v = by_variant.setdefault(vid, {"variant_id": vid, "rows": [], "series": []})
-        in_bytes = unit.lower() in ("bytes", "byte", "b")
-        v.setdefault("other", []).append({
-            "phase": phase, "name": name, "source": source, "unit": unit, "max_value": value,
-            "value_text": _fmt_bytes(int(value)) if in_bytes else f"{value:,} {unit}"})
-        if in_bytes:
-            v["series"].append({"label": f"{phase} {name}", "peak_bytes": int(value)})
-    for v in by_variant.values():
-        v.setdefault("other", [])
-    return [by_variant[k] for k in sorted(by_variant)]
-
-
-def _measured_gpu_models(results: pl.DataFrame | None) -> set[str]:
-    """The GPU models the passes actually ran on, from the CSV (empty set: CPU only)."""
-    if results is None or "gpu_model" not in results.columns:
-        return set()
-    return {g for g in results.get_column("gpu_model").drop_nulls().unique().to_list() if g}
-
-
-def _gpu_words(name: Any) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", str(name or "").casefold())) - {"nvidia", "amd"}
-
-
-def _same_gpu(offer_gpu: Any, measured: set[str]) -> bool:
-    """Whether an offer's GPU is one the run measured: every word of the offer's model is in
-    the name the driver reported ("H100 80GB" matches "NVIDIA H100 80GB HBM3")."""
-    words = _gpu_words(offer_gpu)
-    return bool(words) and any(words <= _gpu_words(m) for m in measured)
-
-
-def economics_section(manifest: dict | None, offers: dict | None, result: AuditResult,
-                      results: pl.DataFrame | None, timings: list[dict[str, Any]],
-                      offers_label: str) -> dict[str, Any]:
-    """A9/A10.2: package price x lots per offer; a cost per accepted corpus only from a
-    measured accepted count, and only when the audit accepted the run; configurations that
-    are not accepted listed apart, never ranked."""
-    econ = (manifest or {}).get("economics") or {}
-    lots = econ.get("lots") if isinstance(econ.get("lots"), int) else 1
-    accepted_corpora: int | None = None
-    basis: str
-    accepted_variants: set[str] = set()
-    if results is not None and {"variant_id", "corpus_accepted"} <= set(results.columns):
-        acc = (results.group_by("variant_id")
-               .agg(pl.col("corpus_accepted").all().alias("all_ok")))
-        accepted_variants = {r["variant_id"] for r in acc.iter_rows(named=True) if r["all_ok"]}
-    if result.verdict != "accepted":
-        basis = (f"The audit verdict is {result.verdict}: no accepted count is established, so "
-                 "only the package cost is given (A9.5).")
-        accepted_variants = set()
-    elif results is None or "corpus_revision" not in results.columns:
-        basis = "No results table: only the package cost is given (A9.5)."
-    else:
-        accepted_corpora = (results.filter(pl.col("corpus_accepted"))
-                            .get_column("corpus_revision").n_unique())
-        basis = (f"{accepted_corpora} distinct accepted corpus(es) measured in this run (distinct "
-                 "corpus revisions with an accepted pass; repetitions are not deliverables, "
-                 "A9.3). Cost per accepted corpus = package total / that count, only for offers of "
-                 "the GPU the run measured: an accepted count says nothing of other hardware. "
-                 "No cadence is projected over the package's days.")
-        if accepted_corpora == 0:
-            accepted_corpora = None
-            basis = "No accepted corpus was measured: only the package cost is given (A9.5)."
-    measured_on = _measured_gpu_models(results)
-    gpus_used = (int(results.get_column("gpu_count").max() or 0)
-                 if results is not None and "gpu_count" in results.columns else 0)
-    rows = []
-    for o in (offers or {}).get("offers") or []:
-        if not isinstance(o, Mapping):
-            continue
-        problem = offer_problem(dict(o))
-        price = o.get("price_per_lot_usd_minor")
-        total = price * lots if isinstance(price, int) and problem is None else None
-        # An accepted count says something only about the hardware it was measured on.
-        same_hw = _same_gpu(o.get("gpu_model"), measured_on)
-        per = (PackageCost(dict(o), lots, total, accepted_corpora).per_corpus_usd_minor
-               if total is not None and same_hw else None)
-        why_not = ("not computed (no measured accepted count)" if accepted_corpora is None
-                   or total is None else
-                   f"not computed: run measured on {', '.join(sorted(measured_on)) or 'CPU'}")
-        rows.append({
-            "offer_id": o.get("offer_id"), "provider": o.get("provider"),
-            "gpu_model": o.get("gpu_model"), "gpus_per_lot": o.get("gpus_per_lot"),
-            "duration_days": o.get("duration_days"), "lots": lots,
-            "price_per_lot_usd_minor": price,
-            "price_per_lot_text": usd(price) if isinstance(price, int) else NOT_RECORDED,
-            "total_usd_minor": total, "total_text": usd(total) if total is not None else "—",
-            "per_corpus_usd_minor": float(per) if per is not None else None,
-            "per_corpus_text": usd(per) if per is not None else why_not,
-            "measured_here": same_hw,
-            # A4.2: the lot's price covers every GPU in it, used or not.
-            "lot_use": (f"The run used {gpus_used} GPU(s); a lot of this offer holds "
-                        f"{o.get('gpus_per_lot')} and its price covers all of them (A4.2)."
-                        if same_hw and isinstance(o.get("gpus_per_lot"), int)
-                        and 0 < gpus_used < o["gpus_per_lot"] else None),
-            "problem": problem,
-            "chosen": o.get("offer_id") == econ.get("offer_id"),
-        })
-    warm = {t["variant_id"]: t["warm"] for t in timings}
-    variants = sorted(warm) or sorted(accepted_variants)
-    accepted = sorted((v for v in variants if v in accepted_variants),
-                      key=lambda v: (warm.get(v, {}).get("median_s") is None,
-                                     warm.get(v, {}).get("median_s") or 0.0, v))
-    not_accepted = [v for v in variants if v not in accepted_variants]
-    return {
-        "offers_source": offers_label,
-        "example_prices": bool((offers or {}).get("example")),
-        "chosen_offer": econ.get("offer_id"),
-        "lots": lots,
-        "accepted_corpora": accepted_corpora,
-        "basis": basis,
-        "offers": rows,
-        "accepted_configurations": [
-            {"rank": i + 1, "variant_id": v, "median_warm_s": warm.get(v, {}).get("median_s")}
-            for i, v in enumerate(accepted)],
-        "not_accepted_configurations": [
-            {"variant_id": v, "median_warm_s": warm.get(v, {}).get("median_s"),
-             "why": "a pass was not accepted" if result.verdict == "accepted"
-                    else f"the run is {result.verdict}"}
-            for v in not_accepted],
-    }
-
-
 def artifacts_section(files: Mapping[str, str] | None) -> list[dict[str, str]]:
     return [{"path": p, "sha256": h} for p, h in sorted((files or {}).items())]
 
@@ -401,33 +89,21 @@ def rules_section(rules: Iterable[Any]) -> list[dict[str, str]]:
              "severity": r.severity, "doc": r.doc} for r in sorted(rules, key=lambda r: r.code)]
 
 
-def factor_common_notes(timings: list[dict[str, Any]]) -> str:
-    """Move the `; `-separated parts of `notes` that every pass repeats into one text, shown
-    once above the pass table, and leave each pass only what is its own. Nothing is dropped:
-    common text + a pass's own text is the pass's whole note, part for part."""
-    passes = [p for t in timings for p in t["passes"]]
-    if len(passes) < 2:
-        return ""
-    split = [p["notes"].split("; ") if p["notes"] else [] for p in passes]
-    common = set(split[0]).intersection(*split[1:])
-    for p, parts in zip(passes, split, strict=True):
-        p["notes"] = "; ".join(part for part in parts if part not in common)
-    return "; ".join(part for part in split[0] if part in common)
+def protocol_report(protocol: str | None) -> Any:
+    """The report module of PROTOCOL's package (None for an unknown protocol)."""
+    p = protocols.get(protocol) if protocol else None
+    return importlib.import_module(p.report_module) if p and p.report_module else None
 
 
-def build_viewmodel(view: RunView, result: AuditResult, rules: Iterable[Rule], *,
+def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
                     offers: dict | None = None, offers_label: str | None = None,
                     tool_version: str = "", generated_at: str = "",
                     signer: str | None = None) -> dict[str, Any]:
     """The whole tree, from the loaded run and its audit only; `offers` overrides the run's
     own offers (`--offers`)."""
-    manifest = view.manifest
-    results = view.results
-    timings = timings_section(results, view.timeline)
-    notes_common = factor_common_notes(timings)
-    run_offers = view.offers
-    if offers is None:
-        offers, offers_label = run_offers, "economics/offers.json (the run's own offers)"
+    module = protocol_report(result.protocol)
+    own = ({} if module is None or view is None else
+           module.sections(view, result, offers=offers, offers_label=offers_label))
     return {
         "title": f"Audit report: {result.experiment_id or 'unknown experiment'}",
         "tool": {"name": "gpubench-audit", "version": tool_version},
@@ -444,12 +120,7 @@ def build_viewmodel(view: RunView, result: AuditResult, rules: Iterable[Rule], *
         "experiment_id": result.experiment_id,
         "verdict": verdict_section(result),
         "findings": findings_section(result),
-        "measured": measured_section(manifest, view.environment, results),
-        "timings": timings,
-        "notes_common": notes_common,
-        "memory": memory_section(results, view.memory_traces),
-        "economics": economics_section(manifest, offers, result, results, timings,
-                                       offers_label or "not given"),
-        "artifacts": artifacts_section(view.files_on_disk),
+        **own,
+        "artifacts": artifacts_section(None if view is None else view.files_on_disk),
         "rules": rules_section(rules),
     }

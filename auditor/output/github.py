@@ -1,0 +1,42 @@
+"""`--format github`: GitHub Actions workflow commands, one annotation per finding
+(`::error file=…,line=…,col=…,title=…::message`), so a check step marks the file and line in
+the pull request. Paths are the run dir as given plus the artifact, as the workflow sees
+them. Values are escaped as the runner expects: `%`, CR and LF everywhere, and `:` and `,`
+in properties."""
+
+from __future__ import annotations
+
+import os
+
+from auditor.model import AuditResult
+
+COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(result: AuditResult, *, color: bool = False) -> str:
+    lines = []
+    for f in result.findings:
+        props = []
+        if f.artifact:
+            props.append(f"file={_prop(os.path.join(result.run_dir, f.artifact))}")
+            if f.line is not None:
+                props.append(f"line={f.line}")
+                if f.column is not None:
+                    props.append(f"col={f.column}")
+        props.append(f"title={_prop(f'{f.code} {f.title}'.strip())}")
+        where = f" ({f.location})" if f.location and f.line is None else ""
+        lines.append(f"::{COMMANDS[f.severity]} {','.join(props)}::"
+                     f"{_data(f'{f.message}{where} [{f.protocol_ref}]')}")
+    c = result.counts()
+    lines.append(f"::notice title={_prop('audit verdict')}::"
+                 + _data(f"{result.run_dir}: {result.verdict} ({c['error']} error(s), "
+                         f"{c['warning']} warning(s), {len(result.skipped)} rule(s) skipped)"))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,60 @@
+"""`--format junit`: JUnit XML, which GitLab, Jenkins and most CI servers show as a test
+report. One test suite per run, one test case per rule: a rule with error findings fails
+(one `<failure>` per error finding), a rule that could not run is skipped with its reason,
+warnings and notes go to the case's `system-out`. Text from the run is escaped, and
+characters XML 1.0 cannot hold are replaced, so a hostile ID never breaks the file."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from auditor.model import AuditResult, Finding
+
+_NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _x(text: object) -> str:
+    return _NOT_XML.sub("\ufffd", str(text))
+
+
+def _line(f: Finding) -> str:
+    where = f"{f.artifact}:{f.location}" if f.artifact and f.location else (f.artifact or "")
+    return _x(f"{where} {f.code} {f.message}".strip())
+
+
+def render(result: AuditResult, *, color: bool = False) -> str:
+    titles = {r.code: r.title for r in result.rules}
+    by_code: dict[str, list[Finding]] = {}
+    for f in result.findings:
+        by_code.setdefault(f.code, []).append(f)
+        titles.setdefault(f.code, f.title or f.code)
+    skipped = {s.code: s.reason for s in result.skipped}
+    codes = sorted(set(titles))
+    failures = sum(1 for f in result.findings if f.severity == "error")
+    suites = ET.Element("testsuites", name="gpubench-audit", tests=str(len(codes)),
+                        failures=str(failures), errors="0", skipped=str(len(skipped)))
+    suite = ET.SubElement(suites, "testsuite", name=_x(f"audit {result.run_dir}"),
+                          tests=str(len(codes)), failures=str(failures), errors="0",
+                          skipped=str(len(skipped)))
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("verdict", result.verdict), ("protocol", result.protocol),
+                       ("experiment_id", result.experiment_id)):
+        ET.SubElement(props, "property", name=key, value=_x(value or ""))
+    classname = f"audit.{result.protocol or 'unknown'}"
+    for code in codes:
+        case = ET.SubElement(suite, "testcase", classname=classname,
+                             name=_x(f"{code} {titles[code]}"))
+        if code in skipped:
+            ET.SubElement(case, "skipped", message=_x(skipped[code]))
+            continue
+        found = by_code.get(code, [])
+        for f in (f for f in found if f.severity == "error"):
+            failure = ET.SubElement(case, "failure", message=_x(f.message), type=code)
+            failure.text = _line(f)
+        others = [f for f in found if f.severity != "error"]
+        if others:
+            ET.SubElement(case, "system-out").text = "\n".join(
+                f"{f.severity}: {_line(f)}" for f in others)
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

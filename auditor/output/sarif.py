@@ -1,0 +1,100 @@
+"""`--format sarif`: SARIF 2.1.0 (OASIS), what code-scanning tools (GitHub code scanning,
+GitLab, IDEs) read.
+
+One `run`: `tool.driver.rules` holds one entry per rule that ran or was skipped, with its
+title, protocol section and its whole documentation as help text; each finding is a
+`result` with `ruleId`, `level` (error, warning, note) and a `physicalLocation` at the
+artifact (relative to the `RUNDIR` base, the run directory) and, where known, the line and
+column. A CSV row's line is the line where the row starts; a JSON pointer, which SARIF's
+region cannot hold, goes into the result's properties. Skipped rules are tool notifications
+of the invocation, and the verdict is a property of the run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from auditor import __version__
+from auditor.model import AuditResult, Finding, RuleInfo
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _rule_entry(info: RuleInfo) -> dict[str, Any]:
+    summary = info.doc.split("\n\n")[0].split("\n", 1)[-1].strip() or info.title
+    return {
+        "id": info.code,
+        "name": "".join(w.capitalize() for w in info.title.replace("-", " ").split()
+                        if w.isalnum()) or info.code,
+        "shortDescription": {"text": info.title},
+        "fullDescription": {"text": summary},
+        "help": {"text": info.doc or info.title},
+        "defaultConfiguration": {"level": LEVELS[info.severity]},
+        "properties": {"protocol_ref": info.protocol_ref, "tags": [info.protocol_ref]},
+    }
+
+
+def _location(f: Finding) -> dict[str, Any]:
+    physical: dict[str, Any] = {
+        "artifactLocation": {"uri": quote(f.artifact or "", safe="/"), "uriBaseId": "RUNDIR"}}
+    region: dict[str, int] = {}
+    if f.line is not None and f.line >= 1:
+        region["startLine"] = f.line
+        if f.column is not None and f.column >= 1:
+            region["startColumn"] = f.column
+    if region:
+        physical["region"] = region
+    return {"physicalLocation": physical}
+
+
+def sarif_log(result: AuditResult) -> dict[str, Any]:
+    """The SARIF log of RESULT as a JSON-ready dict."""
+    infos = {r.code: r for r in result.rules}
+    for f in result.findings:  # engine-level findings (an internal error) have no rule module
+        infos.setdefault(f.code, RuleInfo(f.code, f.title or f.code, f.protocol_ref,
+                                          f.severity, f.title or f.code))
+    order = sorted(infos)
+    index = {code: i for i, code in enumerate(order)}
+    results = []
+    for f in result.findings:
+        item: dict[str, Any] = {
+            "ruleId": f.code, "ruleIndex": index[f.code], "level": LEVELS[f.severity],
+            "message": {"text": f.message},
+            "properties": {"protocol_ref": f.protocol_ref, "evidence": f.evidence,
+                           **({"row": f.row} if f.row is not None else {}),
+                           **({"jsonPointer": f.pointer} if f.pointer else {}),
+                           **({"missingEvidence": True} if f.missing_evidence else {})},
+        }
+        if f.artifact:
+            item["locations"] = [_location(f)]
+        results.append(item)
+    root = Path(result.run_dir).resolve().as_uri().rstrip("/") + "/"
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "gpubench-audit", "version": __version__, "semanticVersion": __version__,
+                "informationUri": "https://gpubench-audit.invalid/docs/protocol",
+                "rules": [_rule_entry(infos[c]) for c in order]}},
+            "originalUriBaseIds": {"RUNDIR": {"uri": root}},
+            "invocations": [{
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [
+                    {"level": "note", "message": {"text": f"rule not run: {s.reason}"},
+                     "descriptor": {"id": s.code}}
+                    for s in result.skipped]}],
+            "results": results,
+            "properties": {"verdict": result.verdict, "protocol": result.protocol,
+                           "experiment_id": result.experiment_id,
+                           "rules_run": list(result.rules_run)},
+        }],
+    }
+
+
+def render(result: AuditResult, *, color: bool = False) -> str:
+    return json.dumps(sarif_log(result), indent=2, ensure_ascii=False, default=str) + "\n"

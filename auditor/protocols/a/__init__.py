@@ -1,0 +1,56 @@
+"""Protocol A, "an accepted corpus before cost" (seed 000; PROTOCOL.md A1-A10): batch
+variants of one classifier over a fixed evaluation corpus, judged on the corpus accepted
+(IDs exactly once, valid format, quality rule met) before any cost is compared.
+
+The package: `artifacts.py` (what the run dir holds), `view.py` (loading it through the
+readers), `derive.py` (every fact recomputed from raw evidence, once), `rules/` (one module
+per rule, `A` codes), `economics.py` (the package calculation), `report.py` (its report
+sections and run summary)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from auditor.model import Finding, RunSummary
+from auditor.protocols.a.artifacts import PARSED_PREFIXES, RESULTS
+from auditor.protocols.base import Protocol
+
+
+def _load(files: Any) -> Any:
+    from auditor.protocols.a.view import load
+
+    return load(files)
+
+
+def _locate(view: Any, f: Finding) -> Finding:
+    """A CSV row's finding also gets the physical line where the row starts (SARIF and
+    GitHub annotations point at lines)."""
+    if f.artifact != RESULTS or f.row is None or f.line is not None:
+        return f
+    raw = view.results_raw
+    if raw is None or "row" not in raw.columns or not 1 <= f.row <= raw.height:
+        return f
+    line = raw.get_column("line")[f.row - 1]
+    return dataclasses.replace(f, line=int(line)) if line is not None else f
+
+
+def _summarize(view: Any, result: Any) -> RunSummary:
+    from auditor.protocols.a.report import summarize
+
+    return summarize(view, result)
+
+
+PROTOCOL = Protocol(
+    name="accepted-corpus-cost",
+    prefix="A",
+    title="Protocol A: an accepted corpus before cost",
+    rules_package="auditor.protocols.a.rules",
+    parsed_prefixes=PARSED_PREFIXES,
+    signature_files=(RESULTS,),
+    load=_load,
+    internal_error_ref="A10.1",
+    locate=_locate,
+    summarize=_summarize,
+    report_module="auditor.protocols.a.report",
+)

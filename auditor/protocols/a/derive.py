@@ -1,0 +1,359 @@
+"""Tables several rules derive from the same raw files, computed once per view (cached on the
+view's identity) and vectorized with polars: per output file, the set comparison against
+corpus/expected_ids.txt and the quality metric recomputed from outputs and references.
+
+Metric conventions (documented for reviewers; the same as scikit-learn with
+`zero_division=0`): a prediction is the first valid line for an expected ID whose label is a
+declared class; an expected ID without one counts as wrong (a false negative of its reference
+class, no false positive). Per class c: F1 = 2·TP / (predicted_c + reference_c), 0 when both
+are 0. `macro_f1` = unweighted mean of F1 over the declared classes present in the references
+or the predictions; `weighted_f1` = mean weighted by reference support; `micro_f1` =
+2·ΣTP / (Σpredicted + Σreference); `accuracy` = ΣTP / number of reference IDs. A pass with no
+valid line has no value (empty cell).
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Callable, Iterator
+from functools import wraps
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from auditor.protocols.a.view import RunView
+
+EPS = 1e-9
+#: A CSV claim of a metric (written with a few decimals) may differ from the recomputed value
+#: by this much and still be the same value.
+QUALITY_ABS_TOL = 1e-4
+KEY = ["variant_id", "phase", "run_index"]
+
+
+def per_view(fn: Callable[[RunView], pl.DataFrame]) -> Callable[[RunView], pl.DataFrame]:
+    """Compute FN once per view; the result lives as long as the view (a weak key), so a
+    long benchmark or a server does not keep old runs' frames alive."""
+    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    @wraps(fn)
+    def wrapper(view: RunView) -> pl.DataFrame:
+        if view not in cache:
+            cache[view] = fn(view)
+        return cache[view]
+
+    wrapper.cache_clear = cache.clear  # type: ignore[attr-defined]
+    return wrapper
+
+
+def pass_name(variant: str, phase: str, run: int) -> str:
+    return f"{variant}/{phase}-{run}"
+
+
+@per_view
+def expected_index(view: RunView) -> pl.DataFrame:
+    """The distinct expected IDs in list order: `id`, `exp` (position) and `ref` (the label
+    of the ID's first reference line; null without one or without references)."""
+    assert view.expected_ids is not None
+    exp = (view.expected_ids.select("id").unique(maintain_order=True)
+           .with_row_index("exp").with_columns(pl.col("exp").cast(pl.Int64)))
+    if view.references is None:
+        return exp.with_columns(pl.lit(None, dtype=pl.String).alias("ref"))
+    refs = (view.references.unique(subset="id", keep="first", maintain_order=True)
+            .select("id", pl.col("label").alias("ref")))
+    return exp.join(refs, on="id", how="left", maintain_order="left")
+
+
+@per_view
+def indexed_outputs(view: RunView) -> pl.DataFrame:
+    """The output lines with `exp` (the expected ID's position among the distinct expected
+    IDs, null for an ID outside the list), `ref` (its reference label) and `ok` (valid line
+    with a declared label). One hash join of every line against the expected list."""
+    assert view.outputs is not None
+    ok = (pl.col("valid") & pl.col("label").is_in(list(view.classes))).fill_null(False)
+    return view.outputs.join(expected_index(view), on="id", how="left",
+                             maintain_order="left").with_columns(ok.alias("ok"))
+
+
+def _class_counts(classes: list[str]) -> list[pl.Expr]:
+    """Per class k: `_npred{k}` (scored predictions of class k) and `_tp{k}` (those right).
+    A scored prediction: a usable line for an expected ID that has a reference."""
+    scored = pl.col("ok") & pl.col("ref").is_not_null()
+    out = []
+    for k, c in enumerate(classes):
+        pred_c = scored & (pl.col("label") == c)
+        out += [pred_c.sum().alias(f"_npred{k}"),
+                (pred_c & (pl.col("ref") == c)).sum().alias(f"_tp{k}")]
+    return out
+
+
+@per_view
+def pass_stats(view: RunView) -> pl.DataFrame:
+    """One row per output file, in `output_index` order: `variant_id, phase, run_index, file,
+    lines, observed_ids, unique_ids, n_dup, dup_ids, dup_line, n_missing, missing_ids,
+    n_extra, extra_ids, extra_line, n_invalid, invalid_lines, n_bad_label, bad_label_lines,
+    usable, quality_value, ids_match, format_valid, quality_ok, accepted` (lists hold at most
+    20 items; `dup_line`/`extra_line`: first line of a repeated or an extra ID), and for
+    A0303 `order_diffs`, `order_first_line`, `order_first_id`: the lines whose expected-ID
+    position differs from their line number, the first of them and its ID.
+
+    One grouped pass over all output lines computes every count and the metric's per-class
+    counts; integer positions of the expected IDs carry the set work (no cross join of files
+    x IDs). The ID lists, and the metric of a file with a repeated ID (its first usable line
+    per ID is the prediction), are computed only for the few files that have a fault."""
+    o = indexed_outputs(view)
+    exp_ids = expected_index(view)["id"]
+    n_exp = exp_ids.len()
+    classes = list(view.classes)
+    c_id, c_exp, c_line = pl.col("id"), pl.col("exp"), pl.col("line")
+    extra = c_id.is_not_null() & c_exp.is_null()
+    bad_label = pl.col("valid") & ~pl.col("ok")
+    off = (c_exp != c_line - 1).fill_null(True)
+    base = o.group_by("file_no").agg(
+        pl.len().alias("lines"),
+        c_id.is_not_null().sum().alias("observed_ids"),
+        c_exp.drop_nulls().n_unique().alias("n_present"),
+        c_id.filter(extra).n_unique().alias("n_extra"),
+        c_line.filter(~pl.col("valid")).head(20).alias("invalid_lines"),
+        (~pl.col("valid")).sum().alias("n_invalid"),
+        c_line.filter(bad_label).head(20).alias("bad_label_lines"),
+        bad_label.sum().alias("n_bad_label"),
+        pl.col("ok").sum().alias("usable"),
+        off.sum().alias("order_diffs"),
+        c_line.filter(off).first().alias("order_first_line"),
+        c_id.filter(off).first().alias("order_first_id"),
+        *_class_counts(classes),
+    )
+    idx = view.output_index.with_row_index("file_no").with_columns(
+        pl.col("file_no").cast(pl.Int64))
+    out = idx.join(base, on="file_no", how="left", maintain_order="left")
+    counts = ["lines", "observed_ids", "n_present", "n_extra", "n_invalid", "n_bad_label",
+              "usable", "order_diffs"]
+    out = out.with_columns([pl.col(c).fill_null(0).cast(pl.Int64) for c in counts])
+    out = out.with_columns(
+        (pl.col("n_present") + pl.col("n_extra")).alias("unique_ids"),
+        (n_exp - pl.col("n_present")).alias("n_missing"))
+    surplus = pl.col("observed_ids") > pl.col("unique_ids")
+    dup_nos = out.filter(surplus)["file_no"]
+    # ID lists, only for the files with a fault
+    dups = (o.filter(pl.col("file_no").is_in(dup_nos.implode()) & c_id.is_not_null())
+            .group_by("file_no", "id").agg(pl.len(), c_line.sort().slice(1, 1).first())
+            .filter(pl.col("len") > 1)
+            .group_by("file_no").agg(pl.len().alias("n_dup"),
+                                     c_id.sort().head(20).alias("dup_ids"),
+                                     c_line.min().alias("dup_line")))
+    miss_nos = out.filter(pl.col("n_missing") > 0).select("file_no")
+    exp_frame = exp_ids.to_frame().with_row_index("exp").with_columns(
+        pl.col("exp").cast(pl.Int64))
+    present = o.filter(pl.col("file_no").is_in(miss_nos["file_no"].implode())
+                       & c_exp.is_not_null()).select("file_no", "exp")
+    missing = (miss_nos.join(exp_frame, how="cross")
+               .join(present, on=["file_no", "exp"], how="anti")
+               .group_by("file_no").agg(c_id.sort().head(20).alias("missing_ids")))
+    extra_nos = out.filter(pl.col("n_extra") > 0)["file_no"]
+    extras = (o.filter(pl.col("file_no").is_in(extra_nos.implode()) & extra)
+              .group_by("file_no").agg(c_id.unique().sort().head(20).alias("extra_ids"),
+                                       c_line.min().alias("extra_line")))
+    for part in (dups, missing, extras):
+        out = out.join(part, on="file_no", how="left", maintain_order="left")
+    out = out.with_columns(pl.col("n_dup").fill_null(0).cast(pl.Int64))
+    out = out.with_columns([pl.col(c).fill_null([]) for c in
+                            ("dup_ids", "missing_ids", "extra_ids", "invalid_lines",
+                             "bad_label_lines")])
+    out = out.with_columns(_quality(view, o, out, classes, dup_nos))
+    m = view.manifest or {}
+    qr = m.get("quality_rule") or {}
+    thr = qr.get("threshold")
+    floor = None
+    if isinstance(qr.get("reference"), dict) and qr.get("tolerance") is not None:
+        floor = qr["reference"].get("value", 0) - qr["tolerance"]
+    q = pl.col("quality_value")
+    quality_ok = q.is_not_null()
+    if thr is not None:
+        quality_ok = quality_ok & (q >= thr - EPS)
+    if floor is not None:
+        quality_ok = quality_ok & (q >= floor - EPS)
+    out = out.with_columns(
+        ((pl.col("n_dup") == 0) & (pl.col("n_missing") == 0) & (pl.col("n_extra") == 0))
+        .alias("ids_match"),
+        ((pl.col("n_invalid") == 0) & (pl.col("n_bad_label") == 0)).alias("format_valid"),
+        quality_ok.fill_null(False).alias("quality_ok"),
+    )
+    return out.select(
+        "variant_id", "phase", "run_index", "file", "lines", "observed_ids", "unique_ids",
+        "n_dup", "dup_ids", "dup_line", "n_missing", "missing_ids", "n_extra", "extra_ids",
+        "extra_line", "n_invalid", "invalid_lines", "n_bad_label", "bad_label_lines", "usable",
+        "quality_value", "ids_match", "format_valid", "quality_ok",
+        (pl.col("ids_match") & pl.col("format_valid") & pl.col("quality_ok")).alias("accepted"),
+        "order_diffs", "order_first_line", "order_first_id")
+
+
+def _quality(view: RunView, o: pl.DataFrame, stats: pl.DataFrame, classes: list[str],
+             dup_nos: pl.Series) -> pl.Series:
+    """`quality_value` for each row of STATS (the per-file class counts of `pass_stats`)."""
+    none = pl.Series("quality_value", [None] * stats.height, dtype=pl.Float64)
+    refs = expected_index(view).filter(pl.col("ref").is_not_null())
+    if view.references is None or not classes or refs.height == 0:
+        return none
+    metric = ((view.manifest or {}).get("quality_rule") or {}).get("metric", "macro_f1")
+    cols = [f"_{w}{k}" for k in range(len(classes)) for w in ("npred", "tp")]
+    counts = stats.select("file_no", *cols)
+    if dup_nos.len():  # one ID answered twice: its first usable line is the prediction
+        preds = (o.filter(pl.col("file_no").is_in(dup_nos.implode()) & pl.col("ok")
+                          & pl.col("exp").is_not_null())
+                 .unique(subset=["file_no", "exp"], keep="first", maintain_order=True))
+        redo = (dup_nos.to_frame().join(preds.group_by("file_no").agg(_class_counts(classes)),
+                                        on="file_no", how="left")
+                .with_columns([pl.col(c).fill_null(0).cast(counts[c].dtype) for c in cols]))
+        counts = counts.update(redo, on="file_no")
+    long = pl.concat([counts.select("file_no", pl.lit(c).alias("cls"),
+                                    pl.col(f"_tp{k}").alias("tp"),
+                                    pl.col(f"_npred{k}").alias("npred"))
+                      for k, c in enumerate(classes)])
+    nref = refs.group_by(pl.col("ref").alias("cls")).agg(pl.len().alias("nref"))
+    per = long.join(nref, on="cls", how="left", maintain_order="left").with_columns(
+        [pl.col(c).fill_null(0).cast(pl.Float64) for c in ("tp", "nref", "npred")])
+    denom = pl.col("npred") + pl.col("nref")
+    per = per.with_columns(
+        pl.when(denom > 0).then(2 * pl.col("tp") / denom).otherwise(0.0).alias("f1"),
+        (denom > 0).alias("present"))
+    values = {
+        "macro_f1": pl.col("f1").filter(pl.col("present")).mean(),
+        "weighted_f1": (pl.col("f1") * pl.col("nref")).sum() / pl.col("nref").sum(),
+        "micro_f1": 2 * pl.col("tp").sum() / (pl.col("npred").sum() + pl.col("nref").sum()),
+        "accuracy": pl.col("tp").sum() / pl.col("nref").sum(),
+    }
+    q = per.group_by("file_no", maintain_order=True).agg(
+        values.get(metric, values["macro_f1"]).alias("qv"))
+    return (stats.select("file_no", "usable").join(q, on="file_no", how="left",
+                                                   maintain_order="left")
+            .select(pl.when(pl.col("usable") > 0).then(pl.col("qv"))
+                    .alias("quality_value")).to_series())
+
+
+@per_view
+def rows_with_stats(view: RunView) -> pl.DataFrame:
+    """CSV rows joined with their output file's recomputed stats (inner join); the
+    recomputed columns that share a CSV name are prefixed `re_`."""
+    assert view.results is not None
+    stats = pass_stats(view).rename({c: f"re_{c}" for c in
+                                     ("observed_ids", "quality_value", "ids_match",
+                                      "format_valid")})
+    return view.results.join(stats, on=KEY, how="inner")
+
+
+def variant_accepted(view: RunView) -> pl.DataFrame:
+    """Per variant (from the CSV): distinct corpus revisions with a recomputed accepted pass."""
+    r = rows_with_stats(view)
+    return (view.results.select("variant_id").unique()
+            .join(r.filter(pl.col("accepted")).group_by("variant_id").agg(
+                pl.col("corpus_revision").n_unique().alias("accepted_corpora")),
+                on="variant_id", how="left")
+            .with_columns(pl.col("accepted_corpora").fill_null(0)))
+
+
+def claimed_true(row: dict, *columns: str) -> bool:
+    return any(row.get(c) is True for c in columns)
+
+
+def with_claims(view: RunView, per_file: pl.DataFrame, *columns: str
+                ) -> Iterator[tuple[dict, bool]]:
+    """Each row of PER_FILE (keyed by KEY) and whether its CSV row claims one of COLUMNS
+    true. A fault in a pass the row honestly declares failed is a warning, not an error
+    (A6.4); without a CSV, every fault counts as claimed."""
+    if view.results is None:
+        for s in per_file.iter_rows(named=True):
+            yield s, True
+        return
+    joined = per_file.join(view.results.select([*KEY, *columns]), on=KEY, how="left")
+    for s in joined.iter_rows(named=True):
+        yield s, claimed_true(s, *columns)
+
+
+def chosen_offer(view: RunView) -> tuple[int, dict] | None:
+    """(index in the offers file, offer) of the offer the manifest names; None when it
+    names none or one the offers file lacks (A0901 reports that)."""
+    econ = view.manifest.get("economics") if view.manifest else None
+    if not econ or view.offers is None:
+        return None
+    for n, o in enumerate(view.offers["offers"]):
+        if o["offer_id"] == econ["offer_id"]:
+            return n, o
+    return None
+
+
+def note_sources(view: RunView) -> list[tuple[str, dict[str, Any], str, str | None]]:
+    """Every free-text note: (artifact, its place as finding keywords, text, variant_id or
+    None)."""
+    out: list[tuple[str, dict[str, Any], str, str | None]] = []
+    if view.results is not None:
+        for row, variant, note in view.results.select("row", "variant_id", "notes").filter(
+                pl.col("notes").is_not_null() & (pl.col("notes") != "")).iter_rows():
+            out.append(("resultats-bruts.csv", {"row": row}, note, variant))
+    m = view.manifest or {}
+    if isinstance(m.get("notes"), str) and m["notes"]:
+        out.append(("manifest.json", {"pointer": "/notes"}, m["notes"], None))
+    return out
+
+
+NUMBER = re.compile(r"(?<![\w.])\d[\d_,]*(?:\.\d+)?")
+
+
+def numbers_in(text: str) -> list[float]:
+    vals = []
+    for tok in NUMBER.findall(text):
+        try:
+            vals.append(float(tok.replace(",", "").replace("_", "")))
+        except ValueError:
+            continue
+    return vals
+
+
+# -- facts the report, the summary and the rules share -----------------------------------
+
+def variants_accepted(view: RunView) -> set[str]:
+    """Variants every pass of which the auditor recomputes as accepted (IDs exactly once,
+    valid format, quality rule met), from the output files alone; a variant with a failed
+    or unaccepted pass is not an accepted configuration."""
+    if view.outputs is None or view.expected_ids is None:
+        return set()
+    per = pass_stats(view).group_by("variant_id").agg(pl.col("accepted").all())
+    return {v for v, ok in per.iter_rows() if ok}
+
+
+def accepted_corpora(view: RunView) -> int:
+    """Distinct corpora with a pass recomputed as accepted (A9.3): the corpus revisions of
+    the rows whose output file is accepted, never a count of repetitions."""
+    if view.results is None or view.outputs is None or view.expected_ids is None:
+        return 0
+    return (rows_with_stats(view).filter(pl.col("accepted"))
+            .get_column("corpus_revision").drop_nulls().n_unique())
+
+
+@per_view
+def pass_gpus(view: RunView) -> pl.DataFrame:
+    """Per pass with placement evidence: `variant_id, phase, run_index, file, gpu_count`
+    (distinct GPU indices that held parameters or inputs) and `gpu_models` (the names the
+    driver reported for them), from evidence/placement/ only."""
+    rows = [{"variant_id": k[0], "phase": k[1], "run_index": k[2],
+             "file": view.placement_files[k],
+             "gpu_count": len({g["index"] for g in doc["gpus_used"]}),
+             "gpu_models": sorted({g["name"] for g in doc["gpus_used"]})}
+            for k, doc in sorted(view.placement.items())]
+    return pl.DataFrame(rows, schema={"variant_id": pl.String, "phase": pl.String,
+                                      "run_index": pl.Int64, "file": pl.String,
+                                      "gpu_count": pl.Int64,
+                                      "gpu_models": pl.List(pl.String)})
+
+
+def gpus_used(view: RunView) -> int:
+    """The most GPUs any pass used, from the placement evidence (0: a CPU run)."""
+    counts = pass_gpus(view).get_column("gpu_count")
+    return int(counts.max() or 0) if counts.len() else 0
+
+
+def gpu_models(view: RunView) -> set[str]:
+    """The GPU models the passes ran on, as the driver named them in the placement
+    evidence (empty: CPU only)."""
+    return set(pass_gpus(view).get_column("gpu_models").explode().drop_nulls().to_list())

@@ -1,0 +1,30 @@
+"""A0001: manifest.json is present, valid JSON and valid against its schema.
+
+What it checks: the run's declaration exists, parses, and matches
+`schemas/manifest.schema.json`; each schema fault is reported with its JSON pointer.
+Why it matters: the manifest is what was fixed before measuring (A1.1, A1.2, A5.1, A6.1) and
+carries the SHA-256 of every file (A10.1); without it no claim of the run can be checked.
+Example: a manifest whose `quality_rule.threshold` is the string "0.8" is reported at
+`/quality_rule/threshold`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.model import Finding
+from auditor.protocols.a.artifacts import MANIFEST
+from auditor.protocols.a.view import RunView
+from auditor.rule import rule
+
+
+@rule(code="A0001", title="manifest present and valid", protocol_ref="A10.1", severity="error")
+def check(view: RunView) -> Iterator[Finding]:
+    if "manifest" in view.absent:
+        yield RULE.finding("the run dir has no manifest.json: nothing was declared before "
+                           "measuring and no file hash can be checked", artifact=MANIFEST,
+                           missing_evidence=True)
+    yield from (f for f in view.load_findings if f.code == RULE.code)
+
+
+RULE = check

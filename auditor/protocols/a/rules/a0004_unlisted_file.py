@@ -1,0 +1,31 @@
+"""A0004: no file in the run dir is missing from the manifest's artifact list.
+
+What it checks: every file under the run dir other than `manifest.json` is listed in
+`manifest.artifacts`.
+Why it matters: an unlisted file was added or renamed after the run was sealed (A10.1); it
+cannot be trusted as part of the dossier, and a rule could read it as evidence.
+Example: `outputs/batch-4/warm-6.jsonl` on disk but not in the manifest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.model import Finding
+from auditor.protocols.a.artifacts import MANIFEST
+from auditor.protocols.a.view import RunView
+from auditor.rule import rule
+
+
+@rule(code="A0004", title="file not listed in the manifest", protocol_ref="A10.1",
+      severity="error", requires=("manifest",))
+def check(view: RunView) -> Iterator[Finding]:
+    listed = view.manifest["artifacts"]
+    for rel in sorted(view.files_on_disk):
+        if rel != MANIFEST and rel not in listed:
+            yield RULE.finding(f"{rel} is in the run dir but not in the manifest's artifacts",
+                               artifact=rel, observed="unlisted", expected="listed with its "
+                               "SHA-256 in manifest.json")
+
+
+RULE = check

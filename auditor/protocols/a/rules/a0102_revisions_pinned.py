@@ -1,0 +1,47 @@
+"""A0102: revisions and seed are pinned and the same wherever they appear.
+
+What it checks: each row's `corpus_revision`, `model_revision`, `tokenizer_revision` and
+`seed` equal the manifest's `revisions` and `seed`; `manifest.corpus.revision` equals
+`revisions.corpus`; `environment.json`'s `code_version` equals `revisions.code`.
+Why it matters: A1.2 pins the corpus, model, tokenizer and code and announces the seed; a row
+measured with another model revision is not the same experiment.
+Example: row 4 says `model_revision` sha256:aaaa while the manifest pins sha256:bbbb.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import polars as pl
+
+from auditor.model import Finding
+from auditor.protocols.a.artifacts import ENVIRONMENT, MANIFEST, RESULTS
+from auditor.protocols.a.view import RunView
+from auditor.rule import rule
+
+
+@rule(code="A0102", title="revisions and seed pinned", protocol_ref="A1.2", severity="error",
+      requires=("manifest", "results"))
+def check(view: RunView) -> Iterator[Finding]:
+    m = view.manifest
+    rev = m["revisions"]
+    want = {"corpus_revision": rev["corpus"], "model_revision": rev["model"],
+            "tokenizer_revision": rev["tokenizer"], "seed": m["seed"]}
+    for col, value in want.items():
+        bad = view.results.filter((pl.col(col) != value).fill_null(True))
+        for row, got in bad.select("row", col).iter_rows():
+            yield RULE.finding(f"{col} differs from the revision pinned in the manifest",
+                               artifact=RESULTS, row=row, observed=got,
+                               expected=value, field=col)
+    if m["corpus"]["revision"] != rev["corpus"]:
+        yield RULE.finding("corpus.revision differs from revisions.corpus", artifact=MANIFEST,
+                           pointer="/corpus/revision", observed=m["corpus"]["revision"],
+                           expected=rev["corpus"])
+    env = view.environment
+    if env is not None and env["code_version"] != rev["code"]:
+        yield RULE.finding("the code version observed differs from the one pinned",
+                           artifact=ENVIRONMENT, pointer="/code_version",
+                           observed=env["code_version"], expected=rev["code"])
+
+
+RULE = check

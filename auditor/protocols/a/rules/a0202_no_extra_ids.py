@@ -1,0 +1,36 @@
+"""A0202: no output ID outside the expected list.
+
+What it checks: per output file, IDs that are not in `corpus/expected_ids.txt`. An error when
+the row claims `ids_match` or `corpus_accepted`, a warning when it declares the pass
+incomplete.
+Why it matters: A2.2: an extra answer means the pass classified something else than the
+corpus (another split, a stale file); its quality figure is not about the corpus.
+Example: `outputs/batch-1/warm-1.jsonl` answers `tu-00012`, a tuning ID.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import polars as pl
+
+from auditor.model import Finding
+from auditor.protocols.a.derive import pass_stats, with_claims
+from auditor.protocols.a.view import RunView
+from auditor.rule import rule
+
+
+@rule(code="A0202", title="no extra output ID", protocol_ref="A2.2", severity="error",
+      requires=("outputs", "expected_ids", "manifest"))
+def check(view: RunView) -> Iterator[Finding]:
+    stats = pass_stats(view).filter(pl.col("n_extra") > 0)
+    for s, claimed in with_claims(view, stats, "ids_match", "corpus_accepted"):
+        yield RULE.finding(
+            f"{s['n_extra']} output ID(s) are not in the expected list"
+            + ("" if claimed else " (declared by the row: not accepted)"),
+            artifact=s["file"], line=s['extra_line'],
+            severity="error" if claimed else "warning",
+            observed=s["extra_ids"], expected="only expected IDs", count=s["n_extra"])
+
+
+RULE = check

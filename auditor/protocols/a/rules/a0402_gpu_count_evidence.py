@@ -1,0 +1,63 @@
+"""A0402: `gpu_count` is backed by placement evidence of the GPUs actually used.
+
+What it checks: every pass has its placement evidence
+(`evidence/placement/<variant>/<phase>-<run>.json`); the row's `gpu_count` equals the number
+of distinct GPUs that held parameters or inputs (`gpus_used`), the row's `device` holds the
+parameters, and `environment.json`'s `gpu_count` is the most GPUs any pass used.
+Why it matters: A4.2: a leased lot of two GPUs does not mean the program used both; the count
+must come from what the process did, not from the offer or from the GPUs visible.
+Example: row 5 says `gpu_count` 2 while its placement shows all parameters on `cuda:0`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.model import Finding
+from auditor.protocols.a.artifacts import ENVIRONMENT, RESULTS
+from auditor.protocols.a.derive import pass_name
+from auditor.protocols.a.view import RunView
+from auditor.rule import rule
+
+
+@rule(code="A0402", title="gpu_count backed by evidence", protocol_ref="A4.2",
+      severity="error", requires=("results", "placement"))
+def check(view: RunView) -> Iterator[Finding]:
+    most = 0
+    for r in view.results.select("row", "variant_id", "phase", "run_index", "gpu_count",
+                                 "device").iter_rows(named=True):
+        key = (r["variant_id"], r["phase"], r["run_index"])
+        doc = view.placement.get(key)
+        name = pass_name(*key)
+        if doc is None:
+            yield RULE.finding(f"no placement evidence for pass {name}: gpu_count is unbacked",
+                               artifact=RESULTS, row=r["row"],
+                               missing_evidence=True, observed="absent",
+                               expected=f"evidence/placement/{name}.json")
+            continue
+        used = len({g["index"] for g in doc["gpus_used"]})
+        most = max(most, used)
+        if r["gpu_count"] != used:
+            yield RULE.finding(f"gpu_count differs from the GPUs pass {name} actually used",
+                               artifact=RESULTS, row=r["row"],
+                               observed=r["gpu_count"], expected=used,
+                               evidence_file=view.placement_files[key])
+        if doc["parameter_devices"] and _norm(r["device"]) not in {
+                _norm(d) for d in doc["parameter_devices"]}:
+            yield RULE.finding(f"the parameters of pass {name} were not on the row's device",
+                               artifact=view.placement_files[key],
+                               pointer="/parameter_devices", observed=doc["parameter_devices"],
+                               expected=r["device"])
+    env = view.environment
+    if env is not None and env["gpu_count"] != most:
+        yield RULE.finding("environment gpu_count differs from the GPUs the passes used",
+                           artifact=ENVIRONMENT, pointer="/gpu_count",
+                           observed=env["gpu_count"], expected=most)
+
+
+def _norm(device: str) -> str:
+    """`cuda` names the current device, `cuda:0` in a single-process run."""
+    return "cuda:0" if device == "cuda" else device
+
+
+RULE = check

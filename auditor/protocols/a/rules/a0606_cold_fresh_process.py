@@ -1,0 +1,43 @@
+"""A0606: each cold pass ran in a fresh process of its own.
+
+What it checks: cold passes in `timeline.jsonl` have `fresh_process` true and a pid no other
+cold or warm pass used.
+Why it matters: A6.5: first passes are comparable only when each starts from a new process;
+a "cold" pass run after another pass in the same process inherits its caches and compiled
+kernels.
+Example: `batch-4/cold-1` ran with pid 4012, the pid of `batch-1/cold-1`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import polars as pl
+
+from auditor.model import Finding
+from auditor.protocols.a.artifacts import TIMELINE
+from auditor.protocols.a.derive import pass_name
+from auditor.protocols.a.view import RunView
+from auditor.rule import rule
+
+
+@rule(code="A0606", title="cold passes in fresh processes", protocol_ref="A6.5",
+      severity="error", requires=("timeline",))
+def check(view: RunView) -> Iterator[Finding]:
+    t = view.timeline
+    passes = t.filter(pl.col("phase").is_in(["cold", "warm"]))
+    shared = passes.group_by("pid").agg(pl.len().alias("uses"))
+    cold = t.filter(pl.col("phase") == "cold").join(shared, on="pid", how="left")
+    for c in cold.iter_rows(named=True):
+        name = pass_name(c["variant_id"], "cold", c["run_index"])
+        if not c["fresh_process"]:
+            yield RULE.finding(f"cold pass {name} did not run in a fresh process",
+                               artifact=TIMELINE, line=c['line'],
+                               observed=False, expected=True)
+        elif (c["uses"] or 0) > 1:
+            yield RULE.finding(f"cold pass {name} shares its process (pid {c['pid']}) with "
+                               "another pass", artifact=TIMELINE, line=c['line'],
+                               observed=c["pid"], expected="a pid of its own")
+
+
+RULE = check

@@ -1,0 +1,372 @@
+"""Load a protocol A run dir once into one immutable view (`RunView`) that every rule reads.
+
+The run-dir walk (`auditor.rundir`) has read and hashed each file once; this module hands
+each artifact of the table in `artifacts.py` to its reader and keeps what they return:
+tabular artifacts as polars frames, JSON documents as dicts. It judges nothing: a reader's
+fault becomes a finding (A0001 for the manifest, A0002 for any other artifact) with the file
+and its line, column or JSON pointer, and the artifact kind is left out of `available`, so the
+rules that need it are skipped with the reason. The CSV's format faults are kept as data
+(`results_faults`) for the A08xx rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import polars as pl
+
+import schemas
+from auditor.model import Finding
+from auditor.protocols.a.artifacts import (
+    ENVIRONMENT,
+    EXPECTED,
+    MANIFEST,
+    MEMORY_TRACES,
+    OFFERS,
+    OUTPUTS,
+    PASS_FILE,
+    PLACEMENT,
+    REFERENCES,
+    RESULTS,
+    SET_CHECK,
+    SPLITS,
+    TIMELINE,
+)
+from auditor.readers import csv_table, id_list, json_doc, jsonl_id_label, jsonl_records
+from auditor.readers.base import Fault
+from auditor.rundir import RunFiles
+
+PassKey = tuple[str, str, int]
+
+
+@dataclass(frozen=True, eq=False)
+class RunView:
+    """The one immutable view of a protocol A run dir. Frames are never mutated by rules
+    (polars frames are values: every operation returns a new frame). Identity-hashed, so
+    derived tables can be cached per view."""
+
+    root: Path
+    manifest: dict | None
+    """manifest.json parsed; None when absent or not JSON (schema faults: see load_findings)."""
+    results: pl.DataFrame | None
+    """resultats-bruts.csv typed per its table schema, plus `row` (1-based data row) and
+    `line` (physical line where the record starts). None when the CSV is structurally broken."""
+    results_raw: pl.DataFrame | None
+    """The same rows as strings, exactly as in the file (for A8 format rules)."""
+    results_faults: pl.DataFrame
+    """CSV format faults: `kind`, `severity`, `row`, `line`, `column`, `value`, `message`."""
+    expected_ids: pl.DataFrame | None
+    """`line`, `id` from corpus/expected_ids.txt (duplicates kept)."""
+    references: pl.DataFrame | None
+    """`line`, `id`, `label`."""
+    outputs: pl.DataFrame | None
+    """All output lines: `variant_id`, `phase`, `run_index`, `file`, `file_no` (the file's
+    row in `output_index`; lines are in file, then line order), `line`, `id`, `label`,
+    `valid` (parses and matches the line schema), `error` (why not)."""
+    output_files: tuple[str, ...]
+    """Every output file (empty ones included), relative paths."""
+    output_index: pl.DataFrame
+    """One row per output file: `variant_id`, `phase`, `run_index`, `file`."""
+    timeline: pl.DataFrame | None
+    memory_traces: Mapping[PassKey, dict]
+    memory_trace_files: Mapping[PassKey, str]
+    placement: Mapping[PassKey, dict]
+    placement_files: Mapping[PassKey, str]
+    environment: dict | None
+    offers: dict | None
+    offers_path: str
+    set_check: dict | None
+    splits: Mapping[str, pl.DataFrame]
+    files_on_disk: Mapping[str, str]
+    """Relative path -> sha256 of every file under the run dir."""
+    load_findings: tuple[Finding, ...]
+    available: frozenset[str]
+    """Artifact kinds that loaded well (what `Rule.requires` names)."""
+    absent: frozenset[str] = field(default_factory=frozenset)
+    """Required artifact kinds with no file at all."""
+    unavailable_reason: Mapping[str, str] = field(default_factory=dict)
+    """Why a kind is not available (absent or malformed, naming the file)."""
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        m = self.manifest or {}
+        return tuple((m.get("task") or {}).get("classes") or ())
+
+
+def load(files: RunFiles) -> RunView:
+    """The view of the run dir FILES was walked from; every fault inside it is a finding."""
+    return _Loader(files).load()
+
+
+_TIMELINE_SCHEMA = {
+    "line": pl.Int64, "order_index": pl.Int64, "variant_id": pl.String, "phase": pl.String,
+    "run_index": pl.Int64, "status": pl.String, "started_at": pl.String,
+    "ended_at": pl.String, "elapsed_seconds": pl.Float64, "load_seconds": pl.Float64,
+    "pid": pl.Int64, "fresh_process": pl.Boolean, "iterations": pl.Int64,
+    "incident_kind": pl.String, "incident_message": pl.String}
+
+
+class _Loader:
+    def __init__(self, files: RunFiles) -> None:
+        self.files = files
+        self.data = files.data
+        self.findings: list[Finding] = []
+        self.available: set[str] = set()
+        self.absent: set[str] = set()
+        self.reason: dict[str, str] = {}
+        for f in files.faults:
+            self.report(f)
+
+    # -- helpers -------------------------------------------------------------------------
+    def report(self, fault: Fault, code: str = "A0002", ref: str = "A1.4") -> None:
+        evidence = {} if fault.value is None else {"observed": fault.value}
+        self.findings.append(Finding(
+            code=code, severity=fault.severity, protocol_ref=ref, message=fault.message,
+            artifact=fault.file, row=fault.row, line=fault.line, column=fault.column,
+            pointer=fault.pointer, evidence=evidence))
+
+    def bad(self, kind: str, why: str) -> None:
+        self.reason.setdefault(kind, why)
+
+    def doc(self, rel: str, kind: str, schema: str, code: str = "A0002", ref: str = "A1.4"
+            ) -> dict | None:
+        """One JSON document that parses and matches its schema, else None (and findings)."""
+        read = json_doc.read(self.data[rel], name=rel, schema=schema)
+        for f in read.faults:
+            self.report(f, code, ref)
+        if read.errors or not isinstance(read.value, dict):
+            self.bad(kind, f"{rel} is not valid JSON" if read.value is None
+                     else f"{rel} does not match its schema")
+            return None
+        return read.value
+
+    # -- the artifacts -------------------------------------------------------------------
+    def load(self) -> RunView:
+        manifest = self.load_manifest()
+        expected = self.load_id_list(EXPECTED, "expected_ids")
+        splits: dict[str, pl.DataFrame] = {}
+        for name, rel in SPLITS.items():
+            df = self.load_id_list(rel, "splits")
+            if df is not None:
+                splits[name] = df
+        if len(splits) < 2:  # both lists are needed; one absent or malformed: neither counts
+            self.available.discard("splits")
+        references = self.load_references()
+        results_raw, results, faults = self.load_results()
+        outputs, out_files, out_index = self.load_outputs()
+        timeline = self.load_timeline()
+        traces, trace_files = self.load_pass_docs(MEMORY_TRACES, "memory_traces",
+                                                  "memory_trace")
+        placement, placement_files = self.load_pass_docs(PLACEMENT, "placement", "placement")
+        environment = self.load_doc(ENVIRONMENT, "environment", "environment")
+        offers_path = OFFERS
+        econ = (manifest or {}).get("economics")
+        if isinstance(econ, dict) and isinstance(econ.get("offers_file"), str):
+            offers_path = econ["offers_file"]
+        offers = self.load_doc(offers_path, "offers", "offers", required=bool(econ))
+        set_check = self.load_doc(SET_CHECK, "set_check", "set_check")
+        for kind in self.absent:
+            self.reason.setdefault(kind, f"no {kind} artifact in the run dir")
+        return RunView(
+            root=self.files.root, manifest=manifest, results=results,
+            results_raw=results_raw, results_faults=faults, expected_ids=expected,
+            references=references, outputs=outputs, output_files=out_files,
+            output_index=out_index, timeline=timeline,
+            memory_traces=MappingProxyType(traces),
+            memory_trace_files=MappingProxyType(trace_files),
+            placement=MappingProxyType(placement),
+            placement_files=MappingProxyType(placement_files), environment=environment,
+            offers=offers, offers_path=offers_path, set_check=set_check,
+            splits=MappingProxyType(splits), files_on_disk=self.files.hashes,
+            load_findings=tuple(self.findings), available=frozenset(self.available),
+            absent=frozenset(self.absent),
+            unavailable_reason=MappingProxyType(
+                {k: v for k, v in self.reason.items() if k not in self.available}),
+        )
+
+    def load_manifest(self) -> dict | None:
+        if MANIFEST not in self.data:
+            self.absent.add("manifest")
+            return None
+        read = json_doc.read(self.data[MANIFEST], name=MANIFEST, schema="manifest",
+                             label="the manifest")
+        for f in read.faults:
+            self.report(f, "A0001", "A10.1")
+        if read.value is None:
+            self.bad("manifest", f"{MANIFEST} is not valid JSON")
+            return None
+        if read.errors:
+            self.bad("manifest", f"{MANIFEST} does not match its schema")
+            # Keep a dict for the run's identity in the report, never for the rules.
+            return read.value if isinstance(read.value, dict) else None
+        self.available.add("manifest")
+        return read.value
+
+    def load_doc(self, rel: str, kind: str, schema: str, required: bool = True) -> dict | None:
+        if rel not in self.data:
+            if required:
+                self.absent.add(kind)
+            return None
+        doc = self.doc(rel, kind, schema)
+        if doc is not None:
+            self.available.add(kind)
+        return doc
+
+    def load_id_list(self, rel: str, kind: str) -> pl.DataFrame | None:
+        if rel not in self.data:
+            self.absent.add(kind)
+            return None
+        read = id_list.read(self.data[rel], name=rel)
+        for f in read.faults:
+            self.report(f)
+        if read.value is None:
+            self.bad(kind, f"{rel} is not valid UTF-8")
+            return None
+        self.available.add(kind)
+        return read.value
+
+    def load_references(self) -> pl.DataFrame | None:
+        if REFERENCES not in self.data:
+            self.absent.add("references")
+            return None
+        df = jsonl_id_label.decode_id_label_lines(self.data[REFERENCES], "reference_line")
+        bad = df.filter(~pl.col("valid")).head(20)
+        for line, err in zip(bad["line"], bad["error"], strict=True):
+            self.findings.append(Finding(
+                code="A0002", severity="error", protocol_ref="A2.4",
+                message=f"bad reference line: {err}", artifact=REFERENCES, line=line))
+        if bad.height:
+            self.bad("references", f"{REFERENCES} has malformed lines")
+            return None
+        self.available.add("references")
+        return df.select("line", "id", "label")
+
+    def load_outputs(self) -> tuple[pl.DataFrame | None, tuple[str, ...], pl.DataFrame]:
+        index: list[tuple[int, str, str, int, str]] = []
+        for rel in self.files.paths(OUTPUTS):
+            m = PASS_FILE.match(rel[len(OUTPUTS):])
+            if not m or m["ext"] != "jsonl":
+                self.report(Fault(rel, "output file name is not "
+                                  "outputs/<variant_id>/<cold|warm>-<run_index>.jsonl"))
+                continue
+            index.append((len(index), m["variant"], m["phase"], int(m["run"]), rel))
+        idx = pl.DataFrame(index, schema={"file_no": pl.Int64, "variant_id": pl.String,
+                                          "phase": pl.String, "run_index": pl.Int64,
+                                          "file": pl.String}, orient="row")
+        if not index:
+            self.absent.add("outputs")
+            return None, (), idx.drop("file_no")
+        self.available.add("outputs")
+        frames = jsonl_id_label.decode_many([self.data[r[4]] for r in index], "output_line")
+        # file_no is the row of `idx`: a gather (no hash join over a million lines) labels
+        # each line with its pass and file.
+        fno = frames["file_no"]
+        outputs = frames.select(
+            *[idx[c].gather(fno) for c in ("variant_id", "phase", "run_index", "file")],
+            pl.col("file_no").set_sorted(), "line", "id", "label", "valid", "error")
+        return outputs, tuple(r[4] for r in index), idx.drop("file_no")
+
+    def load_timeline(self) -> pl.DataFrame | None:
+        if TIMELINE not in self.data:
+            self.absent.add("timeline")
+            return None
+        read = jsonl_records.read(self.data[TIMELINE], name=TIMELINE, schema="timeline_entry",
+                                  label="timeline-entry")
+        for f in read.faults:
+            self.report(f, ref="A6.4")
+        if read.value is None or read.errors:
+            self.bad("timeline", f"{TIMELINE} has malformed lines" if read.value is not None
+                     else f"{TIMELINE} is not valid UTF-8")
+            return None
+        rows = [_timeline_row(n, obj) for n, obj in read.value]
+        df = pl.DataFrame(rows, schema=_TIMELINE_SCHEMA, orient="row")
+        times = df.select(
+            pl.col("started_at").str.to_datetime(time_zone="UTC", strict=False).alias("s"),
+            pl.col("ended_at").str.to_datetime(time_zone="UTC", strict=False).alias("e"))
+        bad = df.filter(times["s"].is_null() | times["e"].is_null())
+        for line in bad["line"]:
+            self.report(Fault(TIMELINE, "started_at/ended_at is not an ISO 8601 date-time",
+                              line=line), ref="A6.4")
+        if bad.height:
+            self.bad("timeline", f"{TIMELINE} has unreadable times")
+            return None
+        self.available.add("timeline")
+        return df.with_columns(times["s"].alias("started"), times["e"].alias("ended"))
+
+    def load_pass_docs(self, prefix: str, kind: str, schema: str
+                       ) -> tuple[dict[PassKey, dict], dict[PassKey, str]]:
+        docs: dict[PassKey, dict] = {}
+        files: dict[PassKey, str] = {}
+        rels = self.files.paths(prefix)
+        if not rels:
+            self.absent.add(kind)
+            return docs, files
+        ok = True
+        for rel in rels:
+            m = PASS_FILE.match(rel[len(prefix):])
+            if not m or m["ext"] != "json":
+                self.report(Fault(rel, f"file name is not {prefix}<variant_id>/"
+                                  "<cold|warm>-<run_index>.json"))
+                continue
+            key = (m["variant"], m["phase"], int(m["run"]))
+            doc = self.doc(rel, kind, schema)
+            if doc is None:
+                ok = False
+                continue
+            said = (doc.get("variant_id"), doc.get("phase"), doc.get("run_index"))
+            if said != key:
+                self.findings.append(Finding(
+                    code="A0002", severity="error", protocol_ref="A1.4",
+                    message="the document names another pass than its path", artifact=rel,
+                    pointer="/variant_id", evidence={"observed": list(said),
+                                                     "expected": list(key)}))
+                ok = False
+                continue
+            docs[key] = doc
+            files[key] = rel
+        if ok:
+            self.available.add(kind)
+        return docs, files
+
+    def load_results(self) -> tuple[pl.DataFrame | None, pl.DataFrame | None, pl.DataFrame]:
+        if RESULTS not in self.data:
+            self.absent.add("results")
+            return None, None, faults_frame(())
+        read = csv_table.read(self.data[RESULTS], name=RESULTS, table=schemas.results_table())
+        table = read.value
+        assert table is not None  # the CSV reader always returns a Table
+        if table.typed is None or read.errors:
+            self.bad("results", f"{RESULTS} has format errors (see the A08xx findings)")
+            return table.raw, None, faults_frame(read.faults)
+        self.available.add("results")
+        return table.raw, table.typed, faults_frame(read.faults)
+
+
+def _timeline_row(n: int, obj: dict[str, Any]) -> dict[str, Any]:
+    inc = obj.get("incident") or {}
+    return {
+        "line": n, "order_index": obj["order_index"], "variant_id": obj["variant_id"],
+        "phase": obj["phase"], "run_index": obj["run_index"], "status": obj["status"],
+        "started_at": obj["started_at"], "ended_at": obj["ended_at"],
+        "elapsed_seconds": _num(obj.get("elapsed_seconds")),
+        "load_seconds": _num(obj.get("load_seconds")), "pid": obj["pid"],
+        "fresh_process": obj["fresh_process"], "iterations": obj.get("iterations"),
+        "incident_kind": inc.get("kind"), "incident_message": inc.get("message"),
+    }
+
+
+def faults_frame(faults: tuple[Fault, ...] | list[Fault]) -> pl.DataFrame:
+    """CSV faults as the frame the A08xx rules read (`column` is the CSV column's name)."""
+    return pl.DataFrame(
+        [{"kind": f.kind, "severity": f.severity, "row": f.row, "line": f.line,
+          "column": f.field, "value": f.value, "message": f.message} for f in faults],
+        schema={"kind": pl.String, "severity": pl.String, "row": pl.Int64, "line": pl.Int64,
+                "column": pl.String, "value": pl.String, "message": pl.String}, orient="row")
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None

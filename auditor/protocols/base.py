@@ -1,0 +1,93 @@
+"""What a protocol package provides to the engine, which knows no protocol itself.
+
+A protocol package (`auditor/protocols/<x>/__init__.py`) defines `PROTOCOL`, a `Protocol`:
+the manifest's `protocol` value it audits, the code prefix of its rules, which files it
+parses, how it loads a run dir into its own immutable view (through the readers), where its
+rules are (one module each, discovered), how it places findings (a CSV row on its line) and
+how it summarises a run for an archive and a report. Everything protocol-specific lives in
+that package: the engine picks it from `manifest.json`'s `protocol`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from typing import Protocol as TypingProtocol
+
+from auditor.model import Finding, RunSummary
+from auditor.rule import Rule
+from auditor.rundir import RunFiles
+
+
+class LoadedRun(TypingProtocol):
+    """What the engine needs of any protocol's run view."""
+
+    root: Path
+    manifest: dict | None
+    files_on_disk: Mapping[str, str]
+    load_findings: tuple[Finding, ...]
+    available: frozenset[str]
+    unavailable_reason: Mapping[str, str]
+
+
+RULE_MODULE = re.compile(r"^[a-z]\d{4}_\w+$")
+
+
+@dataclass(frozen=True, eq=False)
+class Protocol:
+    name: str
+    """The manifest's `protocol` value, e.g. `accepted-corpus-cost`."""
+    prefix: str
+    """Code prefix of its rules (`A`), and of its section references (`A2.1`)."""
+    title: str
+    rules_package: str
+    """Dotted name of the package holding one module per rule (`a0201_ids_exactly_once`)."""
+    parsed_prefixes: tuple[str, ...]
+    """Run dir paths whose bytes the loader parses (kept in memory after hashing)."""
+    signature_files: tuple[str, ...]
+    """Files that identify such a run when its manifest is missing or unreadable."""
+    load: Callable[[RunFiles], LoadedRun]
+    internal_error_ref: str
+    """Protocol section an auditor crash is reported under (the dossier rule)."""
+    locate: Callable[[LoadedRun, Finding], Finding] = lambda view, f: f
+    """Complete a finding's place from the view (a CSV row's physical line)."""
+    summarize: Callable[[LoadedRun, Any], RunSummary] | None = None
+    """The per-run summary an archive keeps (view, AuditResult) -> RunSummary."""
+    report_module: str | None = None
+    """Dotted module with the protocol's report parts: `sections(view, result, offers=,
+    offers_label=)` (its view-model sections), `figures(vm)` (name -> SVG) and `TEMPLATE`
+    (the Jinja2 template of its sections, included by report.html.j2)."""
+
+    @property
+    def internal_error_code(self) -> str:
+        return f"{self.prefix}0000"
+
+    @cached_property
+    def rules(self) -> tuple[Rule, ...]:
+        """Every rule of the package, sorted by code. A module that looks like a rule but
+        defines no `RULE`, or a code without this protocol's prefix, is a bug: it raises here
+        (and in the meta-tests) instead of silently never running."""
+        package = importlib.import_module(self.rules_package)
+        found: list[Rule] = []
+        for info in pkgutil.iter_modules(package.__path__):
+            if not RULE_MODULE.match(info.name):
+                continue  # helpers: _derive, _memory ...
+            module = importlib.import_module(f"{self.rules_package}.{info.name}")
+            rule = getattr(module, "RULE", None)
+            if not isinstance(rule, Rule):
+                raise TypeError(f"{module.__name__} defines no RULE")
+            if not rule.code.startswith(self.prefix) or \
+                    info.name[1:5] != rule.code[len(self.prefix):len(self.prefix) + 4]:
+                raise ValueError(f"{module.__name__}: code {rule.code} does not match the "
+                                 f"module name and the protocol prefix {self.prefix}")
+            found.append(rule)
+        return tuple(sorted(found, key=lambda r: r.code))
+
+    def get_rule(self, code: str) -> Rule | None:
+        return next((r for r in self.rules if r.code == code), None)

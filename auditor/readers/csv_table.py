@@ -1,0 +1,182 @@
+"""RFC 4180 CSV tables typed by a table schema in `schemas/` (`resultats-bruts.table.json`,
+and protocol B's tables): the raw cells as strings exactly as written, the typed frame, and
+every format fault as data (kind, row, line, column name, value).
+
+Fault kinds: `encoding`, `quoting`, `header`, `cells`, `type`, `decimal_comma`, `empty`,
+`duplicate_row` (two rows for one primary key), `line_ending` (a warning: RFC 4180 ends
+records with CRLF). The typed frame is None when the table's structure is broken (quoting,
+header, a row of the wrong width); cell-level faults leave it typed, the bad cells null.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from auditor.readers.base import Fault, Read
+
+_INT = r"^-?[0-9]+$"
+_NUM = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
+_DECIMAL_COMMA = r"^-?[0-9]+,[0-9]+$"
+
+
+def read_csv_records(text: str) -> tuple[list[tuple[int, list[str]]], dict | None]:
+    """RFC 4180 records of a CSV text: (start line, cells). Quoted fields may hold commas,
+    doubled quotes and line breaks. Returns the records parsed before any quoting fault, and
+    that fault (`line`, `message`) or None."""
+    records: list[tuple[int, list[str]]] = []
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    start = 1
+    try:
+        for cells in reader:
+            records.append((start, cells))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        return records, {"line": reader.line_num, "message": f"CSV quoting error: {exc}"}
+    return records, None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A CSV table: `raw` holds every cell as written (strings) plus `row` (1-based data row)
+    and `line` (the physical line where the record starts); `typed` the same rows typed per
+    the table schema (None when the structure is broken)."""
+
+    raw: pl.DataFrame | None
+    typed: pl.DataFrame | None
+
+
+def read(data: bytes, *, name: str, table: dict[str, Any]) -> Read[Table]:
+    """Parse DATA as the CSV table TABLE describes (`fields` in order, each with `name`,
+    `type` (string, integer, number, boolean), optionally `enum`, `minimum`,
+    `empty_allowed`; optionally `primaryKey`, a list of field names)."""
+    raw, typed, faults = _parse(data, table)
+    return Read(Table(raw, typed), tuple(
+        Fault(name, f["message"], line=f["line"], row=f["row"], field=f["column"],
+              value=f["value"], severity=f["severity"], kind=f["kind"]) for f in faults))
+
+
+def _parse(data: bytes, table: dict[str, Any]
+           ) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[dict]]:
+    faults: list[dict] = []
+    cols = [f["name"] for f in table["fields"]]
+
+    def fault(kind: str, message: str, line: int | None = None, row: int | None = None,
+              column: str | None = None, value: str | None = None, severity: str = "error"
+              ) -> None:
+        faults.append({"kind": kind, "severity": severity, "row": row, "line": line,
+                       "column": column, "value": value, "message": message})
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        fault("encoding", f"not valid UTF-8 (byte {exc.start})",
+              line=data.count(b"\n", 0, exc.start) + 1, value=repr(data[exc.start:exc.start + 4]))
+        return None, None, faults
+    if text.startswith("\ufeff"):
+        fault("encoding", "starts with a byte-order mark", line=1)
+        text = text[1:]
+    records, qerr = read_csv_records(text)
+    if qerr:
+        fault("quoting", qerr["message"], line=qerr["line"])
+    # RFC 4180 ends records with CRLF; bare LF outside quoted fields is a (lenient) warning.
+    # Quoted fields may hold bare line breaks: mask them, keeping offsets, before looking.
+    unquoted = re.sub(r'"(?:[^"]|"")*"',
+                      lambda m: m.group().replace("\r", "\x01").replace("\n", "\x02"), text)
+    bare = re.search(r"(?<!\r)\n", unquoted)
+    if bare:
+        pos = bare.start()
+        fault("line_ending", "records end with LF, not CRLF (RFC 4180)", severity="warning",
+              line=unquoted.count("\n", 0, pos) + unquoted.count("\x02", 0, pos) + 1)
+    if not records:
+        fault("header", "the file is empty: no header row", line=1)
+        return None, None, faults
+    hline, header = records[0]
+    if header != cols:
+        first = next((i for i, (a, b) in enumerate(zip(header, cols, strict=False)) if a != b),
+                     min(len(header), len(cols)))
+        fault("header", f"header differs from the fixed one at column {first + 1}", line=hline,
+              column=cols[first] if first < len(cols) else None,
+              value=header[first] if first < len(header) else None)
+        return None, None, faults
+    good: list[tuple[int, int, list[str]]] = []
+    for row, (line, cells) in enumerate(records[1:], start=1):
+        if len(cells) != len(cols):
+            what = "a cell too many" if len(cells) > len(cols) else "cells missing"
+            if not cells:
+                what = "an empty line"
+            fault("cells", f"{len(cells)} cells instead of {len(cols)} ({what})", line=line,
+                  row=row, value=str(len(cells)))
+        else:
+            good.append((row, line, cells))
+    if qerr or any(f["kind"] == "cells" for f in faults):
+        return None, None, faults
+    raw = pl.DataFrame([c for _, _, c in good], schema=dict.fromkeys(cols, pl.String),
+                       orient="row").with_columns(
+        pl.Series("row", [r for r, _, _ in good], dtype=pl.Int64),
+        pl.Series("line", [ln for _, ln, _ in good], dtype=pl.Int64))
+    # Every column typed and checked in one select; rows are looked at one by one only in
+    # the columns that have a fault (the error path). Per column, per row: `_e` empty where a
+    # value is required, `_t` not of the type, `_r` typed but out of the allowed values.
+    fields = table["fields"]
+    exprs: list[pl.Expr] = []
+    for i, f in enumerate(fields):
+        name, ftype = f["name"], f["type"]
+        c = pl.col(name)
+        empty = c == ""
+        if ftype == "integer":
+            ok, typed = c.str.contains(_INT), c.cast(pl.Int64, strict=False)
+        elif ftype == "number":
+            ok, typed = c.str.contains(_NUM), c.cast(pl.Float64, strict=False)
+        elif ftype == "boolean":
+            ok = c.is_in(["true", "false"])
+            typed = pl.when(c == "true").then(True).when(c == "false").then(False)
+        else:
+            ok, typed = pl.lit(True), c
+        if ftype != "string":
+            typed = pl.when(ok).then(typed).otherwise(None)
+        bad_value = pl.lit(False)
+        if "enum" in f:
+            bad_value = typed.is_not_null() & ~typed.is_in(f["enum"])
+        if "minimum" in f:
+            bad_value = bad_value | (typed.is_not_null() & (typed < f["minimum"]))
+        exprs += [typed.alias(name),
+                  (empty & pl.lit(not f.get("empty_allowed", False))).alias(f"_e{i}"),
+                  (~empty & ~ok).alias(f"_t{i}"), bad_value.fill_null(False).alias(f"_r{i}")]
+    checked = raw.select("row", "line", *exprs)
+    flags = [c for c in checked.columns if c[:2] in ("_e", "_t", "_r")]
+    flagged = checked.select(flags).select(pl.all().any()).row(0, named=True)
+    for i, f in enumerate(fields):
+        name, ftype = f["name"], f["type"]
+        if not (flagged[f"_e{i}"] or flagged[f"_t{i}"] or flagged[f"_r{i}"]):
+            continue
+        rows = checked.select("row", "line", f"_e{i}", f"_t{i}", f"_r{i}").with_columns(
+            raw[name].alias("value"), raw[name].str.contains(_DECIMAL_COMMA).alias("comma"))
+        for r in rows.filter(pl.col(f"_e{i}")).iter_rows(named=True):
+            fault("empty", f"{name} is empty where a value is required (empty means "
+                  "not recorded)", line=r["line"], row=r["row"], column=name, value="")
+        for r in rows.filter(pl.col(f"_t{i}")).iter_rows(named=True):
+            if r["comma"] and ftype == "number":
+                fault("decimal_comma", f"{name} uses a decimal comma; the protocol requires a "
+                      "decimal point", line=r["line"], row=r["row"], column=name,
+                      value=r["value"])
+            else:
+                fault("type", f"{name} is not a valid {ftype}", line=r["line"], row=r["row"],
+                      column=name, value=r["value"])
+        for r in rows.filter(pl.col(f"_r{i}")).iter_rows(named=True):
+            fault("type", f"{name} value is out of the allowed range/values", line=r["line"],
+                  row=r["row"], column=name, value=r["value"])
+    typed = checked.drop(flags)
+    key = table.get("primaryKey") or []
+    if key:
+        dup = raw.filter(pl.struct(*key).is_duplicated())
+        for r in dup.iter_rows(named=True):
+            fault("duplicate_row", f"{'/'.join(str(r[k]) for k in key)} has more than one row "
+                  f"(the key is {', '.join(key)})", line=r["line"], row=r["row"],
+                  column=key[-1], value=r[key[-1]])
+    return raw, typed.select([*cols, "row", "line"]), faults

@@ -1,1 +1,0 @@
-"""Renderers: they only format an `AuditResult` (text for a terminal, JSON for tools)."""
