@@ -16,6 +16,7 @@ import runfactory as rf
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paths import EXTERNAL
 
 import schemas
 from auditor.cli import cli
@@ -33,7 +34,7 @@ def parse_results_csv(data: bytes) -> tuple:
                "message": f.message, "severity": f.severity} for f in read.faults]
     return read.value.raw, read.value.typed, faults
 
-SPECTRUM = Path(__file__).parents[2] / "shared/fixtures/external/csv-spectrum"
+SPECTRUM = EXTERNAL / "csv-spectrum"
 _CLEAN: list[Path] = []
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import runfactory as rf
+from paths import SHARED
 
 from auditor.engine import audit, run_check
 from auditor.protocols import all_rules, get_rule
@@ -502,7 +503,7 @@ PROTOCOL_A_RULES = (
 def test_protocol_a_is_covered_rule_by_rule() -> None:
     """Every numbered rule of protocol A (PROTOCOL.md) is enforced by at least one rule."""
     numbered = set(PROTOCOL_A_RULES)
-    protocol_md = Path(__file__).parents[2] / "shared/PROTOCOL.md"
+    protocol_md = SHARED / "PROTOCOL.md"
     if protocol_md.is_file():  # beside a checkout of the project; keep the list in step with it
         text = protocol_md.read_text(encoding="utf-8")
         assert set(re.findall(r"^- (A\d+\.\d+) ", text, flags=re.MULTILINE)) == numbered

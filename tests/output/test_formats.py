@@ -1,0 +1,141 @@
+"""The output formats of `audit check`: every one renders the same result; SARIF validates
+against the official 2.1.0 schema and points at the artifact and line; a GitHub annotation
+names the file and line of a duplicated ID; JUnit is well-formed XML with one test case per
+rule, even when the run's text holds characters XML cannot."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import runfactory as rf
+from jsonschema import Draft4Validator
+
+from auditor.engine import run_check
+from auditor.output import FORMATS, renderer
+
+SARIF_SCHEMA = Path(__file__).parent / "fixtures" / "sarif-schema-2.1.0.json"
+DUP_FILE = "outputs/batch-1/warm-2.jsonl"
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return rf.make_clean_run(tmp_path_factory.mktemp("clean") / "run")
+
+
+@pytest.fixture(scope="module")
+def broken(clean: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A duplicated ID on line 6 of one output (its row still claims ids_match), and a
+    package total summed over the passes on row 3 of the CSV."""
+    root = tmp_path_factory.mktemp("broken") / "run"
+    shutil.copytree(clean, root)
+    lines = rf.read_jsonl(root, DUP_FILE)
+    lines[5]["id"] = lines[4]["id"]
+    lines[5]["label"] = "control \x00\x07 chars </failure> & <b>"
+    rf.write_jsonl(root, DUP_FILE, lines)
+    rows = rf.read_rows(root)
+    rows[2]["package_total_usd_minor"] = str(5 * int(rows[2]["package_total_usd_minor"]))
+    rf.write_rows(root, rows)
+    rf.rehash(root)
+    return root
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()", *args],
+                          capture_output=True, text=True)
+
+
+def test_every_format_renders_clean_and_broken_runs(clean: Path, broken: Path) -> None:
+    for run, code in ((clean, 0), (broken, 1)):
+        for fmt in FORMATS:
+            proc = _cli("check", str(run), "--format", fmt)
+            assert proc.returncode == code, (fmt, proc.stderr)
+            assert proc.stdout.endswith("\n") and "Traceback" not in proc.stderr
+
+
+def test_sarif_validates_against_the_official_schema(clean: Path, broken: Path) -> None:
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    for run in (clean, broken):
+        log = json.loads(renderer("sarif")(run_check(run)))
+        errors = sorted(Draft4Validator(schema).iter_errors(log), key=lambda e: e.path)
+        assert errors == [], [e.message for e in errors[:5]]
+
+
+def test_sarif_rules_and_locations(broken: Path) -> None:
+    result = run_check(broken)
+    run = json.loads(renderer("sarif")(result))["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == sorted(result.rules_run)
+    a0201 = next(r for r in rules if r["id"] == "A0201")
+    assert a0201["shortDescription"]["text"] == "each expected ID exactly once"
+    assert "Why it matters" in a0201["help"]["text"]
+    assert a0201["properties"]["protocol_ref"] == "A2.1"
+    by_rule = {r["ruleId"]: r for r in run["results"]}
+    dup = next(r for r in run["results"]
+               if r["ruleId"] == "A0201" and "more than once" in r["message"]["text"])
+    assert dup["level"] == "error" and rules[dup["ruleIndex"]]["id"] == "A0201"
+    loc = dup["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"] == {"uri": DUP_FILE, "uriBaseId": "RUNDIR"}
+    assert loc["region"] == {"startLine": 6}
+    # a CSV row points at the physical line where the row starts (header is line 1)
+    row = by_rule["A0902"]["locations"][0]["physicalLocation"]
+    assert row["artifactLocation"]["uri"] == "resultats-bruts.csv"
+    assert row["region"]["startLine"] == 4 and by_rule["A0902"]["properties"]["row"] == 3
+    assert run["properties"]["verdict"] == "rejected"
+    assert run["originalUriBaseIds"]["RUNDIR"]["uri"].endswith("/")
+
+
+def test_github_annotation_points_at_the_duplicated_id(broken: Path) -> None:
+    out = renderer("github")(run_check(broken))
+    dup = next(line for line in out.splitlines()
+               if "title=A0201" in line and "more than once" in line)
+    assert dup.startswith(f"::error file={broken}/{DUP_FILE},line=6,title=A0201 ")
+    csv = next(line for line in out.splitlines() if "title=A0902" in line)
+    assert f"file={broken}/resultats-bruts.csv,line=4," in csv
+    assert out.splitlines()[-1].startswith("::notice title=audit verdict::")
+    assert all("\n" not in line and "\r" not in line for line in out.splitlines())
+
+
+def test_github_escapes_what_would_break_a_command() -> None:
+    from auditor.model import AuditResult, Finding
+
+    f = Finding("A0201", "error", "A2.1", "50% done\nnext: line", artifact="a,b:c.jsonl",
+                line=2, title="t")
+    out = renderer("github")(AuditResult("run", "accepted-corpus-cost", None, (f,), (), ()))
+    first = out.splitlines()[0]
+    assert "file=run/a%2Cb%3Ac.jsonl,line=2," in first
+    assert first.endswith("::50%25 done%0Anext: line [A2.1]")
+
+
+def test_junit_is_well_formed_one_case_per_rule(broken: Path) -> None:
+    result = run_check(broken)
+    root = ET.fromstring(renderer("junit")(result))
+    suite = root.find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    assert len(cases) == len(result.rules_run) + len(result.skipped)
+    failures = [f for c in cases for f in c.findall("failure")]
+    assert len(failures) == result.counts()["error"] == int(root.get("failures", "-1"))
+    names = {c.get("name", "").split()[0]: c for c in cases}
+    assert names["A0201"].find("failure") is not None
+    assert names["A0101"].find("failure") is None
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["verdict"] == "rejected"
+
+
+def test_json_and_text_stay_what_they_were(broken: Path) -> None:
+    result = run_check(broken)
+    doc = json.loads(renderer("json")(result))
+    dup = next(f for f in doc["findings"]
+               if f["code"] == "A0201" and "more than once" in f["message"])
+    assert dup["location"] == "line 6" and dup["region"] == {"line": 6}
+    row = next(f for f in doc["findings"] if f["code"] == "A0902")
+    assert row["location"] == "row 3" and row["region"] == {"row": 3, "line": 4}
+    text = renderer("text")(result)
+    assert f"{DUP_FILE}:line 6 A0201 " in text and text.rstrip().splitlines()[-1].startswith(
+        "rejected:")
