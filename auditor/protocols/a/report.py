@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from auditor.model import AuditResult
+from auditor.model import AuditResult, ConfigSummary, OfferCost, RunSummary
 from auditor.protocols.a import derive
 from auditor.protocols.a.economics import PackageCost, offer_problem, package_total, usd
 from auditor.protocols.a.view import RunView
@@ -356,3 +356,50 @@ def figures(vm: dict[str, Any]) -> dict[str, str | None]:
 
     return {"durations": plots.durations(vm["timings"]), "memory": plots.memory(vm["memory"]),
             "cost": plots.cost(vm["economics"])}
+
+
+def summarize(view: RunView, result: AuditResult) -> RunSummary:
+    """The small summary an archive keeps of one protocol A run: per variant, accepted or not
+    (recomputed, and only in an accepted run), the GPUs used as evidenced, the warm median
+    and range, throughput, and each offer's package cost and cost per accepted corpus."""
+    timings = timings_section(view.results, view.timeline)
+    econ = economics_section(view, view.offers, result, timings, "the run's own offers")
+    accepted = {c["variant_id"] for c in econ["accepted_configurations"]}
+    declared = {v.get("variant_id"): v for v in lookup(view.manifest, "variants") or []
+                if isinstance(v, Mapping)}
+    n_texts = view.expected_ids.height if view.expected_ids is not None else None
+    gpus = derive.pass_gpus(view)
+    first_error = next((f for f in result.findings if f.severity == "error"), None)
+    configs = []
+    for t in timings:
+        vid = t["variant_id"]
+        mine = gpus.filter(pl.col("variant_id") == vid)
+        models = sorted(set(mine.get_column("gpu_models").explode().drop_nulls().to_list()))
+        median = t["warm"]["median_s"]
+        costs = tuple(
+            OfferCost(offer_id=str(o["offer_id"]), gpu_model=str(o["gpu_model"]),
+                      lots=int(o["lots"]), package_total_usd_minor=o["total_usd_minor"],
+                      cost_per_accepted_corpus_usd_minor=(
+                          o["per_corpus_usd_minor"] if vid in accepted else None),
+                      why_not=(None if vid in accepted and o["per_corpus_usd_minor"] is not None
+                               else o["problem"] or o["per_corpus_text"]
+                               if vid in accepted else "configuration not accepted"))
+            for o in econ["offers"])
+        configs.append(ConfigSummary(
+            config_id=vid, accepted=vid in accepted,
+            gpu_model=", ".join(models) or None,
+            gpu_count=int(mine.get_column("gpu_count").max() or 0) if mine.height else 0,
+            precision=lookup(declared.get(vid), "precision"),
+            median_s=median, min_s=t["warm"]["min_s"], max_s=t["warm"]["max_s"],
+            throughput_per_s=(n_texts / median if n_texts and median else None),
+            reason=None if vid in accepted else (
+                "a pass was not accepted" if result.verdict == "accepted"
+                else f"run {result.verdict}"),
+            costs=costs,
+            extra=(("batch", lookup(declared.get(vid), "batch")),
+                   ("cold_median_s", t["cold"]["median_s"]))))
+    return RunSummary(
+        run_dir=result.run_dir, manifest_sha256=view.files_on_disk.get("manifest.json"),
+        protocol=result.protocol, experiment_id=result.experiment_id, verdict=result.verdict,
+        counts=tuple(result.counts().items()), configurations=tuple(configs),
+        main_reason=first_error.message if first_error else None)

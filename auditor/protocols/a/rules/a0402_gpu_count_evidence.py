@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import ENVIRONMENT, RESULTS
-from auditor.protocols.a.derive import pass_name
+from auditor.protocols.a.derive import KEY, gpus_used, pass_gpus, pass_name
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -23,36 +23,33 @@ from auditor.rule import rule
 @rule(code="A0402", title="gpu_count backed by evidence", protocol_ref="A4.2",
       severity="error", requires=("results", "placement"))
 def check(view: RunView) -> Iterator[Finding]:
-    most = 0
-    for r in view.results.select("row", "variant_id", "phase", "run_index", "gpu_count",
-                                 "device").iter_rows(named=True):
+    used = {(v, p, n): count for v, p, n, count in
+            pass_gpus(view).select(*KEY, "gpu_count").iter_rows()}
+    for r in view.results.select("row", *KEY, "gpu_count", "device").iter_rows(named=True):
         key = (r["variant_id"], r["phase"], r["run_index"])
-        doc = view.placement.get(key)
         name = pass_name(*key)
-        if doc is None:
+        if key not in used:
             yield RULE.finding(f"no placement evidence for pass {name}: gpu_count is unbacked",
                                artifact=RESULTS, row=r["row"],
                                missing_evidence=True, observed="absent",
                                expected=f"evidence/placement/{name}.json")
             continue
-        used = len({g["index"] for g in doc["gpus_used"]})
-        most = max(most, used)
-        if r["gpu_count"] != used:
+        if r["gpu_count"] != used[key]:
             yield RULE.finding(f"gpu_count differs from the GPUs pass {name} actually used",
                                artifact=RESULTS, row=r["row"],
-                               observed=r["gpu_count"], expected=used,
+                               observed=r["gpu_count"], expected=used[key],
                                evidence_file=view.placement_files[key])
-        if doc["parameter_devices"] and _norm(r["device"]) not in {
-                _norm(d) for d in doc["parameter_devices"]}:
+        devices = view.placement[key]["parameter_devices"]
+        if devices and _norm(r["device"]) not in {_norm(d) for d in devices}:
             yield RULE.finding(f"the parameters of pass {name} were not on the row's device",
                                artifact=view.placement_files[key],
-                               pointer="/parameter_devices", observed=doc["parameter_devices"],
+                               pointer="/parameter_devices", observed=devices,
                                expected=r["device"])
     env = view.environment
-    if env is not None and env["gpu_count"] != most:
+    if env is not None and env["gpu_count"] != gpus_used(view):
         yield RULE.finding("environment gpu_count differs from the GPUs the passes used",
                            artifact=ENVIRONMENT, pointer="/gpu_count",
-                           observed=env["gpu_count"], expected=most)
+                           observed=env["gpu_count"], expected=gpus_used(view))
 
 
 def _norm(device: str) -> str:
