@@ -25,7 +25,10 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _rule_entry(info: RuleInfo) -> dict[str, Any]:
-    summary = info.doc.split("\n\n")[0].split("\n", 1)[-1].strip() or info.title
+    summary = info.title
+    if "What it checks:" in info.doc:  # the rule docstring's first part
+        summary = " ".join(info.doc.split("What it checks:", 1)[1]
+                           .split("Why it matters:", 1)[0].split())
     return {
         "id": info.code,
         "name": "".join(w.capitalize() for w in info.title.replace("-", " ").split()
