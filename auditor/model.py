@@ -166,6 +166,8 @@ class OfferCost:
     cost_per_accepted_corpus_usd_minor: float | None
     """None when no accepted corpus was measured on this offer's GPU (see `why_not`)."""
     why_not: str | None = None
+    measured_here: bool = False
+    """True when the offer's GPU is one the run measured (its accepted count applies)."""
 
 
 @dataclass(frozen=True)

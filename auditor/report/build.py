@@ -15,7 +15,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -110,6 +110,61 @@ def render_report(view: Any, result: AuditResult, *, offers: dict | None,
     return vm, page, figs
 
 
+def load_signing(key: Path | None, cert: Path | None, chain: Path | None) -> Any:
+    """The pyHanko signer of KEY and CERT (None without a key), checked before any work is
+    done, so a bad key fails fast; `AuditorError` when only one of the two is given."""
+    if (key is None) != (cert is None):
+        raise AuditorError("--key and --cert go together")
+    if key is None or cert is None:
+        return None
+    from auditor.report.sign import load_signer
+
+    return load_signer(key, cert, chain)
+
+
+def timestamp(now: Callable[[], dt.datetime] | None = None) -> str:
+    return (now or (lambda: dt.datetime.now(dt.UTC)))().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_signed_dir(out_dir: Path, *, page: str, files: Mapping[str, bytes],
+                     attachments: list[tuple[str, bytes, str]], signer: Any,
+                     cert: Path | None, key: Path | None,
+                     predicate: Callable[[Mapping[str, str]], dict[str, Any]],
+                     predicate_type: str, timer: StepTimer,
+                     fill: Callable[[Path], None] | None = None) -> None:
+    """Write a report directory atomically: FILL's files and FILES (relative name -> bytes),
+    `report.html` (PAGE), `report.pdf` (PAGE with ATTACHMENTS, PAdES-signed with SIGNER) and,
+    when signed, `signer.pem` and `bundle.dsse.json`: a Statement of PREDICATE_TYPE listing
+    every file's SHA-256, whose predicate is PREDICATE(those digests). What both the run
+    report and the archive comparison write, and `audit verify` checks."""
+    tmp = _prepare_out(out_dir)
+    try:
+        with timer.step("copy run"):
+            if fill is not None:
+                fill(tmp)
+            for name, data in files.items():
+                (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / name).write_bytes(data)
+            (tmp / "report.html").write_text(page, encoding="utf-8")
+        with timer.step("pdf"):
+            from auditor.report import pdf
+
+            pdf_bytes = pdf.render(page, attachments)
+        if signer is not None:
+            with timer.step("sign"):
+                from auditor.report.sign import sign_pdf
+
+                pdf_bytes = sign_pdf(pdf_bytes, signer)
+        (tmp / "report.pdf").write_bytes(pdf_bytes)
+        if signer is not None and cert is not None:
+            with timer.step("dsse"):
+                _write_bundle(tmp, predicate, predicate_type, cert, key)
+        _install(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
                  cert: Path | None = None, chain: Path | None = None,
                  offers: Path | None = None, timer: StepTimer | None = None,
@@ -121,13 +176,7 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
         raise AuditorError(f"{run_dir}: not a directory")
     if out_dir.resolve() == run_dir.resolve() or run_dir.resolve() in out_dir.resolve().parents:
         raise AuditorError(f"{out_dir}: the report cannot be written inside the run directory")
-    if (key is None) != (cert is None):
-        raise AuditorError("--key and --cert go together")
-    signer = None
-    if key is not None and cert is not None:
-        from auditor.report.sign import load_signer
-
-        signer = load_signer(key, cert, chain)  # fail before any work on a bad key
+    signer = load_signing(key, cert, chain)
     offers_data = offers_label = None
     if offers is not None:
         from auditor.protocols.a.economics import load_offers
@@ -138,43 +187,36 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
 
     with timer.step("audit"):
         view, result = audit(run_dir)
-    generated_at = (now or (lambda: dt.datetime.now(dt.UTC)))().strftime("%Y-%m-%dT%H:%M:%SZ")
+    generated_at = timestamp(now)
     _vm, page, _ = render_report(view, result, offers=offers_data, offers_label=offers_label,
                                  generated_at=generated_at, timer=timer,
-                                 signer=_subject(cert) if cert is not None else None)
+                                 signer=subject(cert) if cert is not None else None)
+    audit_json = _json_bytes(result.to_json())
+    attachments = [(name, (run_dir / name).read_bytes(), desc) for name, desc in ATTACHED
+                   if (run_dir / name).is_file() and not (run_dir / name).is_symlink()]
+    attachments.append(("audit.json", audit_json, "The audit result (audit check)"))
 
-    tmp = _prepare_out(out_dir)
-    try:
-        with timer.step("copy run"):
-            _copy_run(run_dir, tmp / RUN_SUBDIR)
-            audit_json = _json_bytes(result.to_json())
-            (tmp / "audit.json").write_bytes(audit_json)
-            (tmp / "report.html").write_text(page, encoding="utf-8")
-        with timer.step("pdf"):
-            from auditor.report import pdf
+    def predicate(digests: Mapping[str, str]) -> dict[str, Any]:
+        return {
+            "verdict": result.verdict,
+            "experiment_id": result.experiment_id,
+            "protocol": result.protocol,
+            "counts": result.counts(),
+            "run_manifest_sha256": digests.get(f"{RUN_SUBDIR}/manifest.json"),
+            "tool": {"name": "gpubench-audit", "version": __version__},
+            "generated_at": generated_at,
+        }
 
-            attachments = [(name, (run_dir / name).read_bytes(), desc)
-                           for name, desc in ATTACHED
-                           if (run_dir / name).is_file() and not (run_dir / name).is_symlink()]
-            attachments.append(("audit.json", audit_json, "The audit result (audit check)"))
-            pdf_bytes = pdf.render(page, attachments)
-        if signer is not None:
-            with timer.step("sign"):
-                from auditor.report.sign import sign_pdf
+    from auditor.report import dsse
 
-                pdf_bytes = sign_pdf(pdf_bytes, signer)
-        (tmp / "report.pdf").write_bytes(pdf_bytes)
-        if signer is not None and cert is not None:
-            with timer.step("dsse"):
-                _write_bundle(tmp, result, cert, key, generated_at)
-        _install(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    write_signed_dir(out_dir, page=page, files={"audit.json": audit_json},
+                     attachments=attachments, signer=signer, cert=cert, key=key,
+                     predicate=predicate, predicate_type=dsse.PREDICATE_TYPE, timer=timer,
+                     fill=lambda tmp: _copy_run(run_dir, tmp / RUN_SUBDIR))
     return result
 
 
-def _subject(cert_path: Path) -> str:
+def subject(cert_path: Path) -> str:
     """The signing certificate's common name (or full subject), shown in the report."""
     from cryptography import x509
     from cryptography.x509.oid import NameOID
@@ -184,8 +226,8 @@ def _subject(cert_path: Path) -> str:
     return str(cns[0].value) if cns else cert.subject.rfc4514_string()
 
 
-def _write_bundle(tmp: Path, result: AuditResult, cert_path: Path, key_path: Path | None,
-                  generated_at: str) -> None:
+def _write_bundle(tmp: Path, predicate: Callable[[Mapping[str, str]], dict[str, Any]],
+                  predicate_type: str, cert_path: Path, key_path: Path | None) -> None:
     from cryptography import x509
     from cryptography.hazmat.primitives.serialization import Encoding, load_pem_private_key
 
@@ -196,14 +238,5 @@ def _write_bundle(tmp: Path, result: AuditResult, cert_path: Path, key_path: Pat
     (tmp / "signer.pem").write_bytes(cert.public_bytes(Encoding.PEM))
     digests = {rel: sha256_file(tmp / rel) for rel in list_files(tmp)
                if rel not in ("signer.pem", "bundle.dsse.json")}
-    manifest_sha = digests.get(f"{RUN_SUBDIR}/manifest.json")
-    stmt = dsse.statement(digests, {
-        "verdict": result.verdict,
-        "experiment_id": result.experiment_id,
-        "protocol": result.protocol,
-        "counts": result.counts(),
-        "run_manifest_sha256": manifest_sha,
-        "tool": {"name": "gpubench-audit", "version": __version__},
-        "generated_at": generated_at,
-    })
+    stmt = dsse.statement(digests, predicate(digests), predicate_type)
     (tmp / "bundle.dsse.json").write_bytes(dsse.sign_envelope(stmt, key, cert))

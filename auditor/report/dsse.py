@@ -28,6 +28,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://gpubench-audit.invalid/audit-report/v1"
+COMPARISON_PREDICATE_TYPE = "https://gpubench-audit.invalid/comparison-report/v1"
+"""An archive comparison (`audit compare`): the same envelope over another predicate."""
 
 
 class EnvelopeError(ValueError):
@@ -39,13 +41,14 @@ def pae(payload_type: str, body: bytes) -> bytes:
     return b"DSSEv1 %d %s %d %s" % (len(t), t, len(body), body)
 
 
-def statement(digests: Mapping[str, str], predicate: Mapping[str, Any]) -> dict[str, Any]:
+def statement(digests: Mapping[str, str], predicate: Mapping[str, Any],
+              predicate_type: str = PREDICATE_TYPE) -> dict[str, Any]:
     """An in-toto Statement v1: one subject per file (sorted by name), our predicate."""
     return {
         "_type": STATEMENT_TYPE,
         "subject": [{"name": name, "digest": {"sha256": digests[name]}}
                     for name in sorted(digests)],
-        "predicateType": PREDICATE_TYPE,
+        "predicateType": predicate_type,
         "predicate": dict(predicate),
     }
 

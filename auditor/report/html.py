@@ -37,12 +37,16 @@ def render(vm: dict[str, Any], plots: dict[str, str | None]) -> str:
     protocol supplies the template of its own sections."""
     from auditor.report.viewmodel import protocol_report
 
-    env = _env()
+    module = protocol_report(vm.get("protocol"))
+    return render_page("report.html.j2", vm, plots,
+                       protocol_template=getattr(module, "TEMPLATE", None))
+
+
+def render_page(template: str, vm: dict[str, Any], plots: dict[str, str | None],
+                **extra: Any) -> str:
+    """TEMPLATE rendered with VM, its figures PLOTS as data URIs and the report's CSS."""
     css = (templates.directory() / "report.css").read_text(encoding="utf-8")
-    # A figure the protocol did not draw is simply absent from the page.
+    # A figure that was not drawn is simply absent from the page.
     uris = collections.defaultdict(lambda: None,
                                    {k: svg_data_uri(v) for k, v in plots.items()})
-    module = protocol_report(vm.get("protocol"))
-    return env.get_template("report.html.j2").render(
-        vm=vm, plots=uris, css=css,
-        protocol_template=getattr(module, "TEMPLATE", None))
+    return _env().get_template(template).render(vm=vm, plots=uris, css=css, **extra)

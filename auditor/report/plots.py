@@ -126,3 +126,36 @@ def cost(econ: dict[str, Any]) -> str | None:
     ax.set_xlabel("USD per accepted corpus (offers of the GPU measured)" if per else
                   "USD package cost (no accepted count measured on these GPUs)")
     return _svg(fig)
+
+
+def cost_vs_throughput(points: list[dict[str, Any]]) -> str | None:
+    """Archive comparison: each ranked configuration's cost per accepted corpus against its
+    throughput, one marker and colour per offer (only points measured on the offer's GPU)."""
+    pts = [p for p in points if p.get("cost_per_accepted_corpus_usd_minor") is not None
+           and p.get("throughput_per_s") is not None]
+    if not pts:
+        return None
+    fig, ax = _figure(6)
+    offers = sorted({p["offer_id"] for p in pts})
+    markers = "osD^vP*X"
+    colours = ["#1f77b4", "#e8a33d", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#7f7f7f"]
+    for n, offer in enumerate(offers):
+        mine = [p for p in pts if p["offer_id"] == offer]
+        ax.scatter([p["throughput_per_s"] for p in mine],
+                   [p["cost_per_accepted_corpus_usd_minor"] / 100 for p in mine],
+                   s=36, marker=markers[n % len(markers)], c=colours[n % len(colours)],
+                   label=offer, zorder=3)
+        for p in mine:
+            ax.annotate(f" {p['config_id']}", (p["throughput_per_s"],
+                                               p["cost_per_accepted_corpus_usd_minor"] / 100),
+                        fontsize=7)
+    from matplotlib.ticker import StrMethodFormatter
+
+    ax.yaxis.set_major_formatter(StrMethodFormatter("${x:,.0f}"))
+    ax.set_xlabel("throughput at the warm median (texts per second)")
+    ax.set_ylabel("USD per accepted corpus")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, frameon=False,
+              fontsize=8, title="offer", title_fontsize=8)
+    return _svg(fig)

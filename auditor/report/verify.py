@@ -35,6 +35,13 @@ NOT_LISTED = {
     SIGNER: "checked by chaining to --ca and matching the PDF's signer",
 }
 MUST_LIST = (PDF, HTML, AUDIT_JSON)
+COMPARISON_JSON = "comparison.json"
+#: The files a Statement must list, by its predicate type: a run report, or an archive
+#: comparison (`audit compare`), signed and bundled the same way.
+MUST_LIST_BY_TYPE = {
+    dsse.PREDICATE_TYPE: MUST_LIST,
+    dsse.COMPARISON_PREDICATE_TYPE: (PDF, HTML, COMPARISON_JSON),
+}
 
 
 def _load_ca(ca: Path):
@@ -140,7 +147,11 @@ def _check_files(report_dir: Path, stmt: dict) -> int:
         if name in listed:
             raise VerificationFailed(f"{ENVELOPE}: {name} listed twice")
         listed[name] = digest
-    for name in MUST_LIST:
+    must = MUST_LIST_BY_TYPE.get(stmt.get("predicateType"))
+    if must is None:
+        raise VerificationFailed(f"{ENVELOPE}: unknown predicate type "
+                                 f"{stmt.get('predicateType')!r}")
+    for name in must:
         if name not in listed:
             raise VerificationFailed(f"{ENVELOPE}: the Statement does not list {name}")
     for name, digest in listed.items():
@@ -184,7 +195,10 @@ def verify_report(report_dir: Path, ca: Path) -> list[str]:
         f"{SIGNER} chains to {Path(ca).name}",
         f"{n} files listed in the signed Statement, every SHA-256 matches, no unlisted file",
         f"OK: experiment {json.dumps(pred.get('experiment_id'))}, "
-        f"verdict {pred.get('verdict', '?')}",
+        f"verdict {pred.get('verdict', '?')}"
+        if stmt.get("predicateType") == dsse.PREDICATE_TYPE else
+        f"OK: comparison of {pred.get('runs', '?')} run(s), {pred.get('ranked', '?')} "
+        f"configuration(s) ranked, index SHA-256 {str(pred.get('index_sha256'))[:16]}...",
     ]
     if "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper():
         lines.append("note: signed with a local test key (audit keygen): integrity only, "

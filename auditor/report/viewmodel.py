@@ -89,6 +89,18 @@ def rules_section(rules: Iterable[Any]) -> list[dict[str, str]]:
              "severity": r.severity, "doc": r.doc} for r in sorted(rules, key=lambda r: r.code)]
 
 
+def signature_section(signer: str | None) -> dict[str, Any]:
+    """Who signed the report (the certificate's name), or that nobody did."""
+    return {
+        "signer": signer,
+        "text": (f"Signed (PDF PAdES signature and bundle.dsse.json) by: {signer}. "
+                 "Check it with audit verify or pdfsig before relying on it."
+                 if signer else "UNSIGNED: this report was built without a signing key; "
+                 "nothing proves it was not altered."),
+        "test_key": bool(signer and "NOT FOR PROCUREMENT USE" in signer.upper()),
+    }
+
+
 def protocol_report(protocol: str | None) -> Any:
     """The report module of PROTOCOL's package (None for an unknown protocol)."""
     p = protocols.get(protocol) if protocol else None
@@ -108,14 +120,7 @@ def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
         "title": f"Audit report: {result.experiment_id or 'unknown experiment'}",
         "tool": {"name": "gpubench-audit", "version": tool_version},
         "generated_at": generated_at,
-        "signature": {
-            "signer": signer,
-            "text": (f"Signed (PDF PAdES signature and bundle.dsse.json) by: {signer}. "
-                     "Check it with audit verify or pdfsig before relying on it."
-                     if signer else "UNSIGNED: this report was built without a signing key; "
-                     "nothing proves it was not altered."),
-            "test_key": bool(signer and "NOT FOR PROCUREMENT USE" in signer.upper()),
-        },
+        "signature": signature_section(signer),
         "protocol": result.protocol,
         "experiment_id": result.experiment_id,
         "verdict": verdict_section(result),

@@ -383,7 +383,8 @@ def summarize(view: RunView, result: AuditResult) -> RunSummary:
                           o["per_corpus_usd_minor"] if vid in accepted else None),
                       why_not=(None if vid in accepted and o["per_corpus_usd_minor"] is not None
                                else o["problem"] or o["per_corpus_text"]
-                               if vid in accepted else "configuration not accepted"))
+                               if vid in accepted else "configuration not accepted"),
+                      measured_here=bool(o["measured_here"]))
             for o in econ["offers"])
         configs.append(ConfigSummary(
             config_id=vid, accepted=vid in accepted,

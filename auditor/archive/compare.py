@@ -1,0 +1,277 @@
+"""`audit compare DIR`: the configurations of an archive's index side by side, for
+procurement, and their signed report.
+
+A configuration is (GPU model as evidenced, variant, precision), costed per offer. Its
+figures come only from the index (what the auditor recomputed from each run's raw files):
+
+- copies of one run (the same manifest hash, so the same evidence) count once;
+- a configuration accepted in a run is ranked with that run's warm median, throughput and,
+  for each offer of the GPU the run measured (and only those), the package cost and the cost
+  per accepted corpus; over several runs, the median of the runs' figures;
+- a configuration a run did not accept is listed apart with that run's main reason, never
+  ranked (A10.2), whatever its time; runs with no configuration to compare (not audited,
+  refused, or rejected before one could be read) are listed too.
+
+Ranked by cost per accepted corpus, then warm median. The report reuses the run report's
+machinery (`auditor.report.build.write_signed_dir`: atomic output, PDF/A with attachments,
+PAdES signature, DSSE bundle), so `audit verify` checks it the same way.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from auditor.archive import index
+from auditor.errors import AuditorError
+
+CPU = "CPU"
+"""The GPU model of a configuration whose run used no GPU."""
+TEMPLATE = "comparison.html.j2"
+CSV_COLUMNS = (
+    "rank", "status", "gpu_model", "config_id", "precision", "offer_id", "runs",
+    "accepted_runs", "all_runs", "experiments", "median_warm_s", "min_warm_s", "max_warm_s",
+    "throughput_per_s", "package_total_usd_minor", "cost_per_accepted_corpus_usd_minor",
+    "reason")
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    """One line of the comparison: a configuration (and offer, when ranked)."""
+
+    rank: int | None
+    """1 = cheapest per accepted corpus; None for a configuration not accepted."""
+    status: str
+    """`accepted`; else the runs' verdict (`rejected`, `incomplete`) or `not accepted` (a
+    pass of it was not accepted in a run otherwise accepted)."""
+    gpu_model: str
+    config_id: str
+    precision: str | None
+    offer_id: str | None
+    """An offer of the GPU measured; None when no offer of that GPU was in the runs."""
+    runs: int
+    """Runs behind this line."""
+    accepted_runs: int
+    """Of the runs with this configuration (in any status), those that accepted it ..."""
+    all_runs: int
+    """... and all of them."""
+    experiments: tuple[str, ...]
+    median_warm_s: float | None
+    """Median over the runs of their warm median."""
+    min_warm_s: float | None
+    max_warm_s: float | None
+    """Smallest and largest warm median among those runs."""
+    throughput_per_s: float | None
+    package_total_usd_minor: int | None
+    cost_per_accepted_corpus_usd_minor: float | None
+    reason: str | None
+    """Not accepted: the main reason; accepted without a cost: why there is none."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    index_sha256: str
+    runs: int
+    """Distinct runs with configurations (copies counted once)."""
+    duplicates: int
+    """Index rows left out as copies of a run already counted."""
+    verdicts: tuple[tuple[str, int], ...]
+    """Rows of the index per verdict (copies included)."""
+    ranked: tuple[ConfigRow, ...]
+    not_accepted: tuple[ConfigRow, ...]
+    other_runs: tuple[tuple[str, str], ...]
+    """(source, why) of what has no configuration to compare: runs and sources that could
+    not be audited, or refused, and runs rejected before any configuration could be read."""
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """The CSV's rows: ranked first, then those not accepted (`CSV_COLUMNS`)."""
+        return [{**asdict(r), "experiments": ";".join(r.experiments)}
+                for r in (*self.ranked, *self.not_accepted)]
+
+    def to_json(self) -> dict[str, Any]:
+        """schemas/comparison.schema.json."""
+        def row(r: ConfigRow) -> dict[str, Any]:
+            return {**asdict(r), "experiments": list(r.experiments)}
+
+        return {
+            "schema_version": "1", "index_sha256": self.index_sha256, "runs": self.runs,
+            "duplicates": self.duplicates, "verdicts": dict(self.verdicts),
+            "ranked": [row(r) for r in self.ranked],
+            "not_accepted": [row(r) for r in self.not_accepted],
+            "other_runs": [{"source": s, "why": w} for s, w in self.other_runs],
+        }
+
+
+def _median(values: list[Any]) -> Any:
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def _median_int(values: list[Any]) -> int | None:
+    vals = [v for v in values if v is not None]
+    return statistics.median_low(vals) if vals else None
+
+
+def compare(archive_dir: Path) -> Comparison:
+    """The comparison of the index in ARCHIVE_DIR (written by `audit archive`)."""
+    import polars as pl
+
+    root = Path(archive_dir)
+    path = root / index.INDEX
+    if not path.is_file():
+        raise AuditorError(f"{root}: no {index.INDEX} (run audit archive SOURCES --out {root})")
+    if index._parts(root)[0]:
+        raise AuditorError(f"{root}: an archive audit was interrupted; run it again to finish "
+                           "the index before comparing")
+    idx = pl.read_parquet(path).sort("source")
+    verdicts = idx["verdict"].value_counts(sort=True)
+    audited = idx.filter((pl.col("kind") == "run")
+                         & pl.col("verdict").is_in(["accepted", "rejected", "incomplete"]))
+    copies = (pl.col("manifest_sha256").is_null()
+              | pl.col("manifest_sha256").is_first_distinct())
+    runs = audited.filter(copies)
+    configured = pl.col("configurations").list.len() > 0
+    nothing = idx.filter(~pl.col("source").is_in(runs.filter(configured)["source"].implode())
+                        & ~pl.col("source").is_in(audited["source"].implode())
+                        | pl.col("source").is_in(runs.filter(~configured)["source"].implode()))
+    configs = (runs.select("source", "experiment_id", "verdict",
+                           pl.col("reason").alias("run_reason"), "configurations")
+               .explode("configurations").drop_nulls("configurations")
+               .unnest("configurations"))
+    ranked_groups: dict[tuple, list[dict]] = {}
+    other_groups: dict[tuple, list[dict]] = {}
+    seen: dict[tuple, int] = {}
+    accepted: dict[tuple, int] = {}
+    for c in configs.iter_rows(named=True):
+        key = (c["gpu_model"] or CPU, c["config_id"], c["precision"])
+        seen[key] = seen.get(key, 0) + 1
+        accepted[key] = accepted.get(key, 0) + bool(c["accepted"])
+        if c["accepted"]:
+            here = [o for o in c["costs"] or [] if o["measured_here"]]
+            if not here:
+                here = [{"offer_id": None, "package_total_usd_minor": None,
+                         "cost_per_accepted_corpus_usd_minor": None,
+                         "why_not": f"no offer of {c['gpu_model'] or CPU} among the run's "
+                                    "offers"}]
+            for o in here:
+                ranked_groups.setdefault((*key, o["offer_id"]), []).append({**c, "offer": o})
+        else:
+            status = c["verdict"] if c["verdict"] != "accepted" else "not accepted"
+            other_groups.setdefault((*key, status), []).append(c)
+
+    def row(key: tuple, items: list[dict], status: str, offer_id: str | None) -> ConfigRow:
+        medians = [i["median_s"] for i in items if i["median_s"] is not None]
+        offers = [i.get("offer") or {} for i in items]
+        reasons = ([o.get("why_not") for o in offers] if status == "accepted" else
+                   [f"{i['reason']}: {i['run_reason']}" if i["run_reason"] and i["reason"]
+                    else i["reason"] or i["run_reason"] for i in items])
+        return ConfigRow(
+            rank=None, status=status, gpu_model=key[0], config_id=key[1], precision=key[2],
+            offer_id=offer_id, runs=len(items), accepted_runs=accepted[key[:3]],
+            all_runs=seen[key[:3]],
+            experiments=tuple(sorted({i["experiment_id"] for i in items
+                                      if i["experiment_id"]})),
+            median_warm_s=_median(medians), min_warm_s=min(medians, default=None),
+            max_warm_s=max(medians, default=None),
+            throughput_per_s=_median([i["throughput_per_s"] for i in items]),
+            package_total_usd_minor=_median_int([o.get("package_total_usd_minor")
+                                                 for o in offers]),
+            cost_per_accepted_corpus_usd_minor=_median(
+                [o.get("cost_per_accepted_corpus_usd_minor") for o in offers]),
+            reason=next((r for r in reasons if r), None))
+
+    ranked = sorted((row(k, v, "accepted", k[3]) for k, v in ranked_groups.items()),
+                    key=lambda r: (r.cost_per_accepted_corpus_usd_minor is None,
+                                   r.cost_per_accepted_corpus_usd_minor or 0.0,
+                                   r.median_warm_s is None, r.median_warm_s or 0.0,
+                                   r.gpu_model, r.config_id, r.precision or "",
+                                   r.offer_id or ""))
+    ranked = [replace(r, rank=n) for n, r in enumerate(ranked, start=1)]
+    others = sorted((row(k, v, k[3], None) for k, v in other_groups.items()),
+                    key=lambda r: (r.gpu_model, r.config_id, r.precision or "", r.status))
+    return Comparison(
+        index_sha256=_sha256(path), runs=runs.height, duplicates=audited.height - runs.height,
+        verdicts=tuple((v, int(n)) for v, n in verdicts.iter_rows()),
+        ranked=tuple(ranked), not_accepted=tuple(others),
+        other_runs=tuple((s, f"{v}: {r}" if r else v) for s, r, v in
+                         nothing.select("source", "reason", "verdict").iter_rows()))
+
+
+def _sha256(path: Path) -> str:
+    from auditor.fsutil import sha256_file
+
+    return sha256_file(path)
+
+
+# -- the signed report -------------------------------------------------------------------
+
+def viewmodel(cmp: Comparison, *, generated_at: str, signer: str | None) -> dict[str, Any]:
+    """The page's tree: JSON values only, like the run report's view model."""
+    from auditor import __version__
+    from auditor.report.viewmodel import signature_section
+
+    doc = cmp.to_json()
+    return {
+        "title": f"Archive comparison: {cmp.runs} run(s)",
+        "tool": {"name": "gpubench-audit", "version": __version__},
+        "generated_at": generated_at,
+        "signature": signature_section(signer),
+        "index_sha256": cmp.index_sha256,
+        "runs": cmp.runs, "duplicates": cmp.duplicates, "verdicts": doc["verdicts"],
+        "ranked": doc["ranked"], "not_accepted": doc["not_accepted"],
+        "other_runs": doc["other_runs"],
+    }
+
+
+def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | None = None,
+                            cert: Path | None = None, chain: Path | None = None,
+                            now: Callable[[], Any] | None = None) -> Comparison:
+    """Write the signed comparison report of ARCHIVE_DIR's index into OUT_DIR: report.html,
+    report.pdf (comparison.json and .csv attached), comparison.json, comparison.csv, and a
+    copy of the index and findings it rests on (`archive/`), all listed in the DSSE bundle."""
+    from auditor.archive.output import renderer
+    from auditor.report import dsse, html, plots
+    from auditor.report.build import (
+        StepTimer,
+        load_signing,
+        subject,
+        timestamp,
+        write_signed_dir,
+    )
+
+    archive_dir, out_dir = Path(archive_dir), Path(out_dir)
+    if out_dir.resolve() == archive_dir.resolve():
+        raise AuditorError(f"{out_dir}: the report cannot replace the archive's folder")
+    signer = load_signing(key, cert, chain)
+    cmp = compare(archive_dir)
+    generated_at = timestamp(now)
+    vm = viewmodel(cmp, generated_at=generated_at,
+                   signer=subject(cert) if cert is not None else None)
+    page = html.render_page(TEMPLATE, vm, {"cost": plots.cost_vs_throughput(vm["ranked"])})
+    as_json = renderer("json", "comparison")(cmp).encode()
+    as_csv = renderer("csv", "comparison")(cmp).encode()
+    files = {"comparison.json": as_json, "comparison.csv": as_csv,
+             f"archive/{index.INDEX}": (archive_dir / index.INDEX).read_bytes()}
+    if (archive_dir / index.FINDINGS).is_file():
+        files[f"archive/{index.FINDINGS}"] = (archive_dir / index.FINDINGS).read_bytes()
+    attachments = [("comparison.json", as_json, "The comparison (audit compare --format json)"),
+                   ("comparison.csv", as_csv, "The comparison table (audit compare --format "
+                                              "csv)")]
+
+    def predicate(digests: dict[str, str]) -> dict[str, Any]:
+        from auditor import __version__
+
+        return {"kind": "comparison", "index_sha256": cmp.index_sha256, "runs": cmp.runs,
+                "ranked": len(cmp.ranked), "not_accepted": len(cmp.not_accepted),
+                "other_runs": len(cmp.other_runs), "verdicts": dict(cmp.verdicts),
+                "tool": {"name": "gpubench-audit", "version": __version__},
+                "generated_at": generated_at}
+
+    write_signed_dir(out_dir, page=page, files=files, attachments=attachments, signer=signer,
+                     cert=cert, key=key, predicate=predicate,
+                     predicate_type=dsse.COMPARISON_PREDICATE_TYPE, timer=StepTimer())
+    return cmp
+

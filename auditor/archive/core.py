@@ -1,0 +1,148 @@
+"""`audit archive`'s core: find the runs of the sources, skip those the index already holds,
+audit the rest over an executor and stream every result into the index. Returns an
+`ArchiveOutcome`; never prints (progress goes through a `Progress`) and never exits."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.archive import index
+from auditor.archive.progress import Progress
+from auditor.archive.sources import Job, SourceProblem, discover
+from auditor.archive.worker import RunRecord, fingerprint, manifest_sha256
+from auditor.errors import AuditorError
+
+EXECUTORS = ("local", "ray")
+FAILURES_KEPT = 100
+"""Failures listed in the outcome (all are in the index and printed as they happen)."""
+
+
+@dataclass(frozen=True)
+class ArchiveOutcome:
+    """What one `audit archive` did, and what the index now holds."""
+
+    out_dir: str
+    executor: str
+    jobs: int
+    found: int
+    """Runs and problem sources found in the sources."""
+    audited: int
+    """Audited this time."""
+    already: int
+    """Already in the index with the same manifest, files and auditor version: not audited."""
+    failures: tuple[tuple[str, str], ...]
+    """(source, why) of what could not be audited this time (the first `FAILURES_KEPT`)."""
+    failed: int
+    verdicts: tuple[tuple[str, int], ...]
+    """Rows of the whole index per verdict."""
+    seconds: float
+    """Wall time of the audits (discovery and compaction excluded)."""
+    total_seconds: float
+
+    @property
+    def per_run_seconds(self) -> float | None:
+        return self.seconds / self.audited if self.audited else None
+
+    def to_json(self) -> dict:
+        return {
+            "schema_version": "1", "out_dir": self.out_dir,
+            "index": str(Path(self.out_dir) / index.INDEX),
+            "findings": str(Path(self.out_dir) / index.FINDINGS),
+            "executor": self.executor, "jobs": self.jobs, "found": self.found,
+            "audited": self.audited, "already_in_index": self.already, "failed": self.failed,
+            "failures": [{"source": s, "why": w} for s, w in self.failures],
+            "verdicts": dict(self.verdicts), "seconds": round(self.seconds, 3),
+            "per_run_seconds": (round(self.per_run_seconds, 4)
+                                if self.per_run_seconds is not None else None),
+            "total_seconds": round(self.total_seconds, 3),
+        }
+
+
+def make_executor(name: str, jobs: int | None, address: str | None):
+    if name == "local":
+        if address is not None:
+            raise AuditorError("--address goes with --executor ray")
+        from auditor.archive.local import LocalExecutor
+
+        return LocalExecutor(jobs)
+    if name == "ray":
+        from auditor.archive.ray_executor import RayExecutor
+
+        return RayExecutor(address, jobs)
+    raise AuditorError(f"unknown executor {name!r} (one of {', '.join(EXECUTORS)})")
+
+
+def _unchanged(job: Job, row: tuple[str | None, str | None, str | None], version: str) -> bool:
+    sha, fp, ver = row
+    return ver == version and sha == manifest_sha256(job.run_dir) and \
+        fp == fingerprint(job.run_dir)
+
+
+def audit_archive(sources: Iterable[Path | str], out_dir: Path, *, jobs: int | None = None,
+                  executor: str = "local", address: str | None = None, force: bool = False,
+                  progress: Progress | None = None,
+                  on_record: Callable[[RunRecord], None] | None = None) -> ArchiveOutcome:
+    """Audit every run of SOURCES into OUT_DIR's index. ON_RECORD is called after each run
+    is added (an exception it raises stops the audit after committing what was done, as an
+    interrupt does)."""
+    t_start = time.perf_counter()
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise AuditorError(f"{out}: exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    runner = make_executor(executor, jobs, address)
+    progress = progress or Progress(quiet=True)
+    version = index.auditor_version()
+    seen = {} if force else index.known(out)
+    writer = index.IndexWriter(out, version)
+    found = already = audited = failed = 0
+    failures: list[tuple[str, str]] = []
+
+    def fail(source: str, why: str) -> None:
+        nonlocal failed
+        failed += 1
+        if len(failures) < FAILURES_KEPT:
+            failures.append((source, why))
+        progress.failure(source, why)
+
+    todo: list[Job] = []
+    for item in discover(sources, out):
+        found += 1
+        if isinstance(item, SourceProblem):
+            row = seen.get(item.source)
+            if row is not None and row[1:] == (item.fingerprint, version):
+                already += 1
+                continue
+            writer.add(item)
+            fail(item.source, item.reason)
+        elif item.source in seen and _unchanged(item, seen[item.source], version):
+            already += 1
+        else:
+            todo.append(item)
+    progress.set_total(len(todo) + already, already)
+    t0 = time.perf_counter()
+    try:
+        for record in runner.map(todo):
+            writer.add(record)
+            audited += 1
+            progress.advance()
+            if record.summary is None:
+                fail(record.source, record.reason or "not audited")
+            if on_record is not None:
+                on_record(record)
+    except BaseException:
+        writer.flush()  # what was audited stays committed: a rerun resumes after it
+        progress.close()
+        raise
+    seconds = time.perf_counter() - t0
+    writer.close()
+    progress.close()
+    verdicts = index.load_index(out, ["verdict"])["verdict"].value_counts(sort=True)
+    return ArchiveOutcome(
+        out_dir=str(out), executor=executor, jobs=getattr(runner, "jobs", None) or 0,
+        found=found, audited=audited, already=already, failures=tuple(failures),
+        failed=failed, verdicts=tuple((v, int(n)) for v, n in verdicts.iter_rows()),
+        seconds=seconds, total_seconds=time.perf_counter() - t_start)

@@ -1,0 +1,64 @@
+"""`--format text`: what an archive audit did, or the comparison table, for a terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def archive(outcome: Any) -> str:
+    o = outcome.to_json()
+    verdicts = ", ".join(f"{n:,} {v}" for v, n in outcome.verdicts) or "empty"
+    per = (f", {o['per_run_seconds'] * 1000:.0f} ms per run" if o["per_run_seconds"]
+           is not None else "")
+    lines = [
+        f"{o['found']:,} found: {o['audited']:,} audited now ({o['seconds']:.1f} s over "
+        f"{o['jobs']} {o['executor']} worker(s){per}), {o['already_in_index']:,} already in "
+        "the index",
+        f"index: {verdicts}",
+        f"  {o['index']}",
+        f"  {o['findings']}",
+    ]
+    if outcome.failed:
+        lines.append(f"{outcome.failed:,} could not be audited (one line each above; "
+                     "reasons in the index)")
+    return "\n".join(lines) + "\n"
+
+
+def _money(minor: float | None) -> str:
+    return "" if minor is None else f"${minor / 100:,.2f}"
+
+
+def _num(x: float | None, fmt: str) -> str:
+    return "" if x is None else format(x, fmt)
+
+
+def comparison(cmp: Any) -> str:
+    lines = [f"{cmp.runs:,} run(s) in the index ({cmp.duplicates:,} duplicate copies counted "
+             f"once); configurations ranked: {len(cmp.ranked)}, not accepted: "
+             f"{len(cmp.not_accepted)}, runs with none to compare: {len(cmp.other_runs)}"]
+    head = ("rank", "GPU", "configuration", "precision", "offer", "runs", "warm median s",
+            "texts/s", "package", "per accepted corpus")
+    rows = [(str(r.rank), r.gpu_model, r.config_id, r.precision or "", r.offer_id or "",
+             f"{r.accepted_runs}/{r.runs}", _num(r.median_warm_s, ".3f"),
+             _num(r.throughput_per_s, ",.1f"), _money(r.package_total_usd_minor),
+             _money(r.cost_per_accepted_corpus_usd_minor) or (r.reason or ""))
+            for r in cmp.ranked]
+    lines += ["", "Ranked (accepted configurations only, A10.2):", *_table(head, rows)]
+    if cmp.not_accepted:
+        head2 = ("status", "GPU", "configuration", "precision", "runs", "warm median s",
+                 "main reason")
+        rows2 = [(r.status, r.gpu_model, r.config_id, r.precision or "", str(r.runs),
+                  _num(r.median_warm_s, ".3f"), r.reason or "") for r in cmp.not_accepted]
+        lines += ["", "Not accepted (never ranked):", *_table(head2, rows2)]
+    if cmp.other_runs:
+        lines += ["", "With no configuration to compare:"] + [f"  {s}: {why}"
+                                                              for s, why in cmp.other_runs]
+    return "\n".join(lines) + "\n"
+
+
+def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    if not rows:
+        return ["  (none)"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    fmt = "  " + "  ".join(f"{{:<{w}}}" for w in widths)
+    return [fmt.format(*head).rstrip(), *(fmt.format(*r).rstrip() for r in rows)]
