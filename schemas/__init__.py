@@ -30,6 +30,7 @@ SCHEMA_FILES: dict[str, str] = {
     "set_check": "set-check.schema.json",
     "run_config": "run-config.schema.json",
     "audit_result": "audit-result.schema.json",
+    "comparison": "comparison.schema.json",
     # protocol B evidence our runner writes (the auditor's readers read the same files)
     "runner_power_record": "runner-power-record.schema.json",
     "torch_placement": "torch-placement.schema.json",

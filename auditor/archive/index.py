@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import time
+import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -218,7 +219,8 @@ class IndexWriter:
     def __init__(self, out: Path, version: str) -> None:
         self.out = Path(out)
         self.version = version
-        self.session = f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{os.getpid()}"
+        # Unique per writer, so audit ids of two audits never collide.
+        self.session = f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
         (self.out / PARTS).mkdir(parents=True, exist_ok=True)
         self.seq = len(_parts(self.out)[0])
         self.n = 0
@@ -269,7 +271,7 @@ def compact(out: Path) -> None:
     index_parts, finding_parts = _parts(out)
     if not index_parts and (out / INDEX).is_file():
         return
-    index = load_index(out)
+    index = load_index(out).sort("source")  # the same order whatever finished first
     keep = index["audit_id"]
     f_files = [p for p in [out / FINDINGS] if p.is_file()] + finding_parts
     tmp = out / f".{FINDINGS}.tmp-{os.getpid()}"

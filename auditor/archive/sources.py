@@ -228,6 +228,7 @@ def _archive(path: Path, out: Path, marks: tuple[str, ...]) -> Iterator[Item]:
     else:
         if dest.exists():
             shutil.rmtree(dest)  # an extraction that did not finish
+        _drop_stale(path, dest)
         dest.mkdir(parents=True)
         findings, whole = _extract(path, dest)
         if whole is not None:
@@ -239,14 +240,27 @@ def _archive(path: Path, out: Path, marks: tuple[str, ...]) -> Iterator[Item]:
         tmp.write_text(json.dumps(record), encoding="utf-8")
         os.replace(tmp, marker)
     label = str(path)
-    if whole is not None:
-        yield SourceProblem(label, whole, tuple(findings), refused=True, fingerprint=key)
+    if whole is not None:  # refused for safety, or unreadable (then not a refusal)
+        unreadable = findings[-1].code == UNREADABLE_ARCHIVE
+        yield SourceProblem(label, whole, tuple(findings), refused=not unreadable,
+                            fingerprint=key)
         return
     if findings:
         n = len(findings)
         yield SourceProblem(label, f"{n} member(s) refused; the first: {findings[0].message}",
                             tuple(findings), refused=True, fingerprint=key)
     yield from _walk(dest, dest, out, marks, label_prefix=f"{label}!/")
+
+
+def _drop_stale(path: Path, dest: Path) -> None:
+    """Remove the extractions of an earlier version of the archive at PATH."""
+    for other in dest.parent.glob(f"{dest.name.rsplit('-', 1)[0]}-*"):
+        try:
+            done = json.loads((other / MARKER).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if other != dest and done.get("archive") == str(path):
+            shutil.rmtree(other)
 
 
 def _finding_fields(f: Finding) -> dict:

@@ -1,0 +1,207 @@
+"""`audit archive` over a folder and a .tar.gz of mixed runs: one index row per run (and per
+source that holds none), the findings beside it, incrementally, resuming after an
+interruption; never a crash for a bad source."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import archfactory
+import polars as pl
+import pytest
+
+from auditor.archive import index
+from auditor.archive.core import audit_archive
+from auditor.archive.progress import Progress
+from auditor.archive.sources import Job
+from auditor.archive.worker import audit_one
+
+AUDIT = [sys.executable, "-c", "from auditor.cli import main; main()"]
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory) -> Path:
+    return archfactory.mixed(tmp_path_factory.mktemp("mixed"))
+
+
+@pytest.fixture(scope="module")
+def archived(mixed: Path, tmp_path_factory) -> tuple[Path, object]:
+    out = tmp_path_factory.mktemp("archive") / "out"
+    return out, audit_archive([mixed], out, jobs=2)
+
+
+def _labels(df: pl.DataFrame, src: Path) -> dict[str, str]:
+    return {s.removeprefix(f"{src}/"): v for s, v in df.select("source", "verdict").iter_rows()}
+
+
+def test_every_run_and_bad_source_gets_one_row(mixed: Path, archived) -> None:
+    out, outcome = archived
+    df = pl.read_parquet(out / index.INDEX)
+    assert dict(df.schema) == index.INDEX_SCHEMA
+    assert _labels(df, mixed) == archfactory.EXPECTED_VERDICTS
+    assert df["source"].to_list() == sorted(df["source"].to_list())
+    assert outcome.found == len(archfactory.EXPECTED_VERDICTS)
+    assert outcome.audited == 8 and outcome.already == 0 and outcome.failed == 1
+    assert not (out / index.PARTS).exists() or not any((out / index.PARTS).iterdir())
+    acc = df.filter(pl.col("source") == f"{mixed}/team-a/acc-1").row(0, named=True)
+    assert acc["gpu_models"] == ["NVIDIA H100 80GB HBM3"] and acc["gpu_count"] == 1
+    assert acc["variants"] == ["batch-1", "batch-4"] == acc["accepted_variants"]
+    assert acc["errors"] == 0 and acc["reason"] is None and acc["manifest_sha256"]
+    cfg = acc["configurations"][0]
+    assert cfg["median_s"] > 0 and cfg["throughput_per_s"] > 0
+    (cost,) = cfg["costs"]
+    assert cost["offer_id"] == "h100-7d" and cost["measured_here"]
+    assert cost["package_total_usd_minor"] == 123456
+    assert cost["cost_per_accepted_corpus_usd_minor"] == 123456.0
+    rej = df.filter(pl.col("source") == f"{mixed}/team-b/rej-1").row(0, named=True)
+    assert rej["errors"] >= 1 and rej["reason"] and rej["accepted_variants"] == []
+    inc = df.filter(pl.col("source") == f"{mixed}/team-b/inc-1").row(0, named=True)
+    assert inc["verdict"] == "incomplete" and inc["errors"] == 0
+    assert "set_check" in inc["reason"] or "set-check" in inc["reason"]
+    broken = df.filter(pl.col("source") == f"{mixed}/broken.tar.gz").row(0, named=True)
+    assert broken["kind"] == "source" and "cannot be read" in broken["reason"]
+
+
+def test_findings_belong_to_their_rows(mixed: Path, archived) -> None:
+    out, _ = archived
+    df = pl.read_parquet(out / index.INDEX)
+    f = pl.read_parquet(out / index.FINDINGS)
+    assert dict(f.schema) == index.FINDINGS_SCHEMA
+    assert set(f["audit_id"]) <= set(df["audit_id"])
+    per = f.filter(pl.col("kind") == "finding").group_by("audit_id").agg(
+        (pl.col("severity") == "error").sum().alias("n"))
+    errors = dict(df.select("audit_id", "errors").iter_rows())
+    assert all(errors[a] == n for a, n in per.iter_rows())
+    codes = set(f.filter(pl.col("source") == f"{mixed}/team-b/rej-1")["code"])
+    assert "A0205" in codes
+    assert set(f.filter(pl.col("source") == f"{mixed}/broken.tar.gz")["code"]) == {"R0105"}
+    ev = f.filter(pl.col("code") == "A0205")["evidence_json"][0]
+    assert isinstance(json.loads(ev), dict)
+
+
+def test_a_second_run_audits_nothing_and_force_audits_all(mixed: Path, archived) -> None:
+    out, first = archived
+    before = pl.read_parquet(out / index.INDEX)
+    again = audit_archive([mixed], out, jobs=1)
+    assert again.audited == 0 and again.already == first.found and again.failed == 0
+    after = pl.read_parquet(out / index.INDEX)
+    assert after.equals(before)
+    forced = audit_archive([mixed], out, jobs=2, force=True)
+    assert forced.audited == 8 and forced.failed == 1
+    redone = pl.read_parquet(out / index.INDEX)
+    assert redone.height == before.height
+    assert set(redone["audit_id"]).isdisjoint(before["audit_id"])
+    keep = ["source", "verdict", "errors", "manifest_sha256", "fingerprint"]
+    assert redone.select(keep).equals(before.select(keep))
+    f = pl.read_parquet(out / index.FINDINGS)
+    assert set(f["audit_id"]) <= set(redone["audit_id"])  # the old findings went with their rows
+
+
+def test_a_changed_run_is_audited_again(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    archfactory.accepted(src / "a")
+    run_b = archfactory.accepted(src / "b")
+    out = tmp_path / "out"
+    assert audit_archive([src], out, jobs=1).audited == 2
+    os.utime(run_b / "timeline.jsonl", ns=(1, 1))  # touched, manifest unchanged
+    assert audit_archive([src], out, jobs=1).audited == 1
+    archfactory.accepted(src / "c")
+    again = audit_archive([src], out, jobs=1)
+    assert (again.audited, again.already) == (1, 2)
+
+
+class Stop(Exception):
+    pass
+
+
+def test_an_interrupted_audit_resumes_where_it_stopped(mixed: Path, archived,
+                                                       tmp_path: Path) -> None:
+    full = pl.read_parquet(archived[0] / index.INDEX)
+    out = tmp_path / "out"
+    seen = []
+
+    def stop_after_three(record) -> None:
+        seen.append(record.source)
+        if len(seen) == 3:
+            raise Stop
+
+    with pytest.raises(Stop):
+        audit_archive([mixed], out, jobs=2, on_record=stop_after_three)
+    assert not (out / index.INDEX).exists()  # never compacted, only committed parts
+    partial = index.load_index(out)
+    assert set(seen) <= set(partial["source"])
+    resumed = audit_archive([mixed], out, jobs=2)
+    assert resumed.audited == 8 - 3
+    final = pl.read_parquet(out / index.INDEX)
+    keep = ["source", "verdict", "errors", "warnings", "manifest_sha256", "fingerprint"]
+    assert final.select(keep).equals(full.select(keep))
+    f = pl.read_parquet(out / index.FINDINGS)
+    assert set(f["audit_id"]) <= set(final["audit_id"])
+    assert f.group_by("audit_id").len().height == f["audit_id"].n_unique()
+
+
+def test_compaction_survives_a_crash_at_any_step(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    for n in range(3):
+        archfactory.accepted(src / f"r{n}")
+    out = tmp_path / "out"
+    audit_archive([src], out, jobs=1)
+    first = pl.read_parquet(out / index.INDEX)
+    # An audit killed mid-way: a committed part, an orphan findings part, temp files.
+    w = index.IndexWriter(out, index.auditor_version())
+    w.add(audit_one(Job(source=f"{src}/r0", run_dir=str(src / "r0"))))
+    w.flush()
+    (out / index.PARTS / "findings-99999999-orphan.parquet").write_bytes(b"half")
+    (out / f".{index.INDEX}.tmp-1").write_bytes(b"half")
+    df = index.load_index(out)
+    assert df.height == 3 and df.filter(pl.col("source") == f"{src}/r0")["audit_id"][0] \
+        != first.filter(pl.col("source") == f"{src}/r0")["audit_id"][0]
+    index.compact(out)
+    assert pl.read_parquet(out / index.INDEX).height == 3
+    assert list((out / index.PARTS).iterdir()) == [] and not list(out.glob(".*.tmp-*"))
+
+
+def test_the_worker_never_raises(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    rec = audit_one(Job(source="x", run_dir=str(tmp_path / "notes")))
+    assert rec.summary is None and rec.failure and rec.findings[0].code == "R0002"
+    rec = audit_one(Job(source="y", run_dir=str(tmp_path / "missing")))
+    assert rec.summary is None and "not a directory" in rec.failure
+
+
+def test_progress_line_and_failures(tmp_path: Path) -> None:
+    import io
+
+    buf = io.StringIO()
+    p = Progress(buf)
+    p.set_total(10, 2)
+    p.failure("/a/run", "not a run")
+    p.advance()
+    assert buf.getvalue() == "FAILED /a/run: not a run\n"  # not a terminal: failures only
+    assert p.line().startswith("1/8 runs, ") and "2 already in the index" in p.line()
+    quiet = io.StringIO()
+    Progress(quiet, quiet=True).failure("x", "y")
+    assert quiet.getvalue() == ""
+
+
+def test_cli_archive_text_json_and_exit_status(mixed: Path, archived, tmp_path: Path) -> None:
+    out = archived[0]
+    cmd = [*AUDIT, "archive", str(mixed), "--out", str(out)]
+    proc = subprocess.run([*cmd, "--format", "json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr  # nothing failed this time: all in the index
+    doc = json.loads(proc.stdout)
+    assert doc["audited"] == 0 and doc["verdicts"]["accepted"] == 3
+    fresh = tmp_path / "fresh"
+    proc = subprocess.run([*AUDIT, "archive",
+                           str(mixed / "broken.tar.gz"), str(mixed / "team-a" / "acc-1"),
+                           "--out", str(fresh), "--jobs", "1"], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert f"FAILED {mixed}/broken.tar.gz: the archive cannot be read" in proc.stderr
+    assert "2 found: 1 audited now" in proc.stdout
+    proc = subprocess.run([*cmd, "--executor", "local", "--address", "x"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 2 and "--address goes with --executor ray" in proc.stderr
