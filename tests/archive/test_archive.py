@@ -60,7 +60,7 @@ def test_every_run_and_bad_source_gets_one_row(mixed: Path, archived) -> None:
     rej = df.filter(pl.col("source") == f"{mixed}/team-b/rej-1").row(0, named=True)
     assert rej["errors"] >= 1 and rej["reason"] and rej["accepted_variants"] == []
     inc = df.filter(pl.col("source") == f"{mixed}/team-b/inc-1").row(0, named=True)
-    assert inc["verdict"] == "incomplete" and inc["errors"] == 0
+    assert inc["verdict"] == "incomplete"
     assert "set_check" in inc["reason"] or "set-check" in inc["reason"]
     broken = df.filter(pl.col("source") == f"{mixed}/broken.tar.gz").row(0, named=True)
     assert broken["kind"] == "source" and "cannot be read" in broken["reason"]
