@@ -205,3 +205,13 @@ def test_cli_archive_text_json_and_exit_status(mixed: Path, archived, tmp_path: 
     proc = subprocess.run([*cmd, "--executor", "local", "--address", "x"], capture_output=True,
                           text=True)
     assert proc.returncode == 2 and "--address goes with --executor ray" in proc.stderr
+
+
+def test_the_documented_columns_are_the_written_ones() -> None:
+    doc = json.loads((Path(__file__).resolve().parents[2] / "schemas" /
+                      "archive-index.table.json").read_text(encoding="utf-8"))
+    assert [f["name"] for f in doc["index"]["fields"]] == list(index.INDEX_SCHEMA)
+    assert [f["name"] for f in doc["findings"]["fields"]] == list(index.FINDINGS_SCHEMA)
+    text = (Path(__file__).resolve().parents[2] / "docs" / "archive.md").read_text()
+    for name in (*index.INDEX_SCHEMA, *index.FINDINGS_SCHEMA):
+        assert f"`{name}`" in text, name
