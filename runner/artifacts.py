@@ -9,10 +9,12 @@ at the very end, so a killed runner never leaves a directory that looks complete
 from __future__ import annotations
 
 import csv
+import fnmatch
 import io
 import json
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +56,10 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def csv_text(rows: Sequence[dict[str, Any]]) -> str:
-    """resultats-bruts.csv: header exactly as RUN_DIR.md, RFC 4180, QUOTE_MINIMAL, CRLF."""
-    columns = schemas.results_columns()
+def csv_text(rows: Sequence[dict[str, Any]], table: str = schemas.RESULTS_TABLE) -> str:
+    """A run-dir CSV (`resultats-bruts.csv` by default): header exactly as its table schema
+    (RUN_DIR.md), RFC 4180, QUOTE_MINIMAL, CRLF."""
+    columns = schemas.table_columns(table)
     buf = io.StringIO(newline="")
     w = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
     w.writerow(columns)
@@ -68,10 +71,15 @@ def csv_text(rows: Sequence[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def check_csv(path: Path) -> None:
+def write_csv(path: Path, rows: Sequence[dict[str, Any]], table: str = schemas.RESULTS_TABLE
+              ) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(csv_text(rows, table), encoding="utf-8", newline="")
+
+
+def check_csv(path: Path, table: str = schemas.RESULTS_TABLE) -> None:
     """Header byte for byte, then every cell against its type and empty_allowed."""
-    table = schemas.results_table()
-    fields = table["fields"]
+    fields = schemas.table(table)["fields"]
     with open(path, encoding="utf-8", newline="") as f:
         rows = list(csv.reader(f))
     header = [f["name"] for f in fields]
@@ -102,6 +110,8 @@ def _cell_problem(value: str, spec: dict[str, Any]) -> str | None:
         x = float(value)
         if "minimum" in spec and x < spec["minimum"]:
             return f"below the minimum {spec['minimum']}"
+        if "maximum" in spec and x > spec["maximum"]:
+            return f"above the maximum {spec['maximum']}"
     if "enum" in spec:
         allowed = {str(e) for e in spec["enum"]}
         if value not in allowed:
@@ -131,35 +141,70 @@ def validate_jsonl_file(path: Path, kind: str, rel: str) -> None:
                 validate(kind, obj, f"{rel} line {n}")
 
 
-#: Which schema checks which file of the run dir (docs/run-dir.md).
-# Which schema covers which path of the run dir (docs/run-dir.md): exact paths first, then
-# folders. JSONL files are validated line by line, JSON documents whole.
-JSONL_FILES = {"corpus/references.jsonl": "reference_line", "timeline.jsonl": "timeline_entry"}
-JSON_FILES = {"environment.json": "environment", "economics/offers.json": "offers",
-              "checks/set-check.json": "set_check", "manifest.json": "manifest"}
-JSONL_FOLDERS = (("outputs/", "output_line"),)
-JSON_FOLDERS = (("traces/memory/", "memory_trace"), ("evidence/placement/", "placement"))
+@dataclass(frozen=True)
+class Layout:
+    """Which schema covers which file of one protocol's run dir (docs/run-dir*.md).
+
+    `rules` are (pattern, format, kind), first match wins; a pattern is an exact relative path
+    or an `fnmatch` glob (`*` also crosses `/`). Formats: `json` (one document), `jsonl`
+    (every line), `table` (a CSV against its table schema), `json-raw` (a tool's own JSON,
+    only checked to parse). `raw` patterns name files kept as their tool wrote them, with no
+    schema (weights, plain ID lists). With `strict`, a file matching neither is a fault, so a
+    new artifact cannot slip into a run dir without a schema or a documented reason."""
+
+    rules: tuple[tuple[str, str, str], ...]
+    raw: tuple[str, ...] = ()
+    strict: bool = False
+
+    def rule_for(self, rel: str) -> tuple[str, str] | None:
+        for pattern, fmt, kind in self.rules:
+            if rel == pattern or fnmatch.fnmatchcase(rel, pattern):
+                return fmt, kind
+        return None
+
+    def is_raw(self, rel: str) -> bool:
+        return any(rel == p or fnmatch.fnmatchcase(rel, p) for p in self.raw)
 
 
-def validate_run_dir(root: Path) -> None:
-    """Validate every file the schemas cover; raise RunnerError at the first fault."""
+#: Protocol A (docs/run-dir.md): exact paths first, then folders.
+PROTOCOL_A = Layout(rules=(
+    ("resultats-bruts.csv", "table", schemas.RESULTS_TABLE),
+    ("corpus/references.jsonl", "jsonl", "reference_line"),
+    ("timeline.jsonl", "jsonl", "timeline_entry"),
+    ("environment.json", "json", "environment"),
+    ("economics/offers.json", "json", "offers"),
+    ("checks/set-check.json", "json", "set_check"),
+    ("manifest.json", "json", "manifest"),
+    ("outputs/*", "jsonl", "output_line"),
+    ("traces/memory/*", "json", "memory_trace"),
+    ("evidence/placement/*", "json", "placement"),
+))
+
+
+def validate_run_dir(root: Path, layout: Layout = PROTOCOL_A) -> None:
+    """Validate every file the layout covers; raise RunnerError at the first fault."""
     for path in sorted(root.rglob("*")):
         if not path.is_file():
             continue
         rel = path.relative_to(root).as_posix()
-        if rel == "resultats-bruts.csv":
-            check_csv(path)
-        elif rel in JSONL_FILES:
-            validate_jsonl_file(path, JSONL_FILES[rel], rel)
-        elif rel in JSON_FILES:
-            validate_json_file(path, JSON_FILES[rel], rel)
-        else:
-            for prefix, kind in JSONL_FOLDERS:
-                if rel.startswith(prefix):
-                    validate_jsonl_file(path, kind, rel)
-            for prefix, kind in JSON_FOLDERS:
-                if rel.startswith(prefix):
-                    validate_json_file(path, kind, rel)
+        rule = layout.rule_for(rel)
+        if rule is None:
+            if layout.strict and not layout.is_raw(rel):
+                raise RunnerError(f"internal: {rel} is covered by no schema of the run dir "
+                                  "layout")
+            continue
+        fmt, kind = rule
+        if fmt == "table":
+            check_csv(path, kind)
+        elif fmt == "jsonl":
+            validate_jsonl_file(path, kind, rel)
+        elif fmt == "json":
+            validate_json_file(path, kind, rel)
+        else:  # json-raw: a tool's own format; it must at least be JSON
+            try:
+                json.loads(path.read_bytes())
+            except ValueError as exc:
+                raise RunnerError(f"internal: {rel} is not JSON ({exc})") from None
 
 
 def artifact_hashes(root: Path) -> dict[str, str]:

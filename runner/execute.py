@@ -1,16 +1,17 @@
 """`runner execute`: protocol A from configuration to a complete run directory.
 
-Order of work, so that nothing measured can influence what was declared:
-1. check every input (config, offers, device, workload, corpus); any fault stops here with
-   exit 2 and nothing written;
-2. stage the corpus files and train/stage the model under `<RUN_DIR>.partial-<pid>/`;
-3. fix the quality rule from the tune split, count truncation, draw the pass order from the
-   seed, note the declaration time;
-4. cold passes, each in a fresh process; then in this process one warm-up block per variant
-   and the warm passes in seeded, alternating rounds;
-5. read every output file back for the set check and quality (A2), write the CSV, timeline,
-   environment, set check and economics, validate all of it, write the manifest last, and
-   rename the directory into place.
+Four stages, in this order, so that nothing measured can influence what was declared:
+1. `check_inputs`: every input (config, offers, device, workload, corpus); any fault stops
+   here with exit 2 and nothing written;
+2. `declare`: stage the corpus files and train/stage the model under
+   `<RUN_DIR>.partial-<pid>/`, fix the quality rule from the tune split, count truncation,
+   draw the pass order from the seed, note the declaration time;
+3. `run_passes`: cold passes, each in a fresh process; then in this process one warm-up
+   block per variant and the warm passes in seeded, alternating rounds;
+4. `read_back` every output file for the set check and quality (A2), then `write` the CSV,
+   timeline, environment, set check and economics, and the manifest from its typed pieces;
+   `StagedRunDir.publish` validates all of it, writes the manifest last and renames the
+   directory into place.
 """
 
 from __future__ import annotations
@@ -23,26 +24,28 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import torch
 
-import runner
 from runner import artifacts
 from runner.config import RunConfig
 from runner.corpus import Corpus, load_corpus
 from runner.economics import ChosenOffer, choose_offer
 from runner.environment import observe
-from runner.errors import RunnerError
+from runner.manifest import Header, Revisions
+from runner.model import TrainedModel, resolve_device, train, workload_threads
 from runner.passes import INPUTS_FILE, PassSpec, now_iso, run_pass, run_warmup
 from runner.revisions import code_revision, file_sha256
+from runner.rundir import Progress, StagedRunDir, Steps, refuse_existing
 from runner.setcheck import accepted, check_output, quality
-from runner.workloads import TrainingData, WorkloadFactory, resolve
+from runner.workloads import WorkloadFactory, resolve
+from runner.workloads.base import Workload
 
-Progress = Callable[[str], None]
+# kept importable from here: tests and older callers use runner.execute's names
+__all__ = ["TIMER_SCOPES", "draw_pass_order", "execute", "resolve_device"]
 
 TIMER_SCOPES = {
     "full_chain": "full chain: reading the inputs file, tokenization, classification and "
@@ -51,32 +54,14 @@ TIMER_SCOPES = {
                        "classification); reading and writing excluded",
 }
 
+SCOPE_SHORT = {"full_chain": "reading, tokenization, classification and writing; model "
+                              "loading excluded",
+               "processing_only": "tokenization and classification only"}
 
-def resolve_device(name: str) -> str:
-    """'auto' -> cuda:N when a GPU is visible, else cpu; a named device must exist."""
-    if name == "auto":
-        return f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
-    try:
-        dev = torch.device(name)
-    except (RuntimeError, ValueError):
-        raise RunnerError(f"config: device {name!r} is not a torch device") from None
-    if dev.type == "cuda":
-        if not torch.cuda.is_available():
-            raise RunnerError(f"config: device {name!r} asked for, but torch sees no CUDA "
-                              f"device (torch {torch.__version__})")
-        index = torch.cuda.current_device() if dev.index is None else dev.index
-        if index >= torch.cuda.device_count():
-            raise RunnerError(f"config: device {name!r}: only {torch.cuda.device_count()} "
-                              "CUDA device(s) visible")
-        return f"cuda:{index}"
-    return str(dev)
-
-
-def cpu_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
+PASS_ORDER_METHOD = ("drawn from the seed before measuring: cold passes (each in a fresh "
+                     "process) in a seeded permutation, then one warm-up block per variant, "
+                     "then one seeded permutation of the variants per warm round, redrawn so a "
+                     "round never starts with the variant that ended the previous one")
 
 
 def draw_pass_order(variants: list[str], warm_passes: int, seed: int) -> list[dict[str, Any]]:
@@ -88,48 +73,138 @@ def draw_pass_order(variants: list[str], warm_passes: int, seed: int) -> list[di
     order: list[tuple[str, str, int]] = []
     order += [(v, "cold", 1) for v in rng.sample(variants, len(variants))]
     order += [(v, "warmup", 1) for v in rng.sample(variants, len(variants))]
-    last = None
-    for r in range(1, warm_passes + 1):
-        perm = rng.sample(variants, len(variants))
-        for _ in range(20):
-            if len(variants) == 1 or perm[0] != last:
-                break
-            perm = rng.sample(variants, len(variants))
-        order += [(v, "warm", r) for v in perm]
-        last = perm[-1]
+    order += [(v, "warm", r) for v, r in alternating_rounds(variants, warm_passes, rng)]
     return [{"order_index": i, "variant_id": v, "phase": p, "run_index": n}
             for i, (v, p, n) in enumerate(order)]
 
 
-def execute(cfg: RunConfig, out: Path, progress: Progress | None = None) -> Path:
-    """Run protocol A as `cfg` says and write the complete run directory at `out`."""
-    say = progress or (lambda _msg: None)
-    # 1. every check before anything is measured or written
-    if out.exists():
-        raise RunnerError(f"run dir {out}: already exists; the runner never overwrites a run "
-                          "(choose another --out or remove it)")
+def alternating_rounds(items: list[str], rounds: int, rng: random.Random
+                       ) -> list[tuple[str, int]]:
+    """(item, round) pairs: `rounds` rounds, each a seeded permutation of `items`, redrawn
+    (up to 20 times) when it would start with the item that ended the round before, so that
+    no item runs twice in a row across rounds. Shared by both protocols (A6.2, B3)."""
+    out: list[tuple[str, int]] = []
+    last = None
+    for r in range(1, rounds + 1 if items else 1):
+        perm = rng.sample(items, len(items))
+        for _ in range(20):
+            if len(items) == 1 or perm[0] != last:
+                break
+            perm = rng.sample(items, len(items))
+        out += [(v, r) for v in perm]
+        last = perm[-1]
+    return out
+
+
+# --- 1. inputs ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything checked before anything is measured or written."""
+
+    offer: ChosenOffer | None
+    device: str
+    factory: WorkloadFactory
+    corpus: Corpus
+    threads: int
+
+
+def check_inputs(cfg: RunConfig, out: Path) -> Inputs:
+    refuse_existing(out)
     offer = (choose_offer(cfg.economics.offers_file, cfg.economics.offer_id,
                           cfg.economics.lots) if cfg.economics else None)
     device = resolve_device(cfg.device)
     factory = resolve(cfg.workload_callable)
     factory.check(cfg.workload_options)
     corpus = load_corpus(cfg.corpus_path, cfg.eval_size, cfg.max_texts, cfg.seed)
-    threads = max(1, min(cpu_threads(), factory.threads(cpu_threads())))
-    torch.set_num_threads(threads)
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.parent / f"{out.name}.partial-{os.getpid()}"
-    partial.mkdir()
-    say(f"building {out} in {partial.name}")
-    try:
-        return _run(cfg, out, partial, corpus, factory, offer, device, threads, say)
-    except RunnerError as exc:
-        raise RunnerError(f"{exc} (unfinished files left in {partial}: not a run)") from None
+    return Inputs(offer, device, factory, corpus, workload_threads(factory))
 
 
-def _run(cfg: RunConfig, out: Path, root: Path, corpus: Corpus, factory: WorkloadFactory,
-         offer: ChosenOffer | None, device: str, threads: int, say: Progress) -> Path:
-    # 2. the corpus files and the model
+def execute(cfg: RunConfig, out: Path, progress: Progress | None = None) -> Path:
+    """Run protocol A as `cfg` says and write the complete run directory at `out`."""
+    say = progress or (lambda _msg: None)
+    inputs = check_inputs(cfg, out)
+    staged = StagedRunDir.create(out, say)
+    with staged.unfinished():
+        decl = declare(cfg, staged.root, inputs, say)
+        passes = run_passes(cfg, staged.root, inputs, decl, say)
+        checks = read_back(cfg, staged.root, decl, passes)
+        manifest = write(cfg, staged.root, inputs, decl, passes, checks)
+        staged.publish(manifest, artifacts.PROTOCOL_A, "manifest")
+    ok = sum(c["corpus_accepted"] for c in checks)
+    say(f"done: {out} ({ok}/{len(checks)} passes accepted)")
+    return out
+
+
+# --- 2. the declaration ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class QualityRule:
+    """A1.1: the acceptance rule, fixed from the tune split before any measurement."""
+
+    metric: str
+    threshold: float
+    tolerance: float
+    reference: float
+    tune_size: int
+    fixed_from: str
+
+    @classmethod
+    def fix(cls, cfg: RunConfig, reference: float, tune_size: int) -> QualityRule:
+        if cfg.threshold == "from_tune":
+            # rounded down, so the binding condition stays value >= reference - tolerance
+            threshold = max(0.0, math.floor((reference - cfg.tolerance) * 10_000) / 10_000)
+            fixed_from = (f"reference = the trained model's {cfg.metric} on the tune split "
+                          f"({tune_size} texts), computed before any measurement; threshold = "
+                          "reference - tolerance, rounded down to 4 decimals")
+        else:
+            threshold = float(cfg.threshold)
+            fixed_from = (f"threshold from the config ({cfg.source}); reference = the trained "
+                          f"model's {cfg.metric} on the tune split, computed before measuring")
+        return cls(cfg.metric, threshold, cfg.tolerance, reference, tune_size, fixed_from)
+
+    def accepts(self, value: float | None) -> bool:
+        return accepted(value, self.threshold, self.reference, self.tolerance)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "threshold": self.threshold,
+                "tolerance": self.tolerance, "tolerance_direction": "max_decrease",
+                "reference": {"name": f"trained model, {self.metric} on the tune split",
+                              "value": self.reference,
+                              "source": f"tune split ({self.tune_size} texts), before "
+                                        "measuring; never the evaluation outputs"},
+                "fixed_from": self.fixed_from,
+                "acceptance": "ids_match and format_valid and value >= threshold "
+                              "and value >= reference.value - tolerance"}
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What is fixed and staged before the first pass."""
+
+    eval_ids: list[str]
+    eval_texts: list[str]
+    classes: tuple[str, ...]
+    references: pl.DataFrame
+    split_sizes: dict[str, int]
+    trained: TrainedModel
+    workload: Workload
+    main_load_seconds: float
+    rule: QualityRule
+    truncated: int
+    batch_of: dict[str, int]
+    order: list[dict[str, Any]]
+    revisions: Revisions
+    declared_at: str
+    load_before: list[float] | None
+
+    @property
+    def variants(self) -> list[str]:
+        return list(self.batch_of)
+
+
+def declare(cfg: RunConfig, root: Path, inputs: Inputs, say: Progress) -> Declaration:
+    corpus = inputs.corpus
     ev, tr, tu = corpus.split("eval"), corpus.split("train"), corpus.split("tune")
     eval_ids = ev["id"].to_list()
     eval_texts = ev["text"].to_list()
@@ -139,195 +214,87 @@ def _run(cfg: RunConfig, out: Path, root: Path, corpus: Corpus, factory: Workloa
     artifacts.write_lines(root / "corpus/splits/train_ids.txt", tr["id"].to_list())
     artifacts.write_lines(root / "corpus/splits/tune_ids.txt", tu["id"].to_list())
     artifacts.write_jsonl(root / INPUTS_FILE, ev.select("id", "text").to_dicts())
-    classes = corpus.classes
     say(f"corpus: {tr.height} train, {tu.height} tune, {ev.height} eval texts, "
-        f"{len(classes)} classes; training the model")
-    model_dir = root / "model"
+        f"{len(corpus.classes)} classes; training the model")
+    trained = train(inputs.factory, corpus, root / "model", cfg.seed, cfg.context,
+                    cfg.workload_options)
     t = time.perf_counter()
-    prepared = factory.prepare(TrainingData(tr["text"].to_list(), tr["label"].to_list(),
-                                            classes), model_dir, cfg.seed, cfg.context,
-                               cfg.workload_options)
-    train_seconds = time.perf_counter() - t
-    t = time.perf_counter()
-    workload = factory.load(model_dir, device, cfg.precision, cfg.context, cfg.workload_options)
+    workload = inputs.factory.load(trained.model_dir, inputs.device, cfg.precision,
+                                   cfg.context, cfg.workload_options)
     main_load_seconds = time.perf_counter() - t
 
-    # 3. the declaration: quality rule from the tune split, truncation, pass order
     tune_texts = tu["text"].to_list()
     step = max(cfg.batches)
     tune_pred: list[str] = []
     for i in range(0, len(tune_texts), step):
         tune_pred.extend(workload.classify(tune_texts[i:i + step], step))
     reference = quality(pl.Series(tune_pred, dtype=pl.String), tu["label"], cfg.metric)
-    if cfg.threshold == "from_tune":
-        # rounded down, so the binding condition stays value >= reference - tolerance
-        threshold = max(0.0, math.floor((reference - cfg.tolerance) * 10_000) / 10_000)
-        fixed_from = (f"reference = the trained model's {cfg.metric} on the tune split "
-                      f"({tu.height} texts), computed before any measurement; threshold = "
-                      "reference - tolerance, rounded down to 4 decimals")
-    else:
-        threshold = float(cfg.threshold)
-        fixed_from = (f"threshold from the config ({cfg.source}); reference = the trained "
-                      f"model's {cfg.metric} on the tune split, computed before measuring")
+    rule = QualityRule.fix(cfg, reference, tu.height)
     lengths = workload.token_lengths(eval_texts)
-    truncated = sum(1 for n in lengths if n > cfg.context)
     variants = list(cfg.variant_ids)
-    batch_of = dict(zip(variants, cfg.batches, strict=True))
-    order = draw_pass_order(variants, cfg.warm_passes, cfg.seed)
-    revisions = {"corpus": corpus.revision,
-                 "model": "sha256:" + file_sha256(prepared.weights_file),
-                 "tokenizer": "sha256:" + file_sha256(prepared.tokenizer_file),
-                 "code": code_revision()}
-    declared_at = now_iso()
-    load_before = _loadavg()
+    return Declaration(
+        eval_ids=eval_ids, eval_texts=eval_texts, classes=corpus.classes,
+        references=ev.select("id", "label"),
+        split_sizes={"eval": ev.height, "train": tr.height, "tune": tu.height},
+        trained=trained, workload=workload, main_load_seconds=main_load_seconds, rule=rule,
+        truncated=sum(1 for n in lengths if n > cfg.context),
+        batch_of=dict(zip(variants, cfg.batches, strict=True)),
+        order=draw_pass_order(variants, cfg.warm_passes, cfg.seed),
+        revisions=Revisions(
+            corpus=corpus.revision,
+            model="sha256:" + file_sha256(trained.prepared.weights_file),
+            tokenizer="sha256:" + file_sha256(trained.prepared.tokenizer_file),
+            code=code_revision()),
+        declared_at=now_iso(), load_before=_loadavg())
 
-    # 4. the passes
-    say(f"quality rule: {cfg.metric} >= {threshold} and >= {reference:.4f} - {cfg.tolerance} "
-        f"(tune split); {len(order)} timeline entries on {device}")
+
+# --- 3. the passes --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PassResults:
+    records: dict[tuple[str, str, int], dict[str, Any]]
+    """(variant, phase, run_index) -> the pass record (`entry`, `cells`, `gpus_used`)."""
+    timeline: list[dict[str, Any]]
+
+
+def run_passes(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration,
+               say: Progress) -> PassResults:
+    rule = decl.rule
+    say(f"quality rule: {rule.metric} >= {rule.threshold} and >= {rule.reference:.4f} - "
+        f"{rule.tolerance} (tune split); {len(decl.order)} timeline entries on {inputs.device}")
     records: dict[tuple[str, str, int], dict[str, Any]] = {}
     timeline: list[dict[str, Any]] = []
-    total = len(order)
+    step = Steps(say, len(decl.order))
     first_warmup = True
     with tempfile.TemporaryDirectory(prefix="runner-jobs-") as jobs:
-        for item in order:
+        for item in decl.order:
             v, phase, n = item["variant_id"], item["phase"], item["run_index"]
-            spec = PassSpec(item["order_index"], v, phase, n, batch_of[v], device,
+            spec = PassSpec(item["order_index"], v, phase, n, decl.batch_of[v], inputs.device,
                             cfg.timer_scope)
             if phase == "cold":
-                rec = _cold_pass(cfg, spec, root, model_dir, Path(jobs), threads)
+                rec = _cold_pass(cfg, spec, root, decl.trained.model_dir, Path(jobs),
+                                 inputs.threads)
             elif phase == "warmup":
-                entry = run_warmup(workload, item["order_index"], v, batch_of[v],
-                                   cfg.warmup_iterations, eval_texts,
-                                   load_seconds=main_load_seconds if first_warmup else None)
+                entry = run_warmup(decl.workload, item["order_index"], v, decl.batch_of[v],
+                                   cfg.warmup_iterations, decl.eval_texts,
+                                   load_seconds=decl.main_load_seconds if first_warmup
+                                   else None)
                 first_warmup = False
                 timeline.append(entry)
-                say(f"[{item['order_index'] + 1:>2}/{total}] {v} warm-up: {entry['status']}, "
-                    f"{entry['iterations']} batches in {entry['elapsed_seconds']:.3f} s")
+                step(item["order_index"], f"{v} warm-up: {entry['status']}, "
+                     f"{entry['iterations']} batches in {entry['elapsed_seconds']:.3f} s")
                 continue
             else:
-                rec = run_pass(workload, spec, root, fresh_process=False)
+                rec = run_pass(decl.workload, spec, root, fresh_process=False)
             records[(v, phase, n)] = rec
             timeline.append(rec["entry"])
             e = rec["entry"]
             took = "-" if e["elapsed_seconds"] is None else f"{e['elapsed_seconds']:.3f} s"
-            say(f"[{item['order_index'] + 1:>2}/{total}] {v} {phase}-{n}: {e['status']}, "
-                f"{took}, {rec['answers']} answers" + ("" if e["incident"] is None else
-                                                       f" ({e['incident']['message']})"))
-
-    # 5. read back, check, write, validate, declare
-    expected = pl.Series("id", eval_ids, dtype=pl.String)
-    references = ev.select("id", "label")
-    checks = []
-    for v in variants:
-        for phase, n in [("cold", 1)] + [("warm", i) for i in range(1, cfg.warm_passes + 1)]:
-            rel = records[(v, phase, n)]["entry"]["output_file"]
-            res = check_output(root / rel, rel, expected, classes, references, cfg.metric)
-            res["corpus_accepted"] = (res["ids_match"] and res["format_valid"]
-                                      and accepted(res["quality_value"], threshold, reference,
-                                                   cfg.tolerance))
-            checks.append({"variant_id": v, "phase": phase, "run_index": n, **res})
-    dup_expected = (expected.value_counts().filter(pl.col("count") > 1)["id"].to_list())
-    set_check = {"expected_file": "corpus/expected_ids.txt", "expected_count": len(eval_ids),
-                 "expected_duplicates": dup_expected, "passes": checks,
-                 "method": "each output file read back from disk; IDs compared as sets with "
-                           "duplicates counted; quality recomputed from the file and "
-                           "corpus/references.jsonl"}
-    artifacts.write_json(root / "checks/set-check.json", set_check)
-
-    gpus: dict[int, dict[str, Any]] = {}
-    for rec in records.values():
-        for g in rec["gpus_used"]:
-            gpus[g["index"]] = g
-    env = observe(device, [gpus[i] for i in sorted(gpus)], revisions["code"])
-    env["concurrent_load"]["loadavg_before_passes"] = load_before
-    artifacts.write_json(root / "environment.json", env)
-    if offer is not None:
-        (root / "economics").mkdir(exist_ok=True)
-        (root / "economics/offers.json").write_bytes(offer.offers_bytes)
-
-    accepted_by_variant = {v: int(any(c["corpus_accepted"] for c in checks
-                                      if c["variant_id"] == v)) for v in variants}
-    common = _common_notes(cfg, corpus, threshold, reference, truncated, len(eval_texts),
-                           revisions["code"], env, prepared.description)
-    rows = [_row(cfg, c, records[(c["variant_id"], c["phase"], c["run_index"])], batch_of,
-                 revisions, env, offer, accepted_by_variant, threshold, common,
-                 len(eval_ids))
-            for c in checks]
-    (root / "resultats-bruts.csv").write_text(artifacts.csv_text(rows), encoding="utf-8",
-                                              newline="")
+            step(item["order_index"], f"{v} {phase}-{n}: {e['status']}, {took}, "
+                 f"{rec['answers']} answers" + ("" if e["incident"] is None else
+                                                f" ({e['incident']['message']})"))
     timeline.sort(key=lambda e: e["order_index"])
-    artifacts.write_jsonl(root / "timeline.jsonl", timeline)
-
-    manifest = {
-        "schema_version": "1",
-        "protocol": "accepted-corpus-cost",
-        "experiment_id": cfg.experiment_id,
-        "status": "complete" if len(records) == len(variants) * (1 + cfg.warm_passes)
-        else "aborted",
-        "declared_at": declared_at,
-        "completed_at": now_iso(),
-        "runner": {"name": "gpubench-audit runner", "version": runner.__version__},
-        "config_source": cfg.source,
-        "task": {"classes": list(classes),
-                 "output_format": {"type": "jsonl", "required_fields": ["id", "label"],
-                                   "label_values": "one of task.classes"},
-                 "unit_of_work": (f"one accepted evaluation corpus of {len(eval_ids)} texts "
-                                  f"({corpus.revision[:19]}...)")},
-        "quality_rule": {"metric": cfg.metric, "threshold": threshold,
-                         "tolerance": cfg.tolerance, "tolerance_direction": "max_decrease",
-                         "reference": {"name": f"trained model, {cfg.metric} on the tune split",
-                                       "value": reference,
-                                       "source": f"tune split ({tu.height} texts), before "
-                                                 "measuring; never the evaluation outputs"},
-                         "fixed_from": fixed_from,
-                         "acceptance": "ids_match and format_valid and value >= threshold "
-                                       "and value >= reference.value - tolerance"},
-        "revisions": revisions,
-        "seed": cfg.seed,
-        "timer_scope": cfg.timer_scope,
-        "timer_scope_description": TIMER_SCOPES[cfg.timer_scope],
-        "announced_variable": "batch",
-        "variants": [{"variant_id": v, "batch": batch_of[v], "precision": cfg.precision,
-                      "context": cfg.context, "device": device,
-                      "input_order": "corpus/expected_ids.txt order"} for v in variants],
-        "warmup_iterations": cfg.warmup_iterations,
-        "warm_passes_per_variant": cfg.warm_passes,
-        "pass_order": order,
-        "pass_order_method": ("drawn from the seed before measuring: cold passes (each in a "
-                              "fresh process) in a seeded permutation, then one warm-up block "
-                              "per variant, then one seeded permutation of the variants per "
-                              "warm round, redrawn so a round never starts with the variant "
-                              "that ended the previous one"),
-        "corpus": {"source": corpus.source, "revision": corpus.revision,
-                   "eval_size": ev.height, "train_size": tr.height, "tune_size": tu.height,
-                   "inputs_file": INPUTS_FILE,
-                   "truncation": {"context_tokens": cfg.context, "truncated_texts": truncated,
-                                  "eval_texts": len(eval_texts),
-                                  "rule": "texts longer than the context limit (in the "
-                                          "workload's tokens) keep their first tokens"}},
-        "workload": {"name": factory.name, "callable": cfg.workload_callable,
-                     "description": prepared.description,
-                     "generation_options": cfg.workload_options,
-                     "train_seconds": train_seconds, "torch_threads": threads},
-        "economics": None if offer is None else {
-            "offers_file": "economics/offers.json", "offer_id": offer.offer["offer_id"],
-            "lots": offer.lots, "gpu_model": offer.offer["gpu_model"],
-            "duration_days": offer.duration_days,
-            "package_total_usd_minor": offer.package_total_usd_minor,
-            "example": bool(offer.offer.get("example", False))},
-        "notes": common,
-    }
-    artifacts.validate_run_dir(root)  # everything but the manifest
-    manifest["artifacts"] = artifacts.artifact_hashes(root)
-    artifacts.validate("manifest", manifest, "manifest.json")
-    artifacts.write_json(root / "manifest.json", manifest)
-    if out.exists():
-        raise RunnerError(f"run dir {out}: appeared while running; the finished run is left "
-                          f"in {root}")
-    os.rename(root, out)
-    ok = sum(c["corpus_accepted"] for c in checks)
-    say(f"done: {out} ({ok}/{len(checks)} passes accepted)")
-    return out
+    return PassResults(records, timeline)
 
 
 def _cold_pass(cfg: RunConfig, spec: PassSpec, root: Path, model_dir: Path, jobs: Path,
@@ -377,9 +344,120 @@ def _cold_pass(cfg: RunConfig, spec: PassSpec, root: Path, model_dir: Path, jobs
         "cells": cells, "gpus_used": place["gpus_used"] if place else [], "answers": 0}
 
 
-SCOPE_SHORT = {"full_chain": "reading, tokenization, classification and writing; model "
-                              "loading excluded",
-               "processing_only": "tokenization and classification only"}
+# --- 4. read back and write -----------------------------------------------------------------
+
+def read_back(cfg: RunConfig, root: Path, decl: Declaration, passes: PassResults
+              ) -> list[dict[str, Any]]:
+    """A2 from the files as written: one set-check record per measured pass."""
+    expected = pl.Series("id", decl.eval_ids, dtype=pl.String)
+    checks = []
+    for v in decl.variants:
+        for phase, n in [("cold", 1)] + [("warm", i) for i in range(1, cfg.warm_passes + 1)]:
+            rel = passes.records[(v, phase, n)]["entry"]["output_file"]
+            res = check_output(root / rel, rel, expected, decl.classes, decl.references,
+                               cfg.metric)
+            res["corpus_accepted"] = (res["ids_match"] and res["format_valid"]
+                                      and decl.rule.accepts(res["quality_value"]))
+            checks.append({"variant_id": v, "phase": phase, "run_index": n, **res})
+    return checks
+
+
+def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes: PassResults,
+          checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every file but the manifest; returns the manifest (without `artifacts`)."""
+    expected = pl.Series("id", decl.eval_ids, dtype=pl.String)
+    dup_expected = (expected.value_counts().filter(pl.col("count") > 1)["id"].to_list())
+    artifacts.write_json(root / "checks/set-check.json", {
+        "expected_file": "corpus/expected_ids.txt", "expected_count": len(decl.eval_ids),
+        "expected_duplicates": dup_expected, "passes": checks,
+        "method": "each output file read back from disk; IDs compared as sets with "
+                  "duplicates counted; quality recomputed from the file and "
+                  "corpus/references.jsonl"})
+
+    gpus: dict[int, dict[str, Any]] = {}
+    for rec in passes.records.values():
+        for g in rec["gpus_used"]:
+            gpus[g["index"]] = g
+    env = observe(inputs.device, [gpus[i] for i in sorted(gpus)], decl.revisions.code)
+    env["concurrent_load"]["loadavg_before_passes"] = decl.load_before
+    artifacts.write_json(root / "environment.json", env)
+    offer = inputs.offer
+    if offer is not None:
+        (root / "economics").mkdir(exist_ok=True)
+        (root / "economics/offers.json").write_bytes(offer.offers_bytes)
+
+    accepted_by_variant = {v: int(any(c["corpus_accepted"] for c in checks
+                                      if c["variant_id"] == v)) for v in decl.variants}
+    common = _common_notes(cfg, inputs.corpus, decl, env)
+    rows = [_row(cfg, c, passes.records[(c["variant_id"], c["phase"], c["run_index"])], decl,
+                 env, offer, accepted_by_variant, common)
+            for c in checks]
+    artifacts.write_csv(root / "resultats-bruts.csv", rows)
+    artifacts.write_jsonl(root / "timeline.jsonl", passes.timeline)
+
+    complete = len(passes.records) == len(decl.variants) * (1 + cfg.warm_passes)
+    return {
+        **Header("accepted-corpus-cost", cfg.experiment_id, complete, decl.declared_at,
+                 cfg.source).to_json(),
+        "task": _task(decl, inputs.corpus),
+        "quality_rule": decl.rule.to_json(),
+        "revisions": decl.revisions.to_json(),
+        "seed": cfg.seed,
+        "timer_scope": cfg.timer_scope,
+        "timer_scope_description": TIMER_SCOPES[cfg.timer_scope],
+        "announced_variable": "batch",
+        "variants": _variants(cfg, decl, inputs.device),
+        "warmup_iterations": cfg.warmup_iterations,
+        "warm_passes_per_variant": cfg.warm_passes,
+        "pass_order": decl.order,
+        "pass_order_method": PASS_ORDER_METHOD,
+        "corpus": _corpus(cfg, decl, inputs.corpus),
+        "workload": _workload(cfg, decl, inputs),
+        "economics": _economics(offer),
+        "notes": common,
+    }
+
+
+def _task(decl: Declaration, corpus: Corpus) -> dict[str, Any]:
+    return {"classes": list(decl.classes),
+            "output_format": {"type": "jsonl", "required_fields": ["id", "label"],
+                              "label_values": "one of task.classes"},
+            "unit_of_work": (f"one accepted evaluation corpus of {len(decl.eval_ids)} texts "
+                             f"({corpus.revision[:19]}...)")}
+
+
+def _variants(cfg: RunConfig, decl: Declaration, device: str) -> list[dict[str, Any]]:
+    return [{"variant_id": v, "batch": decl.batch_of[v], "precision": cfg.precision,
+             "context": cfg.context, "device": device,
+             "input_order": "corpus/expected_ids.txt order"} for v in decl.variants]
+
+
+def _corpus(cfg: RunConfig, decl: Declaration, corpus: Corpus) -> dict[str, Any]:
+    sizes = decl.split_sizes
+    return {"source": corpus.source, "revision": corpus.revision,
+            "eval_size": sizes["eval"], "train_size": sizes["train"],
+            "tune_size": sizes["tune"], "inputs_file": INPUTS_FILE,
+            "truncation": {"context_tokens": cfg.context, "truncated_texts": decl.truncated,
+                           "eval_texts": len(decl.eval_texts),
+                           "rule": "texts longer than the context limit (in the "
+                                   "workload's tokens) keep their first tokens"}}
+
+
+def _workload(cfg: RunConfig, decl: Declaration, inputs: Inputs) -> dict[str, Any]:
+    return {"name": inputs.factory.name, "callable": cfg.workload_callable,
+            "description": decl.trained.prepared.description,
+            "generation_options": cfg.workload_options,
+            "train_seconds": decl.trained.train_seconds, "torch_threads": inputs.threads}
+
+
+def _economics(offer: ChosenOffer | None) -> dict[str, Any] | None:
+    if offer is None:
+        return None
+    return {"offers_file": "economics/offers.json", "offer_id": offer.offer["offer_id"],
+            "lots": offer.lots, "gpu_model": offer.offer["gpu_model"],
+            "duration_days": offer.duration_days,
+            "package_total_usd_minor": offer.package_total_usd_minor,
+            "example": bool(offer.offer.get("example", False))}
 
 
 def _loadavg() -> list[float] | None:
@@ -389,9 +467,8 @@ def _loadavg() -> list[float] | None:
         return None
 
 
-def _common_notes(cfg: RunConfig, corpus: Corpus, threshold: float, reference: float,
-                  truncated: int, n_eval: int, code: str, env: dict[str, Any],
-                  model_desc: str) -> str:
+def _common_notes(cfg: RunConfig, corpus: Corpus, decl: Declaration,
+                  env: dict[str, Any]) -> str:
     def fmt(load: list[float] | None) -> str:
         return "not available" if load is None else " ".join(f"{x:.2f}" for x in load)
 
@@ -401,14 +478,16 @@ def _common_notes(cfg: RunConfig, corpus: Corpus, threshold: float, reference: f
     others = (f"other GPU processes: not observed (NVML {env['concurrent_load']['nvml']})"
               if procs is None else f"other GPU processes: {len(procs)}"
               + (f" {procs}" if procs else ""))
+    rule = decl.rule
     parts = [
         f"timer scope {cfg.timer_scope} ({SCOPE_SHORT[cfg.timer_scope]})",
-        f"quality: accepted when {cfg.metric} >= {threshold} and >= reference "
-        f"{reference:.4f} - tolerance {cfg.tolerance} (max_decrease; reference = the trained "
-        "model on the tune split, fixed before measuring)",
-        f"truncation: {truncated} of {n_eval} eval texts cut at {cfg.context} tokens",
-        f"code: {code}",
-        f"model: {model_desc}",
+        f"quality: accepted when {cfg.metric} >= {rule.threshold} and >= reference "
+        f"{rule.reference:.4f} - tolerance {cfg.tolerance} (max_decrease; reference = the "
+        "trained model on the tune split, fixed before measuring)",
+        f"truncation: {decl.truncated} of {len(decl.eval_texts)} eval texts cut at "
+        f"{cfg.context} tokens",
+        f"code: {decl.revisions.code}",
+        f"model: {decl.trained.prepared.description}",
         f"concurrent load: loadavg {loadavg}; {others}",
     ]
     if cfg.workload_options:
@@ -420,10 +499,9 @@ def _common_notes(cfg: RunConfig, corpus: Corpus, threshold: float, reference: f
     return "; ".join(parts)
 
 
-def _row(cfg: RunConfig, check: dict[str, Any], rec: dict[str, Any], batch_of: dict[str, int],
-         revisions: dict[str, str], env: dict[str, Any], offer: ChosenOffer | None,
-         accepted_by_variant: dict[str, int], threshold: float, common: str,
-         n_expected: int) -> dict[str, Any]:
+def _row(cfg: RunConfig, check: dict[str, Any], rec: dict[str, Any], decl: Declaration,
+         env: dict[str, Any], offer: ChosenOffer | None, accepted_by_variant: dict[str, int],
+         common: str) -> dict[str, Any]:
     e = rec["entry"]
     cells = rec["cells"] or {}
     gpus = rec["gpus_used"]
@@ -441,22 +519,23 @@ def _row(cfg: RunConfig, check: dict[str, Any], rec: dict[str, Any], batch_of: d
                      f"{check['observed_ids']} answers produced before it are kept)")
     notes.append(f"artifacts: {e['output_file']}, {e['memory_trace']}, {e['placement']}")
     notes.append(common)
+    rev = decl.revisions
     return {
         "experiment_id": cfg.experiment_id, "variant_id": check["variant_id"],
-        "corpus_revision": revisions["corpus"], "model_revision": revisions["model"],
-        "tokenizer_revision": revisions["tokenizer"], "seed": cfg.seed,
+        "corpus_revision": rev.corpus, "model_revision": rev.model,
+        "tokenizer_revision": rev.tokenizer, "seed": cfg.seed,
         "gpu_model": ", ".join(sorted({g["name"] for g in gpus})) if used_gpu else None,
         "gpu_count": len({g["index"] for g in gpus}), "device": env["device"],
         "driver_version": env["driver_version"] if used_gpu else None,
         "python_version": env["python_version"], "torch_version": env["torch_version"],
         "runtime_version": env["runtime"]["version"] if used_gpu else None,
-        "precision": cfg.precision, "batch": batch_of[check["variant_id"]],
+        "precision": cfg.precision, "batch": decl.batch_of[check["variant_id"]],
         "context": cfg.context, "phase": check["phase"], "run_index": check["run_index"],
         "warmup_iterations": cfg.warmup_iterations,
-        "expected_ids": n_expected,
+        "expected_ids": len(decl.eval_ids),
         "observed_ids": check["observed_ids"], "ids_match": check["ids_match"],
         "format_valid": check["format_valid"], "quality_metric": cfg.metric,
-        "quality_threshold": threshold, "quality_tolerance": cfg.tolerance,
+        "quality_threshold": decl.rule.threshold, "quality_tolerance": cfg.tolerance,
         "quality_value": check["quality_value"], "corpus_accepted": check["corpus_accepted"],
         "elapsed_seconds": e["elapsed_seconds"],
         "baseline_allocated_bytes": cells.get("baseline_allocated_bytes"),

@@ -1,6 +1,7 @@
 """The artifact formats shared by `runner` (which writes run directories) and `auditor`
-(which re-validates them): one JSON Schema (2020-12) per artifact, plus the table schema of
-`resultats-bruts.csv`.
+(which re-validates them): one JSON Schema (2020-12) per artifact, plus the table schemas of
+the run dirs' CSV files (`resultats-bruts.csv` for protocol A, `trials.csv` and
+`policies.csv` for protocol B).
 
 This package is the single source of truth for formats. It only locates and loads the
 schema files; it holds no logic of either tool, so both can depend on it without depending
@@ -38,6 +39,14 @@ SCHEMA_FILES: dict[str, str] = {
 }
 
 RESULTS_TABLE_FILE = "resultats-bruts.table.json"
+RESULTS_TABLE = "resultats-bruts"
+
+#: CSV table name -> table schema file (columns in order, types, empty allowed).
+TABLE_FILES: dict[str, str] = {
+    RESULTS_TABLE: RESULTS_TABLE_FILE,
+    "trials": "trials.table.json",
+    "policies": "policies.table.json",
+}
 
 
 @cache
@@ -57,14 +66,34 @@ def validator(kind: str) -> Draft202012Validator:
 
 
 @cache
+def table(name: str) -> dict[str, Any]:
+    """The table schema of one run-dir CSV (a key of `TABLE_FILES`)."""
+    return _read_json(TABLE_FILES[name])
+
+
+def table_columns(name: str) -> tuple[str, ...]:
+    """That CSV's header, in order, exactly as RUN_DIR.md fixes it."""
+    return tuple(field["name"] for field in table(name)["fields"])
+
+
 def results_table() -> dict[str, Any]:
     """The table schema of `resultats-bruts.csv`: columns in order, types, empty allowed."""
-    return _read_json(RESULTS_TABLE_FILE)
+    return table(RESULTS_TABLE)
 
 
 def results_columns() -> tuple[str, ...]:
     """The CSV header, in order, exactly as RUN_DIR.md fixes it."""
-    return tuple(field["name"] for field in results_table()["fields"])
+    return table_columns(RESULTS_TABLE)
+
+
+def trials_columns() -> tuple[str, ...]:
+    """The header of protocol B's `trials.csv`, exactly as RUN_DIR.md fixes it."""
+    return table_columns("trials")
+
+
+def policies_columns() -> tuple[str, ...]:
+    """The header of protocol B's `policies.csv`, exactly as RUN_DIR.md fixes it."""
+    return table_columns("policies")
 
 
 def _read_json(name: str) -> dict[str, Any]:

@@ -1,0 +1,70 @@
+"""The run's model, for both protocols: the torch device asked for, the thread count, and
+training the workload once on the train split into the run dir's `model/` (its files' hashes
+are the model and tokenizer revisions)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from runner.corpus import Corpus
+from runner.errors import RunnerError
+from runner.workloads import TrainingData, WorkloadFactory
+from runner.workloads.base import PreparedModel
+
+
+def resolve_device(name: str) -> str:
+    """'auto' -> cuda:N when a GPU is visible, else cpu; a named device must exist."""
+    if name == "auto":
+        return f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
+    try:
+        dev = torch.device(name)
+    except (RuntimeError, ValueError):
+        raise RunnerError(f"config: device {name!r} is not a torch device") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise RunnerError(f"config: device {name!r} asked for, but torch sees no CUDA "
+                              f"device (torch {torch.__version__})")
+        index = torch.cuda.current_device() if dev.index is None else dev.index
+        if index >= torch.cuda.device_count():
+            raise RunnerError(f"config: device {name!r}: only {torch.cuda.device_count()} "
+                              "CUDA device(s) visible")
+        return f"cuda:{index}"
+    return str(dev)
+
+
+def cpu_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def workload_threads(factory: WorkloadFactory) -> int:
+    """The torch intra-op threads the workload asks for, within what this process may use;
+    applied to this process."""
+    threads = max(1, min(cpu_threads(), factory.threads(cpu_threads())))
+    torch.set_num_threads(threads)
+    return threads
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    prepared: PreparedModel
+    model_dir: Path
+    train_seconds: float
+
+
+def train(factory: WorkloadFactory, corpus: Corpus, model_dir: Path, seed: int, context: int,
+          options: dict[str, Any]) -> TrainedModel:
+    """Train or stage the model on the train split only (tune and eval stay unseen)."""
+    tr = corpus.split("train")
+    t = time.perf_counter()
+    prepared = factory.prepare(TrainingData(tr["text"].to_list(), tr["label"].to_list(),
+                                            corpus.classes), model_dir, seed, context, options)
+    return TrainedModel(prepared, model_dir, time.perf_counter() - t)

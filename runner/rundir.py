@@ -1,0 +1,79 @@
+"""Atomic run directories, for both protocols.
+
+A run is built in `<RUN_DIR>.partial-<pid>` and only renamed to RUN_DIR after every file has
+been validated against its schema and `manifest.json` (written last) lists their SHA-256. A
+runner killed at any point leaves at most a `.partial-*` directory without a manifest, never
+something that looks like a finished run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner import artifacts
+from runner.errors import RunnerError
+
+Progress = Callable[[str], None]
+
+
+def refuse_existing(out: Path) -> None:
+    """A run is never overwritten; checked before anything is measured."""
+    if out.exists():
+        raise RunnerError(f"run dir {out}: already exists; the runner never overwrites a run "
+                          "(choose another --out or remove it)")
+
+
+@dataclass(frozen=True)
+class StagedRunDir:
+    """The `.partial-<pid>` folder a run is written into, and where it will be published."""
+
+    out: Path
+    root: Path
+
+    @classmethod
+    def create(cls, out: Path, say: Progress) -> StagedRunDir:
+        refuse_existing(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        root = out.parent / f"{out.name}.partial-{os.getpid()}"
+        root.mkdir()
+        say(f"building {out} in {root.name}")
+        return cls(out, root)
+
+    @contextmanager
+    def unfinished(self) -> Iterator[None]:
+        """A known error inside the run says where its unfinished files are."""
+        try:
+            yield
+        except RunnerError as exc:
+            raise RunnerError(f"{exc} (unfinished files left in {self.root}: not a run)"
+                              ) from None
+
+    def publish(self, manifest: dict[str, Any], layout: artifacts.Layout,
+                manifest_kind: str) -> Path:
+        """Validate every file, hash them into the manifest, write it last, rename."""
+        artifacts.validate_run_dir(self.root, layout)  # everything but the manifest
+        manifest["artifacts"] = artifacts.artifact_hashes(self.root)
+        artifacts.validate(manifest_kind, manifest, "manifest.json")
+        artifacts.write_json(self.root / "manifest.json", manifest)
+        if self.out.exists():
+            raise RunnerError(f"run dir {self.out}: appeared while running; the finished run "
+                              f"is left in {self.root}")
+        os.rename(self.root, self.out)
+        return self.out
+
+
+class Steps:
+    """Numbered progress lines, `[ 3/21] ...`, one per planned step (pass, trial)."""
+
+    def __init__(self, say: Progress, total: int) -> None:
+        self.say = say
+        self.total = total
+
+    def __call__(self, index: int, message: str) -> None:
+        """`index` counts from 0 in the planned order."""
+        self.say(f"[{index + 1:>2}/{self.total}] {message}")
