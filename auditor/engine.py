@@ -102,7 +102,7 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = ()
         return None, AuditResult(run_dir=str(run_dir), protocol=declared, experiment_id=None,
                                  findings=(finding,), skipped=(), rules_run=())
     rules = select_rules(protocol.rules, select, ignore)
-    view = protocol.load(scan(root, protocol.parsed_prefixes))
+    view = protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes))
     findings: list[Finding] = []
     skipped: list[Skipped] = []
     ran: list[str] = []
@@ -141,7 +141,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     protocol, declared = find_protocol(root)
     if protocol is None:
         raise AuditorError(f"{run_dir}: unknown protocol {declared!r}")
-    return protocol.load(scan(root, protocol.parsed_prefixes))
+    return protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes))
 
 
 def run_check(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = ()

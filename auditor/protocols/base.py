@@ -59,6 +59,9 @@ class Protocol:
     """Complete a finding's place from the view (a CSV row's physical line)."""
     summarize: Callable[[LoadedRun, Any], RunSummary] | None = None
     """The per-run summary an archive keeps (view, AuditResult) -> RunSummary."""
+    streamed_prefixes: tuple[str, ...] = ()
+    """Run dir paths the loader reads one file at a time (`RunFiles.stream`), never all at
+    once: the parsed files that can be many and large (a run's outputs)."""
     report_module: str | None = None
     """Dotted module with the protocol's report parts: `sections(view, result, offers=,
     offers_label=)` (its view-model sections), `figures(vm)` (name -> SVG) and `TEMPLATE`

@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any
 
 from auditor.model import Finding, RunSummary
-from auditor.protocols.a.artifacts import PARSED_PREFIXES, RESULTS
+from auditor.protocols.a.artifacts import PARSED_PREFIXES, RESULTS, STREAMED_PREFIXES
 from auditor.protocols.base import Protocol
 
 
@@ -47,6 +47,7 @@ PROTOCOL = Protocol(
     title="Protocol A: an accepted corpus before cost",
     rules_package="auditor.protocols.a.rules",
     parsed_prefixes=PARSED_PREFIXES,
+    streamed_prefixes=STREAMED_PREFIXES,
     signature_files=(RESULTS,),
     load=_load,
     internal_error_ref="A10.1",

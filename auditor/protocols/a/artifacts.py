@@ -71,3 +71,6 @@ BY_KIND = {a.kind: a for a in ARTIFACTS}
 REQUIRED_KINDS = tuple(a.kind for a in ARTIFACTS if a.required)
 PARSED_PREFIXES = ("outputs/", "corpus/", "traces/", "evidence/", "checks/", "economics/")
 """Files under these are parsed, so the run-dir walk keeps their bytes after hashing."""
+STREAMED_PREFIXES = (OUTPUTS,)
+"""Of those, the files read one at a time as they are parsed (their lines can be tens of
+millions): only per-file statistics, and the lines of the files with a fault, are kept."""

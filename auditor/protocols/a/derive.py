@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import wraps
 from typing import TYPE_CHECKING, Any
 
@@ -51,29 +51,86 @@ def pass_name(variant: str, phase: str, run: int) -> str:
     return f"{variant}/{phase}-{run}"
 
 
-@per_view
-def expected_index(view: RunView) -> pl.DataFrame:
+def index_expected(expected_ids: pl.DataFrame, references: pl.DataFrame | None
+                   ) -> pl.DataFrame:
     """The distinct expected IDs in list order: `id`, `exp` (position) and `ref` (the label
     of the ID's first reference line; null without one or without references)."""
-    assert view.expected_ids is not None
-    exp = (view.expected_ids.select("id").unique(maintain_order=True)
+    exp = (expected_ids.select("id").unique(maintain_order=True)
            .with_row_index("exp").with_columns(pl.col("exp").cast(pl.Int64)))
-    if view.references is None:
+    if references is None:
         return exp.with_columns(pl.lit(None, dtype=pl.String).alias("ref"))
-    refs = (view.references.unique(subset="id", keep="first", maintain_order=True)
+    refs = (references.unique(subset="id", keep="first", maintain_order=True)
             .select("id", pl.col("label").alias("ref")))
     return exp.join(refs, on="id", how="left", maintain_order="left")
 
 
 @per_view
+def expected_index(view: RunView) -> pl.DataFrame:
+    """`index_expected` of the view's expected IDs and references."""
+    assert view.expected_ids is not None
+    return index_expected(view.expected_ids, view.references)
+
+
+def _usable(classes: Sequence[str]) -> pl.Expr:
+    """`ok`: a valid line with a declared label."""
+    return (pl.col("valid") & pl.col("label").is_in(list(classes))).fill_null(False).alias("ok")
+
+
+@per_view
 def indexed_outputs(view: RunView) -> pl.DataFrame:
-    """The output lines with `exp` (the expected ID's position among the distinct expected
-    IDs, null for an ID outside the list), `ref` (its reference label) and `ok` (valid line
-    with a declared label). One hash join of every line against the expected list."""
+    """The output lines the view holds (see `RunView.outputs`: every line, or the lines of
+    the files with a fault) with `exp` (the expected ID's position among the distinct
+    expected IDs, null for an ID outside the list), `ref` (its reference label) and `ok`
+    (valid line with a declared label). One hash join of those lines against the list."""
     assert view.outputs is not None
-    ok = (pl.col("valid") & pl.col("label").is_in(list(view.classes))).fill_null(False)
     return view.outputs.join(expected_index(view), on="id", how="left",
-                             maintain_order="left").with_columns(ok.alias("ok"))
+                             maintain_order="left").with_columns(_usable(view.classes))
+
+
+def _file_aggregates(classes: Sequence[str]) -> list[pl.Expr]:
+    """What `pass_stats` counts per output file, over its indexed lines (`indexed_outputs`'
+    columns): `lines, observed_ids, n_present, n_extra, invalid_lines, n_invalid,
+    bad_label_lines, n_bad_label, usable, order_diffs, order_first_line, order_first_id` and
+    the metric's per-class counts."""
+    c_id, c_exp, c_line = pl.col("id"), pl.col("exp"), pl.col("line")
+    extra = c_id.is_not_null() & c_exp.is_null()
+    bad_label = pl.col("valid") & ~pl.col("ok")
+    off = (c_exp != c_line - 1).fill_null(True)
+    return [
+        pl.len().alias("lines"),
+        c_id.is_not_null().sum().alias("observed_ids"),
+        c_exp.drop_nulls().n_unique().alias("n_present"),
+        c_id.filter(extra).n_unique().alias("n_extra"),
+        c_line.filter(~pl.col("valid")).head(20).alias("invalid_lines"),
+        (~pl.col("valid")).sum().alias("n_invalid"),
+        c_line.filter(bad_label).head(20).alias("bad_label_lines"),
+        bad_label.sum().alias("n_bad_label"),
+        pl.col("ok").sum().alias("usable"),
+        off.sum().alias("order_diffs"),
+        c_line.filter(off).first().alias("order_first_line"),
+        c_id.filter(off).first().alias("order_first_id"),
+        *_class_counts(list(classes)),
+    ]
+
+
+def output_file_stats(lines: pl.DataFrame, exp: pl.DataFrame, classes: Sequence[str]
+                      ) -> tuple[pl.DataFrame, bool]:
+    """The `_file_aggregates` of one output file's lines (`file_no`, `line`, `id`, `label`,
+    `valid`, ...) against EXP (`index_expected`), as it is read, and whether the file is
+    clean: one valid line with a declared label per expected ID, in list order. A clean
+    file's lines are then known from the list (and its labels enter only the per-class
+    counts), so a loader keeps the lines of the other files only. A file in list order is
+    indexed by position, without a join."""
+    n = exp.height
+    aligned = lines.height == n and lines["id"].equals(exp["id"], null_equal=False)
+    if aligned:
+        o = lines.with_columns(pl.int_range(n, dtype=pl.Int64).alias("exp"), exp["ref"])
+    else:
+        o = lines.join(exp, on="id", how="left", maintain_order="left")
+    row = o.with_columns(_usable(classes)).group_by("file_no").agg(_file_aggregates(classes))
+    clean = aligned and (n == 0 or row.select(
+        (pl.col("n_invalid") + pl.col("n_bad_label")).sum()).item() == 0)
+    return row, clean
 
 
 def _class_counts(classes: list[str]) -> list[pl.Expr]:
@@ -108,23 +165,9 @@ def pass_stats(view: RunView) -> pl.DataFrame:
     classes = list(view.classes)
     c_id, c_exp, c_line = pl.col("id"), pl.col("exp"), pl.col("line")
     extra = c_id.is_not_null() & c_exp.is_null()
-    bad_label = pl.col("valid") & ~pl.col("ok")
-    off = (c_exp != c_line - 1).fill_null(True)
-    base = o.group_by("file_no").agg(
-        pl.len().alias("lines"),
-        c_id.is_not_null().sum().alias("observed_ids"),
-        c_exp.drop_nulls().n_unique().alias("n_present"),
-        c_id.filter(extra).n_unique().alias("n_extra"),
-        c_line.filter(~pl.col("valid")).head(20).alias("invalid_lines"),
-        (~pl.col("valid")).sum().alias("n_invalid"),
-        c_line.filter(bad_label).head(20).alias("bad_label_lines"),
-        bad_label.sum().alias("n_bad_label"),
-        pl.col("ok").sum().alias("usable"),
-        off.sum().alias("order_diffs"),
-        c_line.filter(off).first().alias("order_first_line"),
-        c_id.filter(off).first().alias("order_first_id"),
-        *_class_counts(classes),
-    )
+    # Streamed outputs: the per-file aggregates were computed as each file was read.
+    base = (view.output_stats if view.output_stats is not None
+            else o.group_by("file_no").agg(_file_aggregates(classes)))
     idx = view.output_index.with_row_index("file_no").with_columns(
         pl.col("file_no").cast(pl.Int64))
     out = idx.join(base, on="file_no", how="left", maintain_order="left")

@@ -7,11 +7,17 @@ fault becomes a finding (A0001 for the manifest, A0002 for any other artifact) w
 and its line, column or JSON pointer, and the artifact kind is left out of `available`, so the
 rules that need it are skipped with the reason. The CSV's format faults are kept as data
 (`results_faults`) for the A08xx rules.
+
+Output files (tens of millions of lines in a big run) are streamed: each is read, hashed,
+parsed and counted on its own (`derive.output_file_stats`), a few at a time, and only the
+lines of the files with a fault are kept, so memory is a few files' whatever the run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -21,6 +27,7 @@ import polars as pl
 
 import schemas
 from auditor.model import Finding
+from auditor.protocols.a import derive
 from auditor.protocols.a.artifacts import (
     ENVIRONMENT,
     EXPECTED,
@@ -64,9 +71,13 @@ class RunView:
     references: pl.DataFrame | None
     """`line`, `id`, `label`."""
     outputs: pl.DataFrame | None
-    """All output lines: `variant_id`, `phase`, `run_index`, `file`, `file_no` (the file's
-    row in `output_index`; lines are in file, then line order), `line`, `id`, `label`,
-    `valid` (parses and matches the line schema), `error` (why not)."""
+    """Output lines: `variant_id`, `phase`, `run_index`, `file`, `file_no` (the file's row in
+    `output_index`; lines are in file, then line order), `line`, `id`, `label`, `valid`
+    (parses and matches the line schema), `error` (why not). When `output_stats` is set,
+    only the lines of the files that are not clean (see `derive.output_file_stats`): a
+    clean file is one valid line with a declared label per expected ID in list order, all
+    its counts are in `output_stats`. Otherwise (no expected IDs to compare with) every
+    line. None when the run has no output file."""
     output_files: tuple[str, ...]
     """Every output file (empty ones included), relative paths."""
     output_index: pl.DataFrame
@@ -90,11 +101,19 @@ class RunView:
     """Required artifact kinds with no file at all."""
     unavailable_reason: Mapping[str, str] = field(default_factory=dict)
     """Why a kind is not available (absent or malformed, naming the file)."""
+    output_stats: pl.DataFrame | None = None
+    """Per output file (`file_no`), its `derive._file_aggregates`, computed as each file was
+    read (the files are streamed, never all in memory); None without expected IDs."""
 
     @property
     def classes(self) -> tuple[str, ...]:
-        m = self.manifest or {}
-        return tuple((m.get("task") or {}).get("classes") or ())
+        return classes_of(self.manifest)
+
+
+def classes_of(manifest: dict | None) -> tuple[str, ...]:
+    """The declared classes (`task.classes`) of a manifest, even one off its schema."""
+    task = (manifest or {}).get("task") if isinstance(manifest, dict) else None
+    return tuple((task.get("classes") or ()) if isinstance(task, dict) else ())
 
 
 def load(files: RunFiles) -> RunView:
@@ -157,7 +176,9 @@ class _Loader:
             self.available.discard("splits")
         references = self.load_references()
         results_raw, results, faults = self.load_results()
-        outputs, out_files, out_index = self.load_outputs()
+        outputs, out_files, out_index, out_stats = self.load_outputs(
+            None if expected is None else derive.index_expected(expected, references),
+            classes_of(manifest))
         timeline = self.load_timeline()
         traces, trace_files = self.load_pass_docs(MEMORY_TRACES, "memory_traces",
                                                   "memory_trace")
@@ -186,6 +207,7 @@ class _Loader:
             absent=frozenset(self.absent),
             unavailable_reason=MappingProxyType(
                 {k: v for k, v in self.reason.items() if k not in self.available}),
+            output_stats=out_stats,
         )
 
     def load_manifest(self) -> dict | None:
@@ -245,7 +267,13 @@ class _Loader:
         self.available.add("references")
         return df.select("line", "id", "label")
 
-    def load_outputs(self) -> tuple[pl.DataFrame | None, tuple[str, ...], pl.DataFrame]:
+    def load_outputs(self, exp: pl.DataFrame | None, classes: tuple[str, ...]
+                     ) -> tuple[pl.DataFrame | None, tuple[str, ...], pl.DataFrame,
+                                pl.DataFrame | None]:
+        """(lines, files, index, per-file stats) of the output files. With the expected IDs
+        (EXP, `derive.index_expected`), each file is read, hashed, parsed and counted on its
+        own (`derive.output_file_stats`), and only the lines of the files that are not clean
+        are kept; without them, every line of every file (parsed together)."""
         index: list[tuple[int, str, str, int, str]] = []
         for rel in self.files.paths(OUTPUTS):
             m = PASS_FILE.match(rel[len(OUTPUTS):])
@@ -259,16 +287,59 @@ class _Loader:
                                           "file": pl.String}, orient="row")
         if not index:
             self.absent.add("outputs")
-            return None, (), idx.drop("file_no")
+            return None, (), idx.drop("file_no"), None
         self.available.add("outputs")
-        frames = jsonl_id_label.decode_many([self.data[r[4]] for r in index], "output_line")
+        rels = [r[4] for r in index]
+        stats: list[pl.DataFrame] = []
+        kept: list[pl.DataFrame] = []
+
+        def parse(k: int, data: bytes) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
+            """(the file's stats row, its lines when they are to be kept)."""
+            lines = jsonl_id_label.decode_many([data], "output_line").with_columns(
+                pl.lit(k, dtype=pl.Int64).alias("file_no"))
+            if exp is None:
+                return None, lines
+            row, clean = derive.output_file_stats(lines, exp, classes)
+            return row, None if clean else lines
+
+        # A few files are parsed at once (polars releases the GIL; the reader's per-file
+        # steps are single-threaded), at most one more than that read ahead: memory is a
+        # few files', never the run's.
+        width = max(1, min(4, pl.thread_pool_size()))
+        with ThreadPoolExecutor(max_workers=width) as pool:
+            pending: deque[Future] = deque()
+            for k, (rel, data, why) in enumerate(self.read_all(rels)):
+                if why is not None:
+                    self.report(Fault(rel, why, kind="format"))
+                pending.append(pool.submit(parse, k, data or b""))
+                del data
+                while len(pending) > width or (pending and k == len(rels) - 1):
+                    row, lines = pending.popleft().result()
+                    stats += [row] if row is not None else []
+                    kept += [lines] if lines is not None else []
+        frames = pl.concat(kept) if kept else jsonl_id_label.decode_many([], "output_line")
         # file_no is the row of `idx`: a gather (no hash join over a million lines) labels
         # each line with its pass and file.
         fno = frames["file_no"]
         outputs = frames.select(
             *[idx[c].gather(fno) for c in ("variant_id", "phase", "run_index", "file")],
             pl.col("file_no").set_sorted(), "line", "id", "label", "valid", "error")
-        return outputs, tuple(r[4] for r in index), idx.drop("file_no")
+        out_stats = None
+        if exp is not None:
+            out_stats = pl.concat(stats) if stats else derive.output_file_stats(
+                frames.clear(), exp, classes)[0]
+        return outputs, tuple(rels), idx.drop("file_no"), out_stats
+
+    def read_all(self, rels: list[str]) -> Iterator[tuple[str, bytes | None, str | None]]:
+        """Each file's bytes in order: streamed one at a time when the walk left them to
+        the loader, else from what it kept."""
+        streamed = [r for r in rels if self.files.is_streamed(r)]
+        stream = self.files.stream(streamed)
+        for rel in rels:
+            if self.files.is_streamed(rel):
+                yield next(stream)
+            else:
+                yield rel, self.data[rel], None
 
     def load_timeline(self) -> pl.DataFrame | None:
         if TIMELINE not in self.data:

@@ -43,13 +43,26 @@ def check(view: RunView) -> Iterator[Finding]:
                                             & pl.col("exp").is_not_null())
                .select("file", "line", "id", "exp",
                        pl.int_range(pl.len()).over("file").alias("pos")))
-        ref = seq.filter(pl.col("file") == ref_file).select(
+        # The view holds the lines of the files with a fault only: a file it does not hold
+        # is clean, the expected list itself in order.
+        held = set(seq["file"].unique().to_list())
+        listed = expected_index(view).select(pl.col("exp").alias("pos"), "exp", "id",
+                                             (pl.col("exp") + 1).alias("line"))
+        ref = (seq.filter(pl.col("file") == ref_file) if ref_file in held else listed).select(
             "pos", pl.col("exp").alias("ref_exp"), pl.col("id").alias("ref_id"))
-        diff = (seq.filter(pl.col("file") != ref_file).join(ref, on="pos", how="left")
-                .filter(pl.col("exp") != pl.col("ref_exp"))
-                .group_by("file").agg(pl.col("line").first(), pl.col("id").first(),
-                                      pl.col("ref_id").first(), pl.len().alias("n"))
-                .sort("file"))
+
+        def differ(lines: pl.DataFrame) -> pl.DataFrame:
+            return (lines.join(ref, on="pos", how="left")
+                    .filter(pl.col("exp") != pl.col("ref_exp"))
+                    .group_by("file").agg(pl.col("line").first(), pl.col("id").first(),
+                                          pl.col("ref_id").first(), pl.len().alias("n")))
+
+        clean = [f for f in complete["file"] if f not in held and f != ref_file]
+        parts = [differ(seq.filter(pl.col("file") != ref_file))]
+        if clean and ref_file in held:  # each clean file differs from it the same way
+            one = differ(listed.with_columns(pl.lit("").alias("file"))).drop("file")
+            parts.append(pl.DataFrame({"file": clean}).join(one, how="cross"))
+        diff = pl.concat(parts).sort("file")
     for f, line, got, want, n in diff.iter_rows():
         yield RULE.finding(f"input order differs from {ref_file} ({n} position(s))",
                            artifact=f, line=line, observed=got, expected=want)
