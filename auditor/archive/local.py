@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from auditor.archive.sources import Job
 from auditor.archive.worker import RunRecord, audit_one, init, lost
+from auditor.errors import AuditorError
 
 IN_FLIGHT_PER_WORKER = 2
+DEAD_POOLS = 3
+"""Pools broken in a row, with no run audited in between, that mean workers cannot start."""
 
 
 def default_jobs() -> int:
@@ -35,9 +38,12 @@ def default_jobs() -> int:
 class LocalExecutor:
     """Runs `audit_one` over JOBS processes; `map` yields records as runs finish."""
 
-    def __init__(self, jobs: int | None = None) -> None:
+    def __init__(self, jobs: int | None = None,
+                 fn: Callable[[Job, int | None], RunRecord] = audit_one) -> None:
         self.jobs = max(1, jobs or default_jobs())
         self.threads = max(1, default_jobs() // self.jobs)
+        self.fn = fn
+        """The worker function (a module-level function the workers can import)."""
 
     def _pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
@@ -48,6 +54,7 @@ class LocalExecutor:
         suspects: list[Job] = []  # in flight when a worker died: tried again, one at a time
         pool = self._pool()
         running: dict[Future, tuple[Job, bool]] = {}
+        dead_pools = 0
         try:
             while True:
                 limit = 1 if suspects else self.jobs * IN_FLIGHT_PER_WORKER
@@ -56,7 +63,7 @@ class LocalExecutor:
                     job = suspects.pop(0) if alone else next(todo, None)
                     if job is None:
                         break
-                    running[pool.submit(audit_one, job, self.threads)] = (job, alone)
+                    running[pool.submit(self.fn, job, self.threads)] = (job, alone)
                 if not running:
                     return
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -64,7 +71,7 @@ class LocalExecutor:
                 for fut in done:
                     job, alone = running.pop(fut)
                     try:
-                        yield fut.result()
+                        record = fut.result()
                     except BrokenProcessPool:
                         broken = True
                         if alone:  # it broke a pool on its own: it is the cause
@@ -72,7 +79,16 @@ class LocalExecutor:
                                        "out of memory?)")
                         else:
                             suspects.append(job)
+                    else:
+                        dead_pools = 0
+                        yield record
                 if broken:
+                    dead_pools += 1
+                    if dead_pools >= DEAD_POOLS:
+                        raise AuditorError(
+                            f"{DEAD_POOLS} worker pools in a row died before auditing a run: "
+                            "the workers cannot start (spawned workers re-import the main "
+                            "module: run audit archive from a file or the CLI, not stdin)")
                     suspects += [job for job, _ in running.values()]
                     running.clear()
                     pool.shutdown(wait=False, cancel_futures=True)

@@ -215,3 +215,22 @@ def test_the_documented_columns_are_the_written_ones() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "archive.md").read_text()
     for name in (*index.INDEX_SCHEMA, *index.FINDINGS_SCHEMA):
         assert f"`{name}`" in text, name
+
+
+def poisonous(job: Job, threads: int | None = None):
+    """A worker function whose run `poison` kills its worker, as running out of memory
+    would (module-level, so spawned workers can import it)."""
+    if job.source == "poison":
+        os._exit(1)
+    from auditor.archive.worker import lost
+
+    return lost(job, "fine")  # a cheap record standing for a real audit
+
+
+def test_a_worker_that_dies_loses_only_its_own_run() -> None:
+    from auditor.archive.local import LocalExecutor
+
+    jobs = [Job(source=s, run_dir="/nonexistent") for s in ("a", "poison", "b", "c", "d")]
+    got = {r.source: r.failure for r in LocalExecutor(2, fn=poisonous).map(jobs)}
+    assert set(got) == {"a", "poison", "b", "c", "d"}
+    assert "died" in got.pop("poison") and set(got.values()) == {"fine"}
