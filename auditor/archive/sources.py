@@ -136,9 +136,7 @@ def discover(sources: Iterable[Path | str], out_dir: Path) -> Iterator[Item]:
     for given in sources:
         path = Path(os.path.abspath(given))
         if path.is_symlink():
-            yield SourceProblem(str(path), "a symbolic link: not followed", (source_finding(
-                LINK_NOT_FOLLOWED, "a symbolic link is not followed (its target may be "
-                "anywhere); give the target itself"),), refused=False)
+            yield _link_problem(str(path))
         elif path.is_dir():
             yield from _walk(path, path, out, marks)
         elif path.is_file() and is_archive(path):
@@ -147,6 +145,11 @@ def discover(sources: Iterable[Path | str], out_dir: Path) -> Iterator[Item]:
             yield _not_a_run(str(path), "neither a folder nor a .tar, .tar.gz or .zip archive")
         else:
             yield _not_a_run(str(path), "no such file or folder")
+
+
+def _link_problem(source: str) -> SourceProblem:
+    why = "a symbolic link: not followed (its target may be anywhere); give the target itself"
+    return SourceProblem(source, why, (source_finding(LINK_NOT_FOLLOWED, why),), refused=False)
 
 
 def _not_a_run(source: str, why: str) -> SourceProblem:
@@ -171,27 +174,21 @@ def _walk(top: Path, label_root: Path, out: Path, marks: tuple[str, ...],
             yield Job(source=label, run_dir=str(base))
             dirnames[:] = []  # a run's own folders are its evidence, not other runs
             continue
+        if label_prefix is not None:  # inside an extraction: no archive, no link
+            continue
         for name in sorted(filenames):
             p = base / name
-            if p.is_symlink() and label_prefix is None:
+            if is_archive(p):
                 found = True
-                yield SourceProblem(_label(p, label_root, None), "a symbolic link: not followed",
-                                    (source_finding(LINK_NOT_FOLLOWED, "a symbolic link is not "
-                                                    "followed inside a source folder"),),
-                                    refused=False)
-            elif is_archive(p) and label_prefix is None:
-                found = True
-                yield from _archive(p, out, marks)
+                if p.is_symlink():
+                    yield _link_problem(str(p))
+                else:
+                    yield from _archive(p, out, marks)
         for d in list(dirnames):
             if (base / d).is_symlink():
                 dirnames.remove(d)
-                if label_prefix is None:
-                    found = True
-                    yield SourceProblem(_label(base / d, label_root, None),
-                                        "a symbolic link: not followed",
-                                        (source_finding(LINK_NOT_FOLLOWED, "a symbolic link is "
-                                                        "not followed inside a source folder"),),
-                                        refused=False)
+                found = True
+                yield _link_problem(str(base / d))
     if not found:
         where = label_prefix or str(top)
         yield _not_a_run(where, f"no run found (no folder holds {MANIFEST} or "

@@ -214,3 +214,18 @@ def test_a_folder_source_finds_runs_and_never_walks_out(tmp_path: Path) -> None:
     assert first == second
     labels = sorted(i.source.removeprefix(f"{src}/") for i in first)
     assert labels == sorted(archfactory.EXPECTED_VERDICTS)
+
+
+def test_links_in_a_source_folder_are_not_followed(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    real = archfactory.accepted(tmp_path / "elsewhere" / "run")
+    archfactory.tar_gz(tmp_path / "elsewhere" / "runs.tar.gz", real.parent, ["run"])
+    src.mkdir()
+    (src / "linked-run").symlink_to(real)
+    (src / "linked.tar.gz").symlink_to(tmp_path / "elsewhere" / "runs.tar.gz")
+    (src / "README").symlink_to(tmp_path / "elsewhere" / "run" / "manifest.json")
+    items = list(discover([src, src / "linked-run"], tmp_path / "out"))
+    assert all(isinstance(i, SourceProblem) and i.findings[0].code == sources.LINK_NOT_FOLLOWED
+               for i in items)
+    assert sorted(i.source for i in items) == sorted(
+        [str(src / "linked-run"), str(src / "linked.tar.gz"), str(src / "linked-run")])
