@@ -114,23 +114,18 @@ def _file_aggregates(classes: Sequence[str]) -> list[pl.Expr]:
 
 
 def output_file_stats(lines: pl.DataFrame, exp: pl.DataFrame, classes: Sequence[str]
-                      ) -> tuple[pl.DataFrame, bool]:
-    """The `_file_aggregates` of one output file's lines (`file_no`, `line`, `id`, `label`,
-    `valid`, ...) against EXP (`index_expected`), as it is read, and whether the file is
-    clean: one valid line with a declared label per expected ID, in list order. A clean
-    file's lines are then known from the list (and its labels enter only the per-class
-    counts), so a loader keeps the lines of the other files only. A file in list order is
-    indexed by position, without a join."""
-    n = exp.height
-    aligned = lines.height == n and lines["id"].equals(exp["id"], null_equal=False)
-    if aligned:
-        o = lines.with_columns(pl.int_range(n, dtype=pl.Int64).alias("exp"), exp["ref"])
-    else:
-        o = lines.join(exp, on="id", how="left", maintain_order="left")
-    row = o.with_columns(_usable(classes)).group_by("file_no").agg(_file_aggregates(classes))
-    clean = aligned and (n == 0 or row.select(
-        (pl.col("n_invalid") + pl.col("n_bad_label")).sum()).item() == 0)
-    return row, clean
+                      ) -> tuple[pl.DataFrame, pl.Series]:
+    """The `_file_aggregates` of the output files whose lines (`file_no`, `line`, `id`,
+    `label`, `valid`, ...) are LINES, against EXP (`index_expected`), as they are read; and
+    the `file_no` of the clean ones: one valid line with a declared label per expected ID,
+    in list order. A clean file's lines are known from the list (its labels enter only the
+    per-class counts), so a loader keeps the lines of the other files only."""
+    o = lines.join(exp, on="id", how="left", maintain_order="left").with_columns(
+        _usable(classes))
+    rows = o.group_by("file_no", maintain_order=True).agg(_file_aggregates(classes))
+    clean = rows.filter((pl.col("lines") == exp.height) & (pl.col("order_diffs") == 0)
+                        & (pl.col("n_invalid") + pl.col("n_bad_label") == 0))["file_no"]
+    return rows, clean
 
 
 def _class_counts(classes: list[str]) -> list[pl.Expr]:

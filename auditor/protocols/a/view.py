@@ -8,16 +8,14 @@ and its line, column or JSON pointer, and the artifact kind is left out of `avai
 rules that need it are skipped with the reason. The CSV's format faults are kept as data
 (`results_faults`) for the A08xx rules.
 
-Output files (tens of millions of lines in a big run) are streamed: each is read, hashed,
-parsed and counted on its own (`derive.output_file_stats`), a few at a time, and only the
-lines of the files with a fault are kept, so memory is a few files' whatever the run.
+Output files (tens of millions of lines in a big run) are streamed: read and hashed one at
+a time, parsed and counted in batches of `BATCH_BYTES` (`derive.output_file_stats`), and only
+the lines of the files with a fault are kept, so memory is a batch's whatever the run.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -48,6 +46,10 @@ from auditor.readers.base import Fault
 from auditor.rundir import RunFiles
 
 PassKey = tuple[str, str, int]
+
+BATCH_BYTES = 32 << 20
+"""Output files are parsed together up to this many bytes (one multi-threaded read, as for
+a small run's every file), then counted and let go: memory is a batch's, never the run's."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -292,31 +294,32 @@ class _Loader:
         rels = [r[4] for r in index]
         stats: list[pl.DataFrame] = []
         kept: list[pl.DataFrame] = []
+        batch: list[tuple[int, bytes]] = []
 
-        def parse(k: int, data: bytes) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
-            """(the file's stats row, its lines when they are to be kept)."""
-            lines = jsonl_id_label.decode_many([data], "output_line").with_columns(
-                pl.lit(k, dtype=pl.Int64).alias("file_no"))
+        def parse() -> None:
+            """Parse the files of BATCH together (one multi-threaded read); keep their
+            stats, and the lines of those that are not clean."""
+            lines = jsonl_id_label.decode_many([b for _, b in batch], "output_line")
+            numbers = pl.Series("file_no", [k for k, _ in batch], dtype=pl.Int64)
+            lines = lines.with_columns(numbers.gather(lines["file_no"]))
+            batch.clear()
             if exp is None:
-                return None, lines
-            row, clean = derive.output_file_stats(lines, exp, classes)
-            return row, None if clean else lines
+                kept.append(lines)
+                return
+            rows, clean = derive.output_file_stats(lines, exp, classes)
+            stats.append(rows)
+            kept.append(lines.filter(~pl.col("file_no").is_in(clean.implode())))
 
-        # A few files are parsed at once (polars releases the GIL; the reader's per-file
-        # steps are single-threaded), at most one more than that read ahead: memory is a
-        # few files', never the run's.
-        width = max(1, min(4, pl.thread_pool_size()))
-        with ThreadPoolExecutor(max_workers=width) as pool:
-            pending: deque[Future] = deque()
-            for k, (rel, data, why) in enumerate(self.read_all(rels)):
-                if why is not None:
-                    self.report(Fault(rel, why, kind="format"))
-                pending.append(pool.submit(parse, k, data or b""))
-                del data
-                while len(pending) > width or (pending and k == len(rels) - 1):
-                    row, lines = pending.popleft().result()
-                    stats += [row] if row is not None else []
-                    kept += [lines] if lines is not None else []
+        size = 0
+        for k, (rel, data, why) in enumerate(self.read_all(rels)):
+            if why is not None:
+                self.report(Fault(rel, why, kind="format"))
+            batch.append((k, data or b""))
+            size += len(data or b"")
+            del data
+            if size >= BATCH_BYTES or k == len(rels) - 1:
+                parse()
+                size = 0
         frames = pl.concat(kept) if kept else jsonl_id_label.decode_many([], "output_line")
         # file_no is the row of `idx`: a gather (no hash join over a million lines) labels
         # each line with its pass and file.
@@ -327,7 +330,7 @@ class _Loader:
         out_stats = None
         if exp is not None:
             out_stats = pl.concat(stats) if stats else derive.output_file_stats(
-                frames.clear(), exp, classes)[0]
+                frames, exp, classes)[0]
         return outputs, tuple(rels), idx.drop("file_no"), out_stats
 
     def read_all(self, rels: list[str]) -> Iterator[tuple[str, bytes | None, str | None]]:

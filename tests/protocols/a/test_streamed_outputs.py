@@ -1,5 +1,5 @@
-"""Output files are streamed: each is read, hashed and counted on its own, and the view keeps
-the lines of the files with a fault only. Whatever is wrong with the outputs, the findings
+"""Output files are streamed: read and hashed one at a time, counted in batches, and the view
+keeps the lines of the files with a fault only. Whatever is wrong with the outputs, the findings
 are the same as when every line is kept; and the hashes are those of the bytes on disk."""
 
 from __future__ import annotations
@@ -37,14 +37,19 @@ def test_streamed_findings_equal_those_of_every_line(templates: dict[str, Path],
                                                      tmp_path: Path, code: str,
                                                      monkeypatch) -> None:
     flavour, mutate = MUTATIONS.get(code, ("cpu", _first_file_reordered))
+    from auditor.protocols.a import view as view_module
+
     root = tmp_path / "run"
     shutil.copytree(templates[flavour], root)
     mutate(root)
     streamed = _findings(root)
+    monkeypatch.setattr(view_module, "BATCH_BYTES", 2000)  # batches of a file or two
+    assert _findings(root) == streamed
     every_file_kept = derive.output_file_stats
 
     def keep_all(lines, exp, classes):
-        return every_file_kept(lines, exp, classes)[0], False
+        rows, clean = every_file_kept(lines, exp, classes)
+        return rows, clean.clear()
 
     monkeypatch.setattr(derive, "output_file_stats", keep_all)
     assert streamed == _findings(root)
@@ -52,7 +57,11 @@ def test_streamed_findings_equal_those_of_every_line(templates: dict[str, Path],
         assert sum(f["code"] == "A0303" for f in streamed) == 11  # every other file, clean
 
 
-def test_a_clean_run_keeps_no_line_and_hashes_what_it_read(tmp_path: Path) -> None:
+def test_a_clean_run_keeps_no_line_and_hashes_what_it_read(tmp_path: Path,
+                                                           monkeypatch) -> None:
+    from auditor.protocols.a import view as view_module
+
+    monkeypatch.setattr(view_module, "BATCH_BYTES", 1000)  # a batch per file or two
     root = rf.make_clean_run(tmp_path / "run")
     view = load_run(root)
     assert view.outputs is not None and view.outputs.height == 0
