@@ -172,7 +172,8 @@ def default_run(tmp: Path, given: Path | None) -> Path:
     out = tmp / "default"
     t = time.perf_counter()
     subprocess.run([sys.executable, "-c", "from runner.cli import main; main()", "execute",
-                    "--out", str(out), "--quiet"], cwd=ROOT, check=True)
+                    "--out", str(out), "--quiet"], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
     print(f"default run: runner execute, {time.perf_counter() - t:.0f} s")
     return out
 

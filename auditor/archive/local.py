@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -25,6 +27,19 @@ from auditor.errors import AuditorError
 IN_FLIGHT_PER_WORKER = 2
 DEAD_POOLS = 3
 """Pools broken in a row, with no run audited in between, that mean workers cannot start."""
+
+
+def _init_worker(threads: int, parent: int) -> None:
+    """A pool worker's start: `worker.init`, and a watch that ends the worker when its
+    parent is gone, so an archive audit killed outright leaves no orphan worker behind."""
+    init(threads)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def default_jobs() -> int:
@@ -47,7 +62,7 @@ class LocalExecutor:
 
     def _pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=init, initargs=(self.threads,))
+                                   initializer=_init_worker, initargs=(self.threads, os.getpid()))
 
     def map(self, jobs: Iterable[Job]) -> Iterator[RunRecord]:
         todo = iter(jobs)

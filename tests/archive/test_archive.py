@@ -234,3 +234,45 @@ def test_a_worker_that_dies_loses_only_its_own_run() -> None:
     got = {r.source: r.failure for r in LocalExecutor(2, fn=poisonous).map(jobs)}
     assert set(got) == {"a", "poison", "b", "c", "d"}
     assert "died" in got.pop("poison") and set(got.values()) == {"fine"}
+
+
+def _children_of(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(entry))
+            except OSError:
+                continue
+    return out
+
+
+def test_an_audit_killed_outright_resumes_and_leaves_no_worker(tmp_path: Path) -> None:
+    import shutil
+    import signal
+    import time
+
+    one = archfactory.accepted(tmp_path / "one")
+    src = tmp_path / "src"
+    for n in range(60):
+        shutil.copytree(one, src / f"run-{n:02d}", copy_function=os.link)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*AUDIT, "archive", str(src), "--out", str(out), "--jobs", "2",
+                             "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list((out / index.PARTS).glob("index-*")) and proc.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    workers = _children_of(proc.pid)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    committed = index.load_index(out).height
+    resumed = audit_archive([src], out, jobs=2)
+    assert resumed.audited == 60 - committed and resumed.already == committed
+    assert pl.read_parquet(out / index.INDEX).height == 60
+    time.sleep(1.5)  # the workers notice their parent is gone within a second
+    alive = [w for w in workers if Path(f"/proc/{w}/cmdline").exists()
+             and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes()]
+    assert not alive
