@@ -115,6 +115,63 @@ def _median_int(values: list[Any]) -> int | None:
     return statistics.median_low(vals) if vals else None
 
 
+Key = tuple[str, str, str | None]
+"""A configuration: (GPU model as evidenced, variant, precision)."""
+
+
+@dataclass
+class _Groups:
+    """The configurations of an index, grouped: ranked ones per offer, others per status."""
+
+    ranked: dict[tuple, list[dict]]
+    other: dict[tuple, list[dict]]
+    seen: dict[Key, int]
+    accepted: dict[Key, int]
+
+
+def _group(configs: Any) -> _Groups:
+    g = _Groups({}, {}, {}, {})
+    for c in configs.iter_rows(named=True):
+        key = (c["gpu_model"] or CPU, c["config_id"], c["precision"])
+        g.seen[key] = g.seen.get(key, 0) + 1
+        g.accepted[key] = g.accepted.get(key, 0) + bool(c["accepted"])
+        if not c["accepted"]:
+            status = c["verdict"] if c["verdict"] != "accepted" else "not accepted"
+            g.other.setdefault((*key, status), []).append(c)
+            continue
+        # Only offers of the GPU the run measured: its accepted count says nothing of others.
+        here = [o for o in c["costs"] or [] if o["measured_here"]] or [
+            {"offer_id": None, "package_total_usd_minor": None,
+             "cost_per_accepted_corpus_usd_minor": None,
+             "why_not": f"no offer of {key[0]} among the run's offers"}]
+        for o in here:
+            g.ranked.setdefault((*key, o["offer_id"]), []).append({**c, "offer": o})
+    return g
+
+
+def _row(g: _Groups, key: tuple, items: list[dict], status: str,
+         offer_id: str | None) -> ConfigRow:
+    """One line of the comparison: the median over its runs of their figures."""
+    medians = [i["median_s"] for i in items if i["median_s"] is not None]
+    offers = [i.get("offer") or {} for i in items]
+    reasons = ([o.get("why_not") for o in offers] if status == "accepted" else
+               [f"{i['reason']}: {i['run_reason']}" if i["run_reason"] and i["reason"]
+                else i["reason"] or i["run_reason"] for i in items])
+    return ConfigRow(
+        rank=None, status=status, gpu_model=key[0], config_id=key[1], precision=key[2],
+        offer_id=offer_id, runs=len(items), accepted_runs=g.accepted[key[:3]],
+        all_runs=g.seen[key[:3]],
+        experiments=tuple(sorted({i["experiment_id"] for i in items if i["experiment_id"]})),
+        median_warm_s=_median(medians), min_warm_s=min(medians, default=None),
+        max_warm_s=max(medians, default=None),
+        throughput_per_s=_median([i["throughput_per_s"] for i in items]),
+        package_total_usd_minor=_median_int([o.get("package_total_usd_minor")
+                                             for o in offers]),
+        cost_per_accepted_corpus_usd_minor=_median(
+            [o.get("cost_per_accepted_corpus_usd_minor") for o in offers]),
+        reason=next((r for r in reasons if r), None))
+
+
 def compare(archive_dir: Path) -> Comparison:
     """The comparison of the index in ARCHIVE_DIR (written by `audit archive`)."""
     import polars as pl
@@ -123,79 +180,36 @@ def compare(archive_dir: Path) -> Comparison:
     path = root / index.INDEX
     if not path.is_file():
         raise AuditorError(f"{root}: no {index.INDEX} (run audit archive SOURCES --out {root})")
-    if index._parts(root)[0]:
+    if index.interrupted(root):
         raise AuditorError(f"{root}: an archive audit was interrupted; run it again to finish "
                            "the index before comparing")
     idx = pl.read_parquet(path).sort("source")
-    verdicts = idx["verdict"].value_counts(sort=True)
     audited = idx.filter((pl.col("kind") == "run")
                          & pl.col("verdict").is_in(["accepted", "rejected", "incomplete"]))
-    copies = (pl.col("manifest_sha256").is_null()
-              | pl.col("manifest_sha256").is_first_distinct())
-    runs = audited.filter(copies)
-    configured = pl.col("configurations").list.len() > 0
-    nothing = idx.filter(~pl.col("source").is_in(runs.filter(configured)["source"].implode())
-                        & ~pl.col("source").is_in(audited["source"].implode())
-                        | pl.col("source").is_in(runs.filter(~configured)["source"].implode()))
-    configs = (runs.select("source", "experiment_id", "verdict",
+    # Copies of one run (one manifest, so the same evidence) count once.
+    runs = audited.filter(pl.col("manifest_sha256").is_null()
+                          | pl.col("manifest_sha256").is_first_distinct())
+    empty = runs.filter(pl.col("configurations").list.len() == 0)["source"]
+    nothing = idx.filter(~pl.col("source").is_in(audited["source"].implode())
+                         | pl.col("source").is_in(empty.implode()))
+    g = _group(runs.select("source", "experiment_id", "verdict",
                            pl.col("reason").alias("run_reason"), "configurations")
                .explode("configurations").drop_nulls("configurations")
                .unnest("configurations"))
-    ranked_groups: dict[tuple, list[dict]] = {}
-    other_groups: dict[tuple, list[dict]] = {}
-    seen: dict[tuple, int] = {}
-    accepted: dict[tuple, int] = {}
-    for c in configs.iter_rows(named=True):
-        key = (c["gpu_model"] or CPU, c["config_id"], c["precision"])
-        seen[key] = seen.get(key, 0) + 1
-        accepted[key] = accepted.get(key, 0) + bool(c["accepted"])
-        if c["accepted"]:
-            here = [o for o in c["costs"] or [] if o["measured_here"]]
-            if not here:
-                here = [{"offer_id": None, "package_total_usd_minor": None,
-                         "cost_per_accepted_corpus_usd_minor": None,
-                         "why_not": f"no offer of {c['gpu_model'] or CPU} among the run's "
-                                    "offers"}]
-            for o in here:
-                ranked_groups.setdefault((*key, o["offer_id"]), []).append({**c, "offer": o})
-        else:
-            status = c["verdict"] if c["verdict"] != "accepted" else "not accepted"
-            other_groups.setdefault((*key, status), []).append(c)
-
-    def row(key: tuple, items: list[dict], status: str, offer_id: str | None) -> ConfigRow:
-        medians = [i["median_s"] for i in items if i["median_s"] is not None]
-        offers = [i.get("offer") or {} for i in items]
-        reasons = ([o.get("why_not") for o in offers] if status == "accepted" else
-                   [f"{i['reason']}: {i['run_reason']}" if i["run_reason"] and i["reason"]
-                    else i["reason"] or i["run_reason"] for i in items])
-        return ConfigRow(
-            rank=None, status=status, gpu_model=key[0], config_id=key[1], precision=key[2],
-            offer_id=offer_id, runs=len(items), accepted_runs=accepted[key[:3]],
-            all_runs=seen[key[:3]],
-            experiments=tuple(sorted({i["experiment_id"] for i in items
-                                      if i["experiment_id"]})),
-            median_warm_s=_median(medians), min_warm_s=min(medians, default=None),
-            max_warm_s=max(medians, default=None),
-            throughput_per_s=_median([i["throughput_per_s"] for i in items]),
-            package_total_usd_minor=_median_int([o.get("package_total_usd_minor")
-                                                 for o in offers]),
-            cost_per_accepted_corpus_usd_minor=_median(
-                [o.get("cost_per_accepted_corpus_usd_minor") for o in offers]),
-            reason=next((r for r in reasons if r), None))
-
-    ranked = sorted((row(k, v, "accepted", k[3]) for k, v in ranked_groups.items()),
+    ranked = sorted((_row(g, k, v, "accepted", k[3]) for k, v in g.ranked.items()),
                     key=lambda r: (r.cost_per_accepted_corpus_usd_minor is None,
                                    r.cost_per_accepted_corpus_usd_minor or 0.0,
                                    r.median_warm_s is None, r.median_warm_s or 0.0,
                                    r.gpu_model, r.config_id, r.precision or "",
                                    r.offer_id or ""))
-    ranked = [replace(r, rank=n) for n, r in enumerate(ranked, start=1)]
-    others = sorted((row(k, v, k[3], None) for k, v in other_groups.items()),
+    others = sorted((_row(g, k, v, k[3], None) for k, v in g.other.items()),
                     key=lambda r: (r.gpu_model, r.config_id, r.precision or "", r.status))
     return Comparison(
         index_sha256=_sha256(path), runs=runs.height, duplicates=audited.height - runs.height,
-        verdicts=tuple((v, int(n)) for v, n in verdicts.iter_rows()),
-        ranked=tuple(ranked), not_accepted=tuple(others),
+        verdicts=tuple((v, int(n)) for v, n in
+                       idx["verdict"].value_counts(sort=True).iter_rows()),
+        ranked=tuple(replace(r, rank=n) for n, r in enumerate(ranked, start=1)),
+        not_accepted=tuple(others),
         other_runs=tuple((s, f"{v}: {r}" if r else v) for s, r, v in
                          nothing.select("source", "reason", "verdict").iter_rows()))
 

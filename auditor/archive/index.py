@@ -180,6 +180,11 @@ def _parts(out: Path) -> tuple[list[Path], list[Path]]:
     return index, findings
 
 
+def interrupted(out: Path) -> bool:
+    """Whether OUT holds committed parts not yet compacted (an audit that did not finish)."""
+    return bool(_parts(Path(out))[0])
+
+
 def load_index(out: Path, columns: list[str] | None = None) -> pl.DataFrame:
     """The index as committed so far (index.parquet and any parts of an interrupted audit),
     one row per source, the last written winning."""
