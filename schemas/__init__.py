@@ -35,6 +35,15 @@ SCHEMA_FILES: dict[str, str] = {
     "runner_power_record": "runner-power-record.schema.json",
     "torch_placement": "torch-placement.schema.json",
     "ort_placement": "ort-placement.schema.json",
+    # protocol B, the rest of the run dir `runner residency` writes (docs/run-dir-residency.md)
+    "manifest_residency": "manifest-residency.schema.json",
+    "prompt_line": "prompt-line.schema.json",
+    "trial_output_line": "trial-output-line.schema.json",
+    "residency_config": "residency-config.schema.json",
+    "environment_residency": "environment-residency.schema.json",
+    "gates": "gates.schema.json",
+    "energy_window": "energy-window.schema.json",
+    "idle_power": "idle-power.schema.json",
 }
 
 RESULTS_TABLE_FILE = "resultats-bruts.table.json"
