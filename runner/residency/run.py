@@ -413,7 +413,7 @@ def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
                 outputs.latencies_ms), run.wall_seconds, energy)
             complete = outputs.follows(decl.ids, cfg.energy.repetitions)
             status = run.status if complete or run.status != "ok" else "failed"
-            _write_energy(root, pid, n, cfg, fig, idle_w)
+            _write_energy(root, pid, n, cfg, fig, idle_w, run.monotonic_seconds)
             trial_rows.append(_trial_row(cfg, decl, state, run, fig, status, complete))
             if status == "ok":
                 ok.append(fig)
@@ -460,7 +460,8 @@ def _idle(root: Path, pid: str, state: PolicyState, cfg: ResidencyConfig,
 
 
 def _write_energy(root: Path, pid: str, n: int, cfg: ResidencyConfig,
-                  fig: claims.TrialFigures, idle_w: float | None) -> None:
+                  fig: claims.TrialFigures, idle_w: float | None,
+                  monotonic: float | None) -> None:
     e = fig.energy
     assert e is not None
     net = (e.energy_j - idle_w * e.window_seconds
@@ -472,6 +473,7 @@ def _write_energy(root: Path, pid: str, n: int, cfg: ResidencyConfig,
         "outputs_file": f"outputs/{pid}/trial-{n}.jsonl",
         "repetitions": cfg.energy.repetitions, "inferences": fig.inferences,
         "minimums": cfg.energy.minimums.to_json(), **e.to_json(),
+        "window_monotonic_seconds": monotonic,
         "joules_per_inference": fig.joules_per_inference,
         "idle_average_power_w": idle_w, "net_energy_j": net,
         "net_joules_per_inference": net / fig.inferences if net is not None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from runner import artifacts
-from runner.energy.base import Instrument, Record, Recorder, unavailable
+from runner.energy.base import Instrument, Record, Recorder, parse_time, unavailable
 from runner.energy.nvml import NvmlInstrument
 from runner.energy.rapl import RaplInstrument
 from runner.environment import Observed, power_mode, power_source
@@ -93,6 +93,10 @@ class TrialRun:
     power_mode: Observed
     answers: int = 0
     error: str | None = None
+    monotonic_seconds: float | None = None
+    """The window on the monotonic clock, a cross-check of `wall_seconds` (which is the
+    difference of the two marker times, so that the CSV, the trace and any recomputation
+    agree to the microsecond)."""
 
 
 def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[str],
@@ -111,7 +115,7 @@ def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[
     rec = instruments.recorder(interval)
     answers: list[tuple[str, str, float]] = []
     started = ended = None
-    wall = None
+    wall = monotonic = None
     if error is None:
         label = f"{pid} trial {trial_index}"
         rec.start()
@@ -133,7 +137,8 @@ def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[
             finally:
                 ended = rec.end("window_end", label)
                 rec.stop()
-        wall = rec.perf["window_end"] - rec.perf["window_start"]
+        wall = (parse_time(ended) - parse_time(started)).total_seconds()
+        monotonic = rec.perf["window_end"] - rec.perf["window_start"]
     out = root / f"outputs/{pid}/trial-{trial_index}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", encoding="utf-8", newline="\n") as f:
@@ -141,7 +146,7 @@ def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[
                      for i, lab, ms in answers)
     artifacts.write_jsonl(root / f"power/{pid}/trial-{trial_index}.jsonl", rec.records)
     return TrialRun(pid, trial_index, position, "failed" if error else "ok", started, ended,
-                    wall, done_warmup, src, mode, len(answers), error)
+                    wall, done_warmup, src, mode, len(answers), error, monotonic)
 
 
 def measure_idle(instruments: Instruments, seconds: float, interval: float, path: Path,
