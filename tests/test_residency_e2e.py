@@ -5,7 +5,7 @@ Two runs, shared by the tests of this module:
 - `plain`: the command line with torch `cpu` and ONNX Runtime `CPUExecutionProvider`, on this
   machine's own instruments (none readable: energy is not measured, with the reason);
 - `mixed`: the Python entry point with fake NVML and RAPL instruments (energy measured,
-  counter wraps included) and every way a policy can fail: an ONNX Runtime provider the build
+  counter wraps possible) and every way a policy can fail: an ONNX Runtime provider the build
   lacks (a silent fallback: a policy fault), a torch CUDA policy without CUDA (cannot start),
   a degraded float16 candidate (rejected at the parity gate), an optional TensorRT policy
   (left out with the reason).
@@ -18,6 +18,7 @@ import hashlib
 import itertools
 import json
 import math
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,8 @@ import schemas
 from runner.cli import cli
 from runner.energy.nvml import NvmlInstrument
 from runner.residency.config import load_residency_config
-from runner.residency.run import LAYOUT, residency
+from runner.residency.layout import LAYOUT
+from runner.residency.run import residency
 
 N = 200
 R = 2
@@ -137,7 +139,8 @@ min_counter_updates = 2
 idle_seconds = 0.3
 rapl_max_watts = 20.0
 """)
-    fakes = [ConstantPower(watts=10.0, max_range_uj=2_000_000, max_watts=20.0),
+    # an 8 J range at 10 W wraps every 0.8 s; two polls up to 0.4 s apart stay countable
+    fakes = [ConstantPower(watts=10.0, max_range_uj=8_000_000, max_watts=20.0),
              NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
     out = tmp / "run"
     return residency(load_residency_config(cfg), out, instruments=fakes)
@@ -406,19 +409,45 @@ def test_an_optional_policy_this_machine_lacks_is_left_out(mixed: Path) -> None:
     assert "ort-trt" not in {p["policy_id"] for p in m["policies"]}
 
 
-def test_energy_with_fake_instruments_equals_the_power_drawn(mixed: Path) -> None:
+def counter_energy(trace: list[dict[str, Any]]) -> tuple[float, dict[str, float]]:
+    """Plain-Python energy of a window from its counter readings (RAPL wraps added back),
+    and each source's span between its first and last reading inside the window."""
+    marks = {x["event"]: x["t"] for x in trace if x["kind"] == "marker"}
+    series: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for x in trace:
+        if x["kind"] == "counter" and marks["window_start"] <= x["t"] <= marks["window_end"]:
+            series.setdefault((x["source"], x["device"]), []).append(x)
+    total, spans = 0.0, {}
+    for (source, _), reads in series.items():
+        for a, b in itertools.pairwise(reads):
+            delta = b["value"] - a["value"]
+            if delta < 0:
+                delta += b["max_range"]
+            total += delta * (1e-3 if b["unit"] == "mJ" else 1e-6)
+        spans[source] = (datetime.fromisoformat(reads[-1]["t"])
+                         - datetime.fromisoformat(reads[0]["t"])).total_seconds()
+    return total, spans
+
+
+def test_energy_with_fake_instruments_equals_the_counters(mixed: Path) -> None:
     trials = [r for r in rows(mixed / "trials.csv") if r["status"] == "ok"]
-    assert trials
+    assert len(trials) == 10
     for r in trials:
         assert r["energy_source"] == "nvml+rapl", r["notes"]
         wall, energy = float(r["wall_seconds"]), float(r["energy_j"])
-        # 10 W (fake RAPL package) + 50 W (fake NVML board), read at the window's ends
-        assert energy == pytest.approx(60.0 * wall, rel=0.2, abs=0.3)
+        trace = jsonl(mixed / f"power/{r['policy_id']}/trial-{r['trial_index']}.jsonl")
+        recomputed, spans = counter_energy(trace)
+        assert energy == pytest.approx(recomputed, rel=1e-9)
+        # 10 W (fake RAPL package) + 50 W (fake NVML board, 2 ms updates) over the reads
+        assert energy == pytest.approx(10.0 * spans["rapl"] + 50.0 * spans["nvml"],
+                                       rel=0.05, abs=0.25)
+        assert energy <= 60.0 * wall + 0.25  # the reads lie inside the window
         assert float(r["joules_per_inference"]) == pytest.approx(energy / int(r["inferences"]))
-        assert float(r["average_power_w"]) == pytest.approx(energy / wall, rel=1e-3)
+        assert float(r["average_power_w"]) == pytest.approx(energy / wall, rel=1e-9)
         e = json.loads((mixed / f"energy/{r['policy_id']}/trial-{r['trial_index']}.json")
                        .read_text())
         assert e["status"] == "measured" and e["energy_j"] == pytest.approx(energy)
+        assert e["window_seconds"] == pytest.approx(wall)
         rapl = next(s for s in e["series"] if s["source"] == "rapl")
         assert rapl["updates_in_window"] >= 2
     for p in rows(mixed / "policies.csv"):
@@ -432,4 +461,4 @@ def test_energy_with_fake_instruments_equals_the_power_drawn(mixed: Path) -> Non
             total / sum(int(r["inferences"]) for r in mine))
     idle = json.loads((mixed / "energy/torch-cpu/idle.json").read_text())
     assert idle["status"] == "measured"
-    assert idle["average_power_w"] == pytest.approx(60.0, rel=0.2)
+    assert 30.0 < idle["average_power_w"] <= 61.0

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from runner.cli import cli
 from runner.environment import machine_model, power_mode, power_source
 from runner.errors import RunnerError
-from runner.execute import alternating_rounds
+from runner.order import alternating_rounds
 from runner.residency import claims
 from runner.residency.config import PolicySpec, load_residency_config
 from runner.residency.policies import ModelFiles, availability, start
@@ -189,7 +189,8 @@ def test_verdicts_follow_b4_b7_b8() -> None:
     from dataclasses import replace
 
     from runner.residency.gates import GateResult
-    from runner.residency.run import PolicyState, _verdict
+    from runner.residency.readback import judge as _verdict
+    from runner.residency.state import PolicyState
 
     cfg = load_residency_config(None)
     acc = PolicySpec("gpu", "torch", "cuda", "accelerator", "float32", "always")

@@ -19,37 +19,40 @@ Stages, in this order, so that nothing measured can influence what was declared:
 
 from __future__ import annotations
 
-import json
 import random
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runner import artifacts
-from runner.corpus import Corpus, load_corpus
+from runner.corpus import load_corpus
 from runner.energy.base import Instrument
-from runner.energy.window import Analysis, Minimums, analyse
-from runner.environment import loadavg, observe_residency
-from runner.execute import alternating_rounds
-from runner.manifest import Header, Revisions
+from runner.environment import loadavg
+from runner.manifest import Revisions
 from runner.memory import gpu_identity
-from runner.model import TrainedModel, train, workload_threads
+from runner.model import train, workload_threads
+from runner.order import alternating_rounds
 from runner.passes import now_iso
-from runner.residency import claims, gates
+from runner.residency import claims, gates, readback
 from runner.residency.config import PolicySpec, ResidencyConfig
-from runner.residency.onnx_export import OnnxExport, export
+from runner.residency.layout import (
+    CONFIG_COPY,
+    LAYOUT,
+    ONNX_FILE,
+    REFERENCE_FILE,
+    SEQUENCE_FILE,
+    rel_path,
+)
+from runner.residency.onnx_export import export
 from runner.residency.placement import ort_placement, torch_placement
 from runner.residency.policies import (
     CannotStart,
     ModelFiles,
     OrtPolicy,
-    RunningPolicy,
     TorchPolicy,
     availability,
-    requested_providers,
     start,
 )
+from runner.residency.state import Declaration, Inputs, PolicyState
 from runner.residency.trials import (
     Instruments,
     TrialRun,
@@ -60,60 +63,13 @@ from runner.residency.trials import (
 )
 from runner.revisions import code_revision, file_sha256
 from runner.rundir import Progress, StagedRunDir, Steps, refuse_existing
-from runner.workloads import WorkloadFactory, resolve
+from runner.workloads import resolve
 
-PROTOCOL = "residency-energy"
-SEQUENCE_FILE = "prompts/sequence.jsonl"
-REFERENCE_FILE = "reference/outputs.jsonl"
-ONNX_FILE = "model/model.onnx"
-CONFIG_COPY = "config/residency.toml"
-
-#: Which schema covers which file of a protocol B run dir (docs/run-dir-residency.md).
-LAYOUT = artifacts.Layout(
-    rules=(
-        ("manifest.json", "json", "manifest_residency"),
-        ("trials.csv", "table", "trials"),
-        ("policies.csv", "table", "policies"),
-        (SEQUENCE_FILE, "jsonl", "prompt_line"),
-        ("corpus/references.jsonl", "jsonl", "reference_line"),
-        (REFERENCE_FILE, "jsonl", "reference_line"),
-        ("outputs/*/trial-*.jsonl", "jsonl", "trial_output_line"),
-        ("power/*/trial-*.jsonl", "jsonl", "runner_power_record"),
-        ("idle/*/*.jsonl", "jsonl", "runner_power_record"),
-        ("placement/*.torch.json", "json", "torch_placement"),
-        ("placement/*.ort.json", "json", "ort_placement"),
-        ("placement/*.ort-profile.json", "json-raw", "onnxruntime profile"),
-        ("energy/*/trial-*.json", "json", "energy_window"),
-        ("energy/*/idle.json", "json", "idle_power"),
-        ("gates/gates.json", "json", "gates"),
-        ("gates/*.jsonl", "jsonl", "output_line"),
-        ("environment.json", "json", "environment_residency"),
-    ),
-    raw=("model/*", CONFIG_COPY),
-    strict=True,
-)
-
-TRIAL_ORDER_METHOD = ("drawn from the seed before any measurement: one seeded permutation of "
-                      "the run's policies per round (round n holds every policy's trial n), "
-                      "redrawn so a round never starts with the policy that ended the "
-                      "previous one; policies left without trials (a fault, a failed start, "
-                      "a rejected candidate) are dropped from it, the rest keep its order")
+__all__ = ["LAYOUT", "check_inputs", "declare", "residency", "run_gates", "run_placement",
+           "run_trials", "start_policies"]
 
 
 # --- 1. inputs ------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Inputs:
-    factory: WorkloadFactory
-    corpus: Corpus
-    threads: int
-    policies: tuple[PolicySpec, ...]
-    """The policies of the run."""
-    left_out: dict[str, str]
-    """`when = "available"` policies this machine cannot run -> why."""
-    reference_answers: list[dict[str, str]] | None
-    """The user's accepted reference answers, when the config names a file."""
-
 
 def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
     refuse_existing(out)
@@ -164,7 +120,7 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
         for state in states.values():
             if state.running is not None:
                 state.running.close()
-        manifest = write(cfg, root, inputs, decl, states, runs, inst, gpus)
+        manifest = readback.write(cfg, root, inputs, decl, states, runs, inst, gpus)
         staged.publish(manifest, LAYOUT, "manifest_residency")
     ok = sum(1 for r in runs if r.status == "ok")
     say(f"done: {out} ({ok}/{len(runs)} trials ok)")
@@ -172,24 +128,6 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
 
 
 # --- 2. the declaration ---------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Declaration:
-    ids: list[str]
-    texts: list[str]
-    classes: tuple[str, ...]
-    references: dict[str, str]
-    reference_outputs: dict[str, str]
-    reference: dict[str, Any]
-    sequence_sha256: str
-    trained: TrainedModel
-    files: ModelFiles
-    onnx: OnnxExport | None
-    revisions: Revisions
-    planned_order: list[tuple[str, int]]
-    declared_at: str
-    load_before: list[float] | None
-
 
 def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> Declaration:
     corpus = inputs.corpus
@@ -210,7 +148,7 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
         answers = gates.classify_sequence(lambda t: workload.classify([t], 1)[0], ids, texts)
         reference = {"artifact": "the workload's torch float32 answers on the CPU, batch one, "
                                  "computed before the trials",
-                     "artifact_file": _rel(root, trained.prepared.weights_file),
+                     "artifact_file": rel_path(root, trained.prepared.weights_file),
                      "artifact_sha256": weights_sha}
     else:
         answers = inputs.reference_answers
@@ -241,40 +179,7 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
         planned_order=rounds, declared_at=now_iso(), load_before=loadavg())
 
 
-def _rel(root: Path, path: Path) -> str:
-    return path.resolve().relative_to(root.resolve()).as_posix()
-
-
 # --- 3. policies, gates, placement ----------------------------------------------------------
-
-@dataclass
-class PolicyState:
-    spec: PolicySpec
-    running: RunningPolicy | None = None
-    cannot_start: str | None = None
-    gate: gates.GateResult | None = None
-    placement_file: str | None = None
-    placement_summary: dict[str, Any] = field(default_factory=dict)
-    idle: dict[str, str] = field(default_factory=dict)
-    """before/after -> idle trace file."""
-    artifact: tuple[str, str] | None = None
-    """(file, sha256) of the artifact this policy runs."""
-
-    @property
-    def fault(self) -> str | None:
-        return self.running.fault if self.running is not None else None
-
-    def trial_block(self, measure_rejected: bool) -> str | None:
-        """Why this policy runs no trial, or None."""
-        if self.cannot_start is not None:
-            return f"could not start: {self.cannot_start}"
-        if self.fault is not None:
-            return (f"policy fault: {self.fault}; never measured as an accelerator result")
-        if self.gate is not None and not self.gate.passed and not measure_rejected:
-            return (f"rejected at the gate (B8): {'; '.join(self.gate.failures())}; energy "
-                    "trials skipped (gates.measure_rejected_energy = false)")
-        return None
-
 
 def start_policies(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration, say: Progress
                    ) -> dict[str, PolicyState]:
@@ -288,7 +193,7 @@ def start_policies(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration, say:
         if spec.runtime == "onnxruntime" and decl.onnx is not None:
             state.artifact = (ONNX_FILE, decl.onnx.sha256)
         elif spec.runtime == "torch":
-            state.artifact = (_rel(decl.trained.model_dir.parent,
+            state.artifact = (rel_path(decl.trained.model_dir.parent,
                                     decl.trained.prepared.weights_file),
                                decl.revisions.model.removeprefix("sha256:"))
         states[spec.policy_id] = state
@@ -383,224 +288,6 @@ def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
     return runs
 
 
-# --- 5. read back and write -----------------------------------------------------------------
-
-def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
-          states: dict[str, PolicyState], runs: list[TrialRun], inst: Instruments,
-          gpus: list[dict[str, Any]]) -> dict[str, Any]:
-    """Read every trial's files back, write the claims and the rest; return the manifest."""
-    env = observe_residency(gpus, decl.revisions.code, decl.load_before)
-    artifacts.write_json(root / "environment.json", env)
-    by_trial = {(r.policy_id, r.trial_index): r for r in runs}
-    mins = cfg.energy.minimums
-    trial_rows: list[dict[str, Any]] = []
-    policy_rows: list[dict[str, Any]] = []
-    figures: dict[str, claims.PolicyFigures] = {}
-    answers_of: dict[str, list[tuple[str, str]]] = {}
-    for pid, state in states.items():
-        idle_w = _idle(root, pid, state, cfg, mins)
-        ok: list[claims.TrialFigures] = []
-        latencies: list[float] = []
-        answers: list[tuple[str, str]] = []
-        for n in range(1, cfg.trials_per_policy + 1):
-            run = by_trial.get((pid, n))
-            if run is None:
-                trial_rows.append(_blocked_row(cfg, decl, state, n))
-                continue
-            outputs = claims.TrialOutputs.read(root / f"outputs/{pid}/trial-{n}.jsonl")
-            energy = analyse(_records(root / f"power/{pid}/trial-{n}.jsonl"), mins)
-            fig = claims.TrialFigures(len(outputs.ids), claims.nearest_rank(
-                outputs.latencies_ms), run.wall_seconds, energy)
-            complete = outputs.follows(decl.ids, cfg.energy.repetitions)
-            status = run.status if complete or run.status != "ok" else "failed"
-            _write_energy(root, pid, n, cfg, fig, idle_w, run.monotonic_seconds)
-            trial_rows.append(_trial_row(cfg, decl, state, run, fig, status, complete))
-            if status == "ok":
-                ok.append(fig)
-                latencies += outputs.latencies_ms
-                answers += outputs.answers()
-        figures[pid] = claims.pool(ok, latencies)
-        answers_of[pid] = answers or (claims.read_answers(root / f"gates/{pid}.jsonl")
-                                      if (root / f"gates/{pid}.jsonl").is_file() else [])
-    baseline = figures.get(cfg.baseline_policy)
-    for pid, state in states.items():
-        policy_rows.append(_policy_row(cfg, decl, state, figures[pid], baseline,
-                                       answers_of[pid], bool(figures[pid].trials)))
-    artifacts.write_csv(root / "trials.csv", trial_rows, "trials")
-    artifacts.write_csv(root / "policies.csv", policy_rows, "policies")
-    return _manifest(cfg, inputs, decl, states, runs, inst, env)
-
-
-def _records(path: Path) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
-
-
-def _idle(root: Path, pid: str, state: PolicyState, cfg: ResidencyConfig,
-          mins: Minimums) -> float | None:
-    """Write energy/<pid>/idle.json from the idle traces; return the mean idle power."""
-    if not state.idle:
-        return None
-    parts: dict[str, Any] = {}
-    powers = []
-    for when, rel in sorted(state.idle.items()):
-        result = analyse(_records(root / rel), mins, "idle_start", "idle_end")
-        parts[when] = {"trace": rel, **result.to_json()}
-        if result.status == "measured" and result.average_power_w is not None:
-            powers.append(result.average_power_w)
-    mean = sum(powers) / len(powers) if len(powers) == len(parts) and powers else None
-    reason = None if mean is not None else "; ".join(
-        f"{w}: {p['reason']}" for w, p in parts.items() if p["reason"]) or "not measured"
-    artifacts.write_json(root / f"energy/{pid}/idle.json", {
-        "format": "idle-power/1", "policy_id": pid, "seconds_declared": cfg.energy.idle_seconds,
-        "before": parts.get("before"), "after": parts.get("after"),
-        "average_power_w": mean, "status": "measured" if mean is not None else "not_measured",
-        "reason": reason})
-    return mean
-
-
-def _write_energy(root: Path, pid: str, n: int, cfg: ResidencyConfig,
-                  fig: claims.TrialFigures, idle_w: float | None,
-                  monotonic: float | None) -> None:
-    e = fig.energy
-    assert e is not None
-    net = (e.energy_j - idle_w * e.window_seconds
-           if fig.measured and idle_w is not None and e.energy_j is not None
-           and e.window_seconds is not None else None)
-    artifacts.write_json(root / f"energy/{pid}/trial-{n}.json", {
-        "format": "energy-window/1", "policy_id": pid, "trial_index": n,
-        "power_trace": f"power/{pid}/trial-{n}.jsonl",
-        "outputs_file": f"outputs/{pid}/trial-{n}.jsonl",
-        "repetitions": cfg.energy.repetitions, "inferences": fig.inferences,
-        "minimums": cfg.energy.minimums.to_json(), **e.to_json(),
-        "window_monotonic_seconds": monotonic,
-        "joules_per_inference": fig.joules_per_inference,
-        "idle_average_power_w": idle_w, "net_energy_j": net,
-        "net_joules_per_inference": net / fig.inferences if net is not None
-        and fig.inferences else None})
-
-
-def _energy_note(e: Analysis, mins: Minimums) -> str:
-    counts = ", ".join(f"{s.source} {s.domain} {s.device} {s.kind}s {s.readings}"
-                       + (f" ({s.updates} updates)" if s.kind == "counter" else "")
-                       for s in e.series) or "no readings"
-    window = ("window not recorded" if e.window_seconds is None else
-              f"window {e.window_seconds:.3f} s (declared minimum {mins.window_seconds:.3f} s, "
-              f"{mins.counter_updates} counter updates)")
-    if e.status == "measured":
-        return f"energy from {e.energy_source}: {window}; readings in window: {counts}"
-    if e.status == "below_resolution":
-        return f"energy below resolution: {e.reason}; {window}; readings in window: {counts}"
-    return f"energy not measured: {e.reason}; {window}"
-
-
-def _trial_row(cfg: ResidencyConfig, decl: Declaration, state: PolicyState, run: TrialRun,
-               fig: claims.TrialFigures, status: str, complete: bool) -> dict[str, Any]:
-    e = fig.energy
-    assert e is not None
-    notes = [f"{cfg.energy.repetitions} repetition(s) of the {len(decl.ids)}-prompt sequence "
-             "in the window", _energy_note(e, cfg.energy.minimums)]
-    if run.error:
-        notes.insert(0, f"FAILED: {run.error} ({fig.inferences} answers before it are kept)")
-    elif not complete:
-        notes.insert(0, "FAILED: the outputs file does not hold the sequence repeated in "
-                        "order")
-    notes += [run.power_source.note("power source"), run.power_mode.note("power mode")]
-    return {**_row_head(cfg, decl, state, run.trial_index),
-            "order_position": run.order_position, "warmup_iterations": run.warmup,
-            "inferences": fig.inferences, "started_at": run.started_at,
-            "ended_at": run.ended_at, "wall_seconds": run.wall_seconds,
-            "p95_latency_ms": fig.p95_ms,
-            "average_power_w": e.average_power_w if fig.measured else None,
-            "energy_j": e.energy_j if fig.measured else None,
-            "joules_per_inference": fig.joules_per_inference,
-            "power_source": run.power_source.value, "power_mode": run.power_mode.value,
-            "energy_source": e.energy_source if fig.measured else None,
-            "status": status, "notes": "; ".join(notes)}
-
-
-def _blocked_row(cfg: ResidencyConfig, decl: Declaration, state: PolicyState,
-                 n: int) -> dict[str, Any]:
-    reason = state.trial_block(cfg.gates.measure_rejected_energy) or "not run"
-    skipped = state.cannot_start is None and state.fault is None
-    return {**_row_head(cfg, decl, state, n), "status": "skipped" if skipped else "failed",
-            "notes": reason}
-
-
-def _row_head(cfg: ResidencyConfig, decl: Declaration, state: PolicyState,
-              n: int) -> dict[str, Any]:
-    return {"experiment_id": cfg.experiment_id, "policy_id": state.spec.policy_id,
-            "role": state.spec.role, "trial_index": n,
-            "prompt_sequence_sha256": decl.sequence_sha256}
-
-
-def _policy_row(cfg: ResidencyConfig, decl: Declaration, state: PolicyState,
-                fig: claims.PolicyFigures, baseline: claims.PolicyFigures | None,
-                answers: list[tuple[str, str]], from_trials: bool) -> dict[str, Any]:
-    spec = state.spec
-    accuracy, agreement = claims.accuracy_agreement(answers, decl.references,
-                                                    decl.reference_outputs)
-    accelerator = spec.role == "accelerator"
-    share = state.placement_summary.get("operation_share") if accelerator else None
-    verdict, why = _verdict(cfg, state, fig, baseline, share)
-    notes = [why, fig.energy_note]
-    if answers:
-        notes.append("accuracy and agreement over every answer of the ok trials" if from_trials
-                     else f"accuracy and agreement over the gate pass (gates/{spec.policy_id}"
-                          ".jsonl)")
-    if state.gate is not None:
-        notes.append(f"gate: {state.gate.summary()}")
-    if state.placement_file:
-        notes.append(f"placement evidence {state.placement_file}")
-    if state.fault:
-        notes.append(f"active providers {state.running.active if state.running else []}")
-    return {"experiment_id": cfg.experiment_id, "policy_id": spec.policy_id,
-            "role": spec.role, "runtime": spec.runtime, "compute_units": spec.compute_units,
-            "model_tier": cfg.model_tier, "trials": fig.trials,
-            "median_wall_seconds": fig.median_wall_seconds, "p95_latency_ms": fig.p95_ms,
-            "average_power_w": fig.average_power_w,
-            "joules_per_inference": fig.joules_per_inference, "accuracy": accuracy,
-            "agreement": agreement, "operation_share": share,
-            "operation_share_floor": cfg.operation_share_floor if accelerator else None,
-            "estimated_cost_share": None, "verdict": verdict, "notes": "; ".join(notes)}
-
-
-def _verdict(cfg: ResidencyConfig, state: PolicyState, fig: claims.PolicyFigures,
-             baseline: claims.PolicyFigures | None, share: float | None) -> tuple[str, str]:
-    """B4, B7, B8 in order; the first reason to reject is the one given."""
-    spec = state.spec
-    if spec.policy_id == cfg.baseline_policy:
-        block = state.trial_block(cfg.gates.measure_rejected_energy)
-        return "baseline", ("the cpu-only baseline every accelerator policy is compared with "
-                            "(B7)" + ("" if block is None else
-                                      f"; it has no trial: {block}; no accelerator policy can "
-                                      "be shown better than it"))
-    block = state.trial_block(measure_rejected=False)
-    if block is not None:
-        return "rejected", block
-    if fig.trials == 0:
-        return "rejected", "no ok trial"
-    if spec.role == "cpu-only":
-        if cfg.model_tier == "deep":
-            return "rejected", "bare CPU is valid only for a lite model (B5)"
-        return "accepted", ("gates passed and every trial ok; a cpu-only runtime beside the "
-                            "baseline (B7 compares accelerator policies only)")
-    if share is None:
-        return "rejected", "no placement evidence of where the operations ran (B4)"
-    if share < cfg.operation_share_floor:
-        return "rejected", (f"operation share {share:.3f} below the floor "
-                            f"{cfg.operation_share_floor}: a residency failure (B4, B7)")
-    if baseline is None or baseline.average_power_w is None or fig.average_power_w is None:
-        return "rejected", ("B7 not shown: average power and joules per inference of this "
-                            "policy and of the baseline are not both measured")
-    assert baseline.joules_per_inference is not None and fig.joules_per_inference is not None
-    if (fig.average_power_w < baseline.average_power_w
-            and fig.joules_per_inference < baseline.joules_per_inference):
-        return "accepted", "less average power and fewer joules per inference than the baseline"
-    return "rejected", ("not both less average power and fewer joules per inference than the "
-                        "cpu-only baseline (B7)")
-
-
 def _gpus_used(states: dict[str, PolicyState]) -> list[dict[str, Any]]:
     """The GPUs of the run's torch CUDA policies (NVML reads these for every policy)."""
     import torch
@@ -614,95 +301,4 @@ def _gpus_used(states: dict[str, PolicyState]) -> list[dict[str, Any]]:
         indices = [0]  # ORT's CUDA and TensorRT providers use device 0 by default
     return [gpu_identity(i, torch.cuda) for i in indices]
 
-
-def _manifest(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration,
-              states: dict[str, PolicyState], runs: list[TrialRun], inst: Instruments,
-              env: dict[str, Any]) -> dict[str, Any]:
-    planned = cfg.trials_per_policy * len(states)
-    return {
-        **Header(PROTOCOL, cfg.experiment_id, True, decl.declared_at, cfg.source).to_json(),
-        "config_file": CONFIG_COPY,
-        "model_tier": cfg.model_tier,
-        "artifact_sha256": decl.revisions.model.removeprefix("sha256:"),
-        "artifact": {"file": _rel(decl.trained.model_dir.parent,
-                                  decl.trained.prepared.weights_file),
-                     "description": decl.trained.prepared.description,
-                     "note": "the trained float32 model every policy derives from; each "
-                             "policy names the artifact it runs (policies[].artifact_file)"},
-        "onnx_export": decl.onnx.to_json(ONNX_FILE) if decl.onnx else None,
-        "revisions": decl.revisions.to_json(),
-        "seed": cfg.seed,
-        "task": {"classes": list(decl.classes),
-                 "output_format": {"type": "jsonl",
-                                   "required_fields": ["id", "label", "latency_ms"],
-                                   "label_values": "one of task.classes"}},
-        "prompt_sequence": {"file": SEQUENCE_FILE, "sha256": decl.sequence_sha256,
-                            "prompts": len(decl.ids), "corpus_source": inputs.corpus.source,
-                            "corpus_revision": inputs.corpus.revision},
-        "reference": {"file": REFERENCE_FILE, **decl.reference},
-        "workload": {"name": inputs.factory.name, "callable": cfg.workload_callable,
-                     "options": cfg.workload_options, "context": cfg.context,
-                     "description": decl.trained.prepared.description,
-                     "train_seconds": decl.trained.train_seconds,
-                     "threads": inputs.threads},
-        "baseline_policy": cfg.baseline_policy,
-        "policies": [_policy_entry(s) for s in states.values()],
-        "policies_left_out": [{"policy_id": pid, "reason": reason,
-                               **{k: v for k, v in next(
-                                   p for p in cfg.policies if p.policy_id == pid
-                               ).to_json().items() if k != "policy_id"}}
-                              for pid, reason in inputs.left_out.items()],
-        "trials_per_policy": cfg.trials_per_policy,
-        "planned_trials": planned,
-        "warmup_iterations": cfg.warmup,
-        "trial_order": [[r.policy_id, r.trial_index] for r in runs],
-        "trial_order_drawn": [[pid, n] for pid, n in decl.planned_order],
-        "trial_order_method": TRIAL_ORDER_METHOD,
-        "timer_scope": "each latency_ms is one batch-one classification: tokenization, the "
-                       "model and the label, nothing else; wall_seconds is the whole window "
-                       "(every repetition), between the window markers",
-        "energy": {"repetitions": cfg.energy.repetitions,
-                   "inferences_per_trial": cfg.energy.repetitions * len(decl.ids),
-                   "minimums": cfg.energy.minimums.to_json(),
-                   "idle_seconds": cfg.energy.idle_seconds,
-                   "instruments": inst.describe(),
-                   "measured": bool(inst.usable),
-                   "not_measured_reason": None if inst.usable else inst.reason},
-        "gates": {"accuracy_floor": cfg.gates.accuracy_floor,
-                  "agreement_floor": cfg.gates.agreement_floor,
-                  "measure_rejected_energy": cfg.gates.measure_rejected_energy,
-                  "file": "gates/gates.json"},
-        "placement": {"diagnostic_prompts": cfg.diagnostic_prompts,
-                      "operation_share_floor": cfg.operation_share_floor},
-        "environment_file": "environment.json",
-        "power_source": env["power_source"],
-        "power_mode": env["power_mode"],
-        "local_utc_offset": time.strftime("%z")[:3] + ":" + time.strftime("%z")[3:],
-        "notes": cfg.notes,
-    }
-
-
-def _policy_entry(state: PolicyState) -> dict[str, Any]:
-    spec, running = state.spec, state.running
-    status = ("cannot_start" if state.cannot_start else "fault" if state.fault else
-              "rejected_at_gate" if state.gate is not None and not state.gate.passed
-              else "ran")
-    entry: dict[str, Any] = {
-        "policy_id": spec.policy_id, "role": spec.role, "runtime": spec.runtime,
-        "compute_units": spec.compute_units, "precision": spec.precision, "when": spec.when,
-        "status": status,
-        "reason": state.cannot_start or state.fault or (
-            "; ".join(state.gate.failures()) if state.gate and not state.gate.passed
-            else None),
-        "device": running.device if running else None,
-        "artifact_file": state.artifact[0] if state.artifact else None,
-        "artifact_sha256": state.artifact[1] if state.artifact else None,
-        "placement_file": state.placement_file,
-        "idle_files": dict(state.idle),
-        "notes": spec.notes,
-    }
-    if spec.runtime == "onnxruntime":
-        entry["requested_providers"] = requested_providers(spec)
-        entry["active_providers"] = running.active if running else None
-    return entry
 
