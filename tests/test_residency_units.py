@@ -220,3 +220,34 @@ def test_verdicts_follow_b4_b7_b8() -> None:
     failed = PolicyState(acc, cannot_start="torch sees no CUDA device")
     assert _verdict(cfg, failed, fig(None, None), base, None) == (
         "rejected", "could not start: torch sees no CUDA device")
+
+
+def test_energy_must_cover_the_unit_a_policy_computes_on() -> None:
+    """NVML alone cannot give a cpu-only policy's cost (it would be the GPU board's idle
+    draw), nor RAPL alone a GPU policy's; B7 compares only figures from the same
+    instruments."""
+    from runner.energy.window import Analysis
+    from runner.residency.readback import _require_coverage
+    from runner.residency.readback import judge as _verdict
+    from runner.residency.state import PolicyState
+
+    def measured(source: str) -> Analysis:
+        return Analysis("measured", None, "t0", "t1", 2.0, energy_j=140.0,
+                        average_power_w=70.0, energy_source=source)
+
+    cpu = PolicyState(PolicySpec("torch-cpu", "torch", "cpu", "cpu-only", "float32", "always"))
+    gpu = PolicyState(PolicySpec("gpu", "torch", "cuda", "accelerator", "float32", "always"))
+    e = measured("nvml")
+    _require_coverage(cpu, e)
+    assert e.status == "not_measured" and e.energy_j is None and "RAPL" in (e.reason or "")
+    e = measured("rapl")
+    _require_coverage(gpu, e)
+    assert e.status == "not_measured" and "NVML" in (e.reason or "")
+    for state in (cpu, gpu):
+        e = measured("nvml+rapl")
+        _require_coverage(state, e)
+        assert e.status == "measured" and e.energy_j == 140.0
+    cfg = load_residency_config(None)
+    base = claims.PolicyFigures(5, 1.0, 0.05, 40.0, 0.002, "", "rapl")
+    mine = claims.PolicyFigures(5, 0.5, 0.03, 30.0, 0.001, "", "nvml+rapl")
+    assert "B7 not shown" in _verdict(cfg, gpu, mine, base, 0.9)[1]

@@ -105,20 +105,26 @@ class PolicyFigures:
     average_power_w: float | None
     joules_per_inference: float | None
     energy_note: str
+    energy_source: str | None = None
+    """The instrument(s) of every ok trial's energy; B7 compares only like with like."""
 
 
 def pool(ok: Sequence[TrialFigures], latencies: Sequence[float]) -> PolicyFigures:
     """A policy's figures over its ok trials."""
     walls = [t.wall_seconds for t in ok if t.wall_seconds is not None]
     figures: dict[str, Any] = {"average_power_w": None, "joules_per_inference": None}
+    sources = {t.energy.energy_source for t in ok if t.energy}
     if not ok:
         note = "no ok trial"
-    elif all(t.measured for t in ok):
+    elif all(t.measured for t in ok) and len(sources) == 1:
         energy = sum((t.energy.energy_j or 0.0) for t in ok if t.energy)
         seconds = sum(walls)
         figures = {"average_power_w": energy / seconds if seconds else None,
-                   "joules_per_inference": energy / sum(t.inferences for t in ok)}
-        note = f"energy pooled over {len(ok)} ok trials"
+                   "joules_per_inference": energy / sum(t.inferences for t in ok),
+                   "energy_source": sources.pop()}
+        note = f"energy pooled over {len(ok)} ok trials ({figures['energy_source']})"
+    elif all(t.measured for t in ok):
+        note = f"energy not pooled: the ok trials were measured by {sorted(map(str, sources))}"
     else:
         states = sorted({t.energy.status if t.energy else "not_measured" for t in ok}
                         - {"measured"})

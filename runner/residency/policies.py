@@ -142,7 +142,20 @@ def availability(spec: PolicySpec) -> str | None:
     if spec.compute_units not in have:
         return (f"this onnxruntime build ({ort.__version__}) has no {spec.compute_units} "
                 f"(available: {', '.join(have)}); a GPU user installs onnxruntime-gpu")
+    if spec.compute_units == "TensorrtExecutionProvider" and not _tensorrt_installed():
+        # onnxruntime-gpu lists the provider whether or not TensorRT itself is installed
+        return ("onnxruntime lists TensorrtExecutionProvider, but TensorRT (libnvinfer) is "
+                "not installed")
     return None
+
+
+def _tensorrt_installed() -> bool:
+    import ctypes.util
+    import importlib.util
+
+    return (ctypes.util.find_library("nvinfer") is not None
+            or importlib.util.find_spec("tensorrt_libs") is not None
+            or importlib.util.find_spec("tensorrt") is not None)
 
 
 def start(spec: PolicySpec, files: ModelFiles) -> RunningPolicy:

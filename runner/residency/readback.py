@@ -45,6 +45,7 @@ def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
             outputs = claims.TrialOutputs.read(root / f"outputs/{pid}/trial-{n}.jsonl")
             # the window's bounds and length come from the trace's markers, as written
             energy = analyse(_records(root / f"power/{pid}/trial-{n}.jsonl"), mins)
+            _require_coverage(state, energy)
             fig = claims.TrialFigures(len(outputs.ids), claims.nearest_rank(
                 outputs.latencies_ms), energy.window_seconds, energy)
             complete = outputs.follows(decl.ids, cfg.energy.repetitions)
@@ -65,6 +66,24 @@ def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
     artifacts.write_csv(root / "trials.csv", trial_rows, "trials")
     artifacts.write_csv(root / "policies.csv", policy_rows, "policies")
     return build_manifest(cfg, inputs, decl, states, runs, inst, env)
+
+
+def _require_coverage(state: PolicyState, energy: Analysis) -> None:
+    """A figure must cover the unit the policy computes on: a cpu-only policy measured by
+    NVML alone would report the GPU board's idle draw as its cost, a GPU policy measured by
+    RAPL alone its CPU side only. Such a window is not measured, with the reason."""
+    if energy.status != "measured" or energy.energy_source is None:
+        return
+    sources = set(energy.energy_source.split("+"))
+    need = "rapl" if state.spec.on_cpu else "nvml"
+    if need not in sources:
+        unit = "the CPU packages (RAPL)" if need == "rapl" else "the GPU (NVML)"
+        energy.status = "not_measured"
+        energy.reason = (f"{unit} where this policy computes are not measured; "
+                         f"{energy.energy_source} alone would misstate its cost "
+                         f"({energy.energy_j:.3f} J over the window, kept in `series`)")
+        energy.energy_j = energy.average_power_w = None
+        energy.energy_source = None
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
@@ -229,6 +248,10 @@ def judge(cfg: ResidencyConfig, state: PolicyState, fig: claims.PolicyFigures,
     if baseline is None or baseline.average_power_w is None or fig.average_power_w is None:
         return "rejected", ("B7 not shown: average power and joules per inference of this "
                             "policy and of the baseline are not both measured")
+    if baseline.energy_source != fig.energy_source:
+        return "rejected", (f"B7 not shown: this policy's energy comes from "
+                            f"{fig.energy_source}, the baseline's from "
+                            f"{baseline.energy_source}")
     assert baseline.joules_per_inference is not None and fig.joules_per_inference is not None
     if (fig.average_power_w < baseline.average_power_w
             and fig.joules_per_inference < baseline.joules_per_inference):
