@@ -181,6 +181,8 @@ def ort_placement(policy: OrtPolicy, texts: list[str], onnx_file: Path, threads:
         profiled = OrtPolicy(policy.spec, session, policy.form, None)
         for text in texts:
             profiled.classify_one(text)
+        # the profile's `ts` count microseconds from this wall-clock instant (ns since epoch)
+        profile_start_ns = int(session.get_profiling_start_time_ns())
         raw = Path(session.end_profiling())
         profile_dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(raw, profile_dest)
@@ -195,7 +197,8 @@ def ort_placement(policy: OrtPolicy, texts: list[str], onnx_file: Path, threads:
         "requested_providers": policy.requested, "active_providers": policy.active,
         "source": source, "nodes": nodes, "profile_file": profile_rel,
         "diagnostic": {"prompts": len(texts), "started_at": started, "ended_at": now_utc(),
-                       "profile_active_providers": profiled.active},
+                       "profile_active_providers": profiled.active,
+                       "profiling_start_time_ns": profile_start_ns},
         "summary": {**_node_summary(nodes, policy.spec.compute_units),
                     "profile": _node_summary(profile_nodes, policy.spec.compute_units),
                     "operation_share_rule": "nodes whose provider is the one asked for / "

@@ -61,8 +61,12 @@ def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
                                       if (root / f"gates/{pid}.jsonl").is_file() else [])
     baseline = figures.get(cfg.baseline_policy)
     for pid, state in states.items():
+        share = None
+        if state.spec.role == "accelerator" and state.placement_file:
+            placed = json.loads((root / state.placement_file).read_text(encoding="utf-8"))
+            share = placed["summary"].get("operation_share")
         policy_rows.append(_policy_row(cfg, decl, state, figures[pid], baseline,
-                                       answers_of[pid], bool(figures[pid].trials)))
+                                       answers_of[pid], bool(figures[pid].trials), share))
     artifacts.write_csv(root / "trials.csv", trial_rows, "trials")
     artifacts.write_csv(root / "policies.csv", policy_rows, "policies")
     return build_manifest(cfg, inputs, decl, states, runs, inst, env)
@@ -191,12 +195,13 @@ def _row_head(cfg: ResidencyConfig, decl: Declaration, state: PolicyState,
 
 def _policy_row(cfg: ResidencyConfig, decl: Declaration, state: PolicyState,
                 fig: claims.PolicyFigures, baseline: claims.PolicyFigures | None,
-                answers: list[tuple[str, str]], from_trials: bool) -> dict[str, Any]:
+                answers: list[tuple[str, str]], from_trials: bool,
+                share: float | None) -> dict[str, Any]:
+    """`share`: the accelerator policy's operation share, from its placement file."""
     spec = state.spec
     accuracy, agreement = claims.accuracy_agreement(answers, decl.references,
                                                     decl.reference_outputs)
     accelerator = spec.role == "accelerator"
-    share = state.placement_summary.get("operation_share") if accelerator else None
     verdict, why = judge(cfg, state, fig, baseline, share)
     notes = [why, fig.energy_note]
     if answers:
@@ -221,7 +226,7 @@ def _policy_row(cfg: ResidencyConfig, decl: Declaration, state: PolicyState,
 
 
 def judge(cfg: ResidencyConfig, state: PolicyState, fig: claims.PolicyFigures,
-             baseline: claims.PolicyFigures | None, share: float | None) -> tuple[str, str]:
+          baseline: claims.PolicyFigures | None, share: float | None) -> tuple[str, str]:
     """B4, B7, B8 in order; the first reason to reject is the one given."""
     spec = state.spec
     if spec.policy_id == cfg.baseline_policy:

@@ -12,9 +12,10 @@ Stages, in this order, so that nothing measured can influence what was declared:
 4. `run_gates` (B8) and `run_placement` (B4, B5): outside the timed trials;
 5. `run_trials`: idle power before each policy's first trial and after its last, the trials
    in the drawn order for the policies that passed their gates;
-6. `read_back` every output and power trace to compute the claims, then `write` trials.csv,
-   policies.csv, the energy summaries, environment and manifest; `StagedRunDir.publish`
-   validates all of it against the schemas and renames the directory into place.
+6. `readback.write`: read every output and power trace back to compute the claims, write
+   trials.csv, policies.csv, the energy summaries and environment, and build the manifest;
+   `StagedRunDir.publish` validates all of it against the schemas, writes the manifest last
+   and renames the directory into place.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from runner import artifacts
 from runner.corpus import load_corpus
@@ -249,7 +252,6 @@ def run_placement(cfg: ResidencyConfig, root: Path, decl: Declaration,
             continue
         artifacts.write_json(root / rel, record)
         state.placement_file = rel
-        state.placement_summary = record["summary"]
         share = record["summary"].get("operation_share")
         say(f"placement {pid}: {rel}, operation share on {policy.device}: "
             + ("-" if share is None else f"{share:.3f}"))
@@ -290,8 +292,6 @@ def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
 
 def _gpus_used(states: dict[str, PolicyState]) -> list[dict[str, Any]]:
     """The GPUs of the run's torch CUDA policies (NVML reads these for every policy)."""
-    import torch
-
     indices = sorted({torch.device(s.running.device).index or 0 for s in states.values()
                       if isinstance(s.running, TorchPolicy)
                       and s.running.device.startswith("cuda")})

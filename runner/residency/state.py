@@ -66,7 +66,6 @@ class PolicyState:
     cannot_start: str | None = None
     gate: GateResult | None = None
     placement_file: str | None = None
-    placement_summary: dict[str, Any] = field(default_factory=dict)
     idle: dict[str, str] = field(default_factory=dict)
     """before/after -> idle trace file."""
     artifact: tuple[str, str] | None = None
