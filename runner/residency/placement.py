@@ -176,9 +176,9 @@ def ort_placement(policy: OrtPolicy, texts: list[str], onnx_file: Path, threads:
         nodes = []
     started = now_utc()
     with tempfile.TemporaryDirectory(prefix="ort-profile-") as tmp:
-        session, _ = ort_session(policy.spec, onnx_file, threads,
-                                 profile_prefix=Path(tmp) / "profile")
-        profiled = OrtPolicy(policy.spec, session, policy.form, None)
+        session = ort_session(policy.spec, onnx_file, threads,
+                              profile_prefix=Path(tmp) / "profile")
+        profiled = OrtPolicy(policy.spec, session, policy.form)
         for text in texts:
             profiled.classify_one(text)
         # the profile's `ts` count microseconds from this wall-clock instant (ns since epoch)

@@ -84,16 +84,13 @@ class TorchPolicy(RunningPolicy):
 
 
 class OrtPolicy(RunningPolicy):
-    def __init__(self, spec: PolicySpec, session: Any, form: TensorForm,
-                 options: Any) -> None:
+    def __init__(self, spec: PolicySpec, session: Any, form: TensorForm) -> None:
         self.session = session
         self.form = form
-        self.options = options
         active = list(session.get_providers())
         super().__init__(spec, active[0] if active else "none")
         self.active = active
         self.requested = requested_providers(spec)
-        self.inputs = [i.name for i in session.get_inputs()]
         self.output = session.get_outputs()[0].name
         if not active or active[0] != spec.compute_units:
             self.fault = (f"requested {spec.compute_units}, but after session creation "
@@ -101,7 +98,8 @@ class OrtPolicy(RunningPolicy):
 
     def feed(self, texts: list[str]) -> dict[str, np.ndarray]:
         tensors = self.form.encode(texts)
-        return {name: t.numpy() for name, t in zip(self.inputs, tensors, strict=True)}
+        # the export named the graph's inputs after the tensor form's
+        return {name: t.numpy() for name, t in zip(self.form.input_names, tensors, strict=True)}
 
     def classify_one(self, text: str) -> str:
         scores = self.session.run([self.output], self.feed([text]))[0]
@@ -175,12 +173,12 @@ def start(spec: PolicySpec, files: ModelFiles) -> RunningPolicy:
     if files.onnx_file is None or files.tensor_form is None:
         raise CannotStart("the workload offers no tensor form, so there is no ONNX export "
                           "to run (runner.workloads.base.Workload.tensor_form)")
-    session, options = ort_session(spec, files.onnx_file, files.threads)
-    return OrtPolicy(spec, session, files.tensor_form, options)
+    return OrtPolicy(spec, ort_session(spec, files.onnx_file, files.threads),
+                     files.tensor_form)
 
 
 def ort_session(spec: PolicySpec, onnx_file: Path, threads: int, *,
-                profile_prefix: Path | None = None) -> tuple[Any, Any]:
+                profile_prefix: Path | None = None) -> Any:
     """An InferenceSession with the policy's providers, recording the node assignment;
     with `profile_prefix`, a profiling session for the diagnostic pass."""
     ort = ort_module()
@@ -201,4 +199,4 @@ def ort_session(spec: PolicySpec, onnx_file: Path, threads: int, *,
         raise CannotStart(f"ONNX Runtime could not create a session with "
                           f"{requested_providers(spec)} ({type(exc).__name__}: {exc})"
                           ) from None
-    return session, options
+    return session
