@@ -36,7 +36,7 @@ from runner.corpus import Corpus, load_corpus
 from runner.economics import ChosenOffer, choose_offer
 from runner.environment import observe
 from runner.manifest import Header, Revisions
-from runner.model import TrainedModel, resolve_device, train, workload_threads
+from runner.model import TrainedModel, child_env, resolve_device, train, workload_threads
 from runner.order import alternating_rounds
 from runner.passes import INPUTS_FILE, PassSpec, now_iso, run_pass, run_warmup
 from runner.revisions import code_revision, file_sha256
@@ -290,9 +290,7 @@ def _cold_pass(cfg: RunConfig, spec: PassSpec, root: Path, model_dir: Path, jobs
         "workload": cfg.workload_callable, "options": cfg.workload_options,
         "precision": cfg.precision, "context": cfg.context, "threads": threads,
         "result": str(result)}), encoding="utf-8")
-    # the worker imports what this process imports (a user's workload module included)
-    path = [p for p in sys.path if p and os.path.isdir(p)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    env = child_env()
     started = now_iso()
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "runner.pass_worker", str(job)], env=env,

@@ -401,6 +401,14 @@ def test_a_candidate_failing_the_parity_gate_is_rejected_without_energy(mixed: P
         "status"] == "rejected_at_gate"
 
 
+def test_the_onnx_export_is_byte_reproducible(plain: tuple[Path, str], mixed: Path) -> None:
+    """Both runs train the same model (same corpus, seed and options): the exports, made in
+    separate processes, must be the same bytes."""
+    a, b = (json.loads((d / "manifest.json").read_text()) for d in (plain[0], mixed))
+    assert a["artifact_sha256"] == b["artifact_sha256"]
+    assert a["onnx_export"]["sha256"] == b["onnx_export"]["sha256"]
+
+
 def test_an_optional_policy_this_machine_lacks_is_left_out(mixed: Path) -> None:
     m = json.loads((mixed / "manifest.json").read_text())
     left = {p["policy_id"]: p["reason"] for p in m["policies_left_out"]}

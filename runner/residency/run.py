@@ -45,7 +45,7 @@ from runner.residency.layout import (
     SEQUENCE_FILE,
     rel_path,
 )
-from runner.residency.onnx_export import export
+from runner.residency.onnx_export import export_in_fresh_process
 from runner.residency.placement import ort_placement, torch_placement
 from runner.residency.policies import (
     CannotStart,
@@ -163,7 +163,8 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
     form = workload.tensor_form()
     onnx = None
     if form is not None and any(p.runtime == "onnxruntime" for p in inputs.policies):
-        onnx = export(form, root / ONNX_FILE)
+        onnx = export_in_fresh_process(cfg.workload_callable, cfg.workload_options,
+                                       trained.model_dir, cfg.context, root / ONNX_FILE)
         say(f"onnx: {ONNX_FILE} exported in {onnx.seconds:.1f} s, sha256 {onnx.sha256[:16]}...")
     files = ModelFiles(inputs.factory, trained.model_dir, cfg.context, cfg.workload_options,
                        onnx.file if onnx else None, form if onnx else None, inputs.threads)
