@@ -18,7 +18,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 
-#: Artifact kind -> schema file name. `docs/run-dir.md` says which path holds which kind.
+#: Artifact kind -> schema file name. `docs/run-dir.md` (protocol A) and
+#: `docs/run-dir-residency.md` (protocol B) say which path holds which kind.
 SCHEMA_FILES: dict[str, str] = {
     "manifest": "manifest.schema.json",
     "output_line": "output-line.schema.json",
