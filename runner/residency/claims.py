@@ -73,10 +73,6 @@ def read_answers(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def read_labels(path: Path) -> dict[str, str]:
-    return dict(read_answers(path))
-
-
 @dataclass(frozen=True)
 class TrialFigures:
     """One trial's claims, from its outputs and power trace."""
