@@ -18,7 +18,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 
-#: Artifact kind -> schema file name. `docs/run-dir.md` says which path holds which kind.
+#: Artifact kind -> schema file name. `docs/run-dir.md` (protocol A) and
+#: `docs/run-dir-residency.md` (protocol B) say which path holds which kind.
 SCHEMA_FILES: dict[str, str] = {
     "manifest": "manifest.schema.json",
     "output_line": "output-line.schema.json",
@@ -35,6 +36,15 @@ SCHEMA_FILES: dict[str, str] = {
     "runner_power_record": "runner-power-record.schema.json",
     "torch_placement": "torch-placement.schema.json",
     "ort_placement": "ort-placement.schema.json",
+    # protocol B, the rest of the run dir `runner residency` writes (docs/run-dir-residency.md)
+    "manifest_residency": "manifest-residency.schema.json",
+    "prompt_line": "prompt-line.schema.json",
+    "trial_output_line": "trial-output-line.schema.json",
+    "residency_config": "residency-config.schema.json",
+    "environment_residency": "environment-residency.schema.json",
+    "gates": "gates.schema.json",
+    "energy_window": "energy-window.schema.json",
+    "idle_power": "idle-power.schema.json",
 }
 
 RESULTS_TABLE_FILE = "resultats-bruts.table.json"
