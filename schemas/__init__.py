@@ -34,9 +34,20 @@ SCHEMA_FILES: dict[str, str] = {
     "runner_power_record": "runner-power-record.schema.json",
     "torch_placement": "torch-placement.schema.json",
     "ort_placement": "ort-placement.schema.json",
+    # evidence from other tools, in a record we document (the auditor's readers read it)
+    "windows_ml_placement": "windows-ml-placement.schema.json",
+    # what `audit evidence --format json` prints
+    "evidence_summary": "evidence-summary.schema.json",
 }
 
 RESULTS_TABLE_FILE = "resultats-bruts.table.json"
+
+#: Frame kind -> frame schema file: the one polars frame each family of evidence readers
+#: returns (auditor/readers/power, auditor/readers/placement).
+FRAME_FILES: dict[str, str] = {
+    "power_samples": "power-samples.frame.json",
+    "placement_nodes": "placement-nodes.frame.json",
+}
 
 
 @cache
@@ -58,6 +69,12 @@ def validator(kind: str) -> Draft202012Validator:
 def results_table() -> dict[str, Any]:
     """The table schema of `resultats-bruts.csv`: columns in order, types, empty allowed."""
     return _read_json(RESULTS_TABLE_FILE)
+
+
+@cache
+def frame(kind: str) -> dict[str, Any]:
+    """The frame schema of one reader family (a key of `FRAME_FILES`): fields in order."""
+    return _read_json(FRAME_FILES[kind])
 
 
 def results_columns() -> tuple[str, ...]:
