@@ -241,16 +241,17 @@ def missing_line_end(text: str, lines: list[str], log: FaultLog) -> None:
                     kind="truncated", line=len(lines), value=lines[-1])
 
 
-def csv_rows(rows: list[str], *, first_line: int, width: int, picked: list[int],
+def csv_rows(rows: list[str], *, lines: list[int], width: int, picked: list[int],
              names: list[str], log: FaultLog) -> pl.DataFrame:
-    """The `picked` fields (renamed `names`, as text) of unquoted comma-separated `rows`,
-    plus `line`, read with polars; a row with another number of fields than `width` is a
-    fault naming its line (`truncated` when it has fewer: usually a cut last line).
+    """The `picked` fields (renamed `names`, as text) of unquoted comma-separated `rows`
+    (found at physical `lines`), plus `line`, read with polars; a row with another number of
+    fields than `width` is a fault naming its line (`truncated` when it has fewer: usually a
+    cut last line).
 
     For logs whose tool never quotes a data cell (HWiNFO, nvidia-smi): counting commas is
     then exact, and vectorized."""
-    body = pl.DataFrame({"text": rows},  schema={"text": pl.String}).with_columns(
-        line=pl.int_range(first_line, first_line + len(rows), dtype=pl.Int64),
+    body = pl.DataFrame({"text": rows, "line": lines},
+                        schema={"text": pl.String, "line": pl.Int64}).with_columns(
         fields=pl.col("text").str.count_matches(",", literal=True) + 1)
     for r in body.filter(pl.col("fields") != width).iter_rows(named=True):
         cut = r["fields"] < width

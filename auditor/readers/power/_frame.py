@@ -66,7 +66,7 @@ def order_faults(df: pl.DataFrame, log: FaultLog, *, by: Sequence[str] = ("devic
     for r in bad.iter_rows(named=True):
         where = ", ".join(f"{k} {r[k]}" for k in by if r[k] is not None)
         back = "goes back" if r["end"] < r["prev"] else "repeats the previous time"
-        log.warning(f"The {what} at line {r['line']}{f' ({where})' if where else ''} {back}: "
+        log.warning(f"This {what}{f' ({where})' if where else ''} {back}: "
                     f"{r['end']:%Y-%m-%d %H:%M:%S.%f} after {r['prev']:%Y-%m-%d %H:%M:%S.%f}.",
                     kind="order", line=r["line"])
 
@@ -83,7 +83,19 @@ def drop_repeats(df: pl.DataFrame, log: FaultLog, *, key: Iterable[str] = ("end"
     first = df.group_by(list(key)).agg(pl.col("line").min().alias("first"))
     for r in (dup.select("line", *key).unique(maintain_order=True)
               .join(first, on=list(key), how="left", nulls_equal=True).iter_rows(named=True)):
-        log.warning(f"The {what} at line {r['line']} repeats the time and device of line "
-                    f"{r['first']}: its readings are left out.", kind="duplicate",
+        log.warning(f"This {what} repeats the time and device of line {r['first']}: its "
+                    "readings are left out.", kind="duplicate",
                     line=r["line"])
     return df.join(dup.select("line", "source"), on=["line", "source"], how="anti")
+
+
+def snapshot_warning(df: pl.DataFrame, log: FaultLog) -> None:
+    """A `coverage` warning when no device has two timed samples: the file shows readings,
+    not a trace that can cover a measurement window."""
+    timed = df.filter(pl.col("end").is_not_null())
+    if timed.is_empty():
+        return
+    if timed.group_by("device").agg(pl.col("end").n_unique().alias("n"))["n"].max() == 1:
+        log.warning("One sample per device: the file shows a reading, not a trace that can "
+                    "cover a measurement window (log repeatedly, e.g. nvidia-smi -lms, "
+                    "powermetrics -i).", kind="coverage")

@@ -122,7 +122,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
         log.error("No power column (unit [W]) in the header.", kind="header", line=1)
         return Read(None, log.faults(), meta)
     picked = [0, 1, *(c["index"] for c in columns)]
-    wide = csv_rows(lines[1:end], first_line=2, width=len(names), picked=picked,
+    wide = csv_rows(lines[1:end], lines=list(range(2, end + 1)), width=len(names), picked=picked,
                     names=["date", "time", *(f"c{c['index']}" for c in columns)], log=log)
     meta["samples"] = wide.height
     offset, tz_meta = local_offset(local_utc_offset, log, tool="HWiNFO")
@@ -134,6 +134,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
         return Read(None, log.faults(), meta)
     _frame.order_faults(frame, log, by=(), what="row")
     frame = _frame.drop_repeats(frame, log, what="row")
+    _frame.snapshot_warning(frame, log)
     return Read(_frame.with_point_intervals(frame), log.faults(), meta)
 
 

@@ -98,6 +98,7 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
         return Read(None, log.faults(), meta)
     frame = _frame.from_rows(rows)
     _frame.order_faults(frame, log, by=(), what="sample")
+    _frame.snapshot_warning(frame, log)
     return Read(frame, log.faults(), meta)
 
 

@@ -120,7 +120,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     rows = []
     for s in timed:
         if not s.readings:
-            log.warning(f"The sample at line {s.line} holds no power line (was the cpu_power "
+            log.warning("This sample holds no power line (was the cpu_power "
                         "sampler on?).", kind="empty", line=s.line)
         for label, (watts, line, _) in s.readings.items():
             rows.append({"end": s.end, "interval_s": s.interval,
@@ -131,7 +131,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     meta["samples_with_power"] = len(with_power)
     if len(with_power) > 1 and len(with_power[-1].readings) < max(
             len(s.readings) for s in with_power[:-1]):
-        log.warning(f"The last sample (line {with_power[-1].line}) has fewer power lines than "
+        log.warning("The last sample has fewer power lines than "
                     "the others: the file may be cut short.", kind="truncated",
                     line=with_power[-1].line)
     meta["units"] = sorted({u for s in timed for (_, _, u) in s.readings.values()})
@@ -142,7 +142,9 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
         return Read(None, log.faults(), meta)
     _frame.order_faults(_frame.from_rows([{"end": s.end, "line": s.line} for s in timed]),
                         log, by=(), what="sample")
-    return Read(_frame.from_rows(rows), log.faults(), meta)
+    frame = _frame.from_rows(rows)
+    _frame.snapshot_warning(frame, log)
+    return Read(frame, log.faults(), meta)
 
 
 def _samples(lines: list[str], log: FaultLog, option: str | None,
