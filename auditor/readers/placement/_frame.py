@@ -24,12 +24,14 @@ Windows ML hardware device types CPU / GPU / NPU map to cpu / gpu / npu.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
-from auditor.readers._common import frame_schema
+import schemas
+from auditor.readers._common import MAX_DOCUMENT_BYTES, FaultLog, decode, frame_schema, too_large
 
 DEVICES = ("cpu", "gpu", "ane", "npu", "unknown")
 #: What `placement_shares` counts as the accelerator when the caller names none.
@@ -109,3 +111,53 @@ def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERAT
                       if frame.filter(pl.col("device") == d).height},
         "by_op_type": by_type,
     }
+
+
+def json_record(data: bytes, log: FaultLog, schema_kind: str, what: str
+                ) -> tuple[dict[str, Any] | None, set[str]]:
+    """A JSON record checked against its schema: the document (None when it is not a JSON
+    object) and the JSON pointers of the items at fault, one `schema` fault each, so the
+    reader keeps every good node and leaves out the bad ones."""
+    if too_large(data, MAX_DOCUMENT_BYTES, log, what):
+        return None, set()
+    decoded = decode(data, log, encodings=("utf-8",), what=what)
+    if decoded is None:
+        return None, set()
+    try:
+        doc = json.loads(decoded[0])
+    except ValueError as exc:
+        log.error(f"{what} is not JSON ({exc.msg}).", kind="syntax",
+                  line=getattr(exc, "lineno", None), column=getattr(exc, "colno", None))
+        return None, set()
+    except RecursionError:
+        log.error(f"{what} nests too deeply to read.", kind="limit")
+        return None, set()
+    if not isinstance(doc, dict):
+        log.error(f"{what} is not a JSON object.", kind="schema", pointer="")
+        return None, set()
+    bad: set[str] = set()
+    for error in sorted(schemas.validator(schema_kind).iter_errors(doc),
+                        key=lambda e: [str(p) for p in e.absolute_path]):
+        pointer = "/" + "/".join(str(p) for p in error.absolute_path)
+        bad.add(pointer)
+        log.error(f"{error.message}.", kind="schema", pointer=pointer)
+    return doc, bad
+
+
+def is_bad(pointer: str, bad: set[str]) -> bool:
+    """Whether the item at `pointer` or anything inside it is at fault."""
+    return any(b == pointer or b.startswith(pointer + "/") for b in bad)
+
+
+def finish(rows: list[dict[str, Any]], log: FaultLog, what: str = "operation"
+           ) -> pl.DataFrame | None:
+    """The frame of `rows`, or None (an `empty` error) when there is none; an `empty` error
+    too when no row carries placement information (every device unknown)."""
+    if not rows:
+        log.error(f"No {what} with placement evidence in the file.", kind="empty")
+        return None
+    frame = from_rows(rows)
+    if frame.filter(pl.col("device") != "unknown").is_empty():
+        log.error(f"No {what} carries placement information (every provider or device is "
+                  "missing or unknown): shares cannot be computed.", kind="empty")
+    return frame
