@@ -54,7 +54,7 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     if decoded is None:
         return Read(None, log.faults(), meta)
     lines = split_lines(decoded[0])
-    table = list(csv.reader(lines, skipinitialspace=True))
+    table = [_cells(ln, i, log) for i, ln in enumerate(lines, start=1)]
     header = [h.strip() for h in table[0]] if table else []
     if not all(c in header for c in _REQUIRED):
         log.error(f"The header lacks {', '.join(c for c in _REQUIRED if c not in header)}.",
@@ -84,6 +84,16 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     meta["operations"] = len(rows)
     meta["backends"] = sorted({r["provider"] for r in rows if r["provider"]})
     return Read(_frame.finish(rows, log), log.faults(), meta)
+
+
+def _cells(line: str, number: int, log: FaultLog) -> list[str]:
+    """One line's cells (the tool writes no cell across lines); a line csv cannot split is
+    a `syntax` fault and no cells."""
+    try:
+        return next(csv.reader([line], skipinitialspace=True), [])
+    except csv.Error as exc:
+        log.error(f"The line cannot be split into cells ({exc}).", kind="syntax", line=number)
+        return []
 
 
 def row_cost(text: str) -> float | None:
