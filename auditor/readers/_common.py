@@ -241,18 +241,23 @@ def missing_line_end(text: str, lines: list[str], log: FaultLog) -> None:
                     kind="truncated", line=len(lines), value=lines[-1])
 
 
-def csv_rows(rows: list[str], *, lines: list[int], width: int, picked: list[int],
-             names: list[str], log: FaultLog) -> pl.DataFrame:
-    """The `picked` fields (renamed `names`, as text) of unquoted comma-separated `rows`
-    (found at physical `lines`), plus `line`, read with polars; a row with another number of
-    fields than `width` is a fault naming its line (`truncated` when it has fewer: usually a
-    cut last line).
+def line_frame(lines: list[str], first_line: int) -> pl.DataFrame:
+    """`lines` as a frame of `text` and `line` (numbered from `first_line`), for readers
+    that filter and split lines with polars."""
+    return pl.DataFrame({"text": lines}, schema={"text": pl.String}).with_columns(
+        line=pl.int_range(first_line, first_line + len(lines), dtype=pl.Int64))
+
+
+def csv_rows(body: pl.DataFrame, *, width: int, picked: list[int], names: list[str],
+             log: FaultLog) -> pl.DataFrame:
+    """The `picked` fields (renamed `names`, as text) of the unquoted comma-separated rows in
+    `body` (`text`, `line`: see `line_frame`), plus `line`, read with polars; a row with
+    another number of fields than `width` is a fault naming its line (`truncated` when it has
+    fewer: usually a cut last line).
 
     For logs whose tool never quotes a data cell (HWiNFO, nvidia-smi): counting commas is
     then exact, and vectorized."""
-    body = pl.DataFrame({"text": rows, "line": lines},
-                        schema={"text": pl.String, "line": pl.Int64}).with_columns(
-        fields=pl.col("text").str.count_matches(",", literal=True) + 1)
+    body = body.with_columns(fields=pl.col("text").str.count_matches(",", literal=True) + 1)
     for r in body.filter(pl.col("fields") != width).iter_rows(named=True):
         cut = r["fields"] < width
         log.error(f"Row has {r['fields']} fields where the header has {width}: not read"

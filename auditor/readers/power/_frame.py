@@ -74,19 +74,20 @@ def order_faults(df: pl.DataFrame, log: FaultLog, *, by: Sequence[str] = ("devic
 def drop_repeats(df: pl.DataFrame, log: FaultLog, *, key: Iterable[str] = ("end", "device"),
                  what: str = "row") -> pl.DataFrame:
     """Keep the first of readings logged twice for the same key (time, device, source): a
-    repeated row would count twice in every average. Each repeat is reported."""
+    repeated row would count twice in every average. Each repeat is reported. The frame
+    comes back in line order."""
     keys = [*key, "source"]
-    dup = df.filter(pl.col("end").is_not_null()).filter(
-        pl.int_range(pl.len()).over(keys, order_by="line") > 0)
+    df = df.sort("line", maintain_order=True)
+    repeat = pl.col("end").is_not_null() & ~pl.struct(keys).is_first_distinct()
+    dup = df.filter(repeat)
     if dup.is_empty():
         return df
     first = df.group_by(list(key)).agg(pl.col("line").min().alias("first"))
     for r in (dup.select("line", *key).unique(maintain_order=True)
               .join(first, on=list(key), how="left", nulls_equal=True).iter_rows(named=True)):
         log.warning(f"This {what} repeats the time and device of line {r['first']}: its "
-                    "readings are left out.", kind="duplicate",
-                    line=r["line"])
-    return df.join(dup.select("line", "source"), on=["line", "source"], how="anti")
+                    "readings are left out.", kind="duplicate", line=r["line"])
+    return df.filter(~repeat)
 
 
 def snapshot_warning(df: pl.DataFrame, log: FaultLog) -> None:

@@ -60,6 +60,7 @@ from auditor.readers._common import (
     csv_rows,
     decode,
     line_endings,
+    line_frame,
     local_offset,
     split_lines,
     too_large,
@@ -122,7 +123,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
         log.error("No power column (unit [W]) in the header.", kind="header", line=1)
         return Read(None, log.faults(), meta)
     picked = [0, 1, *(c["index"] for c in columns)]
-    wide = csv_rows(lines[1:end], lines=list(range(2, end + 1)), width=len(names), picked=picked,
+    wide = csv_rows(line_frame(lines[1:end], 2), width=len(names), picked=picked,
                     names=["date", "time", *(f"c{c['index']}" for c in columns)], log=log)
     meta["samples"] = wide.height
     offset, tz_meta = local_offset(local_utc_offset, log, tool="HWiNFO")

@@ -39,6 +39,7 @@ from auditor.readers._common import (
     ReaderInfo,
     csv_rows,
     decode,
+    line_frame,
     local_offset,
     split_lines,
     too_large,
@@ -104,14 +105,13 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None, first_l
     power = [i for i in power if units[header[i]] in (None, "W")]
     keys = [i for i, n in enumerate(names) if n in ("timestamp", "index", *_INFO_FIELDS)]
     picked = sorted({*keys, *power})
-    body = [(n, ln) for n, ln in enumerate(lines[1:], start=first_line + 1) if ln.strip()]
-    for n, ln in body:
-        if ln.strip() == lines[0].strip():
-            log.warning("The header repeats here (two logs appended to one file?): skipped.",
-                        kind="header", line=n)
-    rows = [(n, ln) for n, ln in body if ln.strip() != lines[0].strip()]
-    cells = csv_rows([ln for _, ln in rows], lines=[n for n, _ in rows], width=len(header),
-                     picked=picked, names=[header[i] for i in picked], log=log)
+    body = line_frame(lines[1:], first_line + 1).filter(pl.col("text").str.strip_chars() != "")
+    repeated = pl.col("text").str.strip_chars() == lines[0].strip()
+    for line in body.filter(repeated)["line"]:
+        log.warning("The header repeats here (two logs appended to one file?): skipped.",
+                    kind="header", line=line)
+    cells = csv_rows(body.filter(~repeated), width=len(header), picked=picked,
+                     names=[header[i] for i in picked], log=log)
     cells = cells.with_columns(pl.col(c).str.strip_chars() for c in cells.columns if c != "line")
     meta["rows"] = cells.height
     meta["units_in_cells"] = bool(cells.height) and any(

@@ -33,6 +33,8 @@ INFO = ReaderInfo(
     description="nvidia-smi -q report(s) (plain text)")
 
 _BANNER = "NVSMI LOG"
+#: GPU block labels kept in meta["devices"], under the keys the XML reader uses too.
+_INFO = {"Product Name": "name", "Minor Number": "minor_number"}
 _KV = re.compile(r"^(?P<key>\S.*?)\s+: ?(?P<value>.*)$")
 _GPU = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 
@@ -94,7 +96,6 @@ def _snapshots(lines: list[str], first_line: int) -> list[_nvsmi.Snapshot]:
             stack.append((indent, content))
         elif stack:
             gpu.readings.append(_nvsmi.Reading(stack[-1][1], m["key"], m["value"], i))
-        elif m["key"] in ("Product Name", "Minor Number"):
-            gpu.info[m["key"].lower().replace(" ", "_").replace("product_", "")] = (
-                m["value"].strip())
+        elif m["key"] in _INFO:
+            gpu.info[_INFO[m["key"]]] = m["value"].strip()
     return snaps

@@ -67,15 +67,12 @@ def _snapshot(root: _xml.Element) -> _nvsmi.Snapshot:
     snap = _nvsmi.Snapshot(line=stamp.line if stamp else root.line,
                            stamp=stamp.text.strip() if stamp else None,
                            attached=root.findtext("attached_gpus"))
-    if (driver := root.findtext("driver_version")) is not None:
-        snap_driver = {"driver_version": driver}
-    else:
-        snap_driver = {}
+    driver = root.findtext("driver_version")
     for gpu in root.findall("gpu"):
         g = _nvsmi.Gpu(line=gpu.line, info={"bus_id": gpu.attrib.get("id"),
                                             "name": gpu.findtext("product_name"),
                                             "minor_number": gpu.findtext("minor_number"),
-                                            **snap_driver})
+                                            "driver_version": driver})
         for section in gpu.children:
             if section.tag in _nvsmi.SECTIONS:
                 g.readings += [_nvsmi.Reading(section.tag, r.tag, r.text, r.line)
