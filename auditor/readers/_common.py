@@ -58,10 +58,6 @@ class FaultLog:
     def warning(self, message: str, **where: Any) -> None:
         self.add("warning", message, **where)
 
-    @property
-    def has_errors(self) -> bool:
-        return any(s == "error" for (_, _, s) in self._counts)
-
     def faults(self) -> tuple[Fault, ...]:
         closing = []
         for key, first in self._first_dropped.items():

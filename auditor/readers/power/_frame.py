@@ -83,8 +83,9 @@ def drop_repeats(df: pl.DataFrame, log: FaultLog, *, key: Iterable[str] = ("end"
     if dup.is_empty():
         return df
     first = df.group_by(list(key)).agg(pl.col("line").min().alias("first"))
-    for r in (dup.select("line", *key).unique(maintain_order=True)
-              .join(first, on=list(key), how="left", nulls_equal=True).iter_rows(named=True)):
+    per_line = dup.group_by("line", maintain_order=True).agg(pl.col(k).first() for k in key)
+    for r in per_line.join(first, on=list(key), how="left", nulls_equal=True).iter_rows(
+            named=True):
         log.warning(f"This {what} repeats the time and device of line {r['first']}: its "
                     "readings are left out.", kind="duplicate", line=r["line"])
     return df.filter(~repeat)

@@ -26,11 +26,15 @@ import polars as pl
 from auditor.readers._common import FaultLog, local_offset
 from auditor.readers.power import _frame
 
-#: Cell or element texts that mean "no value" (nvidia-smi writes several spellings).
-MISSING = re.compile(r"^\s*(\[.*\]|N/A|Not Supported|Requested functionality has been "
-                     r"deprecated|Unknown Error|)\s*$")
-_WATTS = re.compile(r"^\s*(?P<v>\d+(?:\.\d+)?)\s*(?P<u>W|mW)?\s*$")
-_SCALE = {None: 1.0, "W": 1.0, "mW": 1e-3}
+#: Cell or element texts that mean "no value" (nvidia-smi writes several spellings). The
+#: patterns are plain strings so that the CSV reader applies them with polars too.
+MISSING_PATTERN = (r"^\s*(\[.*\]|N/A|Not Supported|Requested functionality has been deprecated"
+                   r"|Unknown Error|)\s*$")
+#: A power with or without its unit: `631.95 W`, `631.95`, `500 mW`.
+WATTS_PATTERN = r"^\s*(?P<v>\d+(?:\.\d+)?)\s*(?P<u>W|mW)?\s*$"
+SCALE = {None: 1.0, "W": 1.0, "mW": 1e-3}
+MISSING = re.compile(MISSING_PATTERN)
+_WATTS = re.compile(WATTS_PATTERN)
 
 SECTIONS = {"power_readings": "gpu", "gpu_power_readings": "gpu",
             "gpu_memory_power_readings": "gpu_memory", "module_power_readings": "module"}
@@ -46,7 +50,7 @@ def key(label: str) -> str:
 def watts(text: str) -> float | None:
     """Watts from `631.95 W` or `631.95`; None for a missing value or anything else."""
     m = _WATTS.match(text)
-    return float(m["v"]) * _SCALE[m["u"]] if m else None
+    return float(m["v"]) * SCALE[m["u"]] if m else None
 
 
 def ctime(text: str) -> datetime | None:

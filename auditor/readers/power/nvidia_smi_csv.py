@@ -45,7 +45,7 @@ from auditor.readers._common import (
     too_large,
 )
 from auditor.readers.base import Read
-from auditor.readers.power import _frame
+from auditor.readers.power import _frame, _nvsmi
 
 INFO = ReaderInfo(
     name="nvidia-smi-csv", family="power", tool="nvidia-smi", extensions=(".csv", ".txt"),
@@ -57,8 +57,6 @@ DOMAINS = {
     "module.power.draw.instant": "module",
 }
 _FIELD = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?: \[(?P<unit>[^\]]+)\])?$")
-_NUMBER = r"^\s*(-?\d+(?:\.\d+)?)\s*(W|mW)?\s*$"
-_MISSING = r"^\s*(\[.*\]|N/A|Not Supported|)\s*$"
 _INFO_FIELDS = ("name", "pci.bus_id", "driver_version", "uuid")
 
 
@@ -74,7 +72,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None, first_l
          **_: Any) -> Read[pl.DataFrame]:
     """`first_line`: the line number of `data`'s first line (a section of a larger file)."""
     log = FaultLog(name)
-    meta: dict[str, Any] = {"tool": "nvidia-smi", "format": "query-gpu-csv"}
+    meta: dict[str, Any] = {"tool": "nvidia-smi", "format": "query-gpu-csv", "units": ["W"]}
     if too_large(data, MAX_LOG_BYTES, log, "The nvidia-smi log"):
         return Read(None, log.faults(), meta)
     decoded = decode(data, log)
@@ -173,12 +171,12 @@ def _devices(cells: pl.DataFrame, header: list[str], names: list[str]) -> list[d
 def _readings(cells: pl.DataFrame, col: str, field: str, log: FaultLog,
               meta: dict[str, Any]) -> pl.DataFrame:
     raw = pl.col(col)
-    parsed = raw.str.extract_groups(_NUMBER)
-    scale = pl.when(parsed.struct["2"] == "mW").then(1e-3).otherwise(1.0)
+    parsed = raw.str.extract_groups(_nvsmi.WATTS_PATTERN)
+    scale = pl.when(parsed.struct["u"] == "mW").then(_nvsmi.SCALE["mW"]).otherwise(1.0)
     part = cells.filter(pl.col("end").is_not_null() | pl.lit(not meta["timestamps"])).select(
         "end", "device", "line", raw.alias("raw"),
-        (parsed.struct["1"].cast(pl.Float64) * scale).alias("watts"),
-        raw.str.contains(_MISSING).alias("missing"))
+        (parsed.struct["v"].cast(pl.Float64) * scale).alias("watts"),
+        raw.str.contains(_nvsmi.MISSING_PATTERN).alias("missing"))
     missing = part.filter("missing")
     if missing.height == part.height:
         meta.setdefault("unavailable_fields", []).append(col)

@@ -182,3 +182,41 @@ def test_generated_q_reports(values):
     else:
         assert r.value["watts"].to_list() == pytest.approx(expected)
         assert set(r.value["source"]) == {"GPU Power Readings/Instantaneous Power Draw"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(0, 999))),
+                min_size=1, max_size=20))
+def test_generated_dmon(rows):
+    text = "# gpu    pwr  gtemp\n# Idx      W      C\n" + "".join(
+        f"    {g}    {'-' if w is None else w}     50\n" for g, w in rows)
+    r = nvidia_smi_dmon.read(text.encode(), name="g.txt")
+    expected = [(g, float(w)) for g, w in rows if w is not None]
+    if not expected:
+        assert r.value is None
+    else:
+        assert list(zip(r.value["device"], r.value["watts"], strict=True)) == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.none(), st.floats(0, 2000, allow_nan=False)),
+                         min_size=1, max_size=3), min_size=1, max_size=3))
+def test_generated_xml_reports(reports):
+    def gpu(v):
+        draw = "N/A" if v is None else f"{v:.2f} W"
+        return (f'<gpu id="0"><product_name>X</product_name><gpu_power_readings>'
+                f"<instant_power_draw>{draw}</instant_power_draw>"
+                "<current_power_limit>70.00 W</current_power_limit></gpu_power_readings></gpu>")
+
+    docs = "".join(
+        f'<?xml version="1.0" ?>\n<nvidia_smi_log>\n<timestamp>Thu Aug  6 01:03:{i:02d} 2026'
+        f"</timestamp>\n<attached_gpus>{len(gpus)}</attached_gpus>\n"
+        + "\n".join(gpu(v) for v in gpus) + "\n</nvidia_smi_log>\n"
+        for i, gpus in enumerate(reports))
+    r = nvidia_smi_xml.read(docs.encode(), name="g.xml", local_utc_offset="+00:00")
+    expected = [(d, round(v, 2)) for gpus in reports for d, v in enumerate(gpus) if v is not None]
+    if not expected:
+        assert r.value is None
+    else:
+        got = list(zip(r.value["device"], r.value["watts"], strict=True))
+        assert got == [(d, pytest.approx(v)) for d, v in expected]

@@ -306,3 +306,18 @@ def test_generated_compute_plan_lines(ops):
     r = coreml_compute_plan.read(text.encode(), name="g.log")
     assert r.value["provider"].to_list() == [d for d, _ in ops]
     assert r.value["cost"].to_list() == pytest.approx([round(c, 4) / 100 for _, c in ops])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["ane", "bnns", "classic_cpu", "mps_graph", ""]),
+                          st.floats(0, 1, allow_nan=False)), min_size=1, max_size=10))
+def test_generated_profiling_csv(ops):
+    header = ("DebugName, OpType, SelectedBackend, backend_0, backend_1, est_time_0, "
+              "est_time_1, invalid_0, invalid_1")
+    rows = [f'op{i}:1:2, ios17.conv, "{b}", ane, {b or "bnns"}, 0.5, {c!r}, , '
+            for i, (b, c) in enumerate(ops)]
+    r = coreml_profiling_csv.read("\n".join([header, *rows]).encode(), name="g.csv")
+    assert r.value["provider"].to_list() == [b or None for b, _ in ops]
+    # the selected backend's est_time: ane is backend_0 (0.5), any other backend_1
+    assert r.value["cost"].to_list() == pytest.approx(
+        [None if not b else 0.5 if b == "ane" else c for b, c in ops])
