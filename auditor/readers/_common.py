@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
@@ -266,3 +266,24 @@ def csv_rows(body: pl.DataFrame, *, width: int, picked: list[int], names: list[s
                         infer_schema=False, quote_char=None)
     cells.columns = names
     return cells.with_columns(line=good["line"])
+
+
+#: Times outside these years are not a benchmark's (and some cannot even be Python
+#: datetimes): a reader treats them as unreadable.
+PLAUSIBLE_YEARS = (1990, 2199)
+_EARLIEST = datetime(PLAUSIBLE_YEARS[0], 1, 1)
+_LATEST = datetime(PLAUSIBLE_YEARS[1], 12, 31, 23, 59, 59)
+
+
+def to_utc(local: datetime, offset: timedelta) -> datetime | None:
+    """A naive local time shifted by its UTC offset, as an aware UTC time; None when it is
+    outside PLAUSIBLE_YEARS."""
+    if not _EARLIEST <= local <= _LATEST:
+        return None
+    return (local - offset).replace(tzinfo=UTC)
+
+
+def to_utc_expr(local: pl.Expr, offset: timedelta) -> pl.Expr:
+    """`to_utc` for a polars column of naive local times (null outside PLAUSIBLE_YEARS)."""
+    inside = local.is_between(pl.lit(_EARLIEST), pl.lit(_LATEST))
+    return pl.when(inside).then(local - pl.lit(offset)).dt.replace_time_zone("UTC")

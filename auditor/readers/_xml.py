@@ -79,6 +79,8 @@ def parse(data: bytes, log: FaultLog, *, first_line: int = 1, what: str = "The X
         line = (exc.lineno or 1) + first_line - 1
         log.error(f"{what} is not well-formed XML ({expat.ErrorString(exc.code)}); what "
                   "came before is read.", kind="syntax", line=line, column=exc.offset + 1)
+    except (LookupError, ValueError) as exc:  # an unknown encoding in the XML declaration
+        log.error(f"{what} cannot be decoded ({exc}).", kind="encoding", line=first_line)
         while stack:  # close what was open, keeping the text read so far
             stack.pop().text = "".join(text.pop())
     return root[0] if root else None

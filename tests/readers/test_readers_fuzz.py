@@ -69,3 +69,20 @@ def test_mutated_real_files(path, draw):
     check(own.read(data, name=path.name), path.name, own.INFO.family)
     summary = summarise(data, path.name)
     assert summary.exit_code in (0, 1)
+
+
+def test_implausible_times_and_unknown_xml_encoding(fixture_bytes):
+    """Found by mutating digits: a year polars parses but Python cannot hold, and an XML
+    declaration naming an unknown encoding, are faults, not crashes."""
+    from auditor.readers.power import nvidia_smi_csv, nvidia_smi_xml, powermetrics_text
+
+    csv = fixture_bytes("nvidia-smi/VirtualClient_query-gpu-8xH100.csv").replace(
+        b"2024/03/15 13:57:59.815", b"-024/03/15 13:57:59.815", 1)
+    r = nvidia_smi_csv.read(csv, name="x.csv", local_utc_offset="-12:00")
+    assert any(f.kind == "type" and f.line == 3 for f in r.errors)
+    xml = fixture_bytes("nvidia-smi/telegraf_q-x_a100-sxm4-v12.xml").replace(b"UTF-8", b"UTF-.")
+    r = nvidia_smi_xml.read(xml, name="x.xml")
+    assert r.value is None and r.errors[0].kind == "encoding"
+    text = b"*** Sampled system activity (Mon Jan  1 00:00:00 0001 +0100) (1.00ms elapsed) ***\n"
+    r = powermetrics_text.read(text + b"CPU Power: 5 mW\n", name="x.txt")
+    assert any(f.kind == "type" and f.line == 1 for f in r.errors)

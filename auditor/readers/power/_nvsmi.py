@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
 
-from auditor.readers._common import FaultLog, local_offset
+from auditor.readers._common import FaultLog, local_offset, to_utc
 from auditor.readers.power import _frame
 
 #: Cell or element texts that mean "no value" (nvidia-smi writes several spellings). The
@@ -95,13 +95,14 @@ def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any
     rows, devices, samples = [], [], []
     for snap in snapshots:
         local = ctime(snap.stamp) if snap.stamp else None
-        if local is None:
+        if local is None or to_utc(local, timedelta(0)) is None:
+            local = None
             log.error("The report has no readable timestamp: its readings have no time.",
                       kind="type", line=snap.line, value=snap.stamp)
         elif offset is None:
             offset, tz_meta = local_offset(option, log, tool="nvidia-smi")
             meta.update(tz_meta)
-        end = (local - offset).replace(tzinfo=UTC) if local and offset is not None else None
+        end = to_utc(local, offset) if local and offset is not None else None
         if snap.attached and snap.attached.isdigit() and int(snap.attached) != len(snap.gpus):
             log.warning(f"The report says {snap.attached} attached GPUs but describes "
                         f"{len(snap.gpus)}: it was cut or trimmed.", kind="truncated",

@@ -63,6 +63,7 @@ from auditor.readers._common import (
     line_frame,
     local_offset,
     split_lines,
+    to_utc_expr,
     too_large,
 )
 from auditor.readers.base import Read
@@ -216,14 +217,19 @@ def _domain(base: str, group: str | None) -> str:
 def _times(wide: pl.DataFrame, offset: Any, log: FaultLog) -> pl.DataFrame:
     d = pl.col("date").str.extract_groups(_DATE)
     t = pl.col("time").str.extract_groups(_TIME)
-    local = pl.datetime(
-        d.struct["3"].cast(pl.Int32), d.struct["2"].cast(pl.Int32), d.struct["1"].cast(pl.Int32),
-        t.struct["1"].cast(pl.Int32), t.struct["2"].cast(pl.Int32), t.struct["3"].cast(pl.Int32),
-        t.struct["4"].cast(pl.Int32).fill_null(0) * 1000, time_unit="us")
-    wide = wide.with_columns(end=(local - pl.lit(offset)).dt.replace_time_zone("UTC"))
+    # zero-pad the parts and parse them strictly: an impossible date (31.2.) becomes null,
+    # never an error; the digits after the dot are a count of milliseconds
+    padded = pl.concat_str(
+        d.struct["3"], pl.lit("-"), d.struct["2"].str.zfill(2), pl.lit("-"),
+        d.struct["1"].str.zfill(2), pl.lit(" "), t.struct["1"].str.zfill(2), pl.lit(":"),
+        t.struct["2"].str.zfill(2), pl.lit(":"), t.struct["3"].str.zfill(2), pl.lit("."),
+        t.struct["4"].fill_null("0").str.zfill(3))
+    local = padded.str.to_datetime("%Y-%m-%d %H:%M:%S%.3f", time_unit="us", strict=False)
+    wide = wide.with_columns(end=to_utc_expr(local, offset))
     for r in wide.filter(pl.col("end").is_null()).iter_rows(named=True):
-        log.error("The row's date and time cannot be read (D.M.YYYY and H:M:S.mmm expected): "
-                  "not read.", kind="type", line=r["line"], value=f"{r['date']},{r['time']}")
+        log.error("The row's date and time cannot be read (a real D.M.YYYY and H:M:S.mmm "
+                  "expected): not read.", kind="type", line=r["line"],
+                  value=f"{r['date']},{r['time']}")
     return wide.filter(pl.col("end").is_not_null())
 
 
@@ -231,7 +237,8 @@ def _long(wide: pl.DataFrame, columns: list[dict[str, Any]], log: FaultLog) -> p
     parts = []
     for c in columns:
         col = f"c{c['index']}"
-        watts = pl.col(col).str.strip_chars().cast(pl.Float64, strict=False)
+        number = pl.col(col).str.strip_chars().cast(pl.Float64, strict=False)
+        watts = pl.when(number.is_finite()).then(number)
         part = wide.select("end", "line", pl.col(col).alias("raw"),
                            (watts * c["scale"]).alias("watts"))
         for r in part.filter(pl.col("watts").is_null() & (pl.col("raw").str.strip_chars() != "")

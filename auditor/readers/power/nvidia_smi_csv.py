@@ -42,6 +42,7 @@ from auditor.readers._common import (
     line_frame,
     local_offset,
     split_lines,
+    to_utc_expr,
     too_large,
 )
 from auditor.readers.base import Read
@@ -137,13 +138,14 @@ def _times(cells: pl.DataFrame, header: list[str], names: list[str], option: str
                     "which window it covers.", kind="coverage", line=header_line)
         return pl.repeat(None, cells.height, dtype=_frame.schema()["end"], eager=True)
     col = header[names.index("timestamp")]
-    local = cells[col].str.to_datetime("%Y/%m/%d %H:%M:%S%.f", time_unit="us", strict=False)
-    for line, raw in cells.filter(local.is_null()).select("line", col).iter_rows():
-        log.error("The timestamp cannot be read (YYYY/MM/DD HH:MM:SS.mmm expected): the row's "
-                  "readings are left out.", kind="type", line=line, field=col, value=raw)
     offset, tz_meta = local_offset(option, log, tool="nvidia-smi")
     meta.update(tz_meta)
-    return (local - offset).dt.replace_time_zone("UTC")
+    local = pl.col(col).str.to_datetime("%Y/%m/%d %H:%M:%S%.f", time_unit="us", strict=False)
+    end = cells.select(to_utc_expr(local, offset)).to_series()
+    for line, raw in cells.filter(end.is_null()).select("line", col).iter_rows():
+        log.error("The timestamp cannot be read (a real YYYY/MM/DD HH:MM:SS.mmm expected): the "
+                  "row's readings are left out.", kind="type", line=line, field=col, value=raw)
+    return end
 
 
 def _index(cells: pl.DataFrame, header: list[str], names: list[str], log: FaultLog

@@ -13,7 +13,7 @@ window it covers. With `-o D`/`-o T`/`-o DT` it writes `Date` (YYYYMMDD) and `Ti
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -25,6 +25,7 @@ from auditor.readers._common import (
     decode,
     local_offset,
     split_lines,
+    to_utc,
     too_large,
 )
 from auditor.readers.base import Read
@@ -112,7 +113,11 @@ def _time(cells: list[str], at: dict[str, int], offset: Any, line: int, log: Fau
     if "Date" not in at:
         log.warning("dmon -o T writes a time without a date: the date is unknown (1900-01-01 "
                     "is used).", kind="type", line=line)
-    return (local - offset).replace(tzinfo=UTC)
+    end = to_utc(local, offset)
+    if end is None:
+        log.error("The row's Date/Time is not a plausible time: the reading has no time.",
+                  kind="type", line=line, value=text)
+    return end
 
 
 def _is_number(text: str) -> bool:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import plistlib
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
@@ -39,6 +39,7 @@ from auditor.readers._common import (
     FaultLog,
     ReaderInfo,
     line_of_offset,
+    to_utc,
     too_large,
 )
 from auditor.readers.base import Read
@@ -119,7 +120,11 @@ def _rows(doc: Any, line: int, index: int, log: FaultLog, meta: dict[str, Any],
                   kind="schema", line=line, field=problems[0])
         return []
     # plistlib gives naive datetimes for <date>, which plists write in UTC
-    end = stamp.replace(tzinfo=UTC)
+    end = to_utc(stamp, timedelta(0))
+    if end is None:
+        log.error(f"Sample document {index} has an implausible timestamp: skipped.",
+                  kind="type", line=line, field="timestamp", value=stamp)
+        return []
     interval = elapsed / 1e9
     rows = []
     for key, (domain, energy_key) in FIELDS.items():

@@ -37,7 +37,7 @@ Power lines (`<label>: <value> mW`, or `W` on Intel) map to domains:
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
@@ -51,6 +51,7 @@ from auditor.readers._common import (
     missing_line_end,
     parse_utc_offset,
     split_lines,
+    to_utc,
     too_large,
 )
 from auditor.readers.base import Read
@@ -166,7 +167,7 @@ def _samples(lines: list[str], log: FaultLog, option: str | None,
                 if assumed is None:
                     assumed, tz_meta = local_offset(option, log, tool="This powermetrics log")
                     meta.update(tz_meta)
-                end = (end - assumed).replace(tzinfo=UTC)
+                end = to_utc(end, assumed)
             zones.append(zone or "")
             current = _Sample(i, end, float(m["ms"]) / 1000, m["kind"] == "Summary")
             samples.append(current)
@@ -201,7 +202,7 @@ def _header_time(text: str, line: int, log: FaultLog
         local = datetime.strptime(" ".join(m["t"].split()), "%a %b %d %H:%M:%S %Y") if m else None
     except ValueError:
         local = None
-    if local is None:
+    if local is None or to_utc(local, timedelta(0)) is None:
         log.error("The sample header's date cannot be read: the sample has no time.",
                   kind="type", line=line, value=text)
         return None, None, False
@@ -209,4 +210,4 @@ def _header_time(text: str, line: int, log: FaultLog
     offset = parse_utc_offset(zone) if zone else None
     if offset is None:
         return local, zone, False
-    return (local - offset).replace(tzinfo=UTC), zone, True
+    return to_utc(local, offset), zone, True

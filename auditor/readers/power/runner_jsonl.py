@@ -26,6 +26,7 @@ with the schema's own validator, each bad line a fault naming it, the others kep
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from functools import cache
 from typing import Any
 
@@ -38,6 +39,7 @@ from auditor.readers._common import (
     ReaderInfo,
     decode,
     split_lines,
+    to_utc_expr,
     too_large,
 )
 from auditor.readers.base import Read
@@ -147,8 +149,8 @@ def _checked(df: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     """`df` with `end` (t parsed, UTC) and without the records that break the schema's
     required fields, enums, minimums or date-time format: one fault per such record."""
     doc, _ = _record_schema()
-    df = df.with_columns(end=pl.col("t").str.to_datetime(time_unit="us", time_zone="UTC",
-                                                         strict=False))
+    parsed = pl.col("t").str.to_datetime(time_unit="us", time_zone="UTC", strict=False)
+    df = df.with_columns(end=to_utc_expr(parsed.dt.replace_time_zone(None), timedelta(0)))
     checks: list[tuple[pl.Expr, str, str]] = [
         (pl.col(f).is_null(), f, f"lacks `{f}`") for f in doc["required"]]
     for rule in doc.get("allOf", []):
@@ -167,7 +169,7 @@ def _checked(df: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
         if prop.get("minLength"):
             checks.append((pl.col(f).str.len_chars() < prop["minLength"], f, f"has an empty `{f}`"))
     checks.append((pl.col("t").is_not_null() & pl.col("end").is_null(), "t",
-                   "has a `t` that is not an RFC 3339 date-time"))
+                   "has a `t` that is not an RFC 3339 date-time (in a plausible year)"))
     problem = pl.coalesce([pl.when(bad.fill_null(False)).then(pl.lit(f"{f}\x1f{msg}"))
                            for bad, f, msg in checks])
     df = df.with_columns(problem=problem)

@@ -192,3 +192,17 @@ def test_generated_logs(rows, footer, crlf):
                     .agg(pl.col("device").first()).iter_rows()) == {
             "Total Power [W] #1": 1, "Total Power [W] #2": 3}
     assert not r.errors
+
+
+def test_impossible_dates_and_non_numbers(fixture_bytes, fault_kinds):
+    lines = fixture_bytes(DELL).decode("cp1252").split("\n")
+    lines[2] = "31.2.2025" + lines[2][lines[2].index(","):]      # line 3: no 31 February
+    lines[3] = lines[3].replace("13.8.2025,13:58:5", "13.8.2025,25:58:5", 1)
+    cells = lines[4].split(",")
+    cells[219] = "nan"                                         # line 5: not a reading
+    lines[4] = ",".join(cells)
+    r = R.read("\n".join(lines).encode("cp1252"), name="x.csv")
+    kinds = fault_kinds(r)
+    assert ("error", "type", 3) in kinds and ("error", "type", 4) in kinds
+    assert ("error", "type", 5) in kinds
+    assert set(r.value["line"]) == set(range(2, 52)) - {3, 4}
