@@ -57,6 +57,7 @@ bench: install
 	$(BIN)/python bench/runner_overhead.py
 	$(BIN)/python bench/audit_bench.py
 	$(BIN)/python bench/report_bench.py
+	$(BIN)/python bench/readers_bench.py
 
 clean:
 	rm -rf $(VENV) runs reports keys build *.egg-info

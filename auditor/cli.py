@@ -137,6 +137,27 @@ def cost(offers_file: Path, offer_id: str, lots: str, accepted_results: str | No
     click.echo(cost_command(offers_file, offer_id, lots, accepted_results, fmt))
 
 
+@cli.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--local-utc-offset", help="UTC offset of a log written in local time, e.g. +01:00.")
+@click.option("--reader", "reader_name", help="Read with this reader instead of guessing.")
+def evidence(file: Path, fmt: str, local_utc_offset: str | None,
+             reader_name: str | None) -> None:
+    """What the auditor makes of one power or placement evidence FILE, before submitting.
+
+    Exit 0 when the file is usable, 1 when it is not, 2 for bad usage."""
+    from auditor.evidence import option_problem, summarise_file
+    from auditor.output import evidence_json, evidence_text
+
+    if problem := option_problem(reader=reader_name, local_utc_offset=local_utc_offset):
+        raise click.UsageError(problem)
+    summary = summarise_file(file, reader=reader_name, local_utc_offset=local_utc_offset)
+    renderer = evidence_json if fmt == "json" else evidence_text
+    click.echo(renderer.render(summary), nl=fmt == "json")
+    sys.exit(summary.exit_code)
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

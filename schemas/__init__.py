@@ -45,6 +45,10 @@ SCHEMA_FILES: dict[str, str] = {
     "gates": "gates.schema.json",
     "energy_window": "energy-window.schema.json",
     "idle_power": "idle-power.schema.json",
+    # evidence from other tools, in a record we document (the auditor's readers read it)
+    "windows_ml_placement": "windows-ml-placement.schema.json",
+    # what `audit evidence --format json` prints
+    "evidence_summary": "evidence-summary.schema.json",
 }
 
 RESULTS_TABLE_FILE = "resultats-bruts.table.json"
@@ -55,6 +59,13 @@ TABLE_FILES: dict[str, str] = {
     RESULTS_TABLE: RESULTS_TABLE_FILE,
     "trials": "trials.table.json",
     "policies": "policies.table.json",
+}
+
+#: Frame kind -> frame schema file: the one polars frame each family of evidence readers
+#: returns (auditor/readers/power, auditor/readers/placement).
+FRAME_FILES: dict[str, str] = {
+    "power_samples": "power-samples.frame.json",
+    "placement_nodes": "placement-nodes.frame.json",
 }
 
 
@@ -87,6 +98,12 @@ def table_columns(name: str) -> tuple[str, ...]:
 def results_table() -> dict[str, Any]:
     """The table schema of `resultats-bruts.csv`: columns in order, types, empty allowed."""
     return table(RESULTS_TABLE)
+
+
+@cache
+def frame(kind: str) -> dict[str, Any]:
+    """The frame schema of one reader family (a key of `FRAME_FILES`): fields in order."""
+    return _read_json(FRAME_FILES[kind])
 
 
 def results_columns() -> tuple[str, ...]:
