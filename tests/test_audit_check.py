@@ -83,13 +83,69 @@ def test_text_groups_by_severity_one_line_each(broken: Path) -> None:
     assert json.loads(json_out.render(result))["verdict"] == "rejected"
 
 
-def test_select_ignore_options(broken: Path) -> None:
+def test_select_ignore_options(broken: Path, tmp_path: Path) -> None:
+    """Leaving a rule out never yields a plain `accepted`: the result names it, and the
+    verdict is `incomplete` (exit 1) until a waiver with a written justification covers it."""
     code, out = invoke("check", str(broken), "--ignore", "a0604", "--format", "json")
     doc = json.loads(out)
-    assert code == 0 and [f["code"] for f in doc["findings"]] == ["A0807"]
+    assert [f["code"] for f in doc["findings"]] == ["A0807"]
     assert "A0604" not in doc["rules_run"]
+    assert doc["verdict"] == "incomplete" and code == 1
+    assert doc["rules_not_run"] == [{"code": "A0604", "severity": "error",
+                                     "title": "no p95 from five passes", "waived": False,
+                                     "justification": None}]
+    waivers = tmp_path / "waivers.toml"
+    waivers.write_text('A0604 = "summaries are reviewed by hand for this procurement"\n')
+    code, out = invoke("check", str(broken), "--ignore", "a0604", "--waivers", str(waivers),
+                       "--format", "json")
+    doc = json.loads(out)
+    assert doc["verdict"] == "accepted" and code == 0
+    assert doc["rules_not_run"][0]["justification"] == ("summaries are reviewed by hand for "
+                                                        "this procurement")
+    assert doc["waivers"] == [{"code": "A0604", "justification": doc["rules_not_run"][0][
+        "justification"]}]
     code, out = invoke("check", str(broken), "--select", "A06", "--format", "json")
-    assert code == 1 and {c[:3] for c in json.loads(out)["rules_run"]} == {"A06"}
+    doc = json.loads(out)
+    assert code == 1 and {c[:3] for c in doc["rules_run"]} == {"A06"}
+    assert len(doc["rules_run"]) + len(doc["rules_not_run"]) == len(all_rules())
+
+
+def test_waivers_show_in_every_format(broken: Path, tmp_path: Path) -> None:
+    from auditor.output import FORMATS, renderer
+    from auditor.waivers import load_waivers
+
+    waivers = tmp_path / "waivers.json"
+    waivers.write_text(json.dumps({"A0604": "p95 claims are out of scope of this audit",
+                                   "A07": "memory is not compared in this procurement"}))
+    result = run_check(broken, ignore=("A0604", "A0701", "A0807"),
+                       waivers=load_waivers(waivers))
+    assert result.verdict == "accepted" and result.exit_code == 0
+    assert [n.code for n in result.rules_not_run] == ["A0604", "A0701", "A0807"]
+    assert [n.waiver is not None for n in result.rules_not_run] == [True, True, False]
+    for name in FORMATS:
+        out = renderer(name)(result)
+        assert "A0701" in out and "memory is not compared in this procurement" in out, name
+    from auditor.report.viewmodel import verdict_section
+
+    section = verdict_section(result)
+    assert [n["code"] for n in section["rules_not_run"]] == ["A0604", "A0701", "A0807"]
+    assert section["waivers"][1]["justification"].startswith("memory is not compared")
+
+
+@pytest.mark.parametrize("content, why", [
+    ('{"A0604": ""}', "waivers.schema.json"),
+    ('{"A0604": "ok"}', "waivers.schema.json"),  # not a written justification
+    ('{"Z9": "a justification that is long enough"}', "no rule code starts with Z9"),
+    ("[1, 2", "not a valid waivers file"),
+])
+def test_bad_waivers_file_is_usage_error(clean: Path, tmp_path: Path, content: str,
+                                         why: str) -> None:
+    waivers = tmp_path / "w.json"
+    waivers.write_text(content)
+    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
+                           "check", str(clean), "--ignore", "A0604", "--waivers",
+                           str(waivers)], capture_output=True, text=True)
+    assert proc.returncode == 2 and why in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_unknown_select_code_is_usage_error(clean: Path) -> None:

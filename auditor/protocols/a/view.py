@@ -36,7 +36,14 @@ from auditor.protocols.a.artifacts import (
     SPLITS,
     TIMELINE,
 )
-from auditor.readers import csv_table, id_list, json_doc, jsonl_id_label, jsonl_records
+from auditor.readers import (
+    csv_table,
+    id_list,
+    json_doc,
+    jsonl_id_label,
+    jsonl_records,
+    timestamps,
+)
 from auditor.readers.base import Fault
 from auditor.rundir import RunFiles
 
@@ -284,18 +291,17 @@ class _Loader:
             return None
         rows = [_timeline_row(n, obj) for n, obj in read.value]
         df = pl.DataFrame(rows, schema=_TIMELINE_SCHEMA, orient="row")
-        times = df.select(
-            pl.col("started_at").str.to_datetime(time_zone="UTC", strict=False).alias("s"),
-            pl.col("ended_at").str.to_datetime(time_zone="UTC", strict=False).alias("e"))
-        bad = df.filter(times["s"].is_null() | times["e"].is_null())
+        started = timestamps.column(df["started_at"], "started")
+        ended = timestamps.column(df["ended_at"], "ended")
+        bad = df.filter(started.is_null() | ended.is_null())
         for line in bad["line"]:
-            self.report(Fault(TIMELINE, "started_at/ended_at is not an ISO 8601 date-time",
+            self.report(Fault(TIMELINE, "started_at/ended_at is not an RFC 3339 date-time",
                               line=line), ref="A6.4")
         if bad.height:
             self.bad("timeline", f"{TIMELINE} has unreadable times")
             return None
         self.available.add("timeline")
-        return df.with_columns(times["s"].alias("started"), times["e"].alias("ended"))
+        return df.with_columns(started, ended)
 
     def load_pass_docs(self, prefix: str, kind: str, schema: str
                        ) -> tuple[dict[PassKey, dict], dict[PassKey, str]]:

@@ -19,6 +19,7 @@ from auditor.model import Finding
 from auditor.protocols.a.artifacts import MANIFEST, RESULTS, TIMELINE
 from auditor.protocols.a.derive import EPS
 from auditor.protocols.a.view import RunView
+from auditor.readers import timestamps
 from auditor.rule import rule
 
 
@@ -37,8 +38,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                expected=want, field=col)
     if view.timeline is not None and view.timeline.height:
         first = view.timeline["started"].min()
-        declared_at = pl.Series([view.manifest["declared_at"]]).str.to_datetime(
-            time_zone="UTC", strict=False)[0]
+        declared_at = timestamps.column([view.manifest["declared_at"]])[0]
         if declared_at is not None and first is not None and declared_at > first:
             yield RULE.finding("the declaration is dated after the first pass started",
                                artifact=MANIFEST, pointer="/declared_at",

@@ -21,7 +21,7 @@ from auditor.rule import rule
 
 @rule(code="A0801", title="CSV file and header", protocol_ref="A8.1", severity="error")
 def check(view: RunView) -> Iterator[Finding]:
-    yield from faults(RULE, view, ("encoding", "quoting", "header"),
+    yield from faults(RULE, view, ("limit", "encoding", "quoting", "header"),
                       "UTF-8, RFC 4180, header exactly as RUN_DIR.md")
 
 
