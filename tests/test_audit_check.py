@@ -29,12 +29,13 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def broken(clean: Path, tmp_path: Path) -> Path:
-    """A run with one error (a p95 claimed) and one warning (LF line ends)."""
+    """A run with one error (a p95 claimed from five passes) and one warning (LF line
+    ends)."""
     root = tmp_path / "run"
     shutil.copytree(clean, root)
-    rows = rf.read_rows(root)
-    rows[2]["notes"] = "p95 1.2 s, ok"
-    rf.write_rows(root, rows)
+    claims = rf.write_claims(root)
+    claims["summaries"][0]["statistic"] = "p95"
+    rf.write_json(root, "claims.json", claims)
     p = root / "resultats-bruts.csv"
     p.write_bytes(p.read_bytes().replace(b"\r\n", b"\n"))
     rf.rehash(root)
@@ -65,7 +66,7 @@ def test_check_json_validates_against_the_schema(clean: Path, broken: Path) -> N
         assert doc["rules_run"] == [r.code for r in all_rules()]
     codes = [(f["code"], f["severity"]) for f in doc["findings"]]
     assert codes == [("A0604", "error"), ("A0807", "warning")]
-    assert doc["findings"][0]["location"] == "row 3"
+    assert doc["findings"][0]["location"] == "/summaries/0/statistic"
     assert doc["counts"] == {"error": 1, "warning": 1, "info": 0}
 
 
@@ -74,7 +75,7 @@ def test_text_groups_by_severity_one_line_each(broken: Path) -> None:
     plain = text.render(result, color=False)
     lines = plain.splitlines()
     assert lines[0] == "errors (1):"
-    assert lines[1].startswith("resultats-bruts.csv:row 3 A0604 ")
+    assert lines[1].startswith("claims.json:/summaries/0/statistic A0604 ")
     assert lines[2] == "warnings (1):"
     assert lines[3].startswith("resultats-bruts.csv:line 1 A0807 ")
     assert lines[-1].startswith("rejected: 1 error(s), 1 warning(s)")

@@ -22,8 +22,10 @@ import polars as pl
 import schemas
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import (
+    CLAIMS,
     ENVIRONMENT,
     EXPECTED,
+    INPUTS,
     MANIFEST,
     MEMORY_TRACES,
     OFFERS,
@@ -35,6 +37,7 @@ from auditor.protocols.a.artifacts import (
     SET_CHECK,
     SPLITS,
     TIMELINE,
+    manifest_ref,
 )
 from auditor.readers import (
     csv_table,
@@ -88,6 +91,11 @@ class RunView:
     offers_path: str
     set_check: dict | None
     splits: Mapping[str, pl.DataFrame]
+    inputs: pl.DataFrame | None
+    """`line`, `id` of the evaluation inputs file the manifest names (`inputs_path`)."""
+    inputs_path: str | None
+    claims: dict | None
+    """claims.json: the typed summaries, rankings, projections and memory figures."""
     files_on_disk: Mapping[str, str]
     """Relative path -> sha256 of every file under the run dir."""
     load_findings: tuple[Finding, ...]
@@ -114,7 +122,8 @@ _TIMELINE_SCHEMA = {
     "run_index": pl.Int64, "status": pl.String, "started_at": pl.String,
     "ended_at": pl.String, "elapsed_seconds": pl.Float64, "load_seconds": pl.Float64,
     "pid": pl.Int64, "fresh_process": pl.Boolean, "iterations": pl.Int64,
-    "incident_kind": pl.String, "incident_message": pl.String}
+    "incident_kind": pl.String, "incident_message": pl.String, "output_file": pl.String,
+    "memory_trace": pl.String, "placement": pl.String}
 
 
 class _Loader:
@@ -176,6 +185,8 @@ class _Loader:
             offers_path = econ["offers_file"]
         offers = self.load_doc(offers_path, "offers", "offers", required=bool(econ))
         set_check = self.load_doc(SET_CHECK, "set_check", "set_check")
+        claims = self.load_doc(CLAIMS, "claims", "claims", required=False)
+        inputs_path, inputs = self.load_inputs(manifest)
         for kind in self.absent:
             self.reason.setdefault(kind, f"no {kind} artifact in the run dir")
         return RunView(
@@ -188,7 +199,8 @@ class _Loader:
             placement=MappingProxyType(placement),
             placement_files=MappingProxyType(placement_files), environment=environment,
             offers=offers, offers_path=offers_path, set_check=set_check,
-            splits=MappingProxyType(splits), files_on_disk=self.files.hashes,
+            splits=MappingProxyType(splits), inputs=inputs, inputs_path=inputs_path,
+            claims=claims, files_on_disk=self.files.hashes,
             load_findings=tuple(self.findings), available=frozenset(self.available),
             absent=frozenset(self.absent),
             unavailable_reason=MappingProxyType(
@@ -202,7 +214,7 @@ class _Loader:
         read = json_doc.read(self.data[MANIFEST], name=MANIFEST, schema="manifest",
                              label="the manifest")
         for f in read.faults:
-            self.report(f, "A0001", "A10.1")
+            self.report(f, "A0001", manifest_ref(f.pointer, "A10.1"))
         if read.value is None:
             self.bad("manifest", f"{MANIFEST} is not valid JSON")
             return None
@@ -276,6 +288,27 @@ class _Loader:
             *[idx[c].gather(fno) for c in ("variant_id", "phase", "run_index", "file")],
             pl.col("file_no").set_sorted(), "line", "id", "label", "valid", "error")
         return outputs, tuple(r[4] for r in index), idx.drop("file_no")
+
+    def load_inputs(self, manifest: dict | None) -> tuple[str | None, pl.DataFrame | None]:
+        """The inputs file the manifest names (`corpus.inputs_file`), else the runner's
+        usual one when present: `line`, `id` per text."""
+        corpus = (manifest or {}).get("corpus")
+        declared = corpus.get("inputs_file") if isinstance(corpus, dict) else None
+        rel = declared if isinstance(declared, str) else INPUTS
+        if rel not in self.data:
+            if isinstance(declared, str):
+                self.absent.add("inputs")
+            return (rel if isinstance(declared, str) else None), None
+        read = jsonl_records.read(self.data[rel], name=rel, schema="input_line",
+                                  label="input-line")
+        for f in read.faults:
+            self.report(f, ref="A3.1")
+        if read.value is None or read.errors:
+            self.bad("inputs", f"{rel} has malformed lines")
+            return rel, None
+        self.available.add("inputs")
+        return rel, pl.DataFrame([(n, obj["id"]) for n, obj in read.value],
+                                 schema={"line": pl.Int64, "id": pl.String}, orient="row")
 
     def load_timeline(self) -> pl.DataFrame | None:
         if TIMELINE not in self.data:
@@ -362,6 +395,8 @@ def _timeline_row(n: int, obj: dict[str, Any]) -> dict[str, Any]:
         "load_seconds": _num(obj.get("load_seconds")), "pid": obj["pid"],
         "fresh_process": obj["fresh_process"], "iterations": obj.get("iterations"),
         "incident_kind": inc.get("kind"), "incident_message": inc.get("message"),
+        "output_file": obj.get("output_file"), "memory_trace": obj.get("memory_trace"),
+        "placement": obj.get("placement"),
     }
 
 

@@ -21,7 +21,8 @@ from auditor.rule import rule
 
 @rule(code="A0803", title="CSV cell types", protocol_ref="A8.2", severity="error")
 def check(view: RunView) -> Iterator[Finding]:
-    yield from faults(RULE, view, ("type",), "the column's type (resultats-bruts.table.json)")
+    yield from faults(RULE, view, ("type",), "the column's type (resultats-bruts.table.json)",
+                      by_column=True)
 
 
 RULE = check

@@ -20,7 +20,8 @@ from auditor.rule import rule
 
 @rule(code="A0805", title="empty only where allowed", protocol_ref="A8.3", severity="error")
 def check(view: RunView) -> Iterator[Finding]:
-    yield from faults(RULE, view, ("empty",), "a value (empty means not recorded)")
+    yield from faults(RULE, view, ("empty",), "a value (empty means not recorded)",
+                      by_column=True)
 
 
 RULE = check
