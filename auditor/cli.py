@@ -158,7 +158,8 @@ def main() -> None:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     except VerificationFailed as exc:
-        click.echo(f"FAILED: {exc}", err=True)
+        for line in str(exc).splitlines() or [""]:
+            click.echo(f"FAILED: {line}", err=True)
         sys.exit(1)
     except SystemExit:
         raise

@@ -260,14 +260,17 @@ def memory_stats(mem: dict[str, Any], when: str) -> dict[str, int]:
 
 def write_claims(path: Path) -> dict[str, Any]:
     """Write the typed claims.json the run's CSV supports (honest: warm median and range per
-    variant, the accepted variants ranked by warm median, the accepted count over the
-    package, one memory figure), rehash, and return it."""
+    variant over its completed passes, the accepted variants ranked by warm median, the
+    accepted count over the package, one memory figure), rehash, and return it."""
     root = Path(path)
     manifest = read_json(root, "manifest.json")
     rows = read_rows(root)
+    ok = {(e["variant_id"], e["phase"], str(e["run_index"]))
+          for e in read_jsonl(root, "timeline.jsonl") if e["status"] == "ok"}
     warm: dict[str, list[float]] = {}
     for r in rows:
-        if r["phase"] == "warm" and r["elapsed_seconds"]:
+        completed = (r["variant_id"], r["phase"], r["run_index"]) in ok
+        if r["phase"] == "warm" and r["elapsed_seconds"] and completed:
             warm.setdefault(r["variant_id"], []).append(float(r["elapsed_seconds"]))
     summaries = []
     for v, times in sorted(warm.items()):

@@ -29,7 +29,7 @@ def _rule_entry(info: RuleInfo) -> dict[str, Any]:
     summary = info.title
     if "What it checks:" in info.doc:  # the rule docstring's first part
         summary = " ".join(info.doc.split("What it checks:", 1)[1]
-                           .split("Why it matters:", 1)[0].split())
+                           .split("Why it matters:", 1)[0].split("Reads:", 1)[0].split())
     return {
         "id": info.code,
         "name": "".join(w.capitalize() for w in info.title.replace("-", " ").split()

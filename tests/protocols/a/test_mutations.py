@@ -562,7 +562,7 @@ def test_every_rule_is_documented_and_has_a_mutation() -> None:
         assert section == 0 or r.protocol_ref.startswith(f"A{section}."), r.code
         assert r.severity in ("error", "warning", "info")
         assert r.title and r.title == r.title.strip()
-        for part in ("What it checks", "Why it matters", "Example"):
+        for part in ("What it checks", "Reads:", "Why it matters", "Example"):
             assert part in r.doc, (r.code, part)
         assert r.doc.startswith(f"{r.code}:")
         assert get_rule(r.code) is r

@@ -3,6 +3,8 @@
 What it checks: each row's `quality_metric`, `quality_threshold` and `quality_tolerance` equal
 the manifest's `quality_rule`, and the manifest's `declared_at` is before the first pass of
 the timeline started.
+Reads: manifest `/quality_rule` (`metric`, `threshold`, `tolerance`), `/declared_at`; CSV
+`quality_metric`, `quality_threshold`, `quality_tolerance`; timeline `started_at`.
 Why it matters: A1.1 fixes the metric, threshold and tolerance before any measurement; a
 threshold lowered afterwards, or one row judged by another metric, turns acceptance into a
 choice made after seeing the numbers.
