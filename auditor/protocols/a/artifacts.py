@@ -25,8 +25,9 @@ MEMORY_TRACES = "traces/memory/"
 PLACEMENT = "evidence/placement/"
 
 PASS_FILE = re.compile(
-    r"^(?P<variant>[A-Za-z0-9._-]+)/(?P<phase>cold|warm)-(?P<run>[1-9][0-9]*)\.(?P<ext>jsonl|json)$")
-"""`<variant_id>/<phase>-<run_index>.<ext>` under outputs/, traces/memory/, evidence/placement/."""
+    r"^(?P<variant>[A-Za-z0-9._-]+)/(?P<phase>cold|warm)-(?P<run>[1-9][0-9]*)\.(?P<ext>jsonl|json)\Z")
+"""`<variant_id>/<phase>-<run_index>.<ext>` under outputs/, traces/memory/, evidence/placement/
+(`\\Z`, not `$`: a name ending in a line break is another file, not this pass's)."""
 
 
 @dataclass(frozen=True)
