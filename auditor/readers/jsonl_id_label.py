@@ -95,6 +95,7 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
         & (pl.col("raw").str.count_matches('"label"', literal=True) == 1)
         # two keys in all: any other (an escaped `"\u0069d"`, a repeat) goes to the strict path
         & (pl.col("raw").str.count_matches('":', literal=True) == 2)
+        & ~pl.col("raw").str.contains(r"\\u[dD]")  # a surrogate escape: the strict path
         & (pl.col("id").str.len_chars() > 0).fill_null(False)
         & (pl.col("label").str.len_chars() > 0).fill_null(False)
         & ~pl.col("raw").str.contains('"score"', literal=True)
@@ -161,6 +162,8 @@ def _gate(data: bytes) -> tuple[int, bool] | None:
     scores = data.count(b'"score"')
     if scores not in (0, n) or data.count(b'":') != (3 if scores else 2) * n:
         return None  # another key, or a repeated one (maybe \u-escaped): line by line
+    if b"\\ud" in data or b"\\uD" in data:
+        return None  # a surrogate escape, maybe lone (polars would replace it): strict path
     scored = scores > 0
     if scored and (b'"score": null' in data or b'"score":null' in data):
         return None
@@ -208,7 +211,8 @@ def _gates(blobs: list[bytes]) -> list[tuple[int, bool] | None]:
     # No other key and none repeated (an escaped `"\u0069d"` included): see `_gate`.
     per_line = pl.when(pl.col("scored")).then(3).otherwise(2)
     df = df.filter(((pl.col("scores") == 0) | (pl.col("scores") == pl.col("n")))
-                   & (pl.col("keys") == per_line * pl.col("n")))
+                   & (pl.col("keys") == per_line * pl.col("n"))
+                   & ~t.str.contains(r"\\u[dD]"))  # a surrogate escape: see `_gate`
     if df.select(pl.col("scored").any()).item():
         null_score = (t.str.contains('"score": null', literal=True)
                       | t.str.contains('"score":null', literal=True))

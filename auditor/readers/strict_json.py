@@ -5,8 +5,9 @@ What the standard library accepts silently and a run must not: the same key twic
 object (the last one would win; also when one of them is written with `\\u` escapes, since
 keys are compared decoded), the non-standard constants `NaN` and `Infinity`, a number whose
 value is not finite (`1e999` becomes infinity), an integer beyond 64 bits (polars cannot hold
-it, and a measure that large is not one) and nesting deeper than `MAX_DEPTH` (the C parser
-raises `RecursionError` a few hundred levels deep). The fast path is the C parser with
+it, and a measure that large is not one), a `\\u` escape of a lone UTF-16 surrogate (no
+UTF-8 output can hold it) and nesting deeper than `MAX_DEPTH` (the C parser raises
+`RecursionError` a few hundred levels deep). The fast path is the C parser with
 hooks that only flag a problem; only a flagged text is parsed again, by a small
 position-tracking parser, to say where the problem is.
 """
@@ -82,6 +83,10 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_int=_int, parse_floa
                             parse_constant=_constant)
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def loads(text: str) -> tuple[Any, JsonProblem | None]:
     """(the value, None) when TEXT is one strict JSON value, else (None, the problem)."""
     try:
@@ -92,7 +97,26 @@ def loads(text: str) -> tuple[Any, JsonProblem | None]:
         return None, locate(text)
     if _deeper_than(value, MAX_DEPTH):
         return None, locate(text)
+    # A `\udcff` escape that is not half of a pair decodes to a lone surrogate: a string no
+    # UTF-8 output (a report, a JSON result) can hold. Only texts with such escapes pay.
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+        return None, locate(text)
     return value, None
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if _LONE_SURROGATE.search(v):
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 def _deeper_than(value: Any, limit: int) -> bool:
@@ -169,9 +193,13 @@ def _value(text: str, i: int, path: list[Any], depth: int) -> int:
 
 def _string(text: str, i: int) -> tuple[str, int]:
     try:
-        return json.decoder.scanstring(text, i + 1, True)
+        value, end = json.decoder.scanstring(text, i + 1, True)
     except json.JSONDecodeError as exc:
         raise _Found(f"not valid JSON: {exc.msg}", "syntax", exc.pos, []) from None
+    if _LONE_SURROGATE.search(value):
+        raise _Found("a \\u escape of half a UTF-16 surrogate pair: not a Unicode string",
+                     "syntax", i, [])
+    return value, end
 
 
 def _object(text: str, i: int, path: list[Any], depth: int) -> int:

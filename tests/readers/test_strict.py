@@ -32,6 +32,8 @@ REFUSED = {
                                    "/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0"
                                    "/0/0"),
     "[" * 100_000: ("limit", None),
+    '{"id": "ev-\\udcff"}': ("syntax", None),
+    '["\\ud83d"]': ("syntax", None),
 }
 
 
@@ -48,7 +50,7 @@ def test_strict_json_refuses_with_a_place(text: str) -> None:
 
 def test_strict_json_reads_exactly_what_it_accepts() -> None:
     text = json.dumps({"i": 2**63 - 1, "j": -(2**63), "f": 1e308, "s": "\u00e9", "n": None,
-                       "deep": [[[[1]]]], "b": True})
+                       "deep": [[[[1]]]], "b": True, "pair": "\U0001f600"})
     value, problem = strict_json.loads(text)
     assert problem is None and value == json.loads(text)
     assert strict_json.loads("[" * 64 + "]" * 64)[1] is None  # the limit itself is read

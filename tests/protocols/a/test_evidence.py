@@ -480,3 +480,23 @@ def test_the_report_draws_run_text_literally_and_huge_numbers(templates: dict[st
                                     generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
     assert r"$\frac{rss}{$ peak" in figs["memory"]
     assert "1.018 – 169999999999" in page  # written out in full, never dropped
+
+
+def test_the_report_refuses_what_a_signed_bundle_cannot_name(templates: dict[str, Path],
+                                                             tmp_path: Path) -> None:
+    """A file name that is not UTF-8: `audit check` reports it; `audit report` says in one
+    line why it cannot sign a bundle of it (exit 2), never a traceback."""
+    import os
+    import subprocess
+    import sys
+
+    root = _copy(templates, "cpu", tmp_path)
+    with open(os.path.join(os.fsencode(root / "outputs/batch-1"), b"warm-\xff.jsonl"),
+              "wb") as fh:
+        fh.write(b"{}")
+    assert "A0002" in {f.code for f in run_check(root).findings}
+    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
+                           "report", str(root), "--out", str(tmp_path / "report")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and "not UTF-8" in proc.stderr
