@@ -300,7 +300,7 @@ class _Loader:
                 self.absent.add("inputs")
             return (rel if isinstance(declared, str) else None), None
         read = jsonl_records.read(self.data[rel], name=rel, schema="input_line",
-                                  label="input-line")
+                                  label="input-line", surely_valid=_plain_input)
         for f in read.faults:
             self.report(f, ref="A3.1")
         if read.value is None or read.errors:
@@ -398,6 +398,13 @@ def _timeline_row(n: int, obj: dict[str, Any]) -> dict[str, Any]:
         "output_file": obj.get("output_file"), "memory_trace": obj.get("memory_trace"),
         "placement": obj.get("placement"),
     }
+
+
+def _plain_input(obj: Any) -> bool:
+    """An inputs line that surely matches input-line.schema.json (a string `id`, not empty,
+    and a string `text`): the schema is asked only about the others."""
+    return (isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"] != ""
+            and isinstance(obj.get("text"), str))
 
 
 def faults_frame(faults: tuple[Fault, ...] | list[Fault]) -> pl.DataFrame:
