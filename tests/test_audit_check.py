@@ -126,6 +126,14 @@ def test_waivers_show_in_every_format(broken: Path, tmp_path: Path) -> None:
     for name in FORMATS:
         out = renderer(name)(result)
         assert "A0701" in out and "memory is not compared in this procurement" in out, name
+    from jsonschema import Draft4Validator
+    from paths import TESTS
+
+    sarif_schema = json.loads((TESTS / "output/fixtures/sarif-schema-2.1.0.json").read_text())
+    log = json.loads(renderer("sarif")(result))
+    assert list(Draft4Validator(sarif_schema).iter_errors(log)) == []
+    assert list(schemas.validator("audit_result").iter_errors(
+        json.loads(renderer("json")(result)))) == []
     from auditor.report.viewmodel import verdict_section
 
     section = verdict_section(result)

@@ -135,16 +135,6 @@ def c1_split_size(root: Path) -> None:
     edit_json(root, "manifest.json", lambda m: _set(m, "corpus/train_size", 7), rehash=False)
 
 
-def c1_two_gpus_one_lot(root: Path) -> None:
-    """Two GPUs used under one lot of a one-GPU offer, every file consistent."""
-    for p in sorted((root / "evidence/placement").rglob("*.json")):
-        edit_json(root, p.relative_to(root).as_posix(), lambda d: d.update(
-            input_devices={"cuda:0": 4, "cuda:1": 4},
-            gpus_used=[{"index": 0, "name": H100}, {"index": 1, "name": H100}]), rehash=False)
-    edit_json(root, "environment.json", lambda e: _set(e, "gpu_count", 2), rehash=False)
-    edit_rows(root, lambda rows: [r.update(gpu_count="2") for r in rows])
-
-
 def c1_manifest_restates_offer_wrongly(root: Path) -> None:
     edit_json(root, "manifest.json", lambda m: m["economics"].update(
         package_total_usd_minor=1), rehash=False)
@@ -275,8 +265,7 @@ LIES: dict[str, tuple[str, Callable[[Path], None], str, str | None]] = {
     "c1 inputs file reordered": ("cpu", c1_inputs_reordered, "A0305", None),
     "c1 declared split size": ("cpu", c1_split_size, "A0103", None),
     "c1 another experiment_id": ("cpu", m_a0306, "A0306", None),
-    "c1 offer for another GPU": ("cuda", m_a0405, "A0405", "A9.1"),
-    "c1 two GPUs under one lot": ("cuda", c1_two_gpus_one_lot, "A0405", None),
+    "c1 two GPUs under one lot": ("cuda", m_a0405, "A0405", None),
     "c1 manifest restates the offer wrongly": ("cpu", c1_manifest_restates_offer_wrongly,
                                                "A0901", None),
     "c2 CSV integer beyond 64 bits": ("cpu", c2_csv_int_beyond_64_bits, "A0803", "A1.2"),
@@ -331,6 +320,23 @@ def test_the_declared_h100_never_becomes_a_cost_per_corpus(templates: dict[str, 
     # ... and even were the audit to accept it, the device maps show no GPU
     accepted = AuditResult(result.run_dir, result.protocol, result.experiment_id, (), (), ())
     econ = economics_section(view, view.offers, accepted, [], "the run's own offers")
+    assert [o["per_corpus_usd_minor"] for o in econ["offers"]] == [None]
+
+
+def test_an_offer_for_another_gpu_is_pointed_out_not_rejected(
+        templates: dict[str, Path], tmp_path: Path) -> None:
+    """A legitimate run compared with an offer of another GPU (the default config's example
+    H100 offer on an A100): a warning, and no cost per accepted corpus for that offer."""
+    from auditor.protocols.a.report import economics_section
+
+    root = _copy(templates, "cuda", tmp_path)
+    edit_json(root, "economics/offers.json",
+              lambda o: _set(o, "offers/0/gpu_model", "NVIDIA A100-SXM4-80GB"))
+    view, result = audit(root)
+    assert [(f.code, f.severity, f.protocol_ref) for f in result.findings] == [
+        ("A0405", "warning", "A9.1")]
+    assert result.verdict == "accepted"
+    econ = economics_section(view, view.offers, result, [], "the run's own offers")
     assert [o["per_corpus_usd_minor"] for o in econ["offers"]] == [None]
 
 

@@ -452,8 +452,14 @@ def m_a0404(root: Path) -> None:  # a CPU run dressed as an H100 run
 
 
 def m_a0405(root: Path) -> None:
-    edit_json(root, "economics/offers.json",
-              lambda o: _set(o, "offers/0/gpu_model", "NVIDIA A100-SXM4-80GB"))
+    """Two GPUs used under one lot of a one-GPU offer, every file consistent."""
+    name = rf.read_json(root, "environment.json")["gpu_model"]
+    for p in sorted((root / "evidence/placement").rglob("*.json")):
+        edit_json(root, p.relative_to(root).as_posix(), lambda d: d.update(
+            input_devices={"cuda:0": 4, "cuda:1": 4},
+            gpus_used=[{"index": 0, "name": name}, {"index": 1, "name": name}]), rehash=False)
+    edit_json(root, "environment.json", lambda e: _set(e, "gpu_count", 2), rehash=False)
+    edit_rows(root, lambda rows: [r.update(gpu_count="2") for r in rows])
 
 
 def m_a0607(root: Path) -> None:
