@@ -33,14 +33,22 @@ _FORMAT_HELP = "Output format: " + "; ".join(
               show_default=True, help=_FORMAT_HELP)
 @click.option("--select", help="Comma-separated rule codes (or prefixes) to run; default all.")
 @click.option("--ignore", help="Comma-separated rule codes (or prefixes) to leave out.")
-def check(run_dir: Path, fmt: str, select: str | None, ignore: str | None) -> None:
+@click.option("--waivers", "waivers_file", type=click.Path(path_type=Path),
+              help="JSON or TOML file mapping rule codes left out by --select/--ignore to a "
+                   "written justification (schemas/waivers.schema.json). An error rule left "
+                   "out without one makes the verdict incomplete.")
+def check(run_dir: Path, fmt: str, select: str | None, ignore: str | None,
+          waivers_file: Path | None) -> None:
     """Re-validate RUN_DIR against the schemas and every rule of its protocol.
 
-    Exit 0 when no error finding, 1 when there is one, 2 for bad usage."""
+    Exit 0 when no error finding (and no error rule left out unwaived), 1 otherwise, 2 for
+    bad usage."""
     from auditor.engine import run_check
     from auditor.output import renderer
+    from auditor.waivers import load_waivers
 
-    result = run_check(run_dir, select=_codes(select), ignore=_codes(ignore))
+    waivers = load_waivers(waivers_file) if waivers_file is not None else ()
+    result = run_check(run_dir, select=_codes(select), ignore=_codes(ignore), waivers=waivers)
     click.echo(renderer(fmt)(result, color=fmt == "text" and sys.stdout.isatty()), nl=False)
     sys.exit(result.exit_code)
 
@@ -171,7 +179,8 @@ def main() -> None:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     except VerificationFailed as exc:
-        click.echo(f"FAILED: {exc}", err=True)
+        for line in str(exc).splitlines() or [""]:
+            click.echo(f"FAILED: {line}", err=True)
         sys.exit(1)
     except SystemExit:
         raise

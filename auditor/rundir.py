@@ -2,9 +2,12 @@
 protocol will parse, each read exactly once (the bytes hashed are the bytes parsed).
 
 Files a protocol does not parse (model weights, say) are hashed in chunks and never held in
-memory. Reading and hashing run on a few threads (both release the GIL). Nothing here
-raises on a bad entry: a symbolic link, an unreadable file or a name that is not UTF-8
-becomes a fault, and the walk goes on."""
+memory. Memory stays bounded whatever the run holds: a file the protocol would parse but
+larger than `MAX_PARSED_BYTES` is hashed in chunks, not kept, and reported (`limit`), and a
+file larger than `MAX_HASHED_BYTES` (a sparse file can claim any size) is not read at all
+and reported. Reading and hashing run on a few threads (both release the GIL). Nothing here
+raises on a bad entry: a symbolic link, an unreadable file or directory, or a name that is
+not UTF-8 becomes a fault, and the walk goes on."""
 
 from __future__ import annotations
 
@@ -21,6 +24,13 @@ from auditor.readers.base import Fault
 
 KEEP_SMALL_BYTES = 8 << 20
 """A file outside the parsed prefixes is still kept when this small (a custom offers file)."""
+MAX_PARSED_BYTES = 2 << 30
+"""The largest file kept in memory for parsing (an output file of some ten million lines)."""
+MAX_HASHED_BYTES = 1 << 40
+"""The largest file hashed (1 TiB); a larger one, or a sparse file claiming that size, is
+reported unread rather than read for hours."""
+UNHASHED = ""
+"""The digest recorded for a file too large to hash (its fault says why)."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +39,8 @@ class RunFiles:
 
     root: Path
     hashes: Mapping[str, str]
-    """Relative `/`-separated path -> SHA-256 hex of every regular file."""
+    """Relative `/`-separated path -> SHA-256 hex of every regular file (`UNHASHED`, empty,
+    for a file too large to hash: its fault says so)."""
     data: Mapping[str, bytes]
     """Relative path -> bytes, for the files kept for parsing."""
     faults: tuple[Fault, ...]
@@ -45,7 +56,15 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = ()) -> RunFiles:
     small file)."""
     files: list[tuple[str, Path]] = []
     faults: list[Fault] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+
+    def unreadable_dir(exc: OSError) -> None:
+        rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "."
+        shown = os.fsencode(rel).decode("utf-8", errors="backslashreplace")
+        faults.append(Fault(shown, f"cannot list the directory: {exc.strerror or exc}",
+                            kind="format"))
+
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False,
+                                                onerror=unreadable_dir):
         base = Path(dirpath)
         dirnames.sort()
         for name in sorted(filenames) + [d for d in dirnames if (base / d).is_symlink()]:
@@ -68,24 +87,38 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = ()) -> RunFiles:
                                     kind="format"))
     files.sort()
 
-    def read_one(item: tuple[str, Path]) -> tuple[bytes | None, str, str | None]:
+    def read_one(item: tuple[str, Path]) -> tuple[bytes | None, str, Fault | None]:
         rel, p = item
         try:
-            if rel.startswith(parsed_prefixes) or p.stat().st_size <= KEEP_SMALL_BYTES:
+            size = p.stat().st_size
+            if size > MAX_HASHED_BYTES:
+                return None, UNHASHED, Fault(
+                    rel, f"the file claims {size:,} bytes, more than the {MAX_HASHED_BYTES:,} "
+                    "the auditor hashes: it is neither read nor verified", kind="limit",
+                    value=str(size))
+            parsed = rel.startswith(parsed_prefixes)
+            if parsed and size > MAX_PARSED_BYTES:
+                return None, sha256_file(p), Fault(
+                    rel, f"the file is {size:,} bytes; the auditor parses an artifact up to "
+                    f"{MAX_PARSED_BYTES:,} bytes (hashed, not parsed)", kind="limit",
+                    value=str(size))
+            if parsed or size <= KEEP_SMALL_BYTES:
                 b = p.read_bytes()
                 return b, hashlib.sha256(b).hexdigest(), None
             return None, sha256_file(p), None  # large, not parsed: hashed in chunks
         except OSError as exc:
-            return None, "", exc.strerror or str(exc)
+            return None, "", Fault(rel, f"cannot read the file: {exc.strerror or exc}",
+                                   kind="format")
 
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
         read = list(pool.map(read_one, files))
     hashes: dict[str, str] = {}
     data: dict[str, bytes] = {}
-    for (rel, _), (blob, digest, error) in zip(files, read, strict=True):
-        if error is not None:
-            faults.append(Fault(rel, f"cannot read the file: {error}", kind="format"))
-            continue
+    for (rel, _), (blob, digest, fault) in zip(files, read, strict=True):
+        if fault is not None:
+            faults.append(fault)
+            if not digest and fault.kind != "limit":
+                continue  # unreadable: not in the run as far as hashes go
         if blob is not None:
             data[rel] = blob
         hashes[rel] = digest

@@ -6,6 +6,11 @@ the run dirs' CSV files (`resultats-bruts.csv` for protocol A, `trials.csv` and
 This package is the single source of truth for formats. It only locates and loads the
 schema files; it holds no logic of either tool, so both can depend on it without depending
 on each other.
+
+Validation is strict where JSON Schema is loose: `format` is checked (`date-time` needs the
+`rfc3339-validator` package, a dependency, or it silently passes), and `integer` means an
+integer literal (`5`), not a float that happens to be whole (`5.0`, `1e300`), which JSON
+Schema would accept and which code counting passes or filling a 64-bit column cannot use.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from importlib import resources
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.validators import validator_for
+from jsonschema.validators import extend, validator_for
 
 #: Artifact kind -> schema file name. `docs/run-dir.md` (protocol A) and
 #: `docs/run-dir-residency.md` (protocol B) say which path holds which kind.
@@ -32,6 +37,9 @@ SCHEMA_FILES: dict[str, str] = {
     "set_check": "set-check.schema.json",
     "run_config": "run-config.schema.json",
     "audit_result": "audit-result.schema.json",
+    "waivers": "waivers.schema.json",
+    "claims": "claims.schema.json",
+    "input_line": "input-line.schema.json",
     # protocol B evidence our runner writes (the auditor's readers read the same files)
     "runner_power_record": "runner-power-record.schema.json",
     "torch_placement": "torch-placement.schema.json",
@@ -79,9 +87,20 @@ def load(kind: str) -> dict[str, Any]:
 def validator(kind: str) -> Draft202012Validator:
     """A compiled validator for one artifact kind; cached, so validating many lines is cheap."""
     schema = load(kind)
-    cls = validator_for(schema, default=Draft202012Validator)
-    cls.check_schema(schema)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    base = validator_for(schema, default=Draft202012Validator)
+    base.check_schema(schema)
+    cls = extend(base, type_checker=base.TYPE_CHECKER.redefine("integer", _is_integer))
+    return cls(schema, format_checker=base.FORMAT_CHECKER)
+
+
+def _is_integer(checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def date_time_is_checked() -> bool:
+    """Whether `format: date-time` is enforced (its checker's package is installed)."""
+    return not Draft202012Validator.FORMAT_CHECKER.conforms("2026-13-40T99:00:00Z",
+                                                            "date-time")
 
 
 @cache

@@ -306,3 +306,20 @@ def test_a_ca_file_that_is_not_a_certificate(signed, tmp_path):
 
 def test_an_empty_directory_is_not_a_report(tmp_path, keys):
     _fails(tmp_path, keys / "ca.pem", "report.pdf:", "missing")
+
+
+def test_every_failure_is_one_line_and_none_a_traceback(copy, keys):
+    """Two files changed: each failure gets its line, and the CLI prints them all, no
+    traceback."""
+    (copy / "audit.json").write_text("{}\n")
+    (copy / "report.html").write_text("changed\n")
+    with pytest.raises(VerificationFailed) as exc:
+        verify_report(copy, keys / "ca.pem")
+    lines = str(exc.value).splitlines()
+    assert [line.split(":")[0] for line in lines] == ["audit.json", "report.html"]
+    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
+                           "verify", str(copy), "--ca", str(keys / "ca.pem")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert [line.split(":")[:2] for line in proc.stderr.splitlines()] == [
+        ["FAILED", " audit.json"], ["FAILED", " report.html"]]

@@ -24,6 +24,7 @@ from auditor import __version__
 from auditor.errors import AuditorError
 from auditor.fsutil import list_files, sha256_file
 from auditor.model import AuditResult
+from auditor.rundir import MAX_HASHED_BYTES
 
 RUN_SUBDIR = "run"
 ATTACHED = (  # (file in the run dir, description) attached to the PDF
@@ -49,11 +50,21 @@ class StepTimer:
 
 def _copy_run(run_dir: Path, dest: Path) -> None:
     """Copy every regular file of the run byte for byte; a symlink is refused, never
-    followed (it could pull a file from outside the run into a signed bundle)."""
+    followed (it could pull a file from outside the run into a signed bundle), and so are a
+    name the signed Statement cannot hold (not UTF-8) and a file too large to hash."""
     for rel in list_files(run_dir):
         src = run_dir / rel
         if src.is_symlink() or not src.is_file():
             raise AuditorError(f"{src}: not a regular file (symlink?); refusing to bundle it")
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise AuditorError(f"{run_dir / shown}: the file name is not UTF-8; a signed "
+                               "bundle cannot list it (audit check reports it)") from None
+        if src.stat().st_size > MAX_HASHED_BYTES:
+            raise AuditorError(f"{src}: larger than the auditor hashes; refusing to bundle it "
+                               "(audit check reports it)")
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target)

@@ -65,10 +65,16 @@ def verdict_section(result: AuditResult) -> dict[str, Any]:
         why.append(f"{len(result.skipped)} rule(s) could not run: "
                    + "; ".join(f"{s.code} ({s.reason})" for s in result.skipped[:3])
                    + (" ..." if len(result.skipped) > 3 else ""))
+    if result.unwaived:
+        why.append(f"{len(result.unwaived)} error rule(s) were left out of this audit "
+                   "(--select/--ignore) without a waiver: "
+                   + ", ".join(n.code for n in result.unwaived) + ".")
     why.append(f"{len(result.rules_run)} rules run; {counts['error']} error(s), "
                f"{counts['warning']} warning(s), {counts['info']} info.")
     return {"value": result.verdict, "headline": result.verdict.upper(), "why": why,
-            "counts": counts}
+            "counts": counts,
+            "rules_not_run": [n.to_json() for n in result.rules_not_run],
+            "waivers": [w.to_json() for w in result.waivers]}
 
 
 def findings_section(result: AuditResult) -> dict[str, Any]:

@@ -54,6 +54,17 @@ def is_b200(offer: dict[str, Any]) -> bool:
     return "B200" in str(offer.get("gpu_model", "")).upper()
 
 
+def _gpu_words(name: Any) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", str(name or "").casefold())) - {"nvidia", "amd"}
+
+
+def same_gpu(offer_gpu: Any, measured: set[str]) -> bool:
+    """Whether an offer's GPU is one the run measured: every word of the offer's model is in
+    the name the driver reported ("H100 80GB" matches "NVIDIA H100 80GB HBM3")."""
+    words = _gpu_words(offer_gpu)
+    return bool(words) and any(words <= _gpu_words(m) for m in measured)
+
+
 def offer_problem(offer: dict[str, Any]) -> str | None:
     """Why this offer cannot be costed (A9.1/A9.2), or None."""
     oid = offer.get("offer_id")

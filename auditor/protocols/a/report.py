@@ -10,7 +10,6 @@ compared with a golden file and rendered by any template.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +17,13 @@ import polars as pl
 
 from auditor.model import AuditResult, ConfigSummary, OfferCost, RunSummary
 from auditor.protocols.a import derive
-from auditor.protocols.a.economics import PackageCost, offer_problem, package_total, usd
+from auditor.protocols.a.economics import (
+    PackageCost,
+    offer_problem,
+    package_total,
+    same_gpu,
+    usd,
+)
 from auditor.protocols.a.view import RunView
 from auditor.report.viewmodel import NOT_RECORDED, json_safe, lookup
 
@@ -224,17 +229,6 @@ def memory_section(results: pl.DataFrame | None, traces: Mapping | None,
     return [by_variant[k] for k in sorted(by_variant)]
 
 
-def _gpu_words(name: Any) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", str(name or "").casefold())) - {"nvidia", "amd"}
-
-
-def _same_gpu(offer_gpu: Any, measured: set[str]) -> bool:
-    """Whether an offer's GPU is one the run measured: every word of the offer's model is in
-    the name the driver reported ("H100 80GB" matches "NVIDIA H100 80GB HBM3")."""
-    words = _gpu_words(offer_gpu)
-    return bool(words) and any(words <= _gpu_words(m) for m in measured)
-
-
 def economics_section(view: RunView, offers: dict | None, result: AuditResult,
                       timings: list[dict[str, Any]], offers_label: str) -> dict[str, Any]:
     """A9/A10.2: package price x lots per offer; a cost per accepted corpus only from the
@@ -269,7 +263,7 @@ def economics_section(view: RunView, offers: dict | None, result: AuditResult,
         total = package_total(dict(o), lots) if isinstance(price, int) and problem is None \
             else None
         # An accepted count says something only about the hardware it was measured on.
-        same_hw = _same_gpu(o.get("gpu_model"), measured_on)
+        same_hw = same_gpu(o.get("gpu_model"), measured_on)
         per = (PackageCost(dict(o), lots, total, accepted_corpora).per_corpus_usd_minor
                if total is not None and same_hw else None)
         why_not = ("not computed (no measured accepted count)" if accepted_corpora is None

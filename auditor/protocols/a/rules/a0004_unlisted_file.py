@@ -2,6 +2,7 @@
 
 What it checks: every file under the run dir other than `manifest.json` is listed in
 `manifest.artifacts`.
+Reads: the list of files of the run dir; manifest `/artifacts`.
 Why it matters: an unlisted file was added or renamed after the run was sealed (A10.1); it
 cannot be trusted as part of the dossier, and a rule could read it as evidence.
 Example: `outputs/batch-4/warm-6.jsonl` on disk but not in the manifest.

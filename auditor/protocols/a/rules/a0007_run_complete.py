@@ -3,6 +3,8 @@
 What it checks: `manifest.status` is `complete`, and every cold or warm pass of
 `manifest.pass_order` was run: it has a row in `resultats-bruts.csv` or an entry in
 `timeline.jsonl` (a pass that ran but lost its row is A0605's).
+Reads: manifest `/status`, `/pass_order`; CSV `variant_id`, `phase`, `run_index`; timeline
+`variant_id`, `phase`, `run_index`.
 Why it matters: an aborted run, or one where planned passes have no row, cannot support a
 comparison (A6.1, A6.4): the missing passes may be the slow or failed ones.
 Example: `pass_order` plans `batch-4/warm-5` and the CSV has no such row.

@@ -4,6 +4,8 @@ What it checks: per output file, the set of IDs against `corpus/expected_ids.txt
 anti-join and group counts, not line counts): missing IDs and duplicated IDs. An error when
 the pass's row claims `ids_match` or `corpus_accepted`; a warning when the row honestly
 declares the pass incomplete (a failed pass keeps its partial output, A6.4).
+Reads: every output line's `id`; `corpus/expected_ids.txt`; CSV `ids_match`,
+`corpus_accepted`.
 Why it matters: A2.1: a corpus is accepted only if every expected ID is answered exactly once.
 Two files of 1,000 lines prove nothing (A2.5): one duplicate hides one missing answer.
 Example: `outputs/batch-4/warm-2.jsonl` has 1,000 lines but `ev-000017` twice and

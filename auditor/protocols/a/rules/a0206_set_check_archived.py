@@ -4,6 +4,8 @@ What it checks: `checks/set-check.json` (the runner's own verification, A2.6) ag
 auditor's recomputation: the expected count and duplicates, and per output file the lines,
 IDs, duplicates, missing and extra IDs, invalid lines and the flags; and that every output
 file has its entry.
+Reads: `checks/set-check.json` (every field); every output line's `id` and `label`;
+`corpus/expected_ids.txt`; manifest `/task/classes`.
 Why it matters: A2.6 archives the set verification with the run so a reviewer can see it was
 done; an archive that disagrees with the files was not made from them.
 Example: the set check says `batch-1/warm-2` has no missing ID; the file lacks `ev-000004`.

@@ -2,6 +2,8 @@
 
 What it checks: `corpus/references.jsonl` against `corpus/expected_ids.txt` and
 `task.classes`: a reference per expected ID, no duplicate, labels declared.
+Reads: `corpus/references.jsonl` (`id`, `label`); `corpus/expected_ids.txt`; manifest
+`/task/classes`.
 Why it matters: A2.4 recomputes quality from outputs and references; a missing or undeclared
 reference label silently changes the metric the corpus is accepted on.
 Example: `ev-000007` has no line in `corpus/references.jsonl`.

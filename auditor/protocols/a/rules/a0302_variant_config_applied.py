@@ -2,6 +2,7 @@
 
 What it checks: each row's `batch`, `precision`, `context` and `device` equal those of its
 variant in `manifest.variants`, and every row's variant is declared.
+Reads: manifest `/variants`; CSV `variant_id`, `batch`, `precision`, `context`, `device`.
 Why it matters: A3.1: the CSV records the configuration actually applied; a row that says
 batch 4 under the variant declared as batch 8 is not the announced comparison.
 Example: row 12 is variant `batch-8` with `batch` 4.

@@ -2,6 +2,7 @@
 
 What it checks: among output files whose ID set is complete, the sequence of IDs (first
 occurrence of each) is the same in every file; it is compared with the first such file.
+Reads: every output line's `id`, in file order; `corpus/expected_ids.txt`.
 Why it matters: A3.1 keeps the input order fixed between variants: sorting inputs by length
 for one batch size changes padding and therefore the work measured.
 Example: `outputs/batch-8/warm-1.jsonl` lists the IDs sorted by text length while

@@ -3,6 +3,7 @@
 What it checks: each row's `elapsed_seconds` equals its timeline entry's `elapsed_seconds`
 (1 ms slack for rounding; the case "plus the loading time" is A0502's), and a pass that
 completed (`status` ok) has a duration.
+Reads: CSV `elapsed_seconds`; timeline `elapsed_seconds`, `load_seconds`, `status`.
 Why it matters: A6.3: every raw duration is kept; a CSV time that differs from the one the
 timer recorded (rounded, replaced by a mean, "cleaned") is not a raw observation.
 Example: the timeline records 1.0421 s for `batch-1/warm-2` and the row says 1.00.

@@ -3,6 +3,7 @@
 What it checks: every pass has its memory trace (`traces/memory/<variant>/<phase>-<run>.json`),
 and its row's four memory cells (`baseline_allocated_bytes`, `baseline_reserved_bytes`,
 `peak_allocated_bytes`, `peak_reserved_bytes`) equal the trace's (an empty cell for a null).
+Reads: CSV memory cells; memory traces (the same four figures).
 Why it matters: A7.2: baselines and absolute peaks are recorded per phase; a CSV figure that
 is not the traced one cannot be checked and may come from another pass or another source.
 Example: row 6 says `peak_reserved_bytes` 2147483648 and the trace recorded 1912602624.

@@ -3,6 +3,7 @@
 What it checks: in every row and every memory trace, baseline allocated <= baseline reserved,
 peak allocated <= peak reserved, baseline allocated <= peak allocated and baseline reserved
 <= peak reserved (where both figures are recorded).
+Reads: CSV memory cells; memory traces (the same four figures).
 Why it matters: A7.3: PyTorch's `allocated` is included in `reserved`, and a peak taken after
 a reset cannot be below the baseline; a figure breaking either invariant was swapped,
 mis-measured or invented.

@@ -1,6 +1,7 @@
 """A0707: GPU passes record their memory (warning when they do not).
 
 What it checks: rows on a CUDA or ROCm device with any of the four memory cells empty.
+Reads: CSV `device` and memory cells.
 Why it matters: A7.2 asks for the baselines and peaks of every GPU phase; an empty cell is
 honest ("not recorded") but leaves the memory comparison without data, so it is pointed out.
 Example: row 8 on `cuda:0` with `peak_reserved_bytes` empty.

@@ -2,6 +2,7 @@
 
 What it checks: each `other_sources` entry of a memory trace names a source that is not the
 PyTorch caching allocator (`torch.cuda.memory_*`, `max_memory_*`, `memory_stats`).
+Reads: memory traces `other_sources` (`name`, `source`).
 Why it matters: A7.5: the allocator does not see other processes or allocations outside it; a
 figure that claims to include them (process RSS, device total, NVML used memory) must come
 from the tool that measured it, named, not be relabelled allocator output.

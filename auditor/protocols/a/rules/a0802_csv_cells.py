@@ -3,6 +3,7 @@
 What it checks: each record after the header has 38 cells; a record with a cell too many (an
 unquoted comma in `notes`), too few, or an empty line is reported with its row and the line
 it starts on.
+Reads: the records of `resultats-bruts.csv` (cell counts).
 Why it matters: A8.4: commas, quotes and line breaks in `notes` follow the CSV quoting rules;
 an unquoted comma shifts the cells after it, and a reader that drops the extra cell loses
 data silently.

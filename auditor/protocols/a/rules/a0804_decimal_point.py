@@ -2,6 +2,7 @@
 
 What it checks: number cells written like `1,234` inside a quoted cell (the decimal comma of
 Portuguese or French locales).
+Reads: the number cells of `resultats-bruts.csv`.
 Why it matters: A8.2: the protocol fixes the decimal point; a decimal comma is read as text, as
 a thousands separator (1,234 becomes 1234) or as two cells, depending on the reader.
 Example: row 6 with `elapsed_seconds` "1,042".

@@ -2,6 +2,7 @@
 
 What it checks: no two rows share (`variant_id`, `phase`, `run_index`), the table's primary
 key.
+Reads: CSV `variant_id`, `phase`, `run_index`.
 Why it matters: A8.1: one row per pass; a pass written twice (a retry appended, a row copied)
 counts twice in every summary and hides which measurement is the real one.
 Example: rows 7 and 8 are both `batch-4/warm-2`.

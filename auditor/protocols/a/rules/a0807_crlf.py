@@ -2,6 +2,7 @@
 
 What it checks: line ends outside quoted fields are CRLF, as RFC 4180 and the table schema's
 dialect say; a bare LF is reported (line breaks inside quoted `notes` are free).
+Reads: the line ends of `resultats-bruts.csv`.
 Why it matters: A8.4: the usual CSV rules; most readers accept LF, so this is a warning, but a
 strict reader may split or join records differently.
 Example: a CSV written with `\n` line ends on Linux.

@@ -3,6 +3,8 @@
 What it checks: per variant, the distinct `corpus_revision` values with a pass the auditor
 recomputes as accepted (IDs exactly once, valid format, quality rule met); no row of the
 variant may claim more.
+Reads: CSV `variant_id`, `corpus_revision`, `accepted_unique_corpora`; the output files,
+references and expected IDs (acceptance recomputed).
 Why it matters: A9.3: five repetitions of one corpus measure variability, they are not five
 deliverables; counting them (or a corpus that failed) divides the package by a production
 that did not happen.

@@ -3,6 +3,7 @@
 What it checks: no row has `elapsed_seconds` 0, and no timeline entry of a pass that ended in
 `oom` or `error` records a time of 0 (empty, "not recorded", is allowed; the time until
 failure is better).
+Reads: CSV `elapsed_seconds`; timeline `status`, `elapsed_seconds`.
 Why it matters: A10.3: a configuration that runs out of memory did not run in no time; a 0
 makes the failed configuration the fastest in any summary.
 Example: the `batch-32/warm-1` row, status oom, with `elapsed_seconds` 0.
