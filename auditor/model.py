@@ -107,6 +107,8 @@ class RuleInfo:
     protocol_ref: str
     severity: Severity
     doc: str
+    fix: str = ""
+    """What to do about a finding of the rule."""
 
 
 @dataclass(frozen=True)

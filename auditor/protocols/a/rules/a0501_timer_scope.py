@@ -22,7 +22,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0501", title="duration within the timer's scope", protocol_ref="A5.1",
-      severity="error", requires=("results", "timeline"))
+      severity="error", requires=("results", "timeline"),
+      fix=("Time exactly the announced scope (start and stop the timer around the pass only) and "
+           "re-run."))
 def check(view: RunView) -> Iterator[Finding]:
     t = view.timeline.select(*KEY, ((pl.col("ended") - pl.col("started")).dt.total_microseconds()
                                     / 1e6).alias("window"))

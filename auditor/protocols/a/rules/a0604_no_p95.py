@@ -22,7 +22,9 @@ _P95 = re.compile(r"\bp\s?9[05]\b|\bp\s?99\b|9[05](th)?[\s-]*percentile|percenti
 
 
 @rule(code="A0604", title="no p95 from five passes", protocol_ref="A6.3", severity="error",
-      requires=("manifest",))
+      requires=("manifest",),
+      fix=("Report the median and the min-max range; drop the p95 (five passes cannot support "
+           "it)."))
 def check(view: RunView) -> Iterator[Finding]:
     for artifact, loc, text, _ in note_sources(view):
         m = _P95.search(text)

@@ -28,7 +28,8 @@ _PER_ACCEPTED = re.compile(r"per accepted corp", re.IGNORECASE)
 
 
 @rule(code="A0904", title="no projected cadence", protocol_ref="A9.5", severity="error",
-      requires=("manifest",))
+      requires=("manifest",),
+      fix="Give only the package cost without a measured accepted count; project no cadence.")
 def check(view: RunView) -> Iterator[Finding]:
     accepted: dict[str, int] = {}
     if view.results is not None:

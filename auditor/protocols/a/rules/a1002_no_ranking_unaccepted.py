@@ -25,7 +25,8 @@ _RANKING = re.compile(r"\b(fastest|quickest|best|winner|wins|rank\w*|recommend\w
 
 
 @rule(code="A1002", title="no ranking of unaccepted configurations", protocol_ref="A10.2",
-      severity="error", requires=("results", "outputs", "expected_ids", "manifest"))
+      severity="error", requires=("results", "outputs", "expected_ids", "manifest"),
+      fix="Rank only accepted configurations; list the others apart.")
 def check(view: RunView) -> Iterator[Finding]:
     rejected = set(variant_accepted(view).filter(pl.col("accepted_corpora") == 0)["variant_id"])
     if not rejected:
