@@ -110,6 +110,18 @@ class RuleInfo:
     fix: str = ""
     """What to do about a finding of the rule."""
 
+    def parts(self) -> dict[str, str]:
+        """The docstring's three parts, `what` (it checks), `why` (it matters) and `example`,
+        each on one line; a part the docstring lacks is an empty string."""
+        marks = (("what", "What it checks:"), ("why", "Why it matters:"),
+                 ("example", "Example:"))
+        found = sorted((self.doc.find(m), key, m) for key, m in marks if m in self.doc)
+        out = {k: "" for k, _ in marks}
+        for i, (start, key, mark) in enumerate(found):
+            end = found[i + 1][0] if i + 1 < len(found) else len(self.doc)
+            out[key] = " ".join(self.doc[start + len(mark):end].split())
+        return out
+
 
 @dataclass(frozen=True)
 class AuditResult:

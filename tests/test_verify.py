@@ -16,6 +16,7 @@ import pytest
 from cryptography import x509
 from runfactory import make_clean_run
 
+import schemas
 from auditor.errors import AuditorError, VerificationFailed
 from auditor.report import dsse
 from auditor.report.build import build_report
@@ -169,6 +170,25 @@ def test_the_cli_verifies_and_exits_1_on_tampering(copy, keys):
     bad = run()
     assert bad.returncode == 1
     assert bad.stderr.startswith("FAILED: audit.json: SHA-256"), bad.stderr
+
+
+def test_verify_json_validates_and_names_the_failing_file(copy, keys):
+    def run() -> tuple[int, dict]:
+        proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
+                               "verify", str(copy), "--ca", str(keys / "ca.pem"),
+                               "--format", "json"], capture_output=True, text=True)
+        doc = json.loads(proc.stdout)
+        assert list(schemas.validator("verify_result").iter_errors(doc)) == []
+        return proc.returncode, doc
+
+    code, doc = run()
+    assert code == 0 and doc["ok"] and doc["verdict"] == "accepted" and doc["test_key"]
+    assert [c["file"] for c in doc["checks"]] == ["report.pdf", "bundle.dsse.json", "*"]
+    (copy / "audit.json").write_text("{}\n")
+    code, doc = run()
+    assert code == 1 and not doc["ok"]
+    assert doc["failure"]["file"] == "audit.json" and "SHA-256" in doc["failure"]["reason"]
+    assert [c["file"] for c in doc["checks"]] == ["report.pdf", "bundle.dsse.json"]
 
 
 # -- tampering --------------------------------------------------------------------------

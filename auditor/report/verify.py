@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from auditor.errors import VerificationFailed
 from auditor.fsutil import list_files, sha256_file
@@ -161,9 +163,19 @@ def _check_files(report_dir: Path, stmt: dict) -> int:
     return len(listed)
 
 
-def verify_report(report_dir: Path, ca: Path) -> list[str]:
-    """The lines to print when the report verifies; VerificationFailed otherwise."""
-    report_dir = Path(report_dir)
+@dataclass(frozen=True)
+class Passed:
+    """One check that passed."""
+
+    file: str
+    """The file it is about; `*` for the whole directory."""
+    detail: str
+
+
+def _verify(report_dir: Path, ca: Path, passed: list[Passed]) -> dict[str, Any]:
+    """Run every check in order, appending each that passes to PASSED; VerificationFailed at
+    the first that does not. Returns the signed predicate's experiment and verdict and
+    whether the signer is a local test key."""
     ca_certs = _load_ca(ca)
     for name in (PDF, ENVELOPE, SIGNER):
         p = report_dir / name
@@ -171,22 +183,48 @@ def verify_report(report_dir: Path, ca: Path) -> list[str]:
             hint = " (report built without --key: it is unsigned)" if name != PDF else ""
             raise VerificationFailed(f"{name}: missing{hint}")
     signer_der, pdf_line = _check_pdf(report_dir / PDF, ca_certs)
+    passed.append(Passed(PDF, pdf_line))
     cert = _check_signer(report_dir, ca_certs, signer_der)
     try:
         stmt = dsse.open_envelope((report_dir / ENVELOPE).read_bytes(), cert)
     except dsse.EnvelopeError as exc:
         raise VerificationFailed(f"{ENVELOPE}: {exc}") from None
+    passed.append(Passed(ENVELOPE, f"{ENVELOPE}: DSSE signature valid (keyid "
+                                   f"{dsse.cert_keyid(cert)[:16]}...), {SIGNER} chains to "
+                                   f"{Path(ca).name}"))
     n = _check_files(report_dir, stmt)
+    passed.append(Passed("*", f"{n} files listed in the signed Statement, every SHA-256 "
+                              "matches, no unlisted file"))
     pred = stmt.get("predicate") if isinstance(stmt.get("predicate"), dict) else {}
-    lines = [
-        pdf_line,
-        f"{ENVELOPE}: DSSE signature valid (keyid {dsse.cert_keyid(cert)[:16]}...), "
-        f"{SIGNER} chains to {Path(ca).name}",
-        f"{n} files listed in the signed Statement, every SHA-256 matches, no unlisted file",
-        f"OK: experiment {json.dumps(pred.get('experiment_id'))}, "
-        f"verdict {pred.get('verdict', '?')}",
-    ]
-    if "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper():
+    return {"experiment_id": pred.get("experiment_id"), "verdict": pred.get("verdict"),
+            "test_key": "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper()}
+
+
+def verify_result(report_dir: Path, ca: Path) -> dict[str, Any]:
+    """`audit verify --format json` (schemas/verify-result.schema.json): every check that
+    passed and, when one failed, its file and reason; `ok` only when all passed."""
+    passed: list[Passed] = []
+    doc: dict[str, Any] = {"schema_version": "1", "report_dir": str(report_dir)}
+    try:
+        facts = _verify(Path(report_dir), ca, passed)
+    except VerificationFailed as exc:
+        file, _, reason = str(exc).partition(": ")
+        doc.update(ok=False, failure={"file": file, "reason": reason or str(exc)})
+    else:
+        doc.update(ok=True, test_key=facts["test_key"],
+                   **{k: facts[k] for k in ("experiment_id", "verdict") if facts[k] is not None})
+    doc["checks"] = [{"file": c.file, "detail": c.detail} for c in passed]
+    return doc
+
+
+def verify_report(report_dir: Path, ca: Path) -> list[str]:
+    """The lines to print when the report verifies; VerificationFailed otherwise."""
+    passed: list[Passed] = []
+    facts = _verify(Path(report_dir), ca, passed)
+    lines = [c.detail for c in passed]
+    lines.append(f"OK: experiment {json.dumps(facts['experiment_id'])}, "
+                 f"verdict {facts['verdict'] or '?'}")
+    if facts["test_key"]:
         lines.append("note: signed with a local test key (audit keygen): integrity only, "
                      "not for procurement use")
     return lines
