@@ -25,7 +25,7 @@ class Finding:
     """Stable code of the rule, e.g. `A0201`."""
     severity: Severity
     protocol_ref: str
-    """The rule of PROTOCOL.md enforced, e.g. `A2.1`."""
+    """The protocol rule enforced, e.g. `A2.1` (an anchor of docs/protocol.md)."""
     message: str
     """One sentence a reviewer understands."""
     artifact: str | None = None

@@ -225,3 +225,16 @@ def test_check_pointed_at_a_report_names_the_run_inside(tmp_path: Path) -> None:
     proc = _main("check", str(report))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert f"audit check {report / 'run'}" in proc.stderr
+
+
+def test_every_option_has_help_text_and_is_in_the_readme() -> None:
+    import click
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for name, command in cli.commands.items():
+        assert f"`audit {name}" in readme, name
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert param.help, (name, param.name)
+                for opt in param.opts:
+                    assert f"`{opt}" in readme, (name, opt)
