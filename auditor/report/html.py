@@ -3,7 +3,8 @@ URIs). Autoescaping is on for every value, so text from a run (notes, ids) is sh
 literally; an SVG in an <img> cannot run script either.
 
 The `nb` filter keeps what must never be split across lines whole (a rule code, a protocol
-rule, a column name, a file name) and lets a path break only after a `/`."""
+rule, a column name, a file name) and lets a path break only after a `/`; `words` lets a
+table header break only between its words."""
 
 from __future__ import annotations
 
@@ -47,6 +48,11 @@ def nobreak(value: Any) -> Markup:
     return Markup("".join(out))
 
 
+def words(value: Any) -> Markup:
+    """VALUE escaped, breakable only between words (a header never splits `min–max`)."""
+    return Markup(" ".join(_nb(w) for w in str(value).split(" ")))
+
+
 @cache
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -58,6 +64,7 @@ def _env() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["nb"] = nobreak
+    env.filters["words"] = words
     return env
 
 

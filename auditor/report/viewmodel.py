@@ -78,7 +78,8 @@ def _target(f: Finding) -> str | None:
 
 
 def _groups(findings: list[Finding]) -> list[list[Finding]]:
-    """Findings of one rule that share a file or an ID, together (union-find)."""
+    """Findings of one rule that share a file or an ID, and findings that one file is
+    missing, together (union-find)."""
     parent = list(range(len(findings)))
 
     def find(i: int) -> int:
@@ -89,7 +90,10 @@ def _groups(findings: list[Finding]) -> list[list[Finding]]:
 
     first: dict[tuple, int] = {}
     for i, f in enumerate(findings):
-        for key in [("file", f.code, f.artifact), *(("id", f.code, x) for x in _ids(f))]:
+        keys = [("file", f.code, f.artifact), *(("id", f.code, x) for x in _ids(f))]
+        if f.missing_evidence and f.artifact:  # one absent file, whatever rules say so
+            keys.append(("absent", f.artifact))
+        for key in keys:
             if key in first:
                 parent[find(i)] = find(first[key])
             else:
@@ -101,8 +105,8 @@ def _groups(findings: list[Finding]) -> list[list[Finding]]:
 
 
 def _item(f: Finding) -> dict[str, Any]:
-    return {"artifact": f.artifact, "location": f.location, "message": f.message,
-            "evidence": key_evidence(f), "severity": f.severity}
+    return {"code": f.code, "artifact": f.artifact, "location": f.location,
+            "message": f.message, "evidence": key_evidence(f), "severity": f.severity}
 
 
 def _block(fs: list[Finding]) -> dict[str, Any]:
@@ -164,9 +168,13 @@ def group_by_cause(findings: Iterable[Finding], rules: Mapping[str, Rule],
 
 def findings_section(result: AuditResult, rules: Mapping[str, Rule],
                      scope: Scope | None = None) -> dict[str, Any]:
+    """The causes, and the rules that could not run grouped by their reason."""
+    skipped: dict[str, list[str]] = {}
+    for sk in result.skipped:
+        skipped.setdefault(sk.reason, []).append(sk.code)
     return {"causes": group_by_cause(result.findings, rules, scope),
             "counts": result.counts(), "total": len(result.findings),
-            "skipped": [s.to_json() for s in result.skipped]}
+            "skipped": [{"reason": reason, "codes": codes} for reason, codes in skipped.items()]}
 
 
 def verdict_section(result: AuditResult, causes: list[dict[str, Any]],

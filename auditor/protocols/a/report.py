@@ -782,7 +782,8 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary,
                 f"{fastest.median_s:.3f} s per corpus of {texts} texts "
                 f"({_fmt_rate(fastest.throughput_per_s)}).")
     return {
-        "headline": f"{len(accepted)} of {n} configuration(s) accepted",
+        "headline": (f"{len(accepted)} of {n} configuration(s) accepted" if n
+                     else "No configuration could be read"),
         "columns": [
             {"key": "config", "label": "Configuration"},
             {"key": "accepted", "label": "Accepted (recomputed)"},

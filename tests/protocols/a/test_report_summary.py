@@ -248,3 +248,16 @@ def test_rule_codes_and_column_names_never_break() -> None:
     assert '<span class="nb">A2.5</span>' in text
     assert '<span class="nb">outputs</span>/<wbr><span class="nb">batch-4</span>' in text
     assert "&lt;x&gt;" in text
+
+
+def test_a_missing_file_is_one_cause_and_skipped_rules_are_grouped_by_reason(
+        clean: Path, tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    shutil.copytree(clean, root)
+    (root / "environment.json").unlink()
+    vm = _vm(root)
+    (cause,) = [c for c in vm["findings"]["causes"] if "environment.json" in c["artifacts"]]
+    assert {i["code"] for i in cause["items"]} == {"A0005", "A0006"}
+    reasons = [s["reason"] for s in vm["findings"]["skipped"]]
+    assert len(reasons) == len(set(reasons)) and vm["findings"]["skipped"][0]["codes"]
+    assert vm["verdict"]["value"] == "incomplete"
