@@ -199,6 +199,10 @@ def test_explain_a_protocol_rule_prints_its_text_and_the_codes_that_enforce_it()
     assert enforcing == ["A0201", "A0207"]
     code, out = invoke("explain", "A0201")
     assert "What to do: " in out
+    code, out = invoke("explain", "run_dir")
+    assert code == 0 and "R0001" in out.split("enforced by:")[1]
+    code, out = invoke("explain", "B7")
+    assert code == 0 and "no rule of the auditor enforces it yet" in out
     proc = _main("explain", "A9.9")
     assert proc.returncode == 2 and "no protocol rule 'A9.9'" in proc.stderr
 
