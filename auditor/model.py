@@ -25,7 +25,7 @@ class Finding:
     """Stable code of the rule, e.g. `A0201`."""
     severity: Severity
     protocol_ref: str
-    """The rule of PROTOCOL.md enforced, e.g. `A2.1`."""
+    """The protocol rule enforced, e.g. `A2.1` (an anchor of docs/protocol.md)."""
     message: str
     """One sentence a reviewer understands."""
     artifact: str | None = None
@@ -144,6 +144,21 @@ class RuleInfo:
     protocol_ref: str
     severity: Severity
     doc: str
+    fix: str = ""
+    """What to do about a finding of the rule."""
+
+    def parts(self) -> dict[str, str]:
+        """The docstring's parts, `what` (it checks), `why` (it matters), `example` and
+        `reads` (the fields it reads), each on one line; a part the docstring lacks is an
+        empty string."""
+        marks = (("what", "What it checks:"), ("why", "Why it matters:"),
+                 ("example", "Example:"), ("reads", "Reads:"))
+        found = sorted((self.doc.find(m), key, m) for key, m in marks if m in self.doc)
+        out = {k: "" for k, _ in marks}
+        for i, (start, key, mark) in enumerate(found):
+            end = found[i + 1][0] if i + 1 < len(found) else len(self.doc)
+            out[key] = " ".join(self.doc[start + len(mark):end].split())
+        return out
 
 
 @dataclass(frozen=True)

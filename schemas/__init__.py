@@ -40,6 +40,11 @@ SCHEMA_FILES: dict[str, str] = {
     "waivers": "waivers.schema.json",
     "claims": "claims.schema.json",
     "input_line": "input-line.schema.json",
+    # what `audit` commands print with --format json (and their errors, on stderr)
+    "audit_rules": "audit-rules.schema.json",
+    "verify_result": "verify-result.schema.json",
+    "cost_result": "cost-result.schema.json",
+    "error": "error.schema.json",
     # protocol B evidence our runner writes (the auditor's readers read the same files)
     "runner_power_record": "runner-power-record.schema.json",
     "torch_placement": "torch-placement.schema.json",

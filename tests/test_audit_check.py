@@ -136,7 +136,7 @@ def test_waivers_show_in_every_format(broken: Path, tmp_path: Path) -> None:
         json.loads(renderer("json")(result)))) == []
     from auditor.report.viewmodel import verdict_section
 
-    section = verdict_section(result)
+    section = verdict_section(result, [], None)
     assert [n["code"] for n in section["rules_not_run"]] == ["A0604", "A0701", "A0807"]
     assert section["waivers"][1]["justification"].startswith("memory is not compared")
 
@@ -221,3 +221,89 @@ def test_check_does_not_import_heavy_modules(clean: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["verdict"] == "accepted"
+
+
+def _main(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()", *args],
+                          capture_output=True, text=True)
+
+
+def test_text_output_shows_the_key_evidence(clean: Path, tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    shutil.copytree(clean, root)
+    lines = rf.read_jsonl(root, "outputs/batch-4/warm-2.jsonl")
+    lost, lines[5]["id"] = lines[5]["id"], lines[4]["id"]  # one ID twice, one missing
+    rf.write_jsonl(root, "outputs/batch-4/warm-2.jsonl", lines)
+    rows = rf.read_rows(root)
+    rows[0]["quality_value"] = "0.5"
+    rf.write_rows(root, rows)
+    rf.rehash(root)
+    out = text.render(run_check(root))
+    assert f"A0201 1 expected ID(s) missing from the output: {lost}" in out
+    assert f"A0201 1 ID(s) answered more than once: {lines[4]['id']}" in out
+    line = next(x for x in out.splitlines() if "row 1 A0205" in x)
+    assert ": 0.5 (expected " in line  # the claimed value, then the recomputed one
+
+
+def test_rules_json_validates_against_its_schema() -> None:
+    code, out = invoke("rules", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert list(schemas.validator("audit_rules").iter_errors(doc)) == []
+    assert [r["code"] for r in doc["rules"]] == [r.code for r in all_rules()]
+    a0201 = next(r for r in doc["rules"] if r["code"] == "A0201")
+    assert a0201["protocol_ref"] == "A2.1" and a0201["fix"] and a0201["why"]
+
+
+def test_explain_a_protocol_rule_prints_its_text_and_the_codes_that_enforce_it() -> None:
+    code, out = invoke("explain", "a2.1")
+    assert code == 0
+    assert out.startswith("protocol rule A2.1 (A2 When a corpus counts as accepted):")
+    assert "exactly once" in out
+    enforcing = [line.split()[0] for line in out.split("enforced by:")[1].splitlines() if line]
+    assert enforcing == ["A0201", "A0207"]
+    code, out = invoke("explain", "A0201")
+    assert "What to do: " in out
+    code, out = invoke("explain", "run_dir")
+    assert code == 0 and "R0001" in out.split("enforced by:")[1]
+    code, out = invoke("explain", "B7")
+    assert code == 0 and "no rule of the auditor enforces it yet" in out
+    proc = _main("explain", "A9.9")
+    assert proc.returncode == 2 and "no protocol rule 'A9.9'" in proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("check", "/nonexistent/run", "--format", "json"),
+    ("check", "--format=json"),
+    ("rules", "--format", "json", "--bogus"),
+    ("check", ".", "--format", "json", "--select", "A0199"),
+])
+def test_json_errors_go_to_stderr_as_one_json_object(args: tuple[str, ...]) -> None:
+    proc = _main(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    doc = json.loads(proc.stderr)
+    assert list(schemas.validator("error").iter_errors(doc)) == []
+    assert doc["error"]["exit_status"] == 2 and doc["error"]["message"]
+
+
+def test_check_pointed_at_a_report_names_the_run_inside(tmp_path: Path) -> None:
+    report = tmp_path / "report"
+    (report / "run").mkdir(parents=True)
+    (report / "report.html").write_text("<html></html>")
+    (report / "run" / "manifest.json").write_text("{}")
+    proc = _main("check", str(report))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert f"audit check {report / 'run'}" in proc.stderr
+
+
+def test_every_option_has_help_text_and_is_in_the_readme() -> None:
+    import click
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for name, command in cli.commands.items():
+        assert f"`audit {name}" in readme, name
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert param.help, (name, param.name)
+                for opt in param.opts:
+                    assert f"`{opt}" in readme, (name, opt)

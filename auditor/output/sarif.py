@@ -26,10 +26,7 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _rule_entry(info: RuleInfo) -> dict[str, Any]:
-    summary = info.title
-    if "What it checks:" in info.doc:  # the rule docstring's first part
-        summary = " ".join(info.doc.split("What it checks:", 1)[1]
-                           .split("Why it matters:", 1)[0].split("Reads:", 1)[0].split())
+    summary = info.parts()["what"] or info.title  # the rule docstring's first part
     return {
         "id": info.code,
         "name": "".join(w.capitalize() for w in info.title.replace("-", " ").split()

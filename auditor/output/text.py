@@ -1,10 +1,12 @@
 """`--format text`: findings grouped by severity, one line each as
-`path:location code message`, then the rules skipped, the rules left out (`--select`/
-`--ignore`) with their waivers, colour only when asked (a terminal), the verdict last."""
+`path:location code message: key evidence`, then the rules skipped, the rules left out
+(`--select`/`--ignore`) with their waivers, colour only when asked (a terminal), the verdict
+last."""
 
 from __future__ import annotations
 
 from auditor.model import AuditResult
+from auditor.output.evidence import with_evidence
 
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m",
             "accepted": "\x1b[32m", "rejected": "\x1b[31m", "incomplete": "\x1b[33m"}
@@ -27,7 +29,7 @@ def render(result: AuditResult, *, color: bool = False) -> str:
             if f.location:
                 where += f":{f.location}"
             code = _paint(f.code, severity, color)
-            lines.append(f"{where} {code} {f.message}")
+            lines.append(f"{where} {code} {with_evidence(f)}")
     if result.skipped:
         lines.append(f"skipped ({len(result.skipped)}):")
         lines.extend(f"{s.code} {s.reason}" for s in result.skipped)

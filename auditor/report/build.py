@@ -24,13 +24,10 @@ from auditor import __version__
 from auditor.errors import AuditorError
 from auditor.fsutil import list_files, sha256_file
 from auditor.model import AuditResult
+from auditor.report import attachments
 from auditor.rundir import MAX_HASHED_BYTES
 
-RUN_SUBDIR = "run"
-ATTACHED = (  # (file in the run dir, description) attached to the PDF
-    ("resultats-bruts.csv", "Raw results, one row per pass (protocol A, A8)"),
-    ("manifest.json", "The run's declaration and artifact hashes"),
-)
+RUN_SUBDIR = attachments.RUN_SUBDIR
 
 
 class StepTimer:
@@ -150,9 +147,9 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
     with timer.step("audit"):
         view, result = audit(run_dir)
     generated_at = (now or (lambda: dt.datetime.now(dt.UTC)))().strftime("%Y-%m-%dT%H:%M:%SZ")
-    _vm, page, _ = render_report(view, result, offers=offers_data, offers_label=offers_label,
-                                 generated_at=generated_at, timer=timer,
-                                 signer=_subject(cert) if cert is not None else None)
+    vm, page, _ = render_report(view, result, offers=offers_data, offers_label=offers_label,
+                                generated_at=generated_at, timer=timer,
+                                signer=_subject(cert) if cert is not None else None)
 
     tmp = _prepare_out(out_dir)
     try:
@@ -161,14 +158,14 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
             audit_json = _json_bytes(result.to_json())
             (tmp / "audit.json").write_bytes(audit_json)
             (tmp / "report.html").write_text(page, encoding="utf-8")
+            attached = attachments.files(vm, audit_json, run_dir)
+            for name, data, _ in attached:  # beside report.html too, for its links
+                if name in (attachments.HASHES, attachments.RULES):
+                    (tmp / name).write_bytes(data)
         with timer.step("pdf"):
             from auditor.report import pdf
 
-            attachments = [(name, (run_dir / name).read_bytes(), desc)
-                           for name, desc in ATTACHED
-                           if (run_dir / name).is_file() and not (run_dir / name).is_symlink()]
-            attachments.append(("audit.json", audit_json, "The audit result (audit check)"))
-            pdf_bytes = pdf.render(page, attachments)
+            pdf_bytes = pdf.render(page, attached)
         if signer is not None:
             with timer.step("sign"):
                 from auditor.report.sign import sign_pdf

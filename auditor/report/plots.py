@@ -61,7 +61,7 @@ def _figure(n_rows: int):
     import matplotlib.pyplot as plt
 
     matplotlib.rcParams.update(_RC)
-    return plt.subplots(figsize=(6.8, max(1.6, 0.45 * n_rows + 1.1)))
+    return plt.subplots(figsize=(6.8, max(1.4, 0.3 * n_rows + 1.0)))
 
 
 def durations(timings: list[dict[str, Any]]) -> str | None:
@@ -123,18 +123,15 @@ def memory(mem: list[dict[str, Any]]) -> str | None:
 
 
 def cost(econ: dict[str, Any]) -> str | None:
-    """The cost per accepted corpus of the offers it was measured for (the run's GPU); when
-    there is none, every offer's package cost, labelled as such (never a projected cadence)."""
-    rows = [o for o in econ.get("offers", []) if o.get("problem") is None]
-    measured = [o for o in rows if o.get("per_corpus_usd_minor") is not None]
-    per = bool(measured)
-    rows = measured or rows
+    """The cost per accepted corpus of the offers it could be computed for (the hardware the
+    run measured, an accepted run); None when there is none: the report then says why in
+    words (a chart of package prices would read as a cost per corpus)."""
+    rows = [o for o in econ.get("offers", []) if o.get("per_corpus_usd_minor") is not None]
     if not rows:
         return None
     fig, ax = _figure(len(rows))
-    values = [(o["per_corpus_usd_minor"] if per else o["total_usd_minor"]) / 100 for o in rows]
-    ax.barh(range(len(rows)), [v if _plottable(v) else 0 for v in values],
-            color="#e8a33d" if per else "#999999")
+    values = [o["per_corpus_usd_minor"] / 100 for o in rows]
+    ax.barh(range(len(rows)), [v if _plottable(v) else 0 for v in values], color="#e8a33d")
     for i, v in enumerate(values):
         ax.text(v if _plottable(v) else 0, i, f" ${v:,.2f}", va="center", fontsize=8)
     ax.set_yticks(range(len(rows)), [f"{o['offer_id']} ({o['duration_days']} d x "
@@ -145,6 +142,5 @@ def cost(econ: dict[str, Any]) -> str | None:
     from matplotlib.ticker import StrMethodFormatter
 
     ax.xaxis.set_major_formatter(StrMethodFormatter("${x:,.0f}"))
-    ax.set_xlabel("USD per accepted corpus (offers of the GPU measured)" if per else
-                  "USD package cost (no accepted count measured on these GPUs)")
+    ax.set_xlabel("USD per accepted corpus (package total / accepted corpora)")
     return _svg(fig)

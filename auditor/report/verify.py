@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -176,10 +177,19 @@ def _check_files(report_dir: Path, stmt: dict) -> int:
     return len(listed)
 
 
-def verify_report(report_dir: Path, ca: Path) -> list[str]:
-    """The lines to print when the report verifies; VerificationFailed otherwise, with one
-    line per failure."""
-    report_dir = Path(report_dir)
+@dataclass(frozen=True)
+class Passed:
+    """One check that passed."""
+
+    file: str
+    """The file it is about; `*` for the whole directory."""
+    detail: str
+
+
+def _verify(report_dir: Path, ca: Path, passed: list[Passed]) -> dict[str, Any]:
+    """Run every check that can run, appending each that passes to PASSED; at the end,
+    VerificationFailed with one line per failure (`file: reason`) if any failed. Returns the
+    signed predicate's experiment and verdict and whether the signer is a local test key."""
     ca_certs = _load_ca(ca)
     failures: list[str] = []
 
@@ -201,6 +211,8 @@ def verify_report(report_dir: Path, ca: Path) -> list[str]:
             missing.append(name)
             failures.append(f"{name}: missing{hint}")
     pdf = None if PDF in missing else attempt(_check_pdf, report_dir / PDF, ca_certs)
+    if pdf is not None:
+        passed.append(Passed(PDF, pdf[1]))
     cert = None
     if SIGNER not in missing:
         cert = attempt(_check_signer, report_dir, ca_certs, pdf[0] if pdf else None)
@@ -210,21 +222,50 @@ def verify_report(report_dir: Path, ca: Path) -> list[str]:
             stmt = dsse.open_envelope((report_dir / ENVELOPE).read_bytes(), cert)
         except (dsse.EnvelopeError, OSError) as exc:
             failures.append(f"{ENVELOPE}: {exc}")
+        else:
+            passed.append(Passed(ENVELOPE, f"{ENVELOPE}: DSSE signature valid (keyid "
+                                           f"{dsse.cert_keyid(cert)[:16]}...), {SIGNER} "
+                                           f"chains to {Path(ca).name}"))
     n = attempt(_check_files, report_dir, stmt) if stmt is not None else None
+    if n is not None:
+        passed.append(Passed("*", f"{n} files listed in the signed Statement, every SHA-256 "
+                                  "matches, no unlisted file"))
     if failures:
         raise VerificationFailed("\n".join(failures))
-    assert pdf is not None and cert is not None and stmt is not None and n is not None
-    pdf_line = pdf[1]
+    assert cert is not None and stmt is not None
     pred = stmt.get("predicate") if isinstance(stmt.get("predicate"), dict) else {}
-    lines = [
-        pdf_line,
-        f"{ENVELOPE}: DSSE signature valid (keyid {dsse.cert_keyid(cert)[:16]}...), "
-        f"{SIGNER} chains to {Path(ca).name}",
-        f"{n} files listed in the signed Statement, every SHA-256 matches, no unlisted file",
-        f"OK: experiment {json.dumps(pred.get('experiment_id'))}, "
-        f"verdict {pred.get('verdict', '?')}",
-    ]
-    if "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper():
+    return {"experiment_id": pred.get("experiment_id"), "verdict": pred.get("verdict"),
+            "test_key": "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper()}
+
+
+def verify_result(report_dir: Path, ca: Path) -> dict[str, Any]:
+    """`audit verify --format json` (schemas/verify-result.schema.json): every check that
+    passed and, when one failed, its file and reason; `ok` only when all passed."""
+    passed: list[Passed] = []
+    doc: dict[str, Any] = {"schema_version": "1", "report_dir": str(report_dir)}
+    try:
+        facts = _verify(Path(report_dir), ca, passed)
+    except VerificationFailed as exc:
+        failures = []
+        for line in str(exc).splitlines():
+            file, _, reason = line.partition(": ")
+            failures.append({"file": file, "reason": reason or line})
+        doc.update(ok=False, failure=failures[0], failures=failures)
+    else:
+        doc.update(ok=True, test_key=facts["test_key"],
+                   **{k: facts[k] for k in ("experiment_id", "verdict") if facts[k] is not None})
+    doc["checks"] = [{"file": c.file, "detail": c.detail} for c in passed]
+    return doc
+
+
+def verify_report(report_dir: Path, ca: Path) -> list[str]:
+    """The lines to print when the report verifies; VerificationFailed otherwise."""
+    passed: list[Passed] = []
+    facts = _verify(Path(report_dir), ca, passed)
+    lines = [c.detail for c in passed]
+    lines.append(f"OK: experiment {json.dumps(facts['experiment_id'])}, "
+                 f"verdict {facts['verdict'] or '?'}")
+    if facts["test_key"]:
         lines.append("note: signed with a local test key (audit keygen): integrity only, "
                      "not for procurement use")
     return lines

@@ -50,6 +50,20 @@ def usd(cents: int | Decimal) -> str:
     return f"${d.quantize(places, rounding=ROUND_HALF_EVEN):,}"
 
 
+def device_class(offer: dict[str, Any]) -> str:
+    """`gpu` (the default) or `cpu`: what a lot of OFFER rents."""
+    return "cpu" if offer.get("device_class") == "cpu" else "gpu"
+
+
+def hardware_text(offer: dict[str, Any]) -> str:
+    """What one lot of OFFER holds, in a few words."""
+    if device_class(offer) == "cpu":
+        return "CPU only" + (f" ({offer['machine']})" if offer.get("machine") else "")
+    n = offer.get("gpus_per_lot")
+    return f"{n} x {offer.get('gpu_model')}" + (f" ({offer['machine']})"
+                                                  if offer.get("machine") else "")
+
+
 def is_b200(offer: dict[str, Any]) -> bool:
     return "B200" in str(offer.get("gpu_model", "")).upper()
 

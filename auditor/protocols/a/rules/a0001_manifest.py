@@ -21,7 +21,8 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0001", title="manifest present and valid", protocol_ref="A10.1", severity="error")
+@rule(code="A0001", title="manifest present and valid", protocol_ref="A10.1", severity="error",
+      fix="Re-run so the runner writes manifest.json; never write or patch it by hand.")
 def check(view: RunView) -> Iterator[Finding]:
     if "manifest" in view.absent:
         yield RULE.finding("the run dir has no manifest.json: nothing was declared before "

@@ -21,7 +21,9 @@ from auditor.rundir import UNHASHED
 
 
 @rule(code="A0003", title="file hash differs from the manifest", protocol_ref="A10.1",
-      severity="error", requires=("manifest",))
+      severity="error", requires=("manifest",),
+      fix=("Re-run: a file changed after the run is not what was measured. Never fix an output "
+           "by hand."))
 def check(view: RunView) -> Iterator[Finding]:
     listed = view.manifest["artifacts"]
     for rel in sorted(listed):

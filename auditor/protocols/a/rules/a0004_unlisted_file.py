@@ -19,7 +19,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0004", title="file not listed in the manifest", protocol_ref="A10.1",
-      severity="error", requires=("manifest",))
+      severity="error", requires=("manifest",),
+      fix="Remove the added file, or re-run so the manifest lists it.")
 def check(view: RunView) -> Iterator[Finding]:
     listed = view.manifest["artifacts"]
     for rel in sorted(view.files_on_disk):

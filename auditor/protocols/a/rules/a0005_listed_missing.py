@@ -18,7 +18,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0005", title="listed file missing", protocol_ref="A10.1", severity="error",
-      requires=("manifest",))
+      requires=("manifest",),
+      fix="Restore the file from the original run directory, or re-run.")
 def check(view: RunView) -> Iterator[Finding]:
     for rel in sorted(view.manifest["artifacts"]):
         if rel not in view.files_on_disk:

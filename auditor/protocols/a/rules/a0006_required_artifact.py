@@ -22,7 +22,8 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0006", title="required artifact absent", protocol_ref="A1.4", severity="error")
+@rule(code="A0006", title="required artifact absent", protocol_ref="A1.4", severity="error",
+      fix="Re-run with the runner, which writes every required artifact.")
 def check(view: RunView) -> Iterator[Finding]:
     for kind in sorted(view.absent - {"manifest"}):
         path = {"offers": view.offers_path, "inputs": view.inputs_path}.get(

@@ -23,7 +23,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0007", title="run not complete", protocol_ref="A6.4", severity="error",
-      requires=("manifest", "results"))
+      requires=("manifest", "results"),
+      fix="Finish the run, or re-run it; keep every planned pass, failed ones included.")
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     if m["status"] != "complete":

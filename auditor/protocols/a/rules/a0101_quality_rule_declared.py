@@ -26,7 +26,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0101", title="quality rule declared before measuring", protocol_ref="A1.1",
-      severity="error", requires=("manifest", "results"))
+      severity="error", requires=("manifest", "results"),
+      fix=("Declare metric, threshold and tolerance in the manifest before measuring, and judge "
+           "every row by them."))
 def check(view: RunView) -> Iterator[Finding]:
     qr = view.manifest["quality_rule"]
     declared = {"quality_metric": qr["metric"], "quality_threshold": qr["threshold"],

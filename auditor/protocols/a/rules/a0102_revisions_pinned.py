@@ -30,7 +30,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0102", title="revisions and seed pinned", protocol_ref="A1.2", severity="error",
-      requires=("manifest", "results"))
+      requires=("manifest", "results"),
+      fix=("Pin every revision and the seed once, and use the same ones in every row; re-run the "
+           "rows that differ."))
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     rev = m["revisions"]

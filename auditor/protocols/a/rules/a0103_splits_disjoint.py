@@ -25,7 +25,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0103", title="train, tune and evaluation IDs disjoint", protocol_ref="A1.3",
-      severity="error", requires=("splits", "expected_ids"))
+      severity="error", requires=("splits", "expected_ids"),
+      fix=("Rebuild the splits so no ID is in two of them, then re-run (and re-fix the threshold "
+           "on the new tune split)."))
 def check(view: RunView) -> Iterator[Finding]:
     sets = {"train": (SPLITS["train"], view.splits["train"]),
             "tune": (SPLITS["tune"], view.splits["tune"]),

@@ -21,7 +21,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0104", title="pass rows and output files match", protocol_ref="A1.4",
-      severity="error", requires=("results",))
+      severity="error", requires=("results",),
+      fix=("Keep one output file per pass row: re-run the pass whose output is missing, or drop "
+           "the stray file."))
 def check(view: RunView) -> Iterator[Finding]:
     rows = view.results.select([*KEY, "row"])
     idx = view.output_index

@@ -25,7 +25,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0201", title="each expected ID exactly once", protocol_ref="A2.1",
-      severity="error", requires=("outputs", "expected_ids", "manifest"))
+      severity="error", requires=("outputs", "expected_ids", "manifest"),
+      fix=("Find why the pass repeated or skipped IDs (a retried batch, a dropped one), fix the "
+           "pipeline and re-run the variant."))
 def check(view: RunView) -> Iterator[Finding]:
     stats = pass_stats(view).filter((pl.col("n_missing") > 0) | (pl.col("n_dup") > 0))
     for s, claimed in with_claims(view, stats, "ids_match", "corpus_accepted"):

@@ -24,7 +24,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0202", title="no extra output ID", protocol_ref="A2.2", severity="error",
-      requires=("outputs", "expected_ids", "manifest"))
+      requires=("outputs", "expected_ids", "manifest"),
+      fix=("Classify only the expected IDs: check the input file and split, then re-run the "
+           "variant."))
 def check(view: RunView) -> Iterator[Finding]:
     stats = pass_stats(view).filter(pl.col("n_extra") > 0)
     for s, claimed in with_claims(view, stats, "ids_match", "corpus_accepted"):

@@ -26,7 +26,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0203", title="output lines valid", protocol_ref="A2.3", severity="error",
-      requires=("outputs", "manifest"))
+      requires=("outputs", "manifest"),
+      fix=("Make the classifier write one valid JSON line per ID with a declared label, then "
+           "re-run."))
 def check(view: RunView) -> Iterator[Finding]:
     classes = list(view.classes)
     if "expected_ids" in view.available:  # the grouped pass already counted the bad lines

@@ -29,7 +29,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0204", title="quality rule met", protocol_ref="A2.4", severity="error",
-      requires=("outputs", "expected_ids", "references", "manifest", "results"))
+      requires=("outputs", "expected_ids", "references", "manifest", "results"),
+      fix=("The configuration does not meet the quality rule: fix the model or its settings and "
+           "re-run; never lower the threshold afterwards."))
 def check(view: RunView) -> Iterator[Finding]:
     qr = view.manifest["quality_rule"]
     floor = qr["reference"]["value"] - qr["tolerance"]

@@ -27,7 +27,9 @@ from auditor.rule import rule
 
 @rule(code="A0205", title="CSV claims equal recomputed values", protocol_ref="A2.5",
       severity="error", requires=("outputs", "expected_ids", "references", "manifest",
-                                  "results"))
+                                  "results"),
+      fix=("Find what changed after the run (the row or the output file); re-run rather than "
+           "edit either."))
 def check(view: RunView) -> Iterator[Finding]:
     r = rows_with_stats(view)
     for row, claim, got, f in r.filter(pl.col("observed_ids") != pl.col("re_observed_ids")).select(

@@ -31,7 +31,9 @@ _SCALARS = {"lines": "lines", "observed_ids": "observed_ids", "unique_ids": "uni
 
 
 @rule(code="A0206", title="set check archived and right", protocol_ref="A2.6",
-      severity="error", requires=("set_check", "outputs", "expected_ids", "manifest"))
+      severity="error", requires=("set_check", "outputs", "expected_ids", "manifest"),
+      fix=("Find what changed after the set check was written (an output or the check itself); "
+           "re-run so both come from the same files."))
 def check(view: RunView) -> Iterator[Finding]:
     sc = view.set_check
     exp = view.expected_ids

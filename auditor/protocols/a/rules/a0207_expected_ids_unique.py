@@ -26,7 +26,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0207", title="expected IDs unique", protocol_ref="A2.1", severity="error",
-      requires=("expected_ids",))
+      requires=("expected_ids",),
+      fix=("Remove the duplicated IDs from the expected list (or give them unique IDs) and "
+           "re-run."))
 def check(view: RunView) -> Iterator[Finding]:
     e = view.expected_ids
     for line in e.filter(pl.col("id").str.strip_chars() == "")["line"].head(20):

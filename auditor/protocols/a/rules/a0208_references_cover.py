@@ -22,7 +22,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0208", title="references cover the expected IDs", protocol_ref="A2.4",
-      severity="error", requires=("references", "expected_ids", "manifest"))
+      severity="error", requires=("references", "expected_ids", "manifest"),
+      fix="Give every expected ID one reference label among the declared classes, then re-run.")
 def check(view: RunView) -> Iterator[Finding]:
     refs, exp = view.references, view.expected_ids.select("id").unique()
     missing = exp.join(refs, on="id", how="anti")["id"].sort()

@@ -24,7 +24,9 @@ _SETTINGS = ("batch", "precision", "context", "device", "input_order")
 
 
 @rule(code="A0301", title="only the announced factor varies", protocol_ref="A3.1",
-      severity="error", requires=("manifest",))
+      severity="error", requires=("manifest",),
+      fix=("Keep everything but the announced factor identical; study any other factor as a "
+           "separate experiment."))
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     announced = m["announced_variable"]

@@ -23,7 +23,9 @@ _COLUMNS = ("batch", "precision", "context", "device")
 
 
 @rule(code="A0302", title="variant configuration applied", protocol_ref="A3.1",
-      severity="error", requires=("manifest", "results"))
+      severity="error", requires=("manifest", "results"),
+      fix=("Record the configuration actually applied, and re-run the variant with the declared "
+           "one."))
 def check(view: RunView) -> Iterator[Finding]:
     declared = pl.DataFrame(
         [{"variant_id": v["variant_id"], **{f"d_{c}": v[c] for c in _COLUMNS}}

@@ -22,7 +22,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0303", title="same input order in every variant", protocol_ref="A3.1",
-      severity="error", requires=("outputs", "expected_ids", "manifest"))
+      severity="error", requires=("outputs", "expected_ids", "manifest"),
+      fix="Feed every variant the same input order (the expected-ID list order) and re-run.")
 def check(view: RunView) -> Iterator[Finding]:
     complete = pass_stats(view).filter(pl.col("ids_match")).sort("file")
     if complete.height < 2:

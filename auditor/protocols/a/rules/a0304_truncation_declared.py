@@ -22,7 +22,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0304", title="truncation declared", protocol_ref="A3.3", severity="error",
-      requires=("manifest", "expected_ids"))
+      requires=("manifest", "expected_ids"),
+      fix=("Declare the truncation (how many texts the context limit cut) in the manifest and "
+           "re-run."))
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     tr = m["corpus"]["truncation"]

@@ -25,7 +25,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0401", title="environment recorded", protocol_ref="A4.1", severity="error",
-      requires=("environment", "results"))
+      requires=("environment", "results"),
+      fix=("Record the environment observed on the machine (GPU, driver, runtime), never an "
+           "offer's promise."))
 def check(view: RunView) -> Iterator[Finding]:
     env = view.environment
     gpu = env["runtime"]["name"] in ("cuda", "rocm") or env["device"].startswith("cuda")

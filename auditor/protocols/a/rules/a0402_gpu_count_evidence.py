@@ -27,7 +27,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0402", title="gpu_count backed by evidence", protocol_ref="A4.2",
-      severity="error", requires=("results", "placement"))
+      severity="error", requires=("results", "placement"),
+      fix=("Set gpu_count from the placement evidence (the GPUs the process used), not from the "
+           "offer."))
 def check(view: RunView) -> Iterator[Finding]:
     used = {(v, p, n): count for v, p, n, count in
             pass_gpus(view).select(*KEY, "gpu_count").iter_rows()}

@@ -22,7 +22,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0403", title="GPUs of the lot not used", protocol_ref="A4.2", severity="warning",
-      requires=("manifest", "offers", "placement"))
+      requires=("manifest", "offers", "placement"),
+      fix=("Use every GPU of the lot, or price the unused ones honestly: the lot costs the same "
+           "either way."))
 def check(view: RunView) -> Iterator[Finding]:
     chosen = chosen_offer(view)
     if chosen is None:

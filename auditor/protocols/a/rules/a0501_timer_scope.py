@@ -36,7 +36,9 @@ clock: a few milliseconds on a loaded machine."""
 
 
 @rule(code="A0501", title="duration within the timer's scope", protocol_ref="A5.1",
-      severity="error", requires=("results", "timeline"))
+      severity="error", requires=("results", "timeline"),
+      fix=("Time exactly the announced scope (start and stop the timer around the pass only) and "
+           "re-run."))
 def check(view: RunView) -> Iterator[Finding]:
     scope = view.manifest.get("timer_scope") if view.manifest else None
     r = view.results.join(pass_windows(view).select(*KEY, "window"), on=KEY, how="inner")

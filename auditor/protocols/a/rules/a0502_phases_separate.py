@@ -24,7 +24,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0502", title="phases kept separate", protocol_ref="A5.2", severity="error",
-      requires=("results", "timeline"))
+      requires=("results", "timeline"),
+      fix=("Time loading, the cold pass and warm passes apart; never add one phase's time to "
+           "another."))
 def check(view: RunView) -> Iterator[Finding]:
     t = view.timeline.select(*KEY, pl.col("elapsed_seconds").alias("t_elapsed"), "load_seconds",
                              "line")

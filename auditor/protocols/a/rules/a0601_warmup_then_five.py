@@ -24,7 +24,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0601", title="warm-up then five warm passes", protocol_ref="A6.1",
-      severity="error", requires=("manifest", "results", "timeline"))
+      severity="error", requires=("manifest", "results", "timeline"),
+      fix="Run the announced warm-up, then five measured warm passes per variant.")
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     n_warm, warmup = m["warm_passes_per_variant"], m["warmup_iterations"]

@@ -29,7 +29,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0602", title="pass order recorded and followed", protocol_ref="A6.2",
-      severity="error", requires=("manifest", "timeline"))
+      severity="error", requires=("manifest", "timeline"),
+      fix=("Draw or alternate the pass order in advance, record it, and run the passes in that "
+           "order."))
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     planned = pl.DataFrame(m["pass_order"], schema={

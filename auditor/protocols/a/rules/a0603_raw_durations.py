@@ -23,7 +23,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0603", title="raw durations kept", protocol_ref="A6.3", severity="error",
-      requires=("results", "timeline"))
+      requires=("results", "timeline"),
+      fix="Write the timer's raw duration for every pass; never round, average or clean it.")
 def check(view: RunView) -> Iterator[Finding]:
     t = view.timeline.select(*KEY, pl.col("elapsed_seconds").alias("t_elapsed"),
                              pl.col("load_seconds").fill_null(0.0), "status")

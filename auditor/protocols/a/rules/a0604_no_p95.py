@@ -39,7 +39,9 @@ def passes_needed(statistic: str) -> int:
 
 
 @rule(code="A0604", title="no p95 from five passes", protocol_ref="A6.3", severity="error",
-      requires=("manifest",))
+      requires=("manifest",),
+      fix=("Report the median and the min-max range; drop the p95 (five passes cannot support "
+           "it)."))
 def check(view: RunView) -> Iterator[Finding]:
     summaries = (view.claims or {}).get("summaries") or []
     counted: dict[tuple[str, str], int] = {}

@@ -26,7 +26,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0605", title="no pass dropped silently", protocol_ref="A6.4", severity="error",
-      requires=("results", "timeline"))
+      requires=("results", "timeline"),
+      fix="Keep the row of every pass, failed or slow, and explain the incident in notes.")
 def check(view: RunView) -> Iterator[Finding]:
     passes = view.timeline.filter(pl.col("phase").is_in(["cold", "warm"]))
     for line, v, p, r, status in passes.join(view.results.select(KEY), on=KEY, how="anti").select(

@@ -23,7 +23,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0606", title="cold passes in fresh processes", protocol_ref="A6.5",
-      severity="error", requires=("timeline",))
+      severity="error", requires=("timeline",),
+      fix="Start each cold pass in a fresh process, or compare no first passes.")
 def check(view: RunView) -> Iterator[Finding]:
     t = view.timeline
     shared = t.group_by("pid").agg(pl.len().alias("uses"))  # warm-ups count too

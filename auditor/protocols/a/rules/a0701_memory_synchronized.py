@@ -19,7 +19,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0701", title="memory read after synchronize and reset", protocol_ref="A7.1",
-      severity="error", requires=("memory_traces",))
+      severity="error", requires=("memory_traces",),
+      fix=("Synchronize the device before the baseline and after the operation, and reset the "
+           "peak statistics."))
 def check(view: RunView) -> Iterator[Finding]:
     for key in sorted(view.memory_traces):
         doc = view.memory_traces[key]

@@ -24,7 +24,9 @@ CELLS = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_
 
 
 @rule(code="A0702", title="memory cells equal the trace", protocol_ref="A7.2",
-      severity="error", requires=("results", "memory_traces"))
+      severity="error", requires=("results", "memory_traces"),
+      fix=("Write the memory cells from the pass's own trace; re-run the pass if the trace is "
+           "missing."))
 def check(view: RunView) -> Iterator[Finding]:
     for r in view.results.select("row", "variant_id", "phase", "run_index",
                                  *CELLS).iter_rows(named=True):

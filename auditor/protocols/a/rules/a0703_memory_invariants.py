@@ -28,7 +28,9 @@ PAIRS = (("baseline_allocated_bytes", "baseline_reserved_bytes"),
 
 
 @rule(code="A0703", title="memory invariants", protocol_ref="A7.3", severity="error",
-      requires=("results",))
+      requires=("results",),
+      fix=("Read the figures again from the allocator (allocated <= reserved, baseline <= peak); "
+           "re-run the pass."))
 def check(view: RunView) -> Iterator[Finding]:
     for low, high in PAIRS:
         bad = view.results.filter((pl.col(low) > pl.col(high)).fill_null(False))

@@ -47,7 +47,8 @@ def _sums(d: dict) -> list[int]:
 
 
 @rule(code="A0704", title="no allocated + reserved figure", protocol_ref="A7.3",
-      severity="error", requires=("results",))
+      severity="error", requires=("results",),
+      fix="Report allocated and reserved apart; never add them.")
 def check(view: RunView) -> Iterator[Finding]:
     for artifact, where, fig, targets in claimed_figures(view, _sums):
         if targets and equals_figure(fig["value"], fig["unit"], targets):

@@ -39,7 +39,8 @@ def _diff(d: dict) -> list[int]:
 
 
 @rule(code="A0705", title="no cache = peak reserved - peak allocated", protocol_ref="A7.4",
-      severity="error", requires=("results",))
+      severity="error", requires=("results",),
+      fix="Drop the cache figure: the two peaks are not at the same instant.")
 def check(view: RunView) -> Iterator[Finding]:
     for artifact, where, fig, targets in claimed_figures(view, _diff):
         if targets and equals_figure(fig["value"], fig["unit"], targets):

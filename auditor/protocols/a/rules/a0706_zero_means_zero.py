@@ -25,7 +25,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0706", title="zero means really zero", protocol_ref="A7.2", severity="error",
-      requires=("results",))
+      requires=("results",),
+      fix="Leave a cell empty when it was not measured; write 0 only for a real zero.")
 def check(view: RunView) -> Iterator[Finding]:
     gpu = pl.col("device").str.starts_with("cuda") | pl.col("device").str.starts_with("rocm")
     for c in CELLS:

@@ -21,7 +21,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0707", title="GPU memory recorded", protocol_ref="A7.2", severity="warning",
-      requires=("results",))
+      requires=("results",),
+      fix="Record the allocator's baselines and peaks on every GPU pass.")
 def check(view: RunView) -> Iterator[Finding]:
     gpu = pl.col("device").str.starts_with("cuda") | pl.col("device").str.starts_with("rocm")
     empty = pl.any_horizontal([pl.col(c).is_null() for c in CELLS])

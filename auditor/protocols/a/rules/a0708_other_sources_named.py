@@ -23,7 +23,9 @@ _ALLOCATOR = re.compile(r"torch\.cuda|memory_allocated|memory_reserved|max_memor
 
 
 @rule(code="A0708", title="other memory sources named", protocol_ref="A7.5",
-      severity="error", requires=("memory_traces",))
+      severity="error", requires=("memory_traces",),
+      fix=("Name the source of any figure from outside the allocator (RSS, NVML) and keep it "
+           "apart."))
 def check(view: RunView) -> Iterator[Finding]:
     for key in sorted(view.memory_traces):
         for n, src in enumerate(view.memory_traces[key].get("other_sources") or []):

@@ -29,7 +29,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0901", title="package total = price x lots", protocol_ref="A9.1",
-      severity="error", requires=("manifest", "results", "offers"))
+      severity="error", requires=("manifest", "results", "offers"),
+      fix="Write the package total as price per lot x lots of a lot-priced offer.")
 def check(view: RunView) -> Iterator[Finding]:
     econ = view.manifest.get("economics")
     if not econ:

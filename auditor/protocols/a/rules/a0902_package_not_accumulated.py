@@ -20,7 +20,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0902", title="package cost not accumulated", protocol_ref="A9.3",
-      severity="error", requires=("results",))
+      severity="error", requires=("results",),
+      fix="Write the package cost once per package, never summed over passes.")
 def check(view: RunView) -> Iterator[Finding]:
     r = view.results.sort("row")
     if r.height < 2:

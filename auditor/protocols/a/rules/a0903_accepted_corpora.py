@@ -25,7 +25,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0903", title="accepted corpora not over-counted", protocol_ref="A9.3",
-      severity="error", requires=("results", "outputs", "expected_ids", "manifest"))
+      severity="error", requires=("results", "outputs", "expected_ids", "manifest"),
+      fix="Count distinct accepted corpora only, never repetitions or failed passes.")
 def check(view: RunView) -> Iterator[Finding]:
     r = view.results.join(variant_accepted(view), on="variant_id", how="left")
     bad = r.filter(pl.col("accepted_unique_corpora") > pl.col("accepted_corpora"))

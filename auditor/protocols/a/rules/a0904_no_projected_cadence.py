@@ -45,7 +45,8 @@ def _measured(view: RunView) -> dict[str | None, int]:
 
 
 @rule(code="A0904", title="no projected cadence", protocol_ref="A9.5", severity="error",
-      requires=("manifest",))
+      requires=("manifest",),
+      fix="Give only the package cost without a measured accepted count; project no cadence.")
 def check(view: RunView) -> Iterator[Finding]:
     projections = (view.claims or {}).get("projections") or []
     measured = _measured(view) if projections else {}

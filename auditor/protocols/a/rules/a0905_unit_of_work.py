@@ -21,7 +21,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0905", title="same unit of work", protocol_ref="A9.4", severity="error",
-      requires=("results", "expected_ids"))
+      requires=("results", "expected_ids"),
+      fix="Measure every variant on the same unit of work (the same corpus).")
 def check(view: RunView) -> Iterator[Finding]:
     n = view.expected_ids["id"].n_unique()  # the distinct IDs: a duplicate line is A0207's
     bad = view.results.filter(pl.col("expected_ids") != n)

@@ -22,7 +22,8 @@ from auditor.rule import rule
 
 
 @rule(code="A1001", title="failure never a time of 0", protocol_ref="A10.3", severity="error",
-      requires=("results",))
+      requires=("results",),
+      fix="Record a failed pass as failed, with its time to failure, never as 0 s.")
 def check(view: RunView) -> Iterator[Finding]:
     for row, v, p, r in view.results.filter(pl.col("elapsed_seconds") == 0).select(
             "row", "variant_id", "phase", "run_index").iter_rows():

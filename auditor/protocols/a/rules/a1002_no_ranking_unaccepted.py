@@ -29,7 +29,8 @@ _RANKING = re.compile(r"\b(fastest|quickest|winner|ranked|ranking|recommended|ch
 
 
 @rule(code="A1002", title="no ranking of unaccepted configurations", protocol_ref="A10.2",
-      severity="error", requires=("results", "outputs", "expected_ids", "manifest"))
+      severity="error", requires=("results", "outputs", "expected_ids", "manifest"),
+      fix="Rank only accepted configurations; list the others apart.")
 def check(view: RunView) -> Iterator[Finding]:
     accepted = variants_accepted(view)
     for n, ranking in enumerate((view.claims or {}).get("rankings") or []):
