@@ -184,6 +184,7 @@ PROTOCOL_A = Layout(rules=(
     ("environment.json", "json", "environment"),
     ("economics/offers.json", "json", "offers"),
     ("checks/set-check.json", "json", "set_check"),
+    ("claims.json", "json", "claims"),
     ("manifest.json", "json", "manifest"),
     ("outputs/*", "jsonl", "output_line"),
     ("traces/memory/*", "json", "memory_trace"),

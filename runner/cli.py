@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from runner.errors import RunnerError
+from runner.errors import RunInterrupted, RunnerError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,9 +61,11 @@ def _run_command(run: Callable[[Callable[[str], None] | None], Path], out_dir: P
     except RunnerError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo(f"interrupted: no run dir written at {out_dir} (an unfinished "
-                   f"{out_dir.name}.partial-* directory may remain; it is not a run)", err=True)
+    except RunInterrupted as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:  # before the run dir was staged: nothing was written
+        click.echo(f"interrupted: no run dir written at {out_dir}", err=True)
         sys.exit(130)
     click.echo(str(out))
 

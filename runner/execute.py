@@ -30,7 +30,7 @@ from typing import Any
 
 import polars as pl
 
-from runner import artifacts
+from runner import artifacts, claims
 from runner.config import RunConfig
 from runner.corpus import Corpus, load_corpus
 from runner.economics import ChosenOffer, choose_offer
@@ -375,6 +375,8 @@ def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes:
             for c in checks]
     artifacts.write_csv(root / "resultats-bruts.csv", rows)
     artifacts.write_jsonl(root / "timeline.jsonl", passes.timeline)
+    artifacts.write_json(root / "claims.json",
+                         claims.claims(cfg.experiment_id, passes.timeline, checks))
 
     complete = len(passes.records) == len(decl.variants) * (1 + cfg.warm_passes)
     return {
