@@ -1,20 +1,43 @@
 """`audit`: the reviewer's commands. Thin: parses arguments, calls the core, prints, and is
 the only module that exits the process. Heavy imports (weasyprint, pyhanko, matplotlib) live
-in the modules of the commands that need them, so `audit check` stays light."""
+in the modules of the commands that need them, so `audit check` stays light.
+
+A command asked for `--format json` prints one JSON document (each has its schema in
+`schemas/`), and its errors go to stderr as one JSON object too
+(`schemas/error.schema.json`), with the same exit status as in text."""
 
 from __future__ import annotations
 
+import json
+import re
 import sys
+import textwrap
 from pathlib import Path
+from typing import Any
 
 import click
 
 from auditor.errors import AuditorError, VerificationFailed
 from auditor.output import FORMATS
 
+SCHEMA_VERSION = "1"
+_REF = re.compile(r"[A-Z]\d{1,2}\.\d{1,2}|B\d{1,2}|RUN_DIR")
+"""A protocol rule's name (`A2.1`, `B7`, `RUN_DIR`), as opposed to a rule code (`A0201`)."""
+
 
 def _codes(value: str | None) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in value.split(",") if c.strip()) if value else ()
+
+
+def _json(doc: Any) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def _format_option(*choices: str, help_text: str = "") -> Any:
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), default="text",
+                        show_default=True,
+                        help=help_text or "text for a person; json for a tool (schema in "
+                                          "schemas/).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -33,21 +56,40 @@ _FORMAT_HELP = "Output format: " + "; ".join(
               show_default=True, help=_FORMAT_HELP)
 @click.option("--select", help="Comma-separated rule codes (or prefixes) to run; default all.")
 @click.option("--ignore", help="Comma-separated rule codes (or prefixes) to leave out.")
-def check(run_dir: Path, fmt: str, select: str | None, ignore: str | None) -> None:
+@click.option("--waivers", "waivers_file", type=click.Path(path_type=Path),
+              help="JSON or TOML file mapping rule codes left out by --select/--ignore to a "
+                   "written justification (schemas/waivers.schema.json). An error rule left "
+                   "out without one makes the verdict incomplete.")
+def check(run_dir: Path, fmt: str, select: str | None, ignore: str | None,
+          waivers_file: Path | None) -> None:
     """Re-validate RUN_DIR against the schemas and every rule of its protocol.
 
-    Exit 0 when no error finding, 1 when there is one, 2 for bad usage."""
+    Exit 0 when no error finding (and no error rule left out unwaived), 1 otherwise, 2 for
+    bad usage."""
     from auditor.engine import run_check
     from auditor.output import renderer
+    from auditor.waivers import load_waivers
 
-    result = run_check(run_dir, select=_codes(select), ignore=_codes(ignore))
+    waivers = load_waivers(waivers_file) if waivers_file is not None else ()
+    result = run_check(run_dir, select=_codes(select), ignore=_codes(ignore), waivers=waivers)
     click.echo(renderer(fmt)(result, color=fmt == "text" and sys.stdout.isatty()), nl=False)
     sys.exit(result.exit_code)
 
 
 @cli.command("rules")
-def rules_cmd() -> None:
-    """List every rule: code, severity, protocol ref, title."""
+@_format_option("text", "json", help_text="text: one line per rule; json: every rule with its "
+                "documentation and fix (schemas/audit-rules.schema.json).")
+def rules_cmd(fmt: str) -> None:
+    """List every rule: code, severity, protocol rule, title."""
+    from auditor.protocols import all_protocols
+
+    if fmt == "json":
+        click.echo(_json({"schema_version": SCHEMA_VERSION, "rules": [
+            {"code": r.code, "title": r.title, "protocol": p.name,
+             "protocol_ref": r.protocol_ref, "severity": r.severity,
+             "requires": list(r.requires), **r.info().parts(), "fix": r.fix}
+            for p in all_protocols() for r in p.rules]}))
+        return
     from auditor.protocols import all_rules
 
     for r in all_rules():
@@ -57,19 +99,28 @@ def rules_cmd() -> None:
 @cli.command()
 @click.argument("code")
 def explain(code: str) -> None:
-    """Print what rule CODE checks, why it matters, and an example; given a protocol rule
-    (A2.1), list the codes that enforce it."""
-    import re
-
+    """Print what rule CODE (A0201) checks, why it matters, an example and what to do; given
+    a protocol rule (A2.1), print its text and the codes that enforce it."""
+    from auditor import protocol_text
+    from auditor.engine import UNKNOWN_PROTOCOL
     from auditor.protocols import get_rule, rules_for_ref
 
     wanted = code.strip().upper()
-    if re.fullmatch(r"[A-Z]\d+\.\d+|B\d+", wanted) and not get_rule(wanted):
+    if _REF.fullmatch(wanted) and not get_rule(wanted):
+        text = protocol_text.get(wanted)
         enforcing = rules_for_ref(wanted)
-        if not enforcing:
-            raise AuditorError(f"no rule enforces protocol rule {code!r}; `audit rules` lists "
-                               "them")
-        click.echo(f"protocol rule {wanted} is enforced by:")
+        if text is None and not enforcing:
+            raise AuditorError(f"no protocol rule {code!r} (docs/protocol.md lists them) and "
+                               "no rule enforces it; `audit rules` lists the rules")
+        if text is not None:
+            click.echo(f"protocol rule {wanted} ({text.group or text.protocol}):\n"
+                       + textwrap.fill(text.plain(), 88, initial_indent="  ",
+                                       subsequent_indent="  ") + "\n")
+        if wanted == "RUN_DIR":
+            click.echo(f"enforced by:\n  {UNKNOWN_PROTOCOL}  error    RUN_DIR  unknown protocol "
+                       "(the engine, before any protocol's rules)")
+        else:
+            click.echo("enforced by:" if enforcing else "no rule of the auditor enforces it yet")
         for r in enforcing:
             click.echo(f"  {r.code}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}")
         return
@@ -78,14 +129,20 @@ def explain(code: str) -> None:
         raise AuditorError(f"unknown rule code {code!r}; `audit rules` lists them")
     click.echo(f"{r.code}: {r.title}\nprotocol rule {r.protocol_ref}, severity {r.severity}\n")
     click.echo(r.doc)
+    click.echo(f"\nWhat to do: {r.fix}")
 
 
 @cli.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path))
-@click.option("--key", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--cert", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--chain", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="The report directory to write (replaced if it already holds a report).")
+@click.option("--key", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="PEM private key that signs the PDF and the bundle; without it the report "
+                   "is unsigned and `audit verify` refuses it.")
+@click.option("--cert", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="PEM certificate of --key (required with --key).")
+@click.option("--chain", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="PEM certificates between --cert and the root, embedded in the PDF.")
 @click.option("--offers", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Offers to compare in the economics section; default: the run's own.")
 def report(run_dir: Path, out_dir: Path, key: Path | None, cert: Path | None,
@@ -102,11 +159,20 @@ def report(run_dir: Path, out_dir: Path, key: Path | None, cert: Path | None,
 
 @cli.command()
 @click.argument("report_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--ca", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def verify(report_dir: Path, ca: Path) -> None:
-    """Check a report's PDF signature, its DSSE bundle and every bundled file's hash."""
-    from auditor.report.verify import verify_report
+@click.option("--ca", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="PEM certificate(s) of the CA the signer must chain to.")
+@_format_option("text", "json", help_text="text: one line per check; json: the checks and "
+                "any failure (schemas/verify-result.schema.json).")
+def verify(report_dir: Path, ca: Path, fmt: str) -> None:
+    """Check a report's PDF signature, its DSSE bundle and every bundled file's hash.
 
+    Exit 0 when every check passes, 1 when one fails, 2 for bad usage."""
+    from auditor.report.verify import verify_report, verify_result
+
+    if fmt == "json":
+        doc = verify_result(report_dir, ca)
+        click.echo(_json(doc))
+        sys.exit(0 if doc["ok"] else 1)
     for line in verify_report(report_dir, ca):
         click.echo(line)
 
@@ -183,7 +249,8 @@ def compare(archive_dir: Path, out_dir: Path | None, key: Path | None, cert: Pat
 
 
 @cli.command()
-@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="Directory for ca.pem, signer.pem and signer.key (never overwritten).")
 def keygen(out_dir: Path) -> None:
     """Write a local test CA and signer: ca.pem, signer.pem, signer.key (not for procurement)."""
     from auditor.report.keygen import keygen as make_keys
@@ -194,13 +261,17 @@ def keygen(out_dir: Path) -> None:
 
 @cli.command()
 @click.option("--offers", "offers_file", required=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--offer", "offer_id", required=True)
-@click.option("--lots", required=True)
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Offers file (schemas/offers.schema.json), e.g. examples/offers.example.json.")
+@click.option("--offer", "offer_id", default=None,
+              help="One offer's ID: its calculation line by line; default: every offer of the "
+                   "file in one table.")
+@click.option("--lots", default="1", show_default=True, help="Lots rented (A9.1).")
 @click.option("--accepted-results", default=None,
               help="Distinct accepted corpora in the period; absent: only the package cost.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def cost(offers_file: Path, offer_id: str, lots: str, accepted_results: str | None,
+@_format_option("text", "json", help_text="text for a person; json: money in integer USD "
+                "cents (schemas/cost-result.schema.json).")
+def cost(offers_file: Path, offer_id: str | None, lots: str, accepted_results: str | None,
          fmt: str) -> None:
     """The package calculation (A9): whole package price x lots, and per accepted corpus."""
     from auditor.cost import cost_command
@@ -208,23 +279,67 @@ def cost(offers_file: Path, offer_id: str, lots: str, accepted_results: str | No
     click.echo(cost_command(offers_file, offer_id, lots, accepted_results, fmt))
 
 
+@cli.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True,
+              help="text for a person; json (schemas/evidence-summary.schema.json) for tools.")
+@click.option("--local-utc-offset",
+              help="UTC offset of a log written in local time, e.g. +01:00 (HWiNFO, nvidia-smi).")
+@click.option("--reader", "reader_name",
+              help="Read with this reader instead of guessing from the content (a wrong name "
+                   "lists the readers).")
+def evidence(file: Path, fmt: str, local_utc_offset: str | None,
+             reader_name: str | None) -> None:
+    """What the auditor makes of one power or placement evidence FILE, before submitting.
+
+    Exit 0 when the file is usable, 1 when it is not, 2 for bad usage."""
+    from auditor.evidence import option_problem, summarise_file
+    from auditor.output import evidence_json, evidence_text
+
+    if problem := option_problem(reader=reader_name, local_utc_offset=local_utc_offset):
+        raise click.UsageError(problem)
+    summary = summarise_file(file, reader=reader_name, local_utc_offset=local_utc_offset)
+    renderer = evidence_json if fmt == "json" else evidence_text
+    click.echo(renderer.render(summary), nl=fmt == "json")
+    sys.exit(summary.exit_code)
+
+
+def _wants_json(argv: list[str]) -> bool:
+    """Whether the command line asks for `--format json` (errors then go out as JSON too)."""
+    return any(a == "--format=json" or (a == "--format" and nxt == "json")
+               for a, nxt in zip(argv, [*argv[1:], ""], strict=True))
+
+
+def _fail(kind: str, message: str, status: int, as_json: bool, prefix: str = "error") -> None:
+    if as_json:
+        click.echo(json.dumps({"schema_version": SCHEMA_VERSION, "error": {
+            "kind": kind, "message": message, "exit_status": status}}), err=True)
+    else:
+        click.echo(f"{prefix}: {message}" if prefix else message, err=True)
+    sys.exit(status)
+
+
 def main() -> None:
+    as_json = _wants_json(sys.argv[1:])
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(2)
+        _fail("aborted", "aborted", 2, as_json, prefix="")
     except click.ClickException as exc:
-        exc.show()
-        sys.exit(2)
+        if not as_json:
+            exc.show()
+            sys.exit(2)
+        _fail("usage", exc.format_message(), 2, True)
     except AuditorError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        _fail("usage", str(exc), 2, as_json)
     except VerificationFailed as exc:
-        click.echo(f"FAILED: {exc}", err=True)
+        if as_json:
+            _fail("verification", str(exc), 1, True)
+        for line in str(exc).splitlines() or [""]:
+            click.echo(f"FAILED: {line}", err=True)
         sys.exit(1)
     except SystemExit:
         raise
     except Exception as exc:  # an internal failure is a bug: say so, exit 2, never a bare traceback
-        click.echo(f"internal error ({type(exc).__name__}): {exc}", err=True)
-        sys.exit(2)
+        _fail("internal", f"internal error ({type(exc).__name__}): {exc}", 2, as_json, prefix="")

@@ -14,10 +14,11 @@ from typing import Any
 
 from auditor import protocols
 from auditor.errors import AuditorError
-from auditor.model import AuditResult, Finding, Skipped
+from auditor.model import AuditResult, Finding, Skipped, Waiver
 from auditor.protocols.base import LoadedRun, Protocol
 from auditor.rule import Rule
 from auditor.rundir import scan
+from auditor.waivers import not_run
 
 MANIFEST = "manifest.json"
 MANIFEST_PROBE_BYTES = 64 << 20
@@ -32,12 +33,14 @@ def _matches(code: str, patterns: Iterable[str]) -> bool:
 
 
 def select_rules(rules: Iterable[Rule], select: Iterable[str] = (),
-                 ignore: Iterable[str] = ()) -> list[Rule]:
+                 ignore: Iterable[str] = (), waivers: Iterable[Waiver] = ()) -> list[Rule]:
     """RULES whose code starts with one of SELECT (all when empty) and none of IGNORE. A code
-    no rule of any protocol starts with is bad usage (a typo would silently run nothing)."""
+    no rule of any protocol starts with (in SELECT, IGNORE or WAIVERS) is bad usage (a typo
+    would silently run nothing, or waive nothing)."""
     select, ignore = tuple(select), tuple(ignore)
     every = protocols.all_rules()
-    unknown = [c for c in (*select, *ignore) if not any(r.code.startswith(c) for r in every)]
+    codes = (*select, *ignore, *(w.code for w in waivers))
+    unknown = [c for c in codes if not any(r.code.startswith(c) for r in every)]
     if unknown:
         raise AuditorError(f"no rule code starts with {', '.join(unknown)}; "
                            "`audit rules` lists them")
@@ -76,18 +79,20 @@ def find_protocol(root: Path) -> tuple[Protocol | None, str | None]:
     return found, None
 
 
-def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = ()
-          ) -> tuple[LoadedRun | None, AuditResult]:
+def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
+          waivers: Iterable[Waiver] = ()) -> tuple[LoadedRun | None, AuditResult]:
     """Load RUN_DIR and run the selected rules of its protocol; the view is returned for
-    renderers that show more than findings (the report). Raises `AuditorError` only for bad
-    usage: RUN_DIR not a directory, not a run, or an unknown rule code."""
+    renderers that show more than findings (the report). The rules left out are named in
+    the result with their WAIVERS (an unwaived error rule left out makes it `incomplete`).
+    Raises `AuditorError` only for bad usage: RUN_DIR not a directory, not a run, or an
+    unknown rule code. A crash while loading the run is a finding (a bug), not an exception."""
     root = Path(run_dir)
     if not root.is_dir():
         raise AuditorError(f"{run_dir}: not a directory")
-    select, ignore = tuple(select), tuple(ignore)
+    select, ignore, waivers = tuple(select), tuple(ignore), tuple(waivers)
     protocol, declared = find_protocol(root)
     if protocol is None:
-        select_rules((), select, ignore)  # still refuse an unknown code
+        select_rules((), select, ignore, waivers)  # still refuse an unknown code
         known = ", ".join(sorted(protocols.PACKAGES))
         finding = Finding(
             code=UNKNOWN_PROTOCOL, severity="error", protocol_ref="RUN_DIR",
@@ -100,9 +105,18 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = ()
             artifact=MANIFEST, pointer="/protocol",
             evidence={"observed": declared, "expected": sorted(protocols.PACKAGES)})
         return None, AuditResult(run_dir=str(run_dir), protocol=declared, experiment_id=None,
-                                 findings=(finding,), skipped=(), rules_run=())
-    rules = select_rules(protocol.rules, select, ignore)
-    view = protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes))
+                                 findings=(finding,), skipped=(), rules_run=(),
+                                 waivers=waivers)
+    rules = select_rules(protocol.rules, select, ignore, waivers)
+    left_out = not_run([r for r in protocol.rules if r not in rules], waivers)
+    try:
+        view = protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes))
+    except Exception as exc:  # a crash while loading is a bug of the auditor: say so
+        return None, AuditResult(
+            run_dir=str(run_dir), protocol=protocol.name, experiment_id=None,
+            findings=(_internal_error(protocol, "loading the run", exc),), skipped=(),
+            rules_run=(), rules=tuple(r.info() for r in rules), rules_not_run=left_out,
+            waivers=waivers)
     findings: list[Finding] = []
     skipped: list[Skipped] = []
     ran: list[str] = []
@@ -115,13 +129,13 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = ()
             continue
         ran.append(rule.code)
         try:
-            found = list(rule.run(view))
+            found = [protocol.locate(view, f if f.title else
+                                     dataclasses.replace(f, title=rule.title))
+                     for f in rule.run(view)]
         except Exception as exc:  # a crash in a rule is a bug of the auditor: say so
-            findings.append(_internal_error(protocol, rule, exc))
+            findings.append(_internal_error(protocol, f"rule {rule.code}", exc))
             continue
-        findings.extend(protocol.locate(view, f if f.title else
-                                        dataclasses.replace(f, title=rule.title))
-                        for f in found)
+        findings.extend(found)
     findings.sort(key=Finding.sort_key)
     m = view.manifest if isinstance(view.manifest, dict) else {}
     result = AuditResult(
@@ -129,7 +143,7 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = ()
         protocol=protocol.name,
         experiment_id=_text(m.get("experiment_id")),
         findings=tuple(findings), skipped=tuple(skipped), rules_run=tuple(ran),
-        rules=tuple(r.info() for r in rules))
+        rules=tuple(r.info() for r in rules), rules_not_run=left_out, waivers=waivers)
     return view, result
 
 
@@ -144,21 +158,23 @@ def load_run(run_dir: Path) -> LoadedRun:
     return protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes))
 
 
-def run_check(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = ()
-              ) -> AuditResult:
+def run_check(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
+              waivers: Iterable[Waiver] = ()) -> AuditResult:
     """`audit check`: the AuditResult of RUN_DIR."""
-    return audit(run_dir, select, ignore)[1]
+    return audit(run_dir, select, ignore, waivers)[1]
 
 
-def _internal_error(protocol: Protocol, rule: Rule, exc: Exception) -> Finding:
-    where = traceback.extract_tb(exc.__traceback__)[-1]
+def _internal_error(protocol: Protocol, what: str, exc: Exception) -> Finding:
+    """The finding of a crash of the auditor itself while doing WHAT (`rule A0201`)."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f"{Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else "?"
     return Finding(
         code=protocol.internal_error_code, severity="error",
-        protocol_ref=protocol.internal_error_ref, title="internal error in a rule",
-        message=f"rule {rule.code} crashed ({type(exc).__name__}: {exc}); this is a bug of the "
-                "auditor, not a finding about the run",
-        evidence={"rule": rule.code, "exception": type(exc).__name__,
-                  "where": f"{Path(where.filename).name}:{where.lineno}"})
+        protocol_ref=protocol.internal_error_ref, title="internal error of the auditor",
+        message=f"{what} crashed ({type(exc).__name__}: {str(exc)[:300]}); this is a bug of "
+                "the auditor, not a finding about the run",
+        evidence={"rule": what.removeprefix("rule "), "exception": type(exc).__name__,
+                  "where": where})
 
 
 def _text(value: Any) -> str | None:

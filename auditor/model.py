@@ -25,7 +25,7 @@ class Finding:
     """Stable code of the rule, e.g. `A0201`."""
     severity: Severity
     protocol_ref: str
-    """The rule of PROTOCOL.md enforced, e.g. `A2.1`."""
+    """The protocol rule enforced, e.g. `A2.1` (an anchor of docs/protocol.md)."""
     message: str
     """One sentence a reviewer understands."""
     artifact: str | None = None
@@ -98,6 +98,43 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class NotRun:
+    """A rule of the run's protocol left out on purpose (`--select`/`--ignore`): the audit
+    did not check what it checks, so the verdict cannot be a plain `accepted` unless a
+    waiver with a written justification covers it (an error rule) or it only warns."""
+
+    code: str
+    severity: Severity
+    waiver: str | None = None
+    """The written justification of the waiver that covers it, None when unwaived."""
+    title: str = ""
+
+    def describe(self) -> str:
+        """One line: the rule, and whether and why it may be left out."""
+        head = f"{self.code} ({self.severity}{', ' + self.title if self.title else ''})"
+        if self.waiver is not None:
+            return f"{head}: waived: {self.waiver}"
+        return f"{head}: not waived" + (": the verdict cannot be accepted"
+                                        if self.severity == "error" else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "severity": self.severity, "title": self.title,
+                "waived": self.waiver is not None, "justification": self.waiver}
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """One entry of a `--waivers` file: a rule code (or prefix) and why leaving it out is
+    acceptable for this audit."""
+
+    code: str
+    justification: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code, "justification": self.justification}
+
+
+@dataclass(frozen=True)
 class RuleInfo:
     """What an output format needs to know of a rule that ran (SARIF's rule table, JUnit's
     test cases): metadata only, never the check itself."""
@@ -107,6 +144,21 @@ class RuleInfo:
     protocol_ref: str
     severity: Severity
     doc: str
+    fix: str = ""
+    """What to do about a finding of the rule."""
+
+    def parts(self) -> dict[str, str]:
+        """The docstring's parts, `what` (it checks), `why` (it matters), `example` and
+        `reads` (the fields it reads), each on one line; a part the docstring lacks is an
+        empty string."""
+        marks = (("what", "What it checks:"), ("why", "Why it matters:"),
+                 ("example", "Example:"), ("reads", "Reads:"))
+        found = sorted((self.doc.find(m), key, m) for key, m in marks if m in self.doc)
+        out = {k: "" for k, _ in marks}
+        for i, (start, key, mark) in enumerate(found):
+            end = found[i + 1][0] if i + 1 < len(found) else len(self.doc)
+            out[key] = " ".join(self.doc[start + len(mark):end].split())
+        return out
 
 
 @dataclass(frozen=True)
@@ -121,18 +173,29 @@ class AuditResult:
     rules_run: tuple[str, ...]
     rules: tuple[RuleInfo, ...] = ()
     """Metadata of the rules that ran or were skipped (for SARIF and JUnit)."""
+    rules_not_run: tuple[NotRun, ...] = ()
+    """The protocol's rules left out by `--select`/`--ignore`, each with its waiver, if any."""
+    waivers: tuple[Waiver, ...] = ()
+    """Every waiver given (`--waivers`), whether it covered a rule not run or not."""
+
+    @property
+    def unwaived(self) -> tuple[NotRun, ...]:
+        """Error rules not run and not waived: what keeps a clean result `incomplete`."""
+        return tuple(n for n in self.rules_not_run if n.severity == "error" and n.waiver is None)
 
     @property
     def verdict(self) -> Verdict:
         if any(f.severity == "error" and not f.missing_evidence for f in self.findings):
             return "rejected"
-        if self.skipped or any(f.missing_evidence for f in self.findings):
+        if self.skipped or self.unwaived or any(f.missing_evidence for f in self.findings):
             return "incomplete"
         return "accepted"
 
     @property
     def exit_code(self) -> int:
-        return 1 if any(f.severity == "error" for f in self.findings) else 0
+        """1 when there is an error finding, or an error rule left out without a waiver
+        (a pipeline must not pass an audit that skipped a check on purpose); else 0."""
+        return 1 if any(f.severity == "error" for f in self.findings) or self.unwaived else 0
 
     def counts(self) -> dict[str, int]:
         out = {"error": 0, "warning": 0, "info": 0}
@@ -149,6 +212,8 @@ class AuditResult:
             "verdict": self.verdict,
             "counts": self.counts(),
             "rules_run": list(self.rules_run),
+            "rules_not_run": [n.to_json() for n in self.rules_not_run],
+            "waivers": [w.to_json() for w in self.waivers],
             "findings": [f.to_json() for f in self.findings],
             "skipped": [s.to_json() for s in self.skipped],
         }

@@ -17,6 +17,9 @@ from typing import Any
 from auditor.model import Finding, RuleInfo, Severity
 
 CheckFn = Callable[[Any], Iterable[Finding]]
+DEFAULT_FIX = ("Read the rule (`audit explain CODE`), correct the cause in the pipeline that "
+               "wrote the run, and re-run; never edit a run directory by hand.")
+"""What to do, for a rule that does not say more."""
 """A check takes its protocol's run view (e.g. `auditor.protocols.a.view.RunView`)."""
 
 
@@ -31,6 +34,8 @@ class Rule:
     check: CheckFn
     doc: str
     """What it checks, why it matters, an example: from the module docstring."""
+    fix: str = DEFAULT_FIX
+    """What to do about a finding of this rule, in one or two sentences (report, `explain`)."""
 
     def finding(
         self,
@@ -73,17 +78,20 @@ class Rule:
         yield from self.check(view)
 
     def info(self) -> RuleInfo:
-        return RuleInfo(self.code, self.title, self.protocol_ref, self.severity, self.doc)
+        return RuleInfo(self.code, self.title, self.protocol_ref, self.severity, self.doc,
+                        self.fix)
 
 
 def rule(
-    *, code: str, title: str, protocol_ref: str, severity: Severity, requires: tuple[str, ...] = ()
+    *, code: str, title: str, protocol_ref: str, severity: Severity,
+    requires: tuple[str, ...] = (), fix: str = DEFAULT_FIX,
 ) -> Callable[[CheckFn], Rule]:
-    """Declare a rule. The calling module's docstring becomes the rule's documentation."""
+    """Declare a rule. The calling module's docstring becomes the rule's documentation; `fix`
+    says what to do about one of its findings (shown in the report and by `audit explain`)."""
 
     def wrap(fn: CheckFn) -> Rule:
         module = inspect.getmodule(fn)
         doc = inspect.cleandoc(module.__doc__ or "") if module else ""
-        return Rule(code, title, protocol_ref, severity, tuple(requires), fn, doc)
+        return Rule(code, title, protocol_ref, severity, tuple(requires), fn, doc, fix)
 
     return wrap

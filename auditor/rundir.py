@@ -2,12 +2,16 @@
 protocol will parse, each read exactly once (the bytes hashed are the bytes parsed).
 
 Files a protocol does not parse (model weights, say) are hashed in chunks and never held in
-memory. Files it parses one at a time (`streamed` prefixes: a run's millions of output lines)
-are not read by the walk: `RunFiles.stream` hands them over one by one, hashing each as it is
-read, so only one of them (and the next, read ahead) is in memory at a time; any the loader
-does not ask for is hashed in chunks when the hashes are first read. Reading and hashing run
-on a few threads (both release the GIL). Nothing here raises on a bad entry: a symbolic link,
-an unreadable file or a name that is not UTF-8 becomes a fault, and the walk goes on."""
+memory. Memory stays bounded whatever the run holds: a file the protocol would parse but
+larger than `MAX_PARSED_BYTES` is hashed in chunks, not kept, and reported (`limit`), and a
+file larger than `MAX_HASHED_BYTES` (a sparse file can claim any size) is not read at all
+and reported. Files a protocol parses one at a time (its `streamed` prefixes: a run's
+millions of output lines) are not read by the walk: `RunFiles.stream` hands them over one by
+one, hashing each as it is read, so only one of them (and the next, read ahead) is in memory
+at a time; one the loader never asks for is hashed in chunks when the hashes are first read.
+Reading and hashing run on a few threads (both release the GIL). Nothing here raises on a
+bad entry: a symbolic link, an unreadable file or directory, or a name that is not UTF-8
+becomes a fault, and the walk goes on."""
 
 from __future__ import annotations
 
@@ -23,6 +27,38 @@ from auditor.readers.base import Fault
 
 KEEP_SMALL_BYTES = 8 << 20
 """A file outside the parsed prefixes is still kept when this small (a custom offers file)."""
+MAX_PARSED_BYTES = 2 << 30
+"""The largest file kept in memory for parsing (an output file of some ten million lines)."""
+MAX_HASHED_BYTES = 1 << 40
+"""The largest file hashed (1 TiB); a larger one, or a sparse file claiming that size, is
+reported unread rather than read for hours."""
+UNHASHED = ""
+"""The digest recorded for a file too large to hash (its fault says why)."""
+
+
+def _read(rel: str, p: Path, parsed: bool) -> tuple[bytes | None, str, Fault | None]:
+    """(the bytes when kept for parsing, the SHA-256, a fault) of the file P at REL: a parsed
+    or small file is read whole and hashed from those very bytes, any other hashed in chunks;
+    the size limits and a read error are faults."""
+    try:
+        size = p.stat().st_size
+        if size > MAX_HASHED_BYTES:
+            return None, UNHASHED, Fault(
+                rel, f"the file claims {size:,} bytes, more than the {MAX_HASHED_BYTES:,} "
+                "the auditor hashes: it is neither read nor verified", kind="limit",
+                value=str(size))
+        if parsed and size > MAX_PARSED_BYTES:
+            return None, sha256_file(p), Fault(
+                rel, f"the file is {size:,} bytes; the auditor parses an artifact up to "
+                f"{MAX_PARSED_BYTES:,} bytes (hashed, not parsed)", kind="limit",
+                value=str(size))
+        if parsed or size <= KEEP_SMALL_BYTES:
+            b = p.read_bytes()
+            return b, hashlib.sha256(b).hexdigest(), None
+        return None, sha256_file(p), None  # large, not parsed: hashed in chunks
+    except OSError as exc:
+        return None, "", Fault(rel, f"cannot read the file: {exc.strerror or exc}",
+                               kind="format")
 
 
 class RunFiles:
@@ -36,20 +72,18 @@ class RunFiles:
         self.data = data
         """Relative path -> bytes, for the files kept for parsing."""
         self.faults = faults
-        """Entries that are not plain readable files with UTF-8 names."""
+        """Entries that are not plain readable files with UTF-8 names (a streamed file's
+        faults come with it from `stream`)."""
         self._streamed = dict(streamed or {})
         self._pending = set(self._streamed)
 
     @property
     def hashes(self) -> Mapping[str, str]:
-        """Relative `/`-separated path -> SHA-256 hex of every regular file (a streamed file
-        not read yet is hashed now; one that cannot be read has an empty digest)."""
+        """Relative `/`-separated path -> SHA-256 hex of every regular file (`UNHASHED`,
+        empty, for a file too large to hash: its fault says so). A streamed file not read
+        yet is hashed now; one that cannot be read is left out, as the walk leaves it out."""
         for rel in sorted(self._pending):
-            try:
-                self._digests[rel] = sha256_file(self._streamed[rel])
-            except OSError:
-                self._digests[rel] = ""
-        self._pending.clear()
+            self._record(rel, _read(rel, self._streamed[rel], parsed=False))
         return MappingProxyType(self._digests)
 
     def paths(self, prefix: str = "") -> list[str]:
@@ -59,30 +93,32 @@ class RunFiles:
     def is_streamed(self, rel: str) -> bool:
         return rel in self._streamed
 
-    def _read(self, rel: str) -> tuple[bytes | None, str | None]:
-        try:
-            blob = self._streamed[rel].read_bytes()
-        except OSError as exc:
-            self._digests[rel] = ""
-            self._pending.discard(rel)
-            return None, f"cannot read the file: {exc.strerror or exc}"
-        self._digests[rel] = hashlib.sha256(blob).hexdigest()
+    def _record(self, rel: str, read: tuple[bytes | None, str, Fault | None]
+                ) -> tuple[bytes | None, Fault | None]:
+        blob, digest, fault = read
         self._pending.discard(rel)
-        return blob, None
+        if digest or (fault is not None and fault.kind == "limit"):
+            self._digests[rel] = digest
+        return blob, fault
 
-    def stream(self, rels: list[str]) -> Iterator[tuple[str, bytes | None, str | None]]:
-        """(path, bytes, None) of each streamed file of RELS in order, or (path, None, why)
-        when it cannot be read; each is hashed as read (the bytes hashed are the bytes
-        parsed), and the next one is read ahead on a thread while the caller parses."""
+    def stream(self, rels: list[str]) -> Iterator[tuple[str, bytes | None, Fault | None]]:
+        """(path, bytes, fault) of each streamed file of RELS in order, the bytes None when
+        the file cannot be read or is over a limit (the fault says which); each is hashed as
+        read (the bytes hashed are the bytes parsed), the next one read ahead on a thread
+        while the caller parses."""
         if not rels:
             return
+
+        def read(rel: str) -> tuple[bytes | None, Fault | None]:
+            return self._record(rel, _read(rel, self._streamed[rel], parsed=True))
+
         with ThreadPoolExecutor(max_workers=1) as pool:
-            ahead = pool.submit(self._read, rels[0])
+            ahead = pool.submit(read, rels[0])
             for i, rel in enumerate(rels):
-                blob, why = ahead.result()
+                blob, fault = ahead.result()
                 if i + 1 < len(rels):
-                    ahead = pool.submit(self._read, rels[i + 1])
-                yield rel, blob, why
+                    ahead = pool.submit(read, rels[i + 1])
+                yield rel, blob, fault
                 del blob
 
 
@@ -92,7 +128,15 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
     small file); leave those under STREAMED_PREFIXES to `RunFiles.stream`."""
     files: list[tuple[str, Path]] = []
     faults: list[Fault] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+
+    def unreadable_dir(exc: OSError) -> None:
+        rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "."
+        shown = os.fsencode(rel).decode("utf-8", errors="backslashreplace")
+        faults.append(Fault(shown, f"cannot list the directory: {exc.strerror or exc}",
+                            kind="format"))
+
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False,
+                                                onerror=unreadable_dir):
         base = Path(dirpath)
         dirnames.sort()
         for name in sorted(filenames) + [d for d in dirnames if (base / d).is_symlink()]:
@@ -114,28 +158,23 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
                 faults.append(Fault(rel, "not a regular file (a device, socket or pipe)",
                                     kind="format"))
     files.sort()
-    streamed = {rel: p for rel, p in files if streamed_prefixes and rel.startswith(
-        streamed_prefixes)}
+    streamed = {rel: p for rel, p in files
+                if streamed_prefixes and rel.startswith(streamed_prefixes)}
     files = [(rel, p) for rel, p in files if rel not in streamed]
 
-    def read_one(item: tuple[str, Path]) -> tuple[bytes | None, str, str | None]:
+    def read_one(item: tuple[str, Path]) -> tuple[bytes | None, str, Fault | None]:
         rel, p = item
-        try:
-            if rel.startswith(parsed_prefixes) or p.stat().st_size <= KEEP_SMALL_BYTES:
-                b = p.read_bytes()
-                return b, hashlib.sha256(b).hexdigest(), None
-            return None, sha256_file(p), None  # large, not parsed: hashed in chunks
-        except OSError as exc:
-            return None, "", exc.strerror or str(exc)
+        return _read(rel, p, rel.startswith(parsed_prefixes))
 
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
         read = list(pool.map(read_one, files))
     hashes: dict[str, str] = {}
     data: dict[str, bytes] = {}
-    for (rel, _), (blob, digest, error) in zip(files, read, strict=True):
-        if error is not None:
-            faults.append(Fault(rel, f"cannot read the file: {error}", kind="format"))
-            continue
+    for (rel, _), (blob, digest, fault) in zip(files, read, strict=True):
+        if fault is not None:
+            faults.append(fault)
+            if not digest and fault.kind != "limit":
+                continue  # unreadable: not in the run as far as hashes go
         if blob is not None:
             data[rel] = blob
         hashes[rel] = digest

@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,15 @@ def _cell_problem(value: str, spec: dict[str, Any]) -> str | None:
         allowed = {str(e) for e in spec["enum"]}
         if value not in allowed:
             return f"not one of {sorted(allowed)}"
+    if "pattern" in spec and not re.fullmatch(spec["pattern"], value):
+        return f"does not match {spec['pattern']}"
+    if spec.get("format") == "date-time":
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return "not an ISO 8601 date-time"
+        if moment.tzinfo is None:
+            return "a date-time without a UTC offset"
     return None
 
 
@@ -174,6 +184,7 @@ PROTOCOL_A = Layout(rules=(
     ("environment.json", "json", "environment"),
     ("economics/offers.json", "json", "offers"),
     ("checks/set-check.json", "json", "set_check"),
+    ("claims.json", "json", "claims"),
     ("manifest.json", "json", "manifest"),
     ("outputs/*", "jsonl", "output_line"),
     ("traces/memory/*", "json", "memory_trace"),

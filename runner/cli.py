@@ -1,21 +1,23 @@
-"""`runner`: the commands that produce protocol A evidence. Thin: parses arguments, calls the
-core, prints progress; the only module that exits the process. Known errors (`RunnerError`)
-become one message on stderr and exit 2, never a traceback."""
+"""`runner`: the commands that produce protocol A and protocol B evidence. Thin: parses
+arguments, calls the core, prints progress; the only module that exits the process. Known
+errors (`RunnerError`) become one message on stderr and exit 2, never a traceback."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from runner.errors import RunnerError
+from runner.errors import RunInterrupted, RunnerError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="gpubench-audit")
 def cli() -> None:
-    """Run protocol A (an accepted corpus before cost) into a checkable run directory."""
+    """Run protocol A (an accepted corpus before cost) or protocol B (energy and accelerator
+    residency) into a checkable run directory."""
 
 
 @cli.command()
@@ -29,18 +31,41 @@ def execute(config_path: Path | None, out_dir: Path, quiet: bool) -> None:
     from runner.config import load_config
     from runner.execute import execute as run
 
+    _run_command(lambda say: run(load_config(config_path), out_dir, say), out_dir, quiet)
+
+
+@cli.command()
+@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None,
+              help="TOML protocol B configuration; default: the embedded run "
+                   "(runner/defaults/residency.toml).")
+@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="Run directory to create; never overwritten.")
+@click.option("--quiet", is_flag=True, help="No progress lines (for CI).")
+def residency(config_path: Path | None, out_dir: Path, quiet: bool) -> None:
+    """Run protocol B and write the run directory OUT (docs/run-dir-residency.md)."""
+    from runner.residency.config import load_residency_config
+    from runner.residency.run import residency as run
+
+    _run_command(lambda say: run(load_residency_config(config_path), out_dir, say), out_dir,
+                 quiet)
+
+
+def _run_command(run: Callable[[Callable[[str], None] | None], Path], out_dir: Path,
+                 quiet: bool) -> None:
+    """Progress on stderr, the run dir's path on stdout; known errors exit 2."""
     def progress(msg: str) -> None:
         click.echo(msg, err=True)
 
     try:
-        cfg = load_config(config_path)
-        out = run(cfg, out_dir, None if quiet else progress)
+        out = run(None if quiet else progress)
     except RunnerError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo(f"interrupted: no run dir written at {out_dir} (an unfinished "
-                   f"{out_dir.name}.partial-* directory may remain; it is not a run)", err=True)
+    except RunInterrupted as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:  # before the run dir was staged: nothing was written
+        click.echo(f"interrupted: no run dir written at {out_dir}", err=True)
         sys.exit(130)
     click.echo(str(out))
 

@@ -79,16 +79,23 @@ def load_config(path: Path | None) -> RunConfig:
     return _from_file(path, str(path))
 
 
-def _from_file(path: Path, label: str) -> RunConfig:
+def read_toml(path: Path, kind: str) -> dict[str, Any]:
+    """A config file parsed and validated against its schema (`kind`); shared by both
+    protocols' configs. Every fault is a RunnerError naming the file and the key."""
     if not path.is_file():
         raise RunnerError(f"config file {path}: not found")
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RunnerError(f"config file {path}: not valid TOML ({exc})") from None
-    _validate(raw, path)
+    _validate(raw, path, kind)
+    return raw
+
+
+def _from_file(path: Path, label: str) -> RunConfig:
+    raw = read_toml(path, "run_config")
     base_dir = path.resolve().parent
-    merged = _merge(BASE, raw)
+    merged = merge(BASE, raw)
     corpus = raw.get("corpus", {})
     q = merged["quality"]
     threshold = q["threshold"]
@@ -103,16 +110,16 @@ def _from_file(path: Path, label: str) -> RunConfig:
         missing = [k for k in ("offers_file", "offer_id", "lots") if k not in eco]
         if missing:
             raise RunnerError(f"config file {path}: [economics] needs {', '.join(missing)}")
-        economics = Economics(_resolve(base_dir, eco["offers_file"]), eco["offer_id"],
+        economics = Economics(resolve_path(base_dir, eco["offers_file"]), eco["offer_id"],
                               eco["lots"])
     v, p = merged["variants"], merged["passes"]
     return RunConfig(
         source=label,
-        experiment_id=raw.get("experiment_id") or _experiment_id_from(path),
+        experiment_id=raw.get("experiment_id") or experiment_id_from(path),
         seed=merged["seed"],
         device=merged["device"],
         notes=merged["notes"],
-        corpus_path=_resolve(base_dir, corpus["path"]) if "path" in corpus else None,
+        corpus_path=resolve_path(base_dir, corpus["path"]) if "path" in corpus else None,
         eval_size=corpus.get("eval_size"),
         max_texts=corpus.get("max_texts"),
         workload_callable=merged["workload"]["callable"],
@@ -130,8 +137,8 @@ def _from_file(path: Path, label: str) -> RunConfig:
     )
 
 
-def _validate(raw: dict[str, Any], path: Path) -> None:
-    errors = sorted(schemas.validator("run_config").iter_errors(raw), key=lambda e: e.path)
+def _validate(raw: dict[str, Any], path: Path, kind: str) -> None:
+    errors = sorted(schemas.validator(kind).iter_errors(raw), key=lambda e: e.path)
     if not errors:
         return
     err = errors[0]
@@ -146,21 +153,23 @@ def _validate(raw: dict[str, Any], path: Path) -> None:
     raise RunnerError(f"config file {path}: {where}: {err.message}")
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on top of `base`, tables merged key by key (arrays replaced whole)."""
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
-            out[key] = _merge(base[key], value)
+            out[key] = merge(base[key], value)
         else:
             out[key] = value
     return out
 
 
-def _resolve(base_dir: Path, value: str) -> Path:
+def resolve_path(base_dir: Path, value: str) -> Path:
+    """A path from a config file, relative to that file's folder."""
     p = Path(value).expanduser()
     return p if p.is_absolute() else base_dir / p
 
 
-def _experiment_id_from(path: Path) -> str:
+def experiment_id_from(path: Path) -> str:
     stem = "".join(c if c.isalnum() or c in "._-" else "-" for c in path.stem)
     return stem or "experiment"

@@ -30,13 +30,14 @@ from typing import Any
 
 import polars as pl
 
-from runner import artifacts
+from runner import artifacts, claims
 from runner.config import RunConfig
 from runner.corpus import Corpus, load_corpus
 from runner.economics import ChosenOffer, choose_offer
 from runner.environment import observe
 from runner.manifest import Header, Revisions
-from runner.model import TrainedModel, resolve_device, train, workload_threads
+from runner.model import TrainedModel, child_env, resolve_device, train, workload_threads
+from runner.order import alternating_rounds
 from runner.passes import INPUTS_FILE, PassSpec, now_iso, run_pass, run_warmup
 from runner.revisions import code_revision, file_sha256
 from runner.rundir import Progress, StagedRunDir, Steps, refuse_existing
@@ -76,24 +77,6 @@ def draw_pass_order(variants: list[str], warm_passes: int, seed: int) -> list[di
     order += [(v, "warm", r) for v, r in alternating_rounds(variants, warm_passes, rng)]
     return [{"order_index": i, "variant_id": v, "phase": p, "run_index": n}
             for i, (v, p, n) in enumerate(order)]
-
-
-def alternating_rounds(items: list[str], rounds: int, rng: random.Random
-                       ) -> list[tuple[str, int]]:
-    """(item, round) pairs: `rounds` rounds, each a seeded permutation of `items`, redrawn
-    (up to 20 times) when it would start with the item that ended the round before, so that
-    no item runs twice in a row across rounds. Shared by both protocols (A6.2, B3)."""
-    out: list[tuple[str, int]] = []
-    last = None
-    for r in range(1, rounds + 1 if items else 1):
-        perm = rng.sample(items, len(items))
-        for _ in range(20):
-            if len(items) == 1 or perm[0] != last:
-                break
-            perm = rng.sample(items, len(items))
-        out += [(v, r) for v in perm]
-        last = perm[-1]
-    return out
 
 
 # --- 1. inputs ------------------------------------------------------------------------------
@@ -307,9 +290,7 @@ def _cold_pass(cfg: RunConfig, spec: PassSpec, root: Path, model_dir: Path, jobs
         "workload": cfg.workload_callable, "options": cfg.workload_options,
         "precision": cfg.precision, "context": cfg.context, "threads": threads,
         "result": str(result)}), encoding="utf-8")
-    # the worker imports what this process imports (a user's workload module included)
-    path = [p for p in sys.path if p and os.path.isdir(p)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    env = child_env()
     started = now_iso()
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "runner.pass_worker", str(job)], env=env,
@@ -394,6 +375,8 @@ def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes:
             for c in checks]
     artifacts.write_csv(root / "resultats-bruts.csv", rows)
     artifacts.write_jsonl(root / "timeline.jsonl", passes.timeline)
+    artifacts.write_json(root / "claims.json",
+                         claims.claims(cfg.experiment_id, passes.timeline, checks))
 
     complete = len(passes.records) == len(decl.variants) * (1 + cfg.warm_passes)
     return {

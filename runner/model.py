@@ -5,6 +5,7 @@ are the model and tokenizer revisions)."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,3 +69,10 @@ def train(factory: WorkloadFactory, corpus: Corpus, model_dir: Path, seed: int, 
     prepared = factory.prepare(TrainingData(tr["text"].to_list(), tr["label"].to_list(),
                                             corpus.classes), model_dir, seed, context, options)
     return TrainedModel(prepared, model_dir, time.perf_counter() - t)
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment of a fresh `python -m runner...` process that must import what this
+    one imports (a user's workload module included), plus `extra` variables."""
+    path = [p for p in sys.path if p and os.path.isdir(p)]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path), **extra}

@@ -9,6 +9,7 @@ something that looks like a finished run.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from runner import artifacts
-from runner.errors import RunnerError
+from runner.errors import RunInterrupted, RunnerError
 
 Progress = Callable[[str], None]
 
@@ -46,12 +47,22 @@ class StagedRunDir:
 
     @contextmanager
     def unfinished(self) -> Iterator[None]:
-        """A known error inside the run says where its unfinished files are."""
+        """A known error inside the run says where its unfinished files are (kept, for the
+        diagnosis). An interruption (Ctrl-C) removes them: nothing was asked to be kept, and
+        a half-written folder only misleads; if it cannot be removed, its exact path is
+        named."""
         try:
             yield
         except RunnerError as exc:
             raise RunnerError(f"{exc} (unfinished files left in {self.root}: not a run)"
                               ) from None
+        except KeyboardInterrupt:
+            shutil.rmtree(self.root, ignore_errors=True)
+            where = (f"its unfinished files could not all be removed: {self.root} (not a run)"
+                     if self.root.exists() else f"its unfinished files ({self.root}) were "
+                     "removed")
+            raise RunInterrupted(f"interrupted: no run dir written at {self.out}; {where}"
+                                 ) from None
 
     def publish(self, manifest: dict[str, Any], layout: artifacts.Layout,
                 manifest_kind: str) -> Path:

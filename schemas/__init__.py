@@ -6,6 +6,11 @@ the run dirs' CSV files (`resultats-bruts.csv` for protocol A, `trials.csv` and
 This package is the single source of truth for formats. It only locates and loads the
 schema files; it holds no logic of either tool, so both can depend on it without depending
 on each other.
+
+Validation is strict where JSON Schema is loose: `format` is checked (`date-time` needs the
+`rfc3339-validator` package, a dependency, or it silently passes), and `integer` means an
+integer literal (`5`), not a float that happens to be whole (`5.0`, `1e300`), which JSON
+Schema would accept and which code counting passes or filling a 64-bit column cannot use.
 """
 
 from __future__ import annotations
@@ -16,9 +21,10 @@ from importlib import resources
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.validators import validator_for
+from jsonschema.validators import extend, validator_for
 
-#: Artifact kind -> schema file name. `docs/run-dir.md` says which path holds which kind.
+#: Artifact kind -> schema file name. `docs/run-dir.md` (protocol A) and
+#: `docs/run-dir-residency.md` (protocol B) say which path holds which kind.
 SCHEMA_FILES: dict[str, str] = {
     "manifest": "manifest.schema.json",
     "output_line": "output-line.schema.json",
@@ -32,10 +38,31 @@ SCHEMA_FILES: dict[str, str] = {
     "run_config": "run-config.schema.json",
     "audit_result": "audit-result.schema.json",
     "comparison": "comparison.schema.json",
+    "waivers": "waivers.schema.json",
+    "claims": "claims.schema.json",
+    "input_line": "input-line.schema.json",
+    # what `audit` commands print with --format json (and their errors, on stderr)
+    "audit_rules": "audit-rules.schema.json",
+    "verify_result": "verify-result.schema.json",
+    "cost_result": "cost-result.schema.json",
+    "error": "error.schema.json",
     # protocol B evidence our runner writes (the auditor's readers read the same files)
     "runner_power_record": "runner-power-record.schema.json",
     "torch_placement": "torch-placement.schema.json",
     "ort_placement": "ort-placement.schema.json",
+    # protocol B, the rest of the run dir `runner residency` writes (docs/run-dir-residency.md)
+    "manifest_residency": "manifest-residency.schema.json",
+    "prompt_line": "prompt-line.schema.json",
+    "trial_output_line": "trial-output-line.schema.json",
+    "residency_config": "residency-config.schema.json",
+    "environment_residency": "environment-residency.schema.json",
+    "gates": "gates.schema.json",
+    "energy_window": "energy-window.schema.json",
+    "idle_power": "idle-power.schema.json",
+    # evidence from other tools, in a record we document (the auditor's readers read it)
+    "windows_ml_placement": "windows-ml-placement.schema.json",
+    # what `audit evidence --format json` prints
+    "evidence_summary": "evidence-summary.schema.json",
 }
 
 RESULTS_TABLE_FILE = "resultats-bruts.table.json"
@@ -46,6 +73,16 @@ TABLE_FILES: dict[str, str] = {
     RESULTS_TABLE: RESULTS_TABLE_FILE,
     "trials": "trials.table.json",
     "policies": "policies.table.json",
+}
+
+#: Frame kind -> frame schema file: the one polars frame each family of evidence readers
+#: returns (auditor/readers/power, auditor/readers/placement).
+FRAME_FILES: dict[str, str] = {
+    "power_samples": "power-samples.frame.json",
+    "placement_nodes": "placement-nodes.frame.json",
+    # what `audit archive` writes (docs/archive.md)
+    "archive_index": "archive-index.frame.json",
+    "archive_findings": "archive-findings.frame.json",
 }
 
 
@@ -61,8 +98,19 @@ def validator(kind: str) -> Draft202012Validator:
     The schema itself is not checked against its metaschema here: tests/test_schemas.py does
     that once, where doing it in every process cost `audit check` a tenth of a second."""
     schema = load(kind)
-    cls = validator_for(schema, default=Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    base = validator_for(schema, default=Draft202012Validator)
+    cls = extend(base, type_checker=base.TYPE_CHECKER.redefine("integer", _is_integer))
+    return cls(schema, format_checker=base.FORMAT_CHECKER)
+
+
+def _is_integer(checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def date_time_is_checked() -> bool:
+    """Whether `format: date-time` is enforced (its checker's package is installed)."""
+    return not Draft202012Validator.FORMAT_CHECKER.conforms("2026-13-40T99:00:00Z",
+                                                            "date-time")
 
 
 @cache
@@ -79,6 +127,12 @@ def table_columns(name: str) -> tuple[str, ...]:
 def results_table() -> dict[str, Any]:
     """The table schema of `resultats-bruts.csv`: columns in order, types, empty allowed."""
     return table(RESULTS_TABLE)
+
+
+@cache
+def frame(kind: str) -> dict[str, Any]:
+    """The frame schema of one reader family (a key of `FRAME_FILES`): fields in order."""
+    return _read_json(FRAME_FILES[kind])
 
 
 def results_columns() -> tuple[str, ...]:

@@ -1,10 +1,12 @@
 """Small, clean protocol A run directories for tests and benchmarks, written exactly per
 docs/run-dir.md and the schemas, with no dependency on `runner` or `auditor`.
 
-`make_clean_run(path)` writes one; `recompute_claims(path)` re-derives the CSV's and the
-set-check's claims from the output files after a test mutated them (plain Python, a second,
-independent implementation of the metrics the auditor computes with polars); `rehash(path)`
-rewrites the manifest's SHA-256 table so only the rule under test can catch a mutation.
+`make_clean_run(path)` writes one (`claims=True`: with an honest `claims.json` too);
+`recompute_claims(path)` re-derives the CSV's and the set-check's claims from the output
+files after a test mutated them (plain Python, a second, independent implementation of the
+metrics the auditor computes with polars); `write_claims(path)` writes the typed claims the
+CSV supports; `rehash(path)` rewrites the manifest's SHA-256 table so only the rule under
+test can catch a mutation.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import csv
 import hashlib
 import io
 import json
+import statistics
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -65,6 +68,7 @@ def make_clean_run(
     lots: int = 1,
     gpus_per_lot: int = 1,
     experiment_id: str = "exp-batch",
+    claims: bool = False,
 ) -> Path:
     """Write a clean protocol A run dir at PATH (created) and return PATH.
 
@@ -77,11 +81,21 @@ def make_clean_run(
     root = Path(path)
     root.mkdir(parents=True, exist_ok=True)
     cuda = device.startswith("cuda")
-    rev = {"corpus": "sha256:" + "c" * 16, "model": "sha256:" + "m" * 16,
-           "tokenizer": "sha256:" + "t" * 16, "code": "git:0123456789ab"}
+    # The weights and tokenizer the revisions pin, kept under model/ (A1.2).
+    weights = b"synthetic weights " + experiment_id.encode() + bytes(range(64))
+    tokenizer = json.dumps({"kind": "synthetic", "vocab": list(classes)}).encode()
+    (root / "model").mkdir(exist_ok=True)
+    (root / "model/weights.bin").write_bytes(weights)
+    (root / "model/tokenizer.json").write_bytes(tokenizer)
+    rev = {"corpus": "sha256:" + "c" * 16,
+           "model": "sha256:" + hashlib.sha256(weights).hexdigest(),
+           "tokenizer": "sha256:" + hashlib.sha256(tokenizer).hexdigest(),
+           "code": "git:0123456789ab"}
     eval_ids = [f"ev-{i:06d}" for i in range(eval_size)]
     refs = {i: classes[n % len(classes)] for n, i in enumerate(eval_ids)}
     _ids(root / "corpus/expected_ids.txt", eval_ids)
+    _jsonl(root / "corpus/eval-inputs.jsonl",
+           ({"id": i, "text": f"text of {i}"} for i in eval_ids))
     _jsonl(root / "corpus/references.jsonl", ({"id": i, "label": refs[i]} for i in eval_ids))
     _ids(root / "corpus/splits/train_ids.txt", [f"tr-{i:05d}" for i in range(eval_size * 2)])
     _ids(root / "corpus/splits/tune_ids.txt", [f"tu-{i:05d}" for i in range(eval_size // 2 + 1)])
@@ -167,10 +181,8 @@ def make_clean_run(
                                  "device": device, "allocator_measured": cuda, **mem}
         if cuda:
             trace.update({"synchronized": True, "peak_stats_reset": True,
-                          "memory_stats_before": {"allocated_bytes.all.current":
-                                                  mem["baseline_allocated_bytes"]},
-                          "memory_stats_after": {"allocated_bytes.all.peak":
-                                                 mem["peak_allocated_bytes"]}})
+                          "memory_stats_before": memory_stats(mem, "before"),
+                          "memory_stats_after": memory_stats(mem, "after")})
         else:
             trace["other_sources"] = [{"name": "peak_rss", "value": 812_000_000 + k,
                                        "unit": "bytes", "source": "resource.getrusage"}]
@@ -217,6 +229,7 @@ def make_clean_run(
                        for k, (v, p, r) in enumerate(order)],
         "pass_order_method": "alternating rounds",
         "corpus": {"source": "synthetic", "revision": rev["corpus"], "eval_size": eval_size,
+                   "inputs_file": "corpus/eval-inputs.jsonl",
                    "train_size": eval_size * 2, "tune_size": eval_size // 2 + 1,
                    "truncation": {"context_tokens": 128, "truncated_texts": 0,
                                   "eval_texts": eval_size, "rule": "none cut"}},
@@ -227,7 +240,69 @@ def make_clean_run(
     }
     _dump(root / "manifest.json", manifest)
     recompute_claims(root)
+    if claims:
+        write_claims(root)
     return root
+
+
+def memory_stats(mem: dict[str, Any], when: str) -> dict[str, int]:
+    """The counters of `torch.cuda.memory_stats()` a trace keeps beside its figures (a few
+    of the real snapshot's keys): before the pass its baselines, after it its peaks."""
+    if when == "before":
+        return {"allocated_bytes.all.current": mem["baseline_allocated_bytes"],
+                "reserved_bytes.all.current": mem["baseline_reserved_bytes"],
+                "allocated_bytes.all.peak": mem["baseline_allocated_bytes"], "num_ooms": 0}
+    return {"allocated_bytes.all.current": mem["baseline_allocated_bytes"],
+            "allocated_bytes.all.peak": mem["peak_allocated_bytes"],
+            "reserved_bytes.all.current": mem["peak_reserved_bytes"],
+            "reserved_bytes.all.peak": mem["peak_reserved_bytes"], "num_ooms": 0}
+
+
+def write_claims(path: Path) -> dict[str, Any]:
+    """Write the typed claims.json the run's CSV supports (honest: warm median and range per
+    variant over its completed passes, the accepted variants ranked by warm median, the
+    accepted count over the package, one memory figure), rehash, and return it."""
+    root = Path(path)
+    manifest = read_json(root, "manifest.json")
+    rows = read_rows(root)
+    ok = {(e["variant_id"], e["phase"], str(e["run_index"]))
+          for e in read_jsonl(root, "timeline.jsonl") if e["status"] == "ok"}
+    warm: dict[str, list[float]] = {}
+    for r in rows:
+        completed = (r["variant_id"], r["phase"], r["run_index"]) in ok
+        if r["phase"] == "warm" and r["elapsed_seconds"] and completed:
+            warm.setdefault(r["variant_id"], []).append(float(r["elapsed_seconds"]))
+    summaries = []
+    for v, times in sorted(warm.items()):
+        for stat, value in (("median", statistics.median(times)), ("min", min(times)),
+                            ("max", max(times))):
+            summaries.append({"variant_id": v, "phase": "warm", "statistic": stat,
+                              "value": value, "unit": "s", "passes": len(times)})
+    accepted = sorted({r["variant_id"] for r in rows if r["corpus_accepted"] == "true"}
+                      - {r["variant_id"] for r in rows if r["corpus_accepted"] != "true"})
+    medians = {s["variant_id"]: s["value"] for s in summaries if s["statistic"] == "median"}
+    n_accepted = len({r["corpus_revision"] for r in rows if r["corpus_accepted"] == "true"})
+    first = rows[0]
+    figure = ({"name": "peak_reserved", "value": int(first["peak_reserved_bytes"]),
+               "unit": "bytes", "source": "torch.cuda.max_memory_reserved",
+               "variant_id": first["variant_id"], "phase": first["phase"],
+               "run_index": int(first["run_index"])} if first["peak_reserved_bytes"] else
+              {"name": "process_peak_rss", "value": 812_000_000, "unit": "bytes",
+               "source": "resource.getrusage"})
+    claims = {
+        "schema_version": "1", "experiment_id": manifest["experiment_id"],
+        "summaries": summaries,
+        "rankings": [{"basis": "median warm elapsed_seconds",
+                      "variants": sorted(accepted, key=lambda v: (medians.get(v, 0), v))}]
+        if accepted else [],
+        "projections": [{"figure": "corpora_per_period", "variant_id": None,
+                         "value": n_accepted, "unit": "corpora", "period_days": 7,
+                         "accepted_corpora": n_accepted}] if n_accepted else [],
+        "memory_figures": [figure],
+    }
+    write_json(root, "claims.json", claims)
+    rehash(root)
+    return claims
 
 
 # -- reading and rewriting a run dir (used by mutations in tests) ---------------------------

@@ -4,7 +4,8 @@ configs as `runner_workloads:Faulty`, in the test process and in cold-pass proce
 `Faulty` is the default bag-of-words workload plus injected failures, chosen by options:
 `fail = [{variant, phase, run_index, after_batches, kind}]` with kind `oom` (raises
 `torch.OutOfMemoryError`), `error` (a RuntimeError) or `crash` (the process exits at once),
-and `sleep_per_batch` seconds.
+and `sleep_per_batch` seconds. `Degraded` answers like the default workload in float32 and
+rotates every tenth label in float16: a protocol B candidate that fails the parity gate.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 import random
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +88,37 @@ def tiny_rows(n_train: int = 60, n_tune: int = 30, n_eval: int = 40,
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+class DegradedWorkload(BagOfWordsWorkload):
+    """Answers like the float32 model, except the label of every `every`-th distinct prompt
+    (chosen by a hash of its text) is rotated to the next class: a candidate whose
+    agreement with the reference is about 1 - 1/every, deterministically."""
+
+    every = 10
+
+    def classify(self, texts: list[str], batch: int) -> list[str]:
+        labels = super().classify(texts, batch)
+        out = []
+        for text, label in zip(texts, labels, strict=True):
+            if zlib.crc32(text.encode()) % self.every == 0:
+                label = self.classes[(self.classes.index(label) + 1) % len(self.classes)]
+            out.append(label)
+        return out
+
+
+class Degraded(BagOfWords):
+    """The default workload; in `float16` (the candidate's precision) it is degraded as
+    `DegradedWorkload` says, so a B8 gate really rejects it."""
+
+    name = "degraded-bow"
+
+    def load(self, model_dir: Path, device: str, precision: str, context: int,
+             options: dict[str, Any]) -> Workload:
+        base = super().load(model_dir, device, precision, context, options)
+        if precision != "float16":
+            return base
+        assert isinstance(base, BagOfWordsWorkload)
+        w = DegradedWorkload(base.model, base.tokenizer, base.classes, base.device)
+        w.every = int(options.get("degrade_every", 10))
+        return w

@@ -29,12 +29,13 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def broken(clean: Path, tmp_path: Path) -> Path:
-    """A run with one error (a p95 claimed) and one warning (LF line ends)."""
+    """A run with one error (a p95 claimed from five passes) and one warning (LF line
+    ends)."""
     root = tmp_path / "run"
     shutil.copytree(clean, root)
-    rows = rf.read_rows(root)
-    rows[2]["notes"] = "p95 1.2 s, ok"
-    rf.write_rows(root, rows)
+    claims = rf.write_claims(root)
+    claims["summaries"][0]["statistic"] = "p95"
+    rf.write_json(root, "claims.json", claims)
     p = root / "resultats-bruts.csv"
     p.write_bytes(p.read_bytes().replace(b"\r\n", b"\n"))
     rf.rehash(root)
@@ -65,7 +66,7 @@ def test_check_json_validates_against_the_schema(clean: Path, broken: Path) -> N
         assert doc["rules_run"] == [r.code for r in all_rules()]
     codes = [(f["code"], f["severity"]) for f in doc["findings"]]
     assert codes == [("A0604", "error"), ("A0807", "warning")]
-    assert doc["findings"][0]["location"] == "row 3"
+    assert doc["findings"][0]["location"] == "/summaries/0/statistic"
     assert doc["counts"] == {"error": 1, "warning": 1, "info": 0}
 
 
@@ -74,7 +75,7 @@ def test_text_groups_by_severity_one_line_each(broken: Path) -> None:
     plain = text.render(result, color=False)
     lines = plain.splitlines()
     assert lines[0] == "errors (1):"
-    assert lines[1].startswith("resultats-bruts.csv:row 3 A0604 ")
+    assert lines[1].startswith("claims.json:/summaries/0/statistic A0604 ")
     assert lines[2] == "warnings (1):"
     assert lines[3].startswith("resultats-bruts.csv:line 1 A0807 ")
     assert lines[-1].startswith("rejected: 1 error(s), 1 warning(s)")
@@ -83,13 +84,77 @@ def test_text_groups_by_severity_one_line_each(broken: Path) -> None:
     assert json.loads(json_out.render(result))["verdict"] == "rejected"
 
 
-def test_select_ignore_options(broken: Path) -> None:
+def test_select_ignore_options(broken: Path, tmp_path: Path) -> None:
+    """Leaving a rule out never yields a plain `accepted`: the result names it, and the
+    verdict is `incomplete` (exit 1) until a waiver with a written justification covers it."""
     code, out = invoke("check", str(broken), "--ignore", "a0604", "--format", "json")
     doc = json.loads(out)
-    assert code == 0 and [f["code"] for f in doc["findings"]] == ["A0807"]
+    assert [f["code"] for f in doc["findings"]] == ["A0807"]
     assert "A0604" not in doc["rules_run"]
+    assert doc["verdict"] == "incomplete" and code == 1
+    assert doc["rules_not_run"] == [{"code": "A0604", "severity": "error",
+                                     "title": "no p95 from five passes", "waived": False,
+                                     "justification": None}]
+    waivers = tmp_path / "waivers.toml"
+    waivers.write_text('A0604 = "summaries are reviewed by hand for this procurement"\n')
+    code, out = invoke("check", str(broken), "--ignore", "a0604", "--waivers", str(waivers),
+                       "--format", "json")
+    doc = json.loads(out)
+    assert doc["verdict"] == "accepted" and code == 0
+    assert doc["rules_not_run"][0]["justification"] == ("summaries are reviewed by hand for "
+                                                        "this procurement")
+    assert doc["waivers"] == [{"code": "A0604", "justification": doc["rules_not_run"][0][
+        "justification"]}]
     code, out = invoke("check", str(broken), "--select", "A06", "--format", "json")
-    assert code == 1 and {c[:3] for c in json.loads(out)["rules_run"]} == {"A06"}
+    doc = json.loads(out)
+    assert code == 1 and {c[:3] for c in doc["rules_run"]} == {"A06"}
+    assert len(doc["rules_run"]) + len(doc["rules_not_run"]) == len(all_rules())
+
+
+def test_waivers_show_in_every_format(broken: Path, tmp_path: Path) -> None:
+    from auditor.output import FORMATS, renderer
+    from auditor.waivers import load_waivers
+
+    waivers = tmp_path / "waivers.json"
+    waivers.write_text(json.dumps({"A0604": "p95 claims are out of scope of this audit",
+                                   "A07": "memory is not compared in this procurement"}))
+    result = run_check(broken, ignore=("A0604", "A0701", "A0807"),
+                       waivers=load_waivers(waivers))
+    assert result.verdict == "accepted" and result.exit_code == 0
+    assert [n.code for n in result.rules_not_run] == ["A0604", "A0701", "A0807"]
+    assert [n.waiver is not None for n in result.rules_not_run] == [True, True, False]
+    for name in FORMATS:
+        out = renderer(name)(result)
+        assert "A0701" in out and "memory is not compared in this procurement" in out, name
+    from jsonschema import Draft4Validator
+    from paths import TESTS
+
+    sarif_schema = json.loads((TESTS / "output/fixtures/sarif-schema-2.1.0.json").read_text())
+    log = json.loads(renderer("sarif")(result))
+    assert list(Draft4Validator(sarif_schema).iter_errors(log)) == []
+    assert list(schemas.validator("audit_result").iter_errors(
+        json.loads(renderer("json")(result)))) == []
+    from auditor.report.viewmodel import verdict_section
+
+    section = verdict_section(result, [], None)
+    assert [n["code"] for n in section["rules_not_run"]] == ["A0604", "A0701", "A0807"]
+    assert section["waivers"][1]["justification"].startswith("memory is not compared")
+
+
+@pytest.mark.parametrize("content, why", [
+    ('{"A0604": ""}', "waivers.schema.json"),
+    ('{"A0604": "ok"}', "waivers.schema.json"),  # not a written justification
+    ('{"Z9": "a justification that is long enough"}', "no rule code starts with Z9"),
+    ("[1, 2", "not a valid waivers file"),
+])
+def test_bad_waivers_file_is_usage_error(clean: Path, tmp_path: Path, content: str,
+                                         why: str) -> None:
+    waivers = tmp_path / "w.json"
+    waivers.write_text(content)
+    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
+                           "check", str(clean), "--ignore", "A0604", "--waivers",
+                           str(waivers)], capture_output=True, text=True)
+    assert proc.returncode == 2 and why in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_unknown_select_code_is_usage_error(clean: Path) -> None:
@@ -156,3 +221,89 @@ def test_check_does_not_import_heavy_modules(clean: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["verdict"] == "accepted"
+
+
+def _main(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()", *args],
+                          capture_output=True, text=True)
+
+
+def test_text_output_shows_the_key_evidence(clean: Path, tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    shutil.copytree(clean, root)
+    lines = rf.read_jsonl(root, "outputs/batch-4/warm-2.jsonl")
+    lost, lines[5]["id"] = lines[5]["id"], lines[4]["id"]  # one ID twice, one missing
+    rf.write_jsonl(root, "outputs/batch-4/warm-2.jsonl", lines)
+    rows = rf.read_rows(root)
+    rows[0]["quality_value"] = "0.5"
+    rf.write_rows(root, rows)
+    rf.rehash(root)
+    out = text.render(run_check(root))
+    assert f"A0201 1 expected ID(s) missing from the output: {lost}" in out
+    assert f"A0201 1 ID(s) answered more than once: {lines[4]['id']}" in out
+    line = next(x for x in out.splitlines() if "row 1 A0205" in x)
+    assert ": 0.5 (expected " in line  # the claimed value, then the recomputed one
+
+
+def test_rules_json_validates_against_its_schema() -> None:
+    code, out = invoke("rules", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert list(schemas.validator("audit_rules").iter_errors(doc)) == []
+    assert [r["code"] for r in doc["rules"]] == [r.code for r in all_rules()]
+    a0201 = next(r for r in doc["rules"] if r["code"] == "A0201")
+    assert a0201["protocol_ref"] == "A2.1" and a0201["fix"] and a0201["why"]
+
+
+def test_explain_a_protocol_rule_prints_its_text_and_the_codes_that_enforce_it() -> None:
+    code, out = invoke("explain", "a2.1")
+    assert code == 0
+    assert out.startswith("protocol rule A2.1 (A2 When a corpus counts as accepted):")
+    assert "exactly once" in out
+    enforcing = [line.split()[0] for line in out.split("enforced by:")[1].splitlines() if line]
+    assert enforcing == ["A0201", "A0207"]
+    code, out = invoke("explain", "A0201")
+    assert "What to do: " in out
+    code, out = invoke("explain", "run_dir")
+    assert code == 0 and "R0001" in out.split("enforced by:")[1]
+    code, out = invoke("explain", "B7")
+    assert code == 0 and "no rule of the auditor enforces it yet" in out
+    proc = _main("explain", "A9.9")
+    assert proc.returncode == 2 and "no protocol rule 'A9.9'" in proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("check", "/nonexistent/run", "--format", "json"),
+    ("check", "--format=json"),
+    ("rules", "--format", "json", "--bogus"),
+    ("check", ".", "--format", "json", "--select", "A0199"),
+])
+def test_json_errors_go_to_stderr_as_one_json_object(args: tuple[str, ...]) -> None:
+    proc = _main(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    doc = json.loads(proc.stderr)
+    assert list(schemas.validator("error").iter_errors(doc)) == []
+    assert doc["error"]["exit_status"] == 2 and doc["error"]["message"]
+
+
+def test_check_pointed_at_a_report_names_the_run_inside(tmp_path: Path) -> None:
+    report = tmp_path / "report"
+    (report / "run").mkdir(parents=True)
+    (report / "report.html").write_text("<html></html>")
+    (report / "run" / "manifest.json").write_text("{}")
+    proc = _main("check", str(report))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert f"audit check {report / 'run'}" in proc.stderr
+
+
+def test_every_option_has_help_text_and_is_in_the_readme() -> None:
+    import click
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for name, command in cli.commands.items():
+        assert f"`audit {name}" in readme, name
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert param.help, (name, param.name)
+                for opt in param.opts:
+                    assert f"`{opt}" in readme, (name, opt)

@@ -78,3 +78,28 @@ def test_failed_pass_recorded_as_zero_seconds_is_caught(failing_run: Path, tmp_p
     assert result.verdict == "rejected"
     assert "A1001" in {f.code for f in result.findings if f.severity == "error"}
     assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
+
+
+def test_the_runner_states_its_claims_as_typed_fields(clean_run: Path, failing_run: Path,
+                                                      tmp_path: Path) -> None:
+    """claims.json: summaries of the completed passes only, a ranking of accepted variants
+    only; the auditor recomputes both, so a lie in them is rejected."""
+    import shutil
+
+    from runfactory import rehash
+
+    doc = json.loads((failing_run / "claims.json").read_text())
+    warm4 = [s for s in doc["summaries"] if (s["variant_id"], s["phase"]) == ("batch-4", "warm")]
+    assert {s["statistic"] for s in warm4} == {"median", "min", "max"}
+    assert all(s["passes"] < 5 for s in warm4)  # the OOM pass is not summarised
+    for r in doc["rankings"]:
+        assert "batch-4" not in r["variants"]  # a variant with a failed pass is never ranked
+    assert doc["projections"] == []
+    run = tmp_path / "run"
+    shutil.copytree(clean_run, run)
+    claims = json.loads((run / "claims.json").read_text())
+    claims["summaries"].append({**claims["summaries"][0], "statistic": "p95"})
+    (run / "claims.json").write_text(json.dumps(claims))
+    rehash(run)
+    result = run_check(run)
+    assert "A0604" in {f.code for f in result.findings if f.severity == "error"}

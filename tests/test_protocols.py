@@ -108,3 +108,28 @@ def test_the_manifest_picks_the_package(tmp_path: Path) -> None:
     broken = run_check(root)
     assert broken.protocol == "accepted-corpus-cost"
     assert any(f.code == "A0001" for f in broken.findings)
+
+
+def test_every_rule_says_what_to_do_and_cites_a_rule_of_the_protocol_text() -> None:
+    from auditor import protocol_text
+
+    text = protocol_text.rules()
+    for r in protocols.all_rules():  # a rule without its own fix gets rule.DEFAULT_FIX
+        assert r.fix and r.fix.endswith("."), r.code
+        assert r.protocol_ref in text, (r.code, r.protocol_ref)
+        assert r.info().fix == r.fix
+
+
+def test_the_protocol_text_has_one_anchor_per_rule() -> None:
+    from auditor import protocol_text
+
+    groups = {1: 4, 2: 6, 3: 3, 4: 2, 5: 2, 6: 5, 7: 5, 8: 4, 9: 5, 10: 3}  # PROTOCOL.md
+    want = [f"A{g}.{i}" for g, n in groups.items() for i in range(1, n + 1)]
+    want += [f"B{i}" for i in range(1, 11)] + ["RUN_DIR"]
+    rules = protocol_text.rules()
+    assert list(rules) == want
+    page = protocol_text.source().read_text(encoding="utf-8")
+    for ref, r in rules.items():
+        assert page.count(f'<a id="{ref}"></a>') == 1
+        assert r.text and "<" not in r.text and "**" not in r.text, ref
+        assert r.protocol.startswith(("Protocol A", "Protocol B", "The run directory"))

@@ -26,6 +26,21 @@ RUN_DIR_HEADER = (
     "accepted_unique_corpora,notes"
 )
 
+# protocol B (RUN_DIR.md, "Protocol B"): trials.csv and policies.csv
+TRIALS_HEADER = (
+    "experiment_id,policy_id,role,trial_index,order_position,prompt_sequence_sha256,"
+    "warmup_iterations,inferences,started_at,ended_at,wall_seconds,p95_latency_ms,"
+    "average_power_w,energy_j,joules_per_inference,power_source,power_mode,energy_source,"
+    "status,notes"
+)
+POLICIES_HEADER = (
+    "experiment_id,policy_id,role,runtime,compute_units,model_tier,trials,median_wall_seconds,"
+    "p95_latency_ms,average_power_w,joules_per_inference,accuracy,agreement,operation_share,"
+    "operation_share_floor,estimated_cost_share,verdict,notes"
+)
+TABLE_HEADERS = {schemas.RESULTS_TABLE: RUN_DIR_HEADER, "trials": TRIALS_HEADER,
+                 "policies": POLICIES_HEADER}
+
 
 @pytest.mark.parametrize("kind", sorted(schemas.SCHEMA_FILES))
 def test_every_schema_is_valid_2020_12(kind: str) -> None:
@@ -50,9 +65,31 @@ def test_results_header_matches_shared_run_dir_md_when_present() -> None:
     assert RUN_DIR_HEADER in run_dir_md.read_text(encoding="utf-8")
 
 
-def test_table_schema_types_are_known() -> None:
-    types = {f["type"] for f in schemas.results_table()["fields"]}
-    assert types <= {"string", "integer", "number", "boolean"}
+@pytest.mark.parametrize("table", sorted(TABLE_HEADERS))
+def test_every_table_header_is_run_dir_md_byte_for_byte(table: str) -> None:
+    assert ",".join(schemas.table_columns(table)) == TABLE_HEADERS[table]
+    run_dir_md = ROOT.parent / "shared" / "RUN_DIR.md"
+    if not run_dir_md.exists():
+        pytest.skip("../shared/RUN_DIR.md is not beside this checkout")
+    # a whole line of the page's code blocks, not a prefix of a longer header
+    assert TABLE_HEADERS[table] in run_dir_md.read_text(encoding="utf-8").splitlines()
+
+
+def test_protocol_b_column_loaders() -> None:
+    assert ",".join(schemas.trials_columns()) == TRIALS_HEADER
+    assert ",".join(schemas.policies_columns()) == POLICIES_HEADER
+
+
+@pytest.mark.parametrize("table", sorted(schemas.TABLE_FILES))
+def test_table_schema_types_are_known(table: str) -> None:
+    fields = schemas.table(table)["fields"]
+    assert {f["type"] for f in fields} <= {"string", "integer", "number", "boolean"}
+    assert all(f.get("description") for f in fields)
+
+
+def test_every_table_file_is_registered() -> None:
+    on_disk = {p.name for p in (ROOT / "schemas").glob("*.table.json")}
+    assert on_disk == set(schemas.TABLE_FILES.values())
 
 
 def test_manifest_schema_rejects_bad_hash() -> None:
@@ -69,7 +106,7 @@ def test_wheel_carries_schemas_and_templates(tmp_path: Path) -> None:
     )
     wheel = next(tmp_path.glob("*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    for schema_file in [*schemas.SCHEMA_FILES.values(), schemas.RESULTS_TABLE_FILE]:
+    for schema_file in [*schemas.SCHEMA_FILES.values(), *schemas.TABLE_FILES.values()]:
         assert f"schemas/{schema_file}" in names
     assert any(n.startswith("templates/") and n.endswith(".j2") for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))

@@ -16,6 +16,7 @@ import pytest
 from cryptography import x509
 from runfactory import make_clean_run
 
+import schemas
 from auditor.errors import AuditorError, VerificationFailed
 from auditor.report import dsse
 from auditor.report.build import build_report
@@ -152,8 +153,27 @@ def test_pdf_is_pdf2_with_the_evidence_attached(signed):
     assert (signed / "report.pdf").read_bytes().startswith(b"%PDF-2.0")
     out = subprocess.run(["pdfdetach", "-list", str(signed / "report.pdf")],
                          capture_output=True, text=True, check=True).stdout
-    for name in ("resultats-bruts.csv", "manifest.json", "audit.json"):
+    for name in ("artifact-hashes.sha256", "rules.txt", "resultats-bruts.csv",
+                 "manifest.json", "audit.json"):
         assert name in out, out
+
+
+def test_the_hash_list_and_the_rule_list_are_attachments_not_pages(signed):
+    page = (signed / "report.html").read_text(encoding="utf-8")
+    assert "SHA-256" not in page.split('id="appendix"')[0]  # no hash table in the pages
+    listed = (signed / "artifact-hashes.sha256").read_text().splitlines()
+    run_files = sorted(p.relative_to(signed).as_posix() for p in (signed / "run").rglob("*")
+                       if p.is_file())
+    assert sorted(line.split("  ", 1)[1] for line in listed) == run_files
+    if shutil.which("sha256sum"):  # the list checks the copy under run/ as it is
+        subprocess.run(["sha256sum", "--quiet", "-c", "artifact-hashes.sha256"], cwd=signed,
+                       check=True)
+    rules = (signed / "rules.txt").read_text()
+    from auditor.protocols import all_rules
+
+    assert all(f"{r.code}  {r.severity}  protocol {r.protocol_ref}" in rules
+               for r in all_rules())
+    assert "What to do:" in rules and "Protocol A2.1:" in rules
 
 
 def test_the_cli_verifies_and_exits_1_on_tampering(copy, keys):
@@ -169,6 +189,25 @@ def test_the_cli_verifies_and_exits_1_on_tampering(copy, keys):
     bad = run()
     assert bad.returncode == 1
     assert bad.stderr.startswith("FAILED: audit.json: SHA-256"), bad.stderr
+
+
+def test_verify_json_validates_and_names_the_failing_file(copy, keys):
+    def run() -> tuple[int, dict]:
+        proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
+                               "verify", str(copy), "--ca", str(keys / "ca.pem"),
+                               "--format", "json"], capture_output=True, text=True)
+        doc = json.loads(proc.stdout)
+        assert list(schemas.validator("verify_result").iter_errors(doc)) == []
+        return proc.returncode, doc
+
+    code, doc = run()
+    assert code == 0 and doc["ok"] and doc["verdict"] == "accepted" and doc["test_key"]
+    assert [c["file"] for c in doc["checks"]] == ["report.pdf", "bundle.dsse.json", "*"]
+    (copy / "audit.json").write_text("{}\n")
+    code, doc = run()
+    assert code == 1 and not doc["ok"]
+    assert doc["failure"]["file"] == "audit.json" and "SHA-256" in doc["failure"]["reason"]
+    assert [c["file"] for c in doc["checks"]] == ["report.pdf", "bundle.dsse.json"]
 
 
 # -- tampering --------------------------------------------------------------------------
@@ -306,3 +345,20 @@ def test_a_ca_file_that_is_not_a_certificate(signed, tmp_path):
 
 def test_an_empty_directory_is_not_a_report(tmp_path, keys):
     _fails(tmp_path, keys / "ca.pem", "report.pdf:", "missing")
+
+
+def test_every_failure_is_one_line_and_none_a_traceback(copy, keys):
+    """Two files changed: each failure gets its line, and the CLI prints them all, no
+    traceback."""
+    (copy / "audit.json").write_text("{}\n")
+    (copy / "report.html").write_text("changed\n")
+    with pytest.raises(VerificationFailed) as exc:
+        verify_report(copy, keys / "ca.pem")
+    lines = str(exc.value).splitlines()
+    assert [line.split(":")[0] for line in lines] == ["audit.json", "report.html"]
+    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
+                           "verify", str(copy), "--ca", str(keys / "ca.pem")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert [line.split(":")[:2] for line in proc.stderr.splitlines()] == [
+        ["FAILED", " audit.json"], ["FAILED", " report.html"]]

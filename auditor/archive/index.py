@@ -13,7 +13,7 @@ memory does not grow with the archive.
 Incremental: a run is audited again only when its source is not in the index, or its
 manifest hash, its files' fingerprint (paths, sizes, modification times) or the auditor's
 version differ from the row's; `--force` audits everything again. The last row of a source
-wins. Columns are documented in docs/archive.md and schemas/archive-index.table.json.
+wins. Columns are documented in docs/archive.md and schemas/archive-*.frame.json.
 """
 
 from __future__ import annotations

@@ -35,8 +35,14 @@ def render(result: AuditResult, *, color: bool = False) -> str:
         where = f" ({f.location})" if f.location and f.line is None else ""
         lines.append(f"::{COMMANDS[f.severity]} {','.join(props)}::"
                      f"{_data(f'{f.message}{where} [{f.protocol_ref}]')}")
+    for n in result.rules_not_run:
+        command = "warning" if n in result.unwaived else "notice"
+        lines.append(f"::{command} title={_prop(f'{n.code} not run')}::"
+                     + _data(f"rule left out by --select/--ignore: {n.describe()}"))
     c = result.counts()
     lines.append(f"::notice title={_prop('audit verdict')}::"
                  + _data(f"{result.run_dir}: {result.verdict} ({c['error']} error(s), "
-                         f"{c['warning']} warning(s), {len(result.skipped)} rule(s) skipped)"))
+                         f"{c['warning']} warning(s), {len(result.skipped)} rule(s) skipped, "
+                         f"{len(result.rules_not_run)} not run, "
+                         f"{len(result.unwaived)} unwaived)"))
     return "\n".join(lines) + "\n"

@@ -1,8 +1,10 @@
 """`--format junit`: JUnit XML, which GitLab, Jenkins and most CI servers show as a test
 report. One test suite per run, one test case per rule: a rule with error findings fails
 (one `<failure>` per error finding), a rule that could not run is skipped with its reason,
-warnings and notes go to the case's `system-out`. Text from the run is escaped, and
-characters XML 1.0 cannot hold are replaced, so a hostile ID never breaks the file."""
+warnings and notes go to the case's `system-out`; a rule left out by `--select`/`--ignore`
+is skipped with its waiver (or "not waived"), and the waivers are suite properties. Text from
+the run is escaped, and characters XML 1.0 cannot hold are replaced, so a hostile ID never
+breaks the file."""
 
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ def render(result: AuditResult, *, color: bool = False) -> str:
         by_code.setdefault(f.code, []).append(f)
         titles.setdefault(f.code, f.title or f.code)
     skipped = {s.code: s.reason for s in result.skipped}
+    for n in result.rules_not_run:  # left out on purpose: a skipped case saying why (or not)
+        titles.setdefault(n.code, n.title or n.code)
+        skipped[n.code] = f"not run (--select/--ignore): {n.describe()}"
     codes = sorted(set(titles))
     failures = sum(1 for f in result.findings if f.severity == "error")
     suites = ET.Element("testsuites", name="gpubench-audit", tests=str(len(codes)),
@@ -39,8 +44,12 @@ def render(result: AuditResult, *, color: bool = False) -> str:
                           skipped=str(len(skipped)))
     props = ET.SubElement(suite, "properties")
     for key, value in (("verdict", result.verdict), ("protocol", result.protocol),
-                       ("experiment_id", result.experiment_id)):
+                       ("experiment_id", result.experiment_id),
+                       ("rules_not_run", ",".join(n.code for n in result.rules_not_run)),
+                       ("unwaived", ",".join(n.code for n in result.unwaived))):
         ET.SubElement(props, "property", name=key, value=_x(value or ""))
+    for w in result.waivers:
+        ET.SubElement(props, "property", name=f"waiver {w.code}", value=_x(w.justification))
     classname = f"audit.{result.protocol or 'unknown'}"
     for code in codes:
         case = ET.SubElement(suite, "testcase", classname=classname,

@@ -6,8 +6,9 @@ title, protocol section and its whole documentation as help text; each finding i
 `result` with `ruleId`, `level` (error, warning, note) and a `physicalLocation` at the
 artifact (relative to the `RUNDIR` base, the run directory) and, where known, the line and
 column. A CSV row's line is the line where the row starts; a JSON pointer, which SARIF's
-region cannot hold, goes into the result's properties. Skipped rules are tool notifications
-of the invocation, and the verdict is a property of the run.
+region cannot hold, goes into the result's properties. Skipped rules, and rules left out by
+`--select`/`--ignore` (with their waivers), are tool notifications of the invocation; the
+verdict, the rules not run and the waivers are properties of the run.
 """
 
 from __future__ import annotations
@@ -25,10 +26,7 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _rule_entry(info: RuleInfo) -> dict[str, Any]:
-    summary = info.title
-    if "What it checks:" in info.doc:  # the rule docstring's first part
-        summary = " ".join(info.doc.split("What it checks:", 1)[1]
-                           .split("Why it matters:", 1)[0].split())
+    summary = info.parts()["what"] or info.title  # the rule docstring's first part
     return {
         "id": info.code,
         "name": "".join(w.capitalize() for w in info.title.replace("-", " ").split()
@@ -88,13 +86,18 @@ def sarif_log(result: AuditResult) -> dict[str, Any]:
             "invocations": [{
                 "executionSuccessful": True,
                 "toolExecutionNotifications": [
-                    {"level": "note", "message": {"text": f"rule not run: {s.reason}"},
-                     "descriptor": {"id": s.code}}
-                    for s in result.skipped]}],
+                    *({"level": "note", "message": {"text": f"rule not run: {s.reason}"},
+                       "descriptor": {"id": s.code}} for s in result.skipped),
+                    *({"level": "warning" if n in result.unwaived else "note",
+                       "message": {"text": "rule left out by --select/--ignore: "
+                                           + n.describe()},
+                       "descriptor": {"id": n.code}} for n in result.rules_not_run)]}],
             "results": results,
             "properties": {"verdict": result.verdict, "protocol": result.protocol,
                            "experiment_id": result.experiment_id,
-                           "rules_run": list(result.rules_run)},
+                           "rules_run": list(result.rules_run),
+                           "rules_not_run": [n.to_json() for n in result.rules_not_run],
+                           "waivers": [w.to_json() for w in result.waivers]},
         }],
     }
 

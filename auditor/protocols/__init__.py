@@ -47,5 +47,6 @@ def rules_for_ref(ref: str) -> list[Rule]:
     """The rules that enforce protocol section REF (`A2.1`), by their own ref or their doc."""
     import re
 
-    pattern = re.compile(rf"\b{re.escape(ref)}\b")
+    # `A2.1` but not `A2.10`, `XA2.1` or `RUN_DIR.md`
+    pattern = re.compile(rf"(?<![\w.]){re.escape(ref)}(?!\w|\.\w)")
     return [r for r in all_rules() if r.protocol_ref == ref or pattern.search(r.doc)]

@@ -64,8 +64,10 @@ class Protocol:
     once: the parsed files that can be many and large (a run's outputs)."""
     report_module: str | None = None
     """Dotted module with the protocol's report parts: `sections(view, result, offers=,
-    offers_label=)` (its view-model sections), `figures(vm)` (name -> SVG) and `TEMPLATE`
-    (the Jinja2 template of its sections, included by report.html.j2)."""
+    offers_label=)` (its view-model sections, among them `summary`: the rows of page 1, see
+    `auditor.report.viewmodel`), `figures(vm)` (name -> SVG), `TEMPLATE` (the Jinja2 template
+    of its sections, included by report.html.j2) and, optionally, `finding_scope(view,
+    finding)` (the part of the run a finding affects, in words)."""
 
     @property
     def internal_error_code(self) -> str:

@@ -44,7 +44,10 @@ class Fault:
     """`error`: the record (or file) is not usable; `warning`: read, with a caveat."""
     kind: str = "format"
     """A short stable tag: `encoding`, `syntax`, `schema`, `header`, `type`, `units`,
-    `duplicate`, `truncated`, `limit`, `gap`, `reset`, `order`, `empty`, `format`."""
+    `duplicate`, `truncated`, `limit`, `gap`, `reset`, `order`, `empty`, `format`; the
+    evidence readers add `missing` (a tool's no-value cells, counted), `timezone` (local
+    times read without a known offset) and `coverage` (a file that cannot show which window
+    it covers: no times, or one sample per device)."""
     value: str | None = None
     """The offending text, shortened, where it helps the reader of the message."""
     row: int | None = None

@@ -2,10 +2,12 @@
 and protocol B's tables): the raw cells as strings exactly as written, the typed frame, and
 every format fault as data (kind, row, line, column name, value).
 
-Fault kinds: `encoding`, `quoting`, `header`, `cells`, `type`, `decimal_comma`, `empty`,
-`duplicate_row` (two rows for one primary key), `line_ending` (a warning: RFC 4180 ends
-records with CRLF). The typed frame is None when the table's structure is broken (quoting,
-header, a row of the wrong width); cell-level faults leave it typed, the bad cells null.
+Fault kinds: `limit` (a file larger than `MAX_BYTES`, not parsed), `encoding`, `quoting`,
+`header`, `cells`, `type` (also an integer beyond 64 bits or a number that overflows to
+infinity: reported, never read as "not recorded"), `decimal_comma`, `empty`, `duplicate_row`
+(two rows for one primary key), `line_ending` (a warning: RFC 4180 ends records with CRLF).
+The typed frame is None when the table's structure is broken (quoting, header, a row of the
+wrong width); cell-level faults leave it typed, the bad cells null.
 """
 
 from __future__ import annotations
@@ -20,9 +22,24 @@ import polars as pl
 
 from auditor.readers.base import Fault, Read
 
+MAX_BYTES = 256 << 20
+"""The largest table parsed (one row per pass is kilobytes; this is a million rows)."""
 _INT = r"^-?[0-9]+$"
 _NUM = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
 _DECIMAL_COMMA = r"^-?[0-9]+,[0-9]+$"
+
+
+def _why_not(value: str, ftype: str) -> str:
+    """What a cell written in the type's syntax still gets wrong (reported, never nulled)."""
+    if ftype == "integer" and re.fullmatch(_INT, value):
+        return " (beyond the 64-bit integer range)"
+    if ftype == "number" and re.fullmatch(_NUM, value):
+        return " (not a finite number: its magnitude overflows a 64-bit float)"
+    return ""
+
+
+def _short(value: str, limit: int = 80) -> str:
+    return value if len(value) <= limit else f"{value[:limit]}... ({len(value)} characters)"
 
 
 def read_csv_records(text: str) -> tuple[list[tuple[int, list[str]]], dict | None]:
@@ -72,6 +89,10 @@ def _parse(data: bytes, table: dict[str, Any]
         faults.append({"kind": kind, "severity": severity, "row": row, "line": line,
                        "column": column, "value": value, "message": message})
 
+    if len(data) > MAX_BYTES:
+        fault("limit", f"the file is {len(data):,} bytes; the auditor parses a table up to "
+              f"{MAX_BYTES:,} bytes", value=str(len(data)))
+        return None, None, faults
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -130,9 +151,13 @@ def _parse(data: bytes, table: dict[str, Any]
         c = pl.col(name)
         empty = c == ""
         if ftype == "integer":
-            ok, typed = c.str.contains(_INT), c.cast(pl.Int64, strict=False)
+            # Digits that do not fit 64 bits cast to null: a type fault, never "not recorded".
+            cast = c.cast(pl.Int64, strict=False)
+            ok, typed = c.str.contains(_INT) & cast.is_not_null(), cast
         elif ftype == "number":
-            ok, typed = c.str.contains(_NUM), c.cast(pl.Float64, strict=False)
+            # `1e999` is written like a number and is not one: a finite value or a fault.
+            cast = c.cast(pl.Float64, strict=False)
+            ok, typed = c.str.contains(_NUM) & cast.is_finite().fill_null(False), cast
         elif ftype == "boolean":
             ok = c.is_in(["true", "false"])
             typed = pl.when(c == "true").then(True).when(c == "false").then(False)
@@ -166,8 +191,8 @@ def _parse(data: bytes, table: dict[str, Any]
                       "decimal point", line=r["line"], row=r["row"], column=name,
                       value=r["value"])
             else:
-                fault("type", f"{name} is not a valid {ftype}", line=r["line"], row=r["row"],
-                      column=name, value=r["value"])
+                fault("type", f"{name} is not a valid {ftype}{_why_not(r['value'], ftype)}",
+                      line=r["line"], row=r["row"], column=name, value=_short(r["value"]))
         for r in rows.filter(pl.col(f"_r{i}")).iter_rows(named=True):
             fault("type", f"{name} value is out of the allowed range/values", line=r["line"],
                   row=r["row"], column=name, value=r["value"])

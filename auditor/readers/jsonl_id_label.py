@@ -6,17 +6,21 @@ files at once) picks the files whose every line has exactly one string `id` and 
 those are parsed together by one multi-threaded `pl.read_ndjson` call, and only a file that
 fails (or spoils that call) goes line by line, so a bad line is pinpointed with its message.
 
+The gate is exact about keys: a file goes fast only when its lines hold, between them, exactly
+one `id`, one `label` (and one `score` on every line, or on none) and no other key, so a line
+with a repeated key, or a key written with `\\u` escapes, always goes line by line, where
+`strict_json` reads it (keys compared decoded) and refuses it with its line.
+
 Frames: `line`, `id`, `label`, `valid` (parses and matches the line schema), `error` (why
 not), one row per physical line; `decode_many` adds `file_no` (the file's position).
 """
 
 from __future__ import annotations
 
-import json
-
 import polars as pl
 
 import schemas
+from auditor.readers import strict_json
 from auditor.readers.base import json_pointer
 
 _ID_LABEL = pl.Struct({"id": pl.String, "label": pl.String})
@@ -66,10 +70,9 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
             if i + 1 in bad_utf8:
                 parse_err[i] = "not valid UTF-8"
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                parse_err[i] = f"not valid JSON ({exc.msg}, column {exc.colno})"
+            obj, problem = strict_json.loads(line)
+            if problem is not None:
+                parse_err[i] = _problem_text(problem)
                 continue
             if not isinstance(obj, dict):
                 parse_err[i] = f"not a JSON object but {type(obj).__name__}"
@@ -90,6 +93,9 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
         # one key token each: a nested or repeated key could hide a non-string value
         & (pl.col("raw").str.count_matches('"id"', literal=True) == 1)
         & (pl.col("raw").str.count_matches('"label"', literal=True) == 1)
+        # two keys in all: any other (an escaped `"\u0069d"`, a repeat) goes to the strict path
+        & (pl.col("raw").str.count_matches('":', literal=True) == 2)
+        & ~pl.col("raw").str.contains(r"\\u[dD]")  # a surrogate escape: the strict path
         & (pl.col("id").str.len_chars() > 0).fill_null(False)
         & (pl.col("label").str.len_chars() > 0).fill_null(False)
         & ~pl.col("raw").str.contains('"score"', literal=True)
@@ -99,11 +105,20 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
     msgs: dict[int, str | None] = {}
     if suspects.height:
         v = schemas.validator(schema_kind)
+        strict_errors: dict[int, str] = {}
         for line, s in zip(suspects["line"], suspects["raw"], strict=True):
-            obj = json.loads(s)
+            obj, problem = strict_json.loads(s)
+            if problem is not None:
+                strict_errors[line] = _problem_text(problem)
+                continue
             err = next(iter(sorted(v.iter_errors(obj), key=lambda e: e.path)), None)
             msgs[line] = None if err is None else (
                 f"{err.message} at {json_pointer(err.absolute_path) or '/'}")
+        if strict_errors:  # refused by the strict parse: a parse error, not a schema one
+            fix = pl.DataFrame({"line": list(strict_errors), "e": list(strict_errors.values())},
+                               schema={"line": pl.Int64, "e": pl.String})
+            df = df.join(fix, on="line", how="left").with_columns(
+                pl.coalesce("perr", "e").alias("perr")).drop("e")
     if msgs:
         fix = pl.DataFrame({"line": list(msgs), "serr": list(msgs.values())},
                            schema={"line": pl.Int64, "serr": pl.String})
@@ -144,10 +159,20 @@ def _gate(data: bytes) -> tuple[int, bool] | None:
     # non-string top-level value (which the typed parse casts to a string) slip through.
     if ids != n or labels != n or data.count(b'"id"') != n or data.count(b'"label"') != n:
         return None
-    scored = b'"score"' in data
+    scores = data.count(b'"score"')
+    if scores not in (0, n) or data.count(b'":') != (3 if scores else 2) * n:
+        return None  # another key, or a repeated one (maybe \u-escaped): line by line
+    if b"\\ud" in data or b"\\uD" in data:
+        return None  # a surrogate escape, maybe lone (polars would replace it): strict path
+    scored = scores > 0
     if scored and (b'"score": null' in data or b'"score":null' in data):
         return None
     return n, scored
+
+
+def _problem_text(problem: strict_json.JsonProblem) -> str:
+    where = f", column {problem.column}" if problem.column else ""
+    return f"{problem.message}{where}"
 
 
 def _gates(blobs: list[bytes]) -> list[tuple[int, bool] | None]:
@@ -170,7 +195,8 @@ def _gates(blobs: list[bytes]) -> list[tuple[int, bool] | None]:
     df = text.with_row_index("k").with_columns(
         (count("\n") + pl.when(t.str.ends_with("\n")).then(0).otherwise(1)).alias("n"),
         count('"id": "').alias("ids"), count('"label": "').alias("labels"),
-        t.str.contains('"score"', literal=True).alias("scored"))
+        count('"score"').alias("scores"), count('":').alias("keys"))
+    df = df.with_columns((pl.col("scores") > 0).alias("scored"))
     df = df.filter(t.str.len_bytes() > 0)
     redo = (pl.col("ids") != pl.col("n")) | (pl.col("labels") != pl.col("n"))
     if df.select(redo.any()).item():  # compact keys: counted only where the spaced ones miss
@@ -182,6 +208,13 @@ def _gates(blobs: list[bytes]) -> list[tuple[int, bool] | None]:
     df = df.filter((pl.col("ids") == pl.col("n")) & (pl.col("labels") == pl.col("n")))
     # See `_gate`: one `"id"` and one `"label"` token per line, nested or repeated keys out.
     df = df.filter((count('"id"') == pl.col("n")) & (count('"label"') == pl.col("n")))
+    # No other key and none repeated (an escaped `"\u0069d"` included): see `_gate`.
+    per_line = pl.when(pl.col("scored")).then(3).otherwise(2)
+    df = df.filter(((pl.col("scores") == 0) | (pl.col("scores") == pl.col("n")))
+                   & (pl.col("keys") == per_line * pl.col("n"))
+                   # a surrogate escape: see `_gate` (literal searches: SIMD, no regex)
+                   & ~t.str.contains("\\ud", literal=True)
+                   & ~t.str.contains("\\uD", literal=True))
     if df.select(pl.col("scored").any()).item():
         null_score = (t.str.contains('"score": null', literal=True)
                       | t.str.contains('"score":null', literal=True))
@@ -211,9 +244,15 @@ def _read_fast(data: bytes | list[bytes], n: int, scored: bool | None = None
         schema["score"] = pl.Float64  # a string or boolean score fails the parse
     try:  # read_ndjson rejects bad UTF-8 itself: the slow path then names the line
         # One chunk: every later join and group-by would otherwise pay for the many.
-        df = pl.read_ndjson(data, schema=schema).select("id", "label").rechunk()
+        df = pl.read_ndjson(data, schema=schema).rechunk()
     except pl.exceptions.PolarsError:
         return None
+    # A NaN or infinite score: the strict path says which line. (A null is a file without
+    # scores read with others that have them; the gate refuses "score": null.)
+    if scored and not df.select((pl.col("score").is_null()
+                                 | pl.col("score").is_finite()).all()).item():
+        return None
+    df = df.select("id", "label")
     # One pass per column: a null (absent or JSON null) or empty value has length 0.
     shortest = pl.min_horizontal(pl.col("id", "label").str.len_bytes().fill_null(0).min())
     if df.height != n or not df.height or df.select(shortest).item() == 0:

@@ -24,12 +24,10 @@ from auditor import __version__
 from auditor.errors import AuditorError
 from auditor.fsutil import list_files, sha256_file
 from auditor.model import AuditResult
+from auditor.report import attachments
+from auditor.rundir import MAX_HASHED_BYTES
 
-RUN_SUBDIR = "run"
-ATTACHED = (  # (file in the run dir, description) attached to the PDF
-    ("resultats-bruts.csv", "Raw results, one row per pass (protocol A, A8)"),
-    ("manifest.json", "The run's declaration and artifact hashes"),
-)
+RUN_SUBDIR = attachments.RUN_SUBDIR
 
 
 class StepTimer:
@@ -49,11 +47,21 @@ class StepTimer:
 
 def _copy_run(run_dir: Path, dest: Path) -> None:
     """Copy every regular file of the run byte for byte; a symlink is refused, never
-    followed (it could pull a file from outside the run into a signed bundle)."""
+    followed (it could pull a file from outside the run into a signed bundle), and so are a
+    name the signed Statement cannot hold (not UTF-8) and a file too large to hash."""
     for rel in list_files(run_dir):
         src = run_dir / rel
         if src.is_symlink() or not src.is_file():
             raise AuditorError(f"{src}: not a regular file (symlink?); refusing to bundle it")
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise AuditorError(f"{run_dir / shown}: the file name is not UTF-8; a signed "
+                               "bundle cannot list it (audit check reports it)") from None
+        if src.stat().st_size > MAX_HASHED_BYTES:
+            raise AuditorError(f"{src}: larger than the auditor hashes; refusing to bundle it "
+                               "(audit check reports it)")
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target)
@@ -188,13 +196,14 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
     with timer.step("audit"):
         view, result = audit(run_dir)
     generated_at = timestamp(now)
-    _vm, page, _ = render_report(view, result, offers=offers_data, offers_label=offers_label,
-                                 generated_at=generated_at, timer=timer,
-                                 signer=subject(cert) if cert is not None else None)
+    vm, page, _ = render_report(view, result, offers=offers_data, offers_label=offers_label,
+                                generated_at=generated_at, timer=timer,
+                                signer=subject(cert) if cert is not None else None)
     audit_json = _json_bytes(result.to_json())
-    attachments = [(name, (run_dir / name).read_bytes(), desc) for name, desc in ATTACHED
-                   if (run_dir / name).is_file() and not (run_dir / name).is_symlink()]
-    attachments.append(("audit.json", audit_json, "The audit result (audit check)"))
+    attached = attachments.files(vm, audit_json, run_dir)
+    # The hash list and the rule list lie beside report.html too, for its links.
+    beside = {name: data for name, data, _ in attached
+              if name in (attachments.HASHES, attachments.RULES)}
 
     def predicate(digests: Mapping[str, str]) -> dict[str, Any]:
         return {
@@ -209,8 +218,8 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
 
     from auditor.report import dsse
 
-    write_signed_dir(out_dir, page=page, files={"audit.json": audit_json},
-                     attachments=attachments, signer=signer, cert=cert, key=key,
+    write_signed_dir(out_dir, page=page, files={"audit.json": audit_json, **beside},
+                     attachments=attached, signer=signer, cert=cert, key=key,
                      predicate=predicate, predicate_type=dsse.PREDICATE_TYPE, timer=timer,
                      fill=lambda tmp: _copy_run(run_dir, tmp / RUN_SUBDIR))
     return result

@@ -1,22 +1,61 @@
 """Render the view model to one self-contained HTML page (CSS inlined, figures as SVG data
 URIs). Autoescaping is on for every value, so text from a run (notes, ids) is shown
-literally; an SVG in an <img> cannot run script either."""
+literally; an SVG in an <img> cannot run script either.
+
+The `nb` filter keeps what must never be split across lines whole (a rule code, a protocol
+rule, a column name, a file name) and lets a path break only after a `/`; `words` lets a
+table header break only between its words."""
 
 from __future__ import annotations
 
 import base64
 import collections
+import re
 from functools import cache
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 
 import templates
+
+_UNBREAKABLE = re.compile(
+    # a/b/c.jsonl (a file path, not texts/s): break only after a slash
+    r"(?P<path>[\w.\-‹›]+(?:/[\w.\-‹›]+)*/[\w\-‹›]+\.[\w‹›]+"
+    r"|[\w.\-‹›]+(?:/[\w.\-‹›]+){2,})"
+    r"|(?P<word>\b(?:[A-Z]\d{4}|[AB]\d{1,2}(?:\.\d{1,2})?|RUN_DIR)\b"  # A0201, A2.1, B7
+    r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"  # a column name: corpus_accepted
+    r"|\b[\w-]+\.(?:csv|json|jsonl|txt|sha256|pdf|html)\b)")  # a file name
+
+
+def _nb(text: str) -> str:
+    return f'<span class="nb">{escape(text)}</span>'
+
+
+def nobreak(value: Any) -> Markup:
+    """VALUE escaped, with codes, column names and file names kept on one line and paths
+    breakable only after a slash."""
+    text = "" if value is None else str(value)
+    out, last = [], 0
+    for m in _UNBREAKABLE.finditer(text):
+        out.append(str(escape(text[last:m.start()])))
+        if m["path"]:
+            out.append("/<wbr>".join(_nb(part) for part in m["path"].split("/")))
+        else:
+            out.append(_nb(m["word"]))
+        last = m.end()
+    out.append(str(escape(text[last:])))
+    return Markup("".join(out))
+
+
+def words(value: Any) -> Markup:
+    """VALUE escaped, breakable only between words (a header never splits `min–max`)."""
+    return Markup(" ".join(_nb(w) for w in str(value).split(" ")))
 
 
 @cache
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates.directory())),
         autoescape=True,  # every template, whatever its extension
         undefined=jinja2.StrictUndefined,
@@ -24,6 +63,9 @@ def _env() -> jinja2.Environment:
         lstrip_blocks=False,
         keep_trailing_newline=True,
     )
+    env.filters["nb"] = nobreak
+    env.filters["words"] = words
+    return env
 
 
 def svg_data_uri(svg: str | None) -> str | None:

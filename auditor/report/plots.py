@@ -2,12 +2,15 @@
 
 Deterministic on purpose, so two renders of the same run are byte-identical: Agg backend,
 a fixed `svg.hashsalt` (ids), text kept as text (`svg.fonttype: none`, also searchable in
-the PDF), and no date in the SVG metadata.
+the PDF), and no date in the SVG metadata. Text from a run (variant IDs, source names) is
+drawn literally (`text.parse_math` off: a `$...$` in a name is not a formula), and a value
+that is not finite is left out of the axes' scale and labelled as what it is.
 """
 
 from __future__ import annotations
 
 import io
+import math
 from typing import Any
 
 _RC = {
@@ -19,6 +22,7 @@ _RC = {
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.3,
+    "text.parse_math": False,
 }
 _COLD, _WARM, _FAIL = "#1f77b4", "#2ca02c", "#d62728"
 
@@ -35,6 +39,21 @@ def _svg(fig) -> str:
     return text[text.index("<svg"):]
 
 
+MAX_PLOTTED = 1e15
+"""Values beyond this (seconds, MiB, USD) are not scaled into an axis: its ticks would
+overflow; they stay in the tables, written out."""
+
+
+def _limit(values: list[float], factor: float) -> float:
+    """An axis's upper limit: FACTOR x the largest plottable value (1 when there is none)."""
+    finite = [v for v in values if math.isfinite(v) and abs(v) <= MAX_PLOTTED]
+    return max(finite, default=0.0) * factor or 1.0
+
+
+def _plottable(value: float) -> bool:
+    return math.isfinite(value) and abs(value) <= MAX_PLOTTED
+
+
 def _figure(n_rows: int):
     import matplotlib
 
@@ -42,7 +61,7 @@ def _figure(n_rows: int):
     import matplotlib.pyplot as plt
 
     matplotlib.rcParams.update(_RC)
-    return plt.subplots(figsize=(6.8, max(1.6, 0.45 * n_rows + 1.1)))
+    return plt.subplots(figsize=(6.8, max(1.4, 0.3 * n_rows + 1.0)))
 
 
 def durations(timings: list[dict[str, Any]]) -> str | None:
@@ -58,7 +77,7 @@ def durations(timings: list[dict[str, Any]]) -> str | None:
             passes = [p for p in t["passes"] if p["phase"] == phase]
             labels.append(f"{t['variant_id']} · {phase}")
             for p in passes:
-                if p["elapsed_seconds"] is None:
+                if p["elapsed_seconds"] is None or not _plottable(p["elapsed_seconds"]):
                     continue
                 failed = p["status"] not in ("ok", None)
                 lab = "failed pass (time to failure)" if failed else f"{phase} pass"
@@ -66,8 +85,9 @@ def durations(timings: list[dict[str, Any]]) -> str | None:
                            c=_FAIL if failed else color, marker="x" if failed else marker,
                            zorder=3, label=None if lab in seen else lab)
                 seen.add(lab)
-            if phase == "warm" and t["warm"]["median_s"] is not None:
-                ax.plot([t["warm"]["median_s"]] * 2, [ypos - 0.3, ypos + 0.3], color="black",
+            median = t["warm"]["median_s"]
+            if phase == "warm" and median is not None and _plottable(median):
+                ax.plot([median] * 2, [ypos - 0.3, ypos + 0.3], color="black",
                         lw=1.5, zorder=4, label=None if "median" in seen else "warm median")
                 seen.add("median")
             ypos += 1
@@ -75,7 +95,8 @@ def durations(timings: list[dict[str, Any]]) -> str | None:
     ax.set_ylim(-0.7, len(labels) - 0.3)
     ax.invert_yaxis()
     ax.set_xlabel("duration of the pass (seconds)")
-    ax.set_xlim(left=0)
+    ax.set_xlim(0, _limit([p["elapsed_seconds"] for t in timings for p in t["passes"]
+                           if p["elapsed_seconds"] is not None], 1.05))
     # Above the axes: below them it collides with the x label whatever the figure height.
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, frameon=False,
               fontsize=8)
@@ -91,40 +112,37 @@ def memory(mem: list[dict[str, Any]]) -> str | None:
     fig, ax = _figure(len(bars))
     labels = [f"{v} · {lab}" for v, lab, _ in bars]
     values = [b / 2**20 for _, _, b in bars]
-    ax.barh(range(len(bars)), values, color="#7f7fbf")
+    ax.barh(range(len(bars)), [v if _plottable(v) else 0 for v in values], color="#7f7fbf")
     for i, v in enumerate(values):
-        ax.text(v, i, f" {v:,.1f} MiB", va="center", fontsize=8)
+        ax.text(v if _plottable(v) else 0, i, f" {v:,.1f} MiB", va="center", fontsize=8)
     ax.set_yticks(range(len(bars)), labels)
     ax.invert_yaxis()
     ax.set_xlabel("peak memory of the phase (MiB), by source")
-    ax.set_xlim(0, max(values) * 1.3 or 1)
+    ax.set_xlim(0, _limit(values, 1.3))
     return _svg(fig)
 
 
 def cost(econ: dict[str, Any]) -> str | None:
-    """The cost per accepted corpus of the offers it was measured for (the run's GPU); when
-    there is none, every offer's package cost, labelled as such (never a projected cadence)."""
-    rows = [o for o in econ.get("offers", []) if o.get("problem") is None]
-    measured = [o for o in rows if o.get("per_corpus_usd_minor") is not None]
-    per = bool(measured)
-    rows = measured or rows
+    """The cost per accepted corpus of the offers it could be computed for (the hardware the
+    run measured, an accepted run); None when there is none: the report then says why in
+    words (a chart of package prices would read as a cost per corpus)."""
+    rows = [o for o in econ.get("offers", []) if o.get("per_corpus_usd_minor") is not None]
     if not rows:
         return None
     fig, ax = _figure(len(rows))
-    values = [(o["per_corpus_usd_minor"] if per else o["total_usd_minor"]) / 100 for o in rows]
-    ax.barh(range(len(rows)), values, color="#e8a33d" if per else "#999999")
+    values = [o["per_corpus_usd_minor"] / 100 for o in rows]
+    ax.barh(range(len(rows)), [v if _plottable(v) else 0 for v in values], color="#e8a33d")
     for i, v in enumerate(values):
-        ax.text(v, i, f" ${v:,.2f}", va="center", fontsize=8)
+        ax.text(v if _plottable(v) else 0, i, f" ${v:,.2f}", va="center", fontsize=8)
     ax.set_yticks(range(len(rows)), [f"{o['offer_id']} ({o['duration_days']} d x "
                                      f"{o['lots']} lot{'s' if o['lots'] > 1 else ''})"
                                      for o in rows])
     ax.invert_yaxis()
-    ax.set_xlim(0, max(values) * 1.35 or 1)
+    ax.set_xlim(0, _limit(values, 1.35))
     from matplotlib.ticker import StrMethodFormatter
 
     ax.xaxis.set_major_formatter(StrMethodFormatter("${x:,.0f}"))
-    ax.set_xlabel("USD per accepted corpus (offers of the GPU measured)" if per else
-                  "USD package cost (no accepted count measured on these GPUs)")
+    ax.set_xlabel("USD per accepted corpus (package total / accepted corpora)")
     return _svg(fig)
 
 

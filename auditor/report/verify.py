@@ -10,6 +10,10 @@ to CA? Exit 0 only when all of these hold, else `VerificationFailed("<file>: <wh
    of the report directory is left unlisted (except the envelope itself and `signer.pem`,
    which the signature checks cover).
 
+Every check that can run does, so a tampered report gets one line per failure
+(`VerificationFailed` holds them, one a line, the first check's first); a damaged file of
+any kind is a failure line, never a traceback.
+
 What `pdfsig` (NSS) and `openssl pkeyutl -verify` check independently is the same: see
 tests/test_verify.py.
 """
@@ -18,7 +22,10 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from auditor.errors import VerificationFailed
 from auditor.fsutil import list_files, sha256_file
@@ -37,11 +44,13 @@ NOT_LISTED = {
 MUST_LIST = (PDF, HTML, AUDIT_JSON)
 COMPARISON_JSON = "comparison.json"
 #: The files a Statement must list, by its predicate type: a run report, or an archive
-#: comparison (`audit compare`), signed and bundled the same way.
+#: comparison (`audit compare`), signed and bundled the same way; and what a verified
+#: comparison's predicate tells.
 MUST_LIST_BY_TYPE = {
     dsse.PREDICATE_TYPE: MUST_LIST,
     dsse.COMPARISON_PREDICATE_TYPE: (PDF, HTML, COMPARISON_JSON),
 }
+COMPARISON_FACTS = ("runs", "ranked", "index_sha256")
 
 
 def _load_ca(ca: Path):
@@ -102,7 +111,8 @@ def _check_pdf(pdf_path: Path, ca_certs) -> tuple[bytes, str]:
     return cert_der, line
 
 
-def _check_signer(report_dir: Path, ca_certs, pdf_signer_der: bytes):
+def _check_signer(report_dir: Path, ca_certs, pdf_signer_der: bytes | None):
+    """signer.pem, issued by the CA, and (when the PDF's signer is known) the PDF's."""
     from cryptography import x509
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.serialization import Encoding
@@ -120,7 +130,7 @@ def _check_signer(report_dir: Path, ca_certs, pdf_signer_der: bytes):
             continue
     else:
         raise VerificationFailed(f"{SIGNER}: not issued by the CA given (signature check failed)")
-    if cert.public_bytes(Encoding.DER) != pdf_signer_der:
+    if pdf_signer_der is not None and cert.public_bytes(Encoding.DER) != pdf_signer_der:
         raise VerificationFailed(f"{SIGNER}: is not the certificate that signed {PDF}")
     return cert
 
@@ -141,66 +151,142 @@ def _check_files(report_dir: Path, stmt: dict) -> int:
     listed: dict[str, str] = {}
     for i, s in enumerate(subjects):
         name = _safe_name(s.get("name") if isinstance(s, dict) else None)
-        digest = s.get("digest", {}).get("sha256") if isinstance(s, dict) else None
+        digests = s.get("digest") if isinstance(s, dict) else None
+        digest = digests.get("sha256") if isinstance(digests, dict) else None
         if name is None or not isinstance(digest, str):
             raise VerificationFailed(f"{ENVELOPE}: subject {i} has no safe name or sha256")
         if name in listed:
             raise VerificationFailed(f"{ENVELOPE}: {name} listed twice")
         listed[name] = digest
     must = MUST_LIST_BY_TYPE.get(stmt.get("predicateType"))
-    if must is None:
-        raise VerificationFailed(f"{ENVELOPE}: unknown predicate type "
-                                 f"{stmt.get('predicateType')!r}")
-    for name in must:
-        if name not in listed:
-            raise VerificationFailed(f"{ENVELOPE}: the Statement does not list {name}")
+    failures = ([f"{ENVELOPE}: unknown predicate type {stmt.get('predicateType')!r}"]
+                if must is None else
+                [f"{ENVELOPE}: the Statement does not list {name}"
+                 for name in must if name not in listed])
     for name, digest in listed.items():
         path = report_dir / name
         if path.is_symlink() or not path.is_file():
-            raise VerificationFailed(f"{name}: listed in the Statement but missing "
-                                     "(or not a regular file)")
-        actual = sha256_file(path)
+            failures.append(f"{name}: listed in the Statement but missing (or not a regular "
+                            "file)")
+            continue
+        try:
+            actual = sha256_file(path)
+        except OSError as exc:
+            failures.append(f"{name}: cannot be read ({exc.strerror or exc})")
+            continue
         if actual != digest:
-            raise VerificationFailed(f"{name}: SHA-256 {actual} differs from the signed "
-                                     f"{digest}: the file was changed")
-    on_disk = set(list_files(report_dir))
+            failures.append(f"{name}: SHA-256 {actual} differs from the signed {digest}: the "
+                            "file was changed")
+    on_disk = {n.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+               for n in list_files(report_dir)}
     extra = sorted(on_disk - set(listed) - set(NOT_LISTED))
     if extra:
-        raise VerificationFailed(f"{extra[0]}: present in the report but not listed in the "
-                                 f"signed Statement" + (f" (and {len(extra) - 1} more)"
-                                                        if len(extra) > 1 else ""))
+        failures.append(f"{extra[0]}: present in the report but not listed in the signed "
+                        "Statement" + (f" (and {len(extra) - 1} more)" if len(extra) > 1
+                                       else ""))
+    if failures:
+        raise VerificationFailed("\n".join(failures))
     return len(listed)
 
 
-def verify_report(report_dir: Path, ca: Path) -> list[str]:
-    """The lines to print when the report verifies; VerificationFailed otherwise."""
-    report_dir = Path(report_dir)
+@dataclass(frozen=True)
+class Passed:
+    """One check that passed."""
+
+    file: str
+    """The file it is about; `*` for the whole directory."""
+    detail: str
+
+
+def _verify(report_dir: Path, ca: Path, passed: list[Passed]) -> dict[str, Any]:
+    """Run every check that can run, appending each that passes to PASSED; at the end,
+    VerificationFailed with one line per failure (`file: reason`) if any failed. Returns the
+    signed predicate's experiment and verdict and whether the signer is a local test key."""
     ca_certs = _load_ca(ca)
+    failures: list[str] = []
+
+    def attempt(check: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return check(*args)
+        except VerificationFailed as exc:
+            failures.extend(str(exc).splitlines())
+        except Exception as exc:  # a damaged file of any kind: a failure, not a traceback
+            failures.append(f"{getattr(check, '__name__', 'check')}: cannot be checked "
+                            f"({type(exc).__name__}: {exc})")
+        return None
+
+    missing = []
     for name in (PDF, ENVELOPE, SIGNER):
         p = report_dir / name
         if p.is_symlink() or not p.is_file():
             hint = " (report built without --key: it is unsigned)" if name != PDF else ""
-            raise VerificationFailed(f"{name}: missing{hint}")
-    signer_der, pdf_line = _check_pdf(report_dir / PDF, ca_certs)
-    cert = _check_signer(report_dir, ca_certs, signer_der)
-    try:
-        stmt = dsse.open_envelope((report_dir / ENVELOPE).read_bytes(), cert)
-    except dsse.EnvelopeError as exc:
-        raise VerificationFailed(f"{ENVELOPE}: {exc}") from None
-    n = _check_files(report_dir, stmt)
+            missing.append(name)
+            failures.append(f"{name}: missing{hint}")
+    pdf = None if PDF in missing else attempt(_check_pdf, report_dir / PDF, ca_certs)
+    if pdf is not None:
+        passed.append(Passed(PDF, pdf[1]))
+    cert = None
+    if SIGNER not in missing:
+        cert = attempt(_check_signer, report_dir, ca_certs, pdf[0] if pdf else None)
+    stmt = None
+    if cert is not None and ENVELOPE not in missing:
+        try:
+            stmt = dsse.open_envelope((report_dir / ENVELOPE).read_bytes(), cert)
+        except (dsse.EnvelopeError, OSError) as exc:
+            failures.append(f"{ENVELOPE}: {exc}")
+        else:
+            passed.append(Passed(ENVELOPE, f"{ENVELOPE}: DSSE signature valid (keyid "
+                                           f"{dsse.cert_keyid(cert)[:16]}...), {SIGNER} "
+                                           f"chains to {Path(ca).name}"))
+    n = attempt(_check_files, report_dir, stmt) if stmt is not None else None
+    if n is not None:
+        passed.append(Passed("*", f"{n} files listed in the signed Statement, every SHA-256 "
+                                  "matches, no unlisted file"))
+    if failures:
+        raise VerificationFailed("\n".join(failures))
+    assert cert is not None and stmt is not None
     pred = stmt.get("predicate") if isinstance(stmt.get("predicate"), dict) else {}
-    lines = [
-        pdf_line,
-        f"{ENVELOPE}: DSSE signature valid (keyid {dsse.cert_keyid(cert)[:16]}...), "
-        f"{SIGNER} chains to {Path(ca).name}",
-        f"{n} files listed in the signed Statement, every SHA-256 matches, no unlisted file",
-        f"OK: experiment {json.dumps(pred.get('experiment_id'))}, "
-        f"verdict {pred.get('verdict', '?')}"
-        if stmt.get("predicateType") == dsse.PREDICATE_TYPE else
-        f"OK: comparison of {pred.get('runs', '?')} run(s), {pred.get('ranked', '?')} "
-        f"configuration(s) ranked, index SHA-256 {str(pred.get('index_sha256'))[:16]}...",
-    ]
-    if "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper():
+    comparison = stmt.get("predicateType") == dsse.COMPARISON_PREDICATE_TYPE
+    return {"experiment_id": pred.get("experiment_id"), "verdict": pred.get("verdict"),
+            "test_key": "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper(),
+            "comparison": {k: pred.get(k) for k in COMPARISON_FACTS} if comparison else None}
+
+
+def verify_result(report_dir: Path, ca: Path) -> dict[str, Any]:
+    """`audit verify --format json` (schemas/verify-result.schema.json): every check that
+    passed and, when one failed, its file and reason; `ok` only when all passed."""
+    passed: list[Passed] = []
+    doc: dict[str, Any] = {"schema_version": "1", "report_dir": str(report_dir)}
+    try:
+        facts = _verify(Path(report_dir), ca, passed)
+    except VerificationFailed as exc:
+        failures = []
+        for line in str(exc).splitlines():
+            file, _, reason = line.partition(": ")
+            failures.append({"file": file, "reason": reason or line})
+        doc.update(ok=False, failure=failures[0], failures=failures)
+    else:
+        doc.update(ok=True, test_key=facts["test_key"], report="run")
+        if facts["comparison"] is not None:
+            doc.update(report="comparison", **facts["comparison"])
+        else:
+            doc.update({k: facts[k] for k in ("experiment_id", "verdict")
+                        if facts[k] is not None})
+    doc["checks"] = [{"file": c.file, "detail": c.detail} for c in passed]
+    return doc
+
+
+def verify_report(report_dir: Path, ca: Path) -> list[str]:
+    """The lines to print when the report verifies; VerificationFailed otherwise."""
+    passed: list[Passed] = []
+    facts = _verify(Path(report_dir), ca, passed)
+    lines = [c.detail for c in passed]
+    cmp = facts["comparison"]
+    lines.append(f"OK: experiment {json.dumps(facts['experiment_id'])}, "
+                 f"verdict {facts['verdict'] or '?'}" if cmp is None else
+                 f"OK: comparison of {cmp['runs']} run(s), {cmp['ranked']} configuration(s) "
+                 f"ranked, index SHA-256 {str(cmp['index_sha256'])[:16]}...")
+    if facts["test_key"]:
         lines.append("note: signed with a local test key (audit keygen): integrity only, "
                      "not for procurement use")
     return lines

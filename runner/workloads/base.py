@@ -4,18 +4,25 @@ loaded `Workload` classifies batches of texts, tokenization included.
 
 Placement evidence (A4.2) comes from the workload: `parameters()` and the devices of the
 input tensors it built (`note_input`), counted per pass by the runner.
+
+Protocol B also runs the model outside torch: a workload that can, offers its `tensor_form()`
+(the torch module and the tokenizer that feeds it), which the runner exports to ONNX and
+feeds to ONNX Runtime. Lower-precision candidates (B8) are loaded with `precision` set to one
+of `QUANTIZED`, applied by `quantize` (CPU only, as torch's quantized kernels are).
 """
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,18 @@ class PreparedModel:
     weights_file: Path
     tokenizer_file: Path
     description: str = ""
+
+
+@dataclass(frozen=True)
+class TensorForm:
+    """The workload as a torch module fed by its own tokenizer: `encode` turns texts into the
+    module's input tensors (tokenization, on the CPU), the module returns one row of class
+    scores per text, `classes[argmax]` is the label."""
+
+    module: nn.Module
+    encode: Callable[[list[str]], tuple[torch.Tensor, ...]]
+    input_names: tuple[str, ...]
+    classes: list[str]
 
 
 class Workload(ABC):
@@ -60,6 +79,10 @@ class Workload(ABC):
     def note_input(self, tensor: torch.Tensor) -> None:
         """Record where one input batch was placed (call once per batch sent to the model)."""
         self.input_devices[str(tensor.device)] += 1
+
+    def tensor_form(self) -> TensorForm | None:
+        """The module and tokenizer, for ONNX export; None when the workload has none."""
+        return None
 
 
 class WorkloadFactory(ABC):
@@ -91,4 +114,19 @@ class WorkloadFactory(ABC):
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float16": torch.float16,
                                   "bfloat16": torch.bfloat16}
 
+#: Precisions that quantize a float32 model after loading (B8 candidates): `int8-dynamic`
+#: (Linear int8 dynamic, EmbeddingBag 8-bit weight-only) and `int4-weight` (the same with a
+#: 4-bit weight-only EmbeddingBag: a deliberately coarse candidate).
+QUANTIZED = ("int8-dynamic", "int4-weight")
 
+
+def quantize(module: nn.Module, precision: str) -> nn.Module:
+    """The module with torch's eager dynamic quantization applied (CPU kernels only)."""
+    from torch.ao import quantization as q
+
+    embedding = (q.float_qparams_weight_only_qconfig if precision == "int8-dynamic"
+                 else q.float_qparams_weight_only_qconfig_4bit)
+    with warnings.catch_warnings():  # torch.ao.quantization announces its move to torchao
+        warnings.simplefilter("ignore")
+        return q.quantize_dynamic(module, {nn.Linear: q.default_dynamic_qconfig,
+                                           nn.EmbeddingBag: embedding})

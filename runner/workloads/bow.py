@@ -22,7 +22,16 @@ from typing import Any
 import torch
 from torch import nn
 
-from runner.workloads.base import DTYPES, PreparedModel, TrainingData, Workload, WorkloadFactory
+from runner.workloads.base import (
+    DTYPES,
+    QUANTIZED,
+    PreparedModel,
+    TensorForm,
+    TrainingData,
+    Workload,
+    WorkloadFactory,
+    quantize,
+)
 
 WORD = r"[a-z_][a-z0-9_]*"
 _WORD_RE = re.compile(WORD)
@@ -100,6 +109,9 @@ class BagOfWordsWorkload(Workload):
     def token_lengths(self, texts: list[str]) -> list[int]:
         return [len(Tokenizer.words(t)) for t in texts]
 
+    def tensor_form(self) -> TensorForm:
+        return TensorForm(self.model, self.tokenizer.batch, ("ids", "offsets"), self.classes)
+
 
 class BagOfWords(WorkloadFactory):
     """Options: `dim` (embedding size, 64), `epochs` (30), `min_count` (2), `lr` (0.02)."""
@@ -164,6 +176,12 @@ class BagOfWords(WorkloadFactory):
         model = BagOfWordsModel(saved["vocab_size"], saved["dim"], len(saved["classes"]))
         model.load_state_dict(saved["state_dict"])
         dev = torch.device(device)
-        model = model.to(device=dev, dtype=DTYPES[precision]).eval()
+        if precision in QUANTIZED:
+            if dev.type != "cpu":
+                raise ValueError(f"precision {precision} runs on the CPU only (torch's "
+                                 f"quantized kernels), not on {device}")
+            model = quantize(model.eval(), precision)
+        else:
+            model = model.to(device=dev, dtype=DTYPES[precision]).eval()
         return BagOfWordsWorkload(model, Tokenizer(rules["vocab"], context),
                                   list(saved["classes"]), dev)

@@ -1,4 +1,4 @@
-"""Protocol A, "an accepted corpus before cost" (seed 000; PROTOCOL.md A1-A10): batch
+"""Protocol A, "an accepted corpus before cost" (seed 000; docs/protocol.md A1-A10): batch
 variants of one classifier over a fixed evaluation corpus, judged on the corpus accepted
 (IDs exactly once, valid format, quality rule met) before any cost is compared.
 

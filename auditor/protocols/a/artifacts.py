@@ -16,13 +16,18 @@ TIMELINE = "timeline.jsonl"
 ENVIRONMENT = "environment.json"
 OFFERS = "economics/offers.json"
 SET_CHECK = "checks/set-check.json"
+CLAIMS = "claims.json"
+INPUTS = "corpus/eval-inputs.jsonl"
+"""Where the runner writes the evaluation inputs; the manifest's `corpus.inputs_file` names it."""
+MODEL = "model/"
 OUTPUTS = "outputs/"
 MEMORY_TRACES = "traces/memory/"
 PLACEMENT = "evidence/placement/"
 
 PASS_FILE = re.compile(
-    r"^(?P<variant>[A-Za-z0-9._-]+)/(?P<phase>cold|warm)-(?P<run>[1-9][0-9]*)\.(?P<ext>jsonl|json)$")
-"""`<variant_id>/<phase>-<run_index>.<ext>` under outputs/, traces/memory/, evidence/placement/."""
+    r"^(?P<variant>[A-Za-z0-9._-]+)/(?P<phase>cold|warm)-(?P<run>[1-9][0-9]*)\.(?P<ext>jsonl|json)\Z")
+"""`<variant_id>/<phase>-<run_index>.<ext>` under outputs/, traces/memory/, evidence/placement/
+(`\\Z`, not `$`: a name ending in a line break is another file, not this pass's)."""
 
 
 @dataclass(frozen=True)
@@ -65,12 +70,63 @@ ARTIFACTS: tuple[Artifact, ...] = (
              "the offers the economics use (required when the manifest names an offer)"),
     Artifact("set_check", SET_CHECK, "json_doc", "set_check", True,
              "the archived set and duplicate verification (A2.6)"),
+    Artifact("inputs", INPUTS, "jsonl_records", "input_line", False,
+             "the evaluation texts in input order (required when the manifest names "
+             "`corpus.inputs_file`)"),
+    Artifact("claims", CLAIMS, "json_doc", "claims", False,
+             "typed summaries, rankings, projections and memory figures the run states"),
 )
 
 BY_KIND = {a.kind: a for a in ARTIFACTS}
 REQUIRED_KINDS = tuple(a.kind for a in ARTIFACTS if a.required)
-PARSED_PREFIXES = ("outputs/", "corpus/", "traces/", "evidence/", "checks/", "economics/")
-"""Files under these are parsed, so the run-dir walk keeps their bytes after hashing."""
+PARSED_PREFIXES = ("outputs/", "corpus/", "traces/", "evidence/", "checks/", "economics/",
+                   MANIFEST, RESULTS, TIMELINE, ENVIRONMENT, CLAIMS)
+"""Files under these (or these files) are parsed, so the run-dir walk keeps their bytes after
+hashing, whatever their size up to its limit (`rundir.MAX_PARSED_BYTES`)."""
 STREAMED_PREFIXES = (OUTPUTS,)
 """Of those, the files read one at a time as they are parsed (their lines can be tens of
 millions): only per-file statistics, and the lines of the files with a fault, are kept."""
+
+
+# -- the most specific protocol rule a malformed field is about -----------------------------
+
+COLUMN_REFS: dict[str, str] = {
+    **dict.fromkeys(("experiment_id", "variant_id"), "A3.1"),
+    **dict.fromkeys(("corpus_revision", "model_revision", "tokenizer_revision", "seed"),
+                    "A1.2"),
+    **dict.fromkeys(("gpu_model", "device", "driver_version", "python_version",
+                     "torch_version", "runtime_version"), "A4.1"),
+    "gpu_count": "A4.2",
+    **dict.fromkeys(("precision", "batch", "context"), "A3.1"),
+    "phase": "A5.2", "run_index": "A6.1", "warmup_iterations": "A6.1",
+    **dict.fromkeys(("expected_ids", "observed_ids", "ids_match", "format_valid",
+                     "quality_value", "corpus_accepted"), "A2.5"),
+    **dict.fromkeys(("quality_metric", "quality_threshold", "quality_tolerance"), "A1.1"),
+    "elapsed_seconds": "A6.3",
+    **dict.fromkeys(("baseline_allocated_bytes", "baseline_reserved_bytes",
+                     "peak_allocated_bytes", "peak_reserved_bytes"), "A7.2"),
+    **dict.fromkeys(("duration_days", "lots", "package_total_usd_minor"), "A9.1"),
+    "accepted_unique_corpora": "A9.3",
+}
+"""CSV column -> the protocol rule its value serves: a cell that is empty or mistyped is
+reported under it (an empty `model_revision` breaks A1.2, not only A8.3)."""
+
+MANIFEST_REFS: tuple[tuple[str, str], ...] = (
+    ("/revisions", "A1.2"), ("/seed", "A1.2"), ("/quality_rule", "A1.1"),
+    ("/declared_at", "A1.1"), ("/task/unit_of_work", "A9.4"), ("/task", "A1.1"),
+    ("/corpus/truncation", "A3.3"), ("/corpus/revision", "A1.2"), ("/corpus", "A1.4"),
+    ("/timer_scope", "A5.1"), ("/announced_variable", "A3.1"), ("/variants", "A3.1"),
+    ("/warmup_iterations", "A6.1"), ("/warm_passes_per_variant", "A6.1"),
+    ("/pass_order", "A6.2"), ("/economics", "A9.1"), ("/artifacts", "A10.1"),
+)
+"""Manifest JSON pointer prefix -> the protocol rule the declaration there serves (first
+match wins): a schema fault at `/revisions/model` is an A1.2 fault."""
+
+
+def manifest_ref(pointer: str | None, default: str) -> str:
+    """The protocol rule a manifest fault at POINTER is about (DEFAULT when none is
+    more specific)."""
+    for prefix, ref in MANIFEST_REFS:
+        if pointer is not None and (pointer == prefix or pointer.startswith(prefix + "/")):
+            return ref
+    return default

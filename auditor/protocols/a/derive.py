@@ -369,29 +369,151 @@ def accepted_corpora(view: RunView) -> int:
             .get_column("corpus_revision").drop_nulls().n_unique())
 
 
+GPU_DEVICE = re.compile(r"^(cuda|rocm|hip)(:(\d+))?$")
+"""A torch device string of a GPU (ROCm builds name theirs `cuda` too); `cuda` alone is the
+current device, index 0 in a run of one process per pass."""
+
+
+def is_gpu_device(column: str = "device") -> pl.Expr:
+    """Whether a device column names a GPU (`GPU_DEVICE`), vectorized."""
+    return pl.col(column).str.strip_chars().str.to_lowercase().str.contains(
+        GPU_DEVICE.pattern).fill_null(False)
+
+
+def gpu_index(device: str) -> int | None:
+    """The GPU index a device string names, None for a device that is not a GPU."""
+    m = GPU_DEVICE.match(device.strip().lower())
+    return None if m is None else int(m.group(3) or 0)
+
+
 @per_view
 def pass_gpus(view: RunView) -> pl.DataFrame:
-    """Per pass with placement evidence: `variant_id, phase, run_index, file, gpu_count`
-    (distinct GPU indices that held parameters or inputs) and `gpu_models` (the names the
-    driver reported for them), from evidence/placement/ only."""
-    rows = [{"variant_id": k[0], "phase": k[1], "run_index": k[2],
-             "file": view.placement_files[k],
-             "gpu_count": len({g["index"] for g in doc["gpus_used"]}),
-             "gpu_models": sorted({g["name"] for g in doc["gpus_used"]})}
-            for k, doc in sorted(view.placement.items())]
-    return pl.DataFrame(rows, schema={"variant_id": pl.String, "phase": pl.String,
-                                      "run_index": pl.Int64, "file": pl.String,
-                                      "gpu_count": pl.Int64,
-                                      "gpu_models": pl.List(pl.String)})
+    """Per pass with placement evidence, from its device map only (where the parameters and
+    input batches were: `parameter_devices`, `input_devices`), never from the declared
+    `gpus_used` list: `variant_id, phase, run_index, file, pid`, `devices` (every device that
+    held a parameter or an input), `gpu_indices` and `gpu_count` (distinct GPUs among them),
+    `gpu_models` (the driver's name of each such GPU, from the pass's identity records;
+    a GPU without one is in `unidentified`), and `unbacked` (indices the declared list names
+    that the device map does not show)."""
+    rows = []
+    for k, doc in sorted(view.placement.items()):
+        held = {d for part in ("parameter_devices", "input_devices")
+                for d, n in doc[part].items() if n > 0}
+        indices = sorted({i for d in held if (i := gpu_index(d)) is not None})
+        names = {g["index"]: g["name"] for g in doc["gpus_used"]}
+        rows.append({
+            "variant_id": k[0], "phase": k[1], "run_index": k[2],
+            "file": view.placement_files[k], "pid": doc.get("pid"), "devices": sorted(held),
+            "gpu_indices": indices, "gpu_count": len(indices),
+            "gpu_models": sorted({names[i] for i in indices if i in names}),
+            "unidentified": [i for i in indices if i not in names],
+            "unbacked": sorted(set(names) - set(indices))})
+    return pl.DataFrame(rows, schema={
+        "variant_id": pl.String, "phase": pl.String, "run_index": pl.Int64, "file": pl.String,
+        "pid": pl.Int64, "devices": pl.List(pl.String), "gpu_indices": pl.List(pl.Int64),
+        "gpu_count": pl.Int64, "gpu_models": pl.List(pl.String),
+        "unidentified": pl.List(pl.Int64), "unbacked": pl.List(pl.Int64)})
 
 
 def gpus_used(view: RunView) -> int:
-    """The most GPUs any pass used, from the placement evidence (0: a CPU run)."""
+    """The most GPUs any pass used, from the placement device maps (0: a CPU run)."""
     counts = pass_gpus(view).get_column("gpu_count")
     return int(counts.max() or 0) if counts.len() else 0
 
 
+def torch_build(view: RunView) -> str | None:
+    """What the observed torch build can run on: `cpu` (a `+cpu` build, or a `cpu` runtime:
+    no CUDA or ROCm was available to it), `cuda`, `rocm`, or None when the environment does
+    not say (no environment, or a build without a local version and no runtime)."""
+    env = view.environment
+    if env is None:
+        return None
+    version, runtime = env["torch_version"], env["runtime"]
+    local = version.partition("+")[2].lower()
+    if local == "cpu" or runtime["name"] == "cpu":
+        return "cpu"
+    if local.startswith("rocm") or runtime["name"] == "rocm":
+        return "rocm"
+    if local.startswith("cu") or (runtime["name"] == "cuda" and runtime["version"]):
+        return "cuda"
+    return None
+
+
 def gpu_models(view: RunView) -> set[str]:
-    """The GPU models the passes ran on, as the driver named them in the placement
-    evidence (empty: CPU only)."""
+    """The GPU models the passes ran on: the driver's names of the GPUs their device maps
+    show (empty: CPU only)."""
     return set(pass_gpus(view).get_column("gpu_models").explode().drop_nulls().to_list())
+
+
+def model_files(view: RunView) -> dict[str, str]:
+    """`model/` path -> SHA-256 of the weights and tokenizer files the run keeps."""
+    return {p: h for p, h in view.files_on_disk.items() if p.startswith("model/") and h}
+
+
+@per_view
+def pass_windows(view: RunView) -> pl.DataFrame:
+    """Per timeline entry: `line`, the key, `status`, `t_elapsed` (the timer's record) and
+    `window` (ended_at - started_at, in seconds, from the RFC 3339 times to the ns)."""
+    assert view.timeline is not None
+    return view.timeline.select(
+        "line", *KEY, "status", pl.col("elapsed_seconds").alias("t_elapsed"),
+        ((pl.col("ended") - pl.col("started")).dt.total_nanoseconds() / 1e9).alias("window"))
+
+
+@per_view
+def duration_summaries(view: RunView) -> pl.DataFrame:
+    """Per variant and phase, from the raw durations of the passes that completed (CSV
+    `elapsed_seconds` of the rows whose timeline status is ok): `passes`, `median`, `min`,
+    `max`, `mean` (seconds)."""
+    assert view.results is not None and view.timeline is not None
+    ok = view.timeline.filter(pl.col("status") == "ok").select(KEY).unique()
+    e = pl.col("elapsed_seconds")
+    return (view.results.join(ok, on=KEY, how="semi").filter(e.is_not_null())
+            .group_by("variant_id", "phase")
+            .agg(pl.len().alias("passes"), e.median().alias("median"), e.min().alias("min"),
+                 e.max().alias("max"), e.mean().alias("mean")))
+
+
+def normalized_id(column: str = "id") -> pl.Expr:
+    """An identifier as a reader would take it: NFC-normalised, surrounding whitespace cut.
+    Two IDs with the same normalized form and different bytes look the same and are not."""
+    return pl.col(column).str.normalize("NFC").str.strip_chars()
+
+
+def lookalikes(view: RunView, ids: list[str]) -> dict[str, str]:
+    """Of IDS (outside the expected list), those that normalise (`normalized_id`) to an
+    expected ID, mapped to it: an answer for the right text under an ID that is not it."""
+    if not ids or view.expected_ids is None:
+        return {}
+    exp = expected_index(view).select(normalized_id().alias("key"), pl.col("id").alias("to"))
+    got = pl.DataFrame({"id": ids}, schema={"id": pl.String}).with_columns(
+        normalized_id().alias("key"))
+    hits = got.join(exp.unique("key", keep="first"), on="key", how="inner")
+    return dict(zip(hits["id"], hits["to"], strict=True))
+
+
+SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|\n")
+
+
+def sentence_at(text: str, start: int, limit: int = 300) -> str:
+    """The sentence of TEXT around position START (between `.`, `;`, `!`, `?` or a line
+    break), shortened to LIMIT characters: what a note-scanning warning quotes."""
+    begin, end = 0, len(text)
+    for m in SENTENCE_END.finditer(text):
+        if m.end() <= start:
+            begin = m.end()
+        elif m.start() >= start:
+            end = m.start()
+            break
+    sentence = text[begin:end].strip()
+    return sentence if len(sentence) <= limit else sentence[:limit] + "..."
+
+
+def note_matches(view: RunView, pattern: re.Pattern[str]
+                 ) -> Iterator[tuple[str, dict[str, Any], str, str | None, str]]:
+    """Every note sentence PATTERN finds: (artifact, place keywords, the matched text, the
+    note's variant_id or None, the sentence quoted)."""
+    for artifact, loc, text, variant in note_sources(view):
+        for m in pattern.finditer(text):
+            yield artifact, loc, m.group(), variant, sentence_at(text, m.start())
+            break

@@ -50,8 +50,33 @@ def usd(cents: int | Decimal) -> str:
     return f"${d.quantize(places, rounding=ROUND_HALF_EVEN):,}"
 
 
+def device_class(offer: dict[str, Any]) -> str:
+    """`gpu` (the default) or `cpu`: what a lot of OFFER rents."""
+    return "cpu" if offer.get("device_class") == "cpu" else "gpu"
+
+
+def hardware_text(offer: dict[str, Any]) -> str:
+    """What one lot of OFFER holds, in a few words."""
+    if device_class(offer) == "cpu":
+        return "CPU only" + (f" ({offer['machine']})" if offer.get("machine") else "")
+    n = offer.get("gpus_per_lot")
+    return f"{n} x {offer.get('gpu_model')}" + (f" ({offer['machine']})"
+                                                  if offer.get("machine") else "")
+
+
 def is_b200(offer: dict[str, Any]) -> bool:
     return "B200" in str(offer.get("gpu_model", "")).upper()
+
+
+def _gpu_words(name: Any) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", str(name or "").casefold())) - {"nvidia", "amd"}
+
+
+def same_gpu(offer_gpu: Any, measured: set[str]) -> bool:
+    """Whether an offer's GPU is one the run measured: every word of the offer's model is in
+    the name the driver reported ("H100 80GB" matches "NVIDIA H100 80GB HBM3")."""
+    words = _gpu_words(offer_gpu)
+    return bool(words) and any(words <= _gpu_words(m) for m in measured)
 
 
 def offer_problem(offer: dict[str, Any]) -> str | None:

@@ -27,8 +27,10 @@ import schemas
 from auditor.model import Finding
 from auditor.protocols.a import derive
 from auditor.protocols.a.artifacts import (
+    CLAIMS,
     ENVIRONMENT,
     EXPECTED,
+    INPUTS,
     MANIFEST,
     MEMORY_TRACES,
     OFFERS,
@@ -40,8 +42,16 @@ from auditor.protocols.a.artifacts import (
     SET_CHECK,
     SPLITS,
     TIMELINE,
+    manifest_ref,
 )
-from auditor.readers import csv_table, id_list, json_doc, jsonl_id_label, jsonl_records
+from auditor.readers import (
+    csv_table,
+    id_list,
+    json_doc,
+    jsonl_id_label,
+    jsonl_records,
+    timestamps,
+)
 from auditor.readers.base import Fault
 from auditor.rundir import RunFiles
 
@@ -94,6 +104,11 @@ class RunView:
     offers_path: str
     set_check: dict | None
     splits: Mapping[str, pl.DataFrame]
+    inputs: pl.DataFrame | None
+    """`line`, `id` of the evaluation inputs file the manifest names (`inputs_path`)."""
+    inputs_path: str | None
+    claims: dict | None
+    """claims.json: the typed summaries, rankings, projections and memory figures."""
     files_on_disk: Mapping[str, str]
     """Relative path -> sha256 of every file under the run dir."""
     load_findings: tuple[Finding, ...]
@@ -128,7 +143,8 @@ _TIMELINE_SCHEMA = {
     "run_index": pl.Int64, "status": pl.String, "started_at": pl.String,
     "ended_at": pl.String, "elapsed_seconds": pl.Float64, "load_seconds": pl.Float64,
     "pid": pl.Int64, "fresh_process": pl.Boolean, "iterations": pl.Int64,
-    "incident_kind": pl.String, "incident_message": pl.String}
+    "incident_kind": pl.String, "incident_message": pl.String, "output_file": pl.String,
+    "memory_trace": pl.String, "placement": pl.String}
 
 
 class _Loader:
@@ -192,6 +208,8 @@ class _Loader:
             offers_path = econ["offers_file"]
         offers = self.load_doc(offers_path, "offers", "offers", required=bool(econ))
         set_check = self.load_doc(SET_CHECK, "set_check", "set_check")
+        claims = self.load_doc(CLAIMS, "claims", "claims", required=False)
+        inputs_path, inputs = self.load_inputs(manifest)
         for kind in self.absent:
             self.reason.setdefault(kind, f"no {kind} artifact in the run dir")
         return RunView(
@@ -204,7 +222,8 @@ class _Loader:
             placement=MappingProxyType(placement),
             placement_files=MappingProxyType(placement_files), environment=environment,
             offers=offers, offers_path=offers_path, set_check=set_check,
-            splits=MappingProxyType(splits), files_on_disk=self.files.hashes,
+            splits=MappingProxyType(splits), inputs=inputs, inputs_path=inputs_path,
+            claims=claims, files_on_disk=self.files.hashes,
             load_findings=tuple(self.findings), available=frozenset(self.available),
             absent=frozenset(self.absent),
             unavailable_reason=MappingProxyType(
@@ -219,7 +238,7 @@ class _Loader:
         read = json_doc.read(self.data[MANIFEST], name=MANIFEST, schema="manifest",
                              label="the manifest")
         for f in read.faults:
-            self.report(f, "A0001", "A10.1")
+            self.report(f, "A0001", manifest_ref(f.pointer, "A10.1"))
         if read.value is None:
             self.bad("manifest", f"{MANIFEST} is not valid JSON")
             return None
@@ -272,10 +291,11 @@ class _Loader:
     def load_outputs(self, exp: pl.DataFrame | None, classes: tuple[str, ...]
                      ) -> tuple[pl.DataFrame | None, tuple[str, ...], pl.DataFrame,
                                 pl.DataFrame | None]:
-        """(lines, files, index, per-file stats) of the output files. With the expected IDs
-        (EXP, `derive.index_expected`), each file is read, hashed, parsed and counted on its
-        own (`derive.output_file_stats`), and only the lines of the files that are not clean
-        are kept; without them, every line of every file (parsed together)."""
+        """(lines, files, index, per-file stats) of the output files, read one at a time and
+        parsed in batches of `BATCH_BYTES`. With the expected IDs (EXP,
+        `derive.index_expected`), each batch is counted per file (`derive.output_file_stats`)
+        and only the lines of the files that are not clean are kept; without them, every
+        line."""
         index: list[tuple[int, str, str, int, str]] = []
         for rel in self.files.paths(OUTPUTS):
             m = PASS_FILE.match(rel[len(OUTPUTS):])
@@ -311,9 +331,9 @@ class _Loader:
             kept.append(lines.filter(~pl.col("file_no").is_in(clean.implode())))
 
         size = 0
-        for k, (rel, data, why) in enumerate(self.read_all(rels)):
-            if why is not None:
-                self.report(Fault(rel, why, kind="format"))
+        for k, (_rel, data, fault) in enumerate(self.read_all(rels)):
+            if fault is not None:  # unreadable, or over a size limit: no line of it
+                self.report(fault)
             batch.append((k, data or b""))
             size += len(data or b"")
             del data
@@ -333,7 +353,7 @@ class _Loader:
                 frames, exp, classes)[0]
         return outputs, tuple(rels), idx.drop("file_no"), out_stats
 
-    def read_all(self, rels: list[str]) -> Iterator[tuple[str, bytes | None, str | None]]:
+    def read_all(self, rels: list[str]) -> Iterator[tuple[str, bytes | None, Fault | None]]:
         """Each file's bytes in order: streamed one at a time when the walk left them to
         the loader, else from what it kept."""
         streamed = [r for r in rels if self.files.is_streamed(r)]
@@ -343,6 +363,27 @@ class _Loader:
                 yield next(stream)
             else:
                 yield rel, self.data[rel], None
+
+    def load_inputs(self, manifest: dict | None) -> tuple[str | None, pl.DataFrame | None]:
+        """The inputs file the manifest names (`corpus.inputs_file`), else the runner's
+        usual one when present: `line`, `id` per text."""
+        corpus = (manifest or {}).get("corpus")
+        declared = corpus.get("inputs_file") if isinstance(corpus, dict) else None
+        rel = declared if isinstance(declared, str) else INPUTS
+        if rel not in self.data:
+            if isinstance(declared, str):
+                self.absent.add("inputs")
+            return (rel if isinstance(declared, str) else None), None
+        read = jsonl_records.read(self.data[rel], name=rel, schema="input_line",
+                                  label="input-line", surely_valid=_plain_input)
+        for f in read.faults:
+            self.report(f, ref="A3.1")
+        if read.value is None or read.errors:
+            self.bad("inputs", f"{rel} has malformed lines")
+            return rel, None
+        self.available.add("inputs")
+        return rel, pl.DataFrame([(n, obj["id"]) for n, obj in read.value],
+                                 schema={"line": pl.Int64, "id": pl.String}, orient="row")
 
     def load_timeline(self) -> pl.DataFrame | None:
         if TIMELINE not in self.data:
@@ -358,18 +399,17 @@ class _Loader:
             return None
         rows = [_timeline_row(n, obj) for n, obj in read.value]
         df = pl.DataFrame(rows, schema=_TIMELINE_SCHEMA, orient="row")
-        times = df.select(
-            pl.col("started_at").str.to_datetime(time_zone="UTC", strict=False).alias("s"),
-            pl.col("ended_at").str.to_datetime(time_zone="UTC", strict=False).alias("e"))
-        bad = df.filter(times["s"].is_null() | times["e"].is_null())
+        started = timestamps.column(df["started_at"], "started")
+        ended = timestamps.column(df["ended_at"], "ended")
+        bad = df.filter(started.is_null() | ended.is_null())
         for line in bad["line"]:
-            self.report(Fault(TIMELINE, "started_at/ended_at is not an ISO 8601 date-time",
+            self.report(Fault(TIMELINE, "started_at/ended_at is not an RFC 3339 date-time",
                               line=line), ref="A6.4")
         if bad.height:
             self.bad("timeline", f"{TIMELINE} has unreadable times")
             return None
         self.available.add("timeline")
-        return df.with_columns(times["s"].alias("started"), times["e"].alias("ended"))
+        return df.with_columns(started, ended)
 
     def load_pass_docs(self, prefix: str, kind: str, schema: str
                        ) -> tuple[dict[PassKey, dict], dict[PassKey, str]]:
@@ -430,7 +470,16 @@ def _timeline_row(n: int, obj: dict[str, Any]) -> dict[str, Any]:
         "load_seconds": _num(obj.get("load_seconds")), "pid": obj["pid"],
         "fresh_process": obj["fresh_process"], "iterations": obj.get("iterations"),
         "incident_kind": inc.get("kind"), "incident_message": inc.get("message"),
+        "output_file": obj.get("output_file"), "memory_trace": obj.get("memory_trace"),
+        "placement": obj.get("placement"),
     }
+
+
+def _plain_input(obj: Any) -> bool:
+    """An inputs line that surely matches input-line.schema.json (a string `id`, not empty,
+    and a string `text`): the schema is asked only about the others."""
+    return (isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"] != ""
+            and isinstance(obj.get("text"), str))
 
 
 def faults_frame(faults: tuple[Fault, ...] | list[Fault]) -> pl.DataFrame:

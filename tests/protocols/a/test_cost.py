@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import schemas
 from auditor.cli import main
 from auditor.cost import cost_command
 from auditor.errors import AuditorError
@@ -57,31 +58,79 @@ def test_package_total_only_without_accepted_results(offers):
     assert "examples, not quotes" in out
 
 
+def _json(*args: str | None) -> dict:
+    """`audit cost --format json`, checked against schemas/cost-result.schema.json."""
+    doc = json.loads(cost_command(*args, "json"))
+    assert list(schemas.validator("cost_result").iter_errors(doc)) == []
+    return doc
+
+
 def test_cost_per_accepted_corpus(offers):
-    data = json.loads(cost_command(offers, "b200-30d", "2", "4", "json"))
-    assert data["package_total_usd_minor"] == 8_000_000
-    assert data["cost_per_accepted_corpus_usd_minor"] == "2000000.00"
+    data = _json(offers, "b200-30d", "2", "4")
+    (offer,) = data["offers"]
+    assert offer["package_total_usd_minor"] == 8_000_000
+    assert offer["cost_per_accepted_corpus_usd_minor"] == 2_000_000
     text = cost_command(offers, "b200-30d", "2", "4", "text")
-    assert "cost per accepted corpus  $20,000.00 (2000000.00 cents)" in text
+    assert "cost per accepted corpus  $20,000.00 = package total / 4 accepted corpora" in text
 
 
-def test_uneven_division_keeps_hundredths_of_a_cent(offers):
-    data = json.loads(cost_command(offers, "h100-7d", "3", "7", "json"))
-    assert data["cost_per_accepted_corpus_usd_minor"] == "52907.14"  # 370350 / 7
+def test_uneven_division_money_in_whole_cents_and_text_to_a_hundredth(offers):
+    (offer,) = _json(offers, "h100-7d", "3", "7")["offers"]
+    assert offer["cost_per_accepted_corpus_usd_minor"] == 52907  # 370350 / 7 = 52907.14
+    assert offer["cost_per_accepted_corpus_text"] == "$529.0714"
 
 
 def test_zero_accepted_results_says_no_per_corpus_cost(offers):
-    data = json.loads(cost_command(offers, "h100-7d", "1", "0", "json"))
-    assert data["cost_per_accepted_corpus_usd_minor"] is None
-    assert data["package_total_usd_minor"] == 123450
+    data = _json(offers, "h100-7d", "1", "0")
+    (offer,) = data["offers"]
+    assert "cost_per_accepted_corpus_usd_minor" not in offer
+    assert offer["package_total_usd_minor"] == 123450
     assert "no cost per accepted corpus can be computed" in data["note"]
 
 
-def test_json_without_accepted_results(offers):
-    data = json.loads(cost_command(offers, "h100-7d", "1", None, "json"))
-    assert data["accepted_results"] is None
-    assert data["cost_per_accepted_corpus_usd_minor"] is None
-    assert set(data) >= {"offer_id", "lots", "duration_days", "gpus_per_lot"}
+def test_json_without_accepted_results_leaves_the_figure_out(offers):
+    data = _json(offers, "h100-7d", "1", None)
+    assert "accepted_results" not in data
+    assert "cost_per_accepted_corpus_usd_minor" not in data["offers"][0]
+    assert set(data["offers"][0]) >= {"offer_id", "lots", "duration_days", "gpus_per_lot"}
+
+
+def test_every_offer_in_one_table_when_no_offer_is_named(offers):
+    data = _json(offers, None, "2", "4")
+    by_id = {o["offer_id"]: o for o in data["offers"]}
+    assert list(by_id) == [o["offer_id"] for o in OFFERS["offers"]]
+    assert by_id["h100-7d"]["cost_per_accepted_corpus_usd_minor"] == 61725  # 246900 / 4
+    assert not by_id["b200-per-gpu"]["costed"] and "priced per GPU" in \
+        by_id["b200-per-gpu"]["why_not"]
+    text = cost_command(offers, None, "2", "4", "text").splitlines()
+    head = next(i for i, line in enumerate(text) if line.startswith("offer "))
+    rows = text[head + 1:head + 1 + len(OFFERS["offers"])]
+    assert [r.split()[0] for r in rows] == list(by_id)
+    # aligned: the package total column ends at the same place on every costed row
+    ends = {r.index("$2,469.00") + len("$2,469.00") for r in rows if "h100-7d" in r}
+    ends |= {r.index("$80,000.00") + len("$80,000.00") for r in rows if "b200-30d" in r}
+    assert len(ends) == 1
+    assert "not costed" in next(r for r in rows if r.startswith("b200-per-gpu"))
+
+
+def test_a_cpu_offer_is_costed_like_any_lot(tmp_path):
+    p = tmp_path / "offers.json"
+    p.write_text(json.dumps({"schema_version": "1", "offers": [
+        {"offer_id": "cpu-7d", "gpu_model": "none (CPU only)", "device_class": "cpu",
+         "machine": "2 vCPU", "duration_days": 7, "price_per_lot_usd_minor": 1200,
+         "gpus_per_lot": 0, "price_basis": "lot"}]}))
+    (offer,) = _json(p, None, "1", "3")["offers"]
+    assert offer["device_class"] == "cpu" and offer["cost_per_accepted_corpus_usd_minor"] == 400
+    assert "CPU only (2 vCPU)" in cost_command(p, None, "1", "3", "text")
+
+
+def test_a_gpu_offer_of_zero_gpus_is_refused_by_the_schema(tmp_path):
+    p = tmp_path / "offers.json"
+    bad = json.loads(json.dumps(OFFERS))
+    bad["offers"][0]["gpus_per_lot"] = 0
+    p.write_text(json.dumps(bad))
+    with pytest.raises(AuditorError, match="gpus_per_lot"):
+        cost_command(p, None, "1", None, "text")
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -113,7 +162,16 @@ def test_cli_success_exits_0(monkeypatch, capsys, offers):
     code, out, _ = run_cli(monkeypatch, capsys, "--offers", str(offers), "--offer", "h100-7d",
                            "--lots", "2", "--format", "json")
     assert code == 0
-    assert json.loads(out)["package_total_usd_minor"] == 246900
+    assert json.loads(out)["offers"][0]["package_total_usd_minor"] == 246900
+
+
+def test_cli_json_errors_go_to_stderr_as_json(monkeypatch, capsys, offers):
+    code, out, err = run_cli(monkeypatch, capsys, "--offers", str(offers), "--offer", "nope",
+                             "--format", "json")
+    assert code == 2 and out == ""
+    doc = json.loads(err)
+    assert list(schemas.validator("error").iter_errors(doc)) == []
+    assert doc["error"]["kind"] == "usage" and "no offer 'nope'" in doc["error"]["message"]
 
 
 def test_offers_file_not_matching_the_schema(tmp_path):

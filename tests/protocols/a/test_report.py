@@ -21,15 +21,13 @@ from runfactory import make_clean_run, read_json, read_rows, rehash, write_json,
 from auditor.engine import audit
 from auditor.model import Finding
 from auditor.protocols import all_rules
-from auditor.protocols.a.report import NOT_RECORDED_CPU
 from auditor.report import html, plots, viewmodel
 from auditor.report.build import StepTimer, build_report, render_report
 
 GOLDEN = Path(__file__).parent / "golden" / "report_viewmodel.json"
 GOLDEN_HTML = Path(__file__).parent / "golden" / "report.html"
 HOSTILE = ("</td><script>alert(1)</script>", "<img src=x onerror=alert(1)>")
-SECTIONS = ["verdict", "findings", "measured", "timings", "memory", "economics", "artifacts",
-            "rules"]
+SECTIONS = ["summary", "findings", "measured", "timings", "memory", "economics", "appendix"]
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +84,7 @@ def test_viewmodel_is_json_and_in_the_issue_order(clean_vm):
     keys = [k for k in clean_vm if k in SECTIONS]
     assert keys == SECTIONS
     assert [r["code"] for r in clean_vm["rules"]] == [r.code for r in all_rules()]
-    assert all(r["doc"] for r in clean_vm["rules"])
+    assert all(r["doc"] and r["fix"] for r in clean_vm["rules"])
 
 
 def test_timings_are_median_and_range_of_warm_passes_cold_apart(clean_vm, clean):
@@ -103,24 +101,35 @@ def test_timings_are_median_and_range_of_warm_passes_cold_apart(clean_vm, clean)
     assert "p95" not in json.dumps(clean_vm["timings"])
 
 
-def test_cpu_memory_is_labelled_not_recorded_with_the_rss_source(clean_vm):
-    for m in clean_vm["memory"]:
-        assert all(r["source"] == NOT_RECORDED_CPU for r in m["rows"])
-        assert m["other"] and all(o["source"] == "resource.getrusage" for o in m["other"])
+def test_cpu_memory_is_one_sentence_and_rss_is_per_process_never_per_variant(clean_vm):
+    mem = clean_vm["memory"]
+    assert mem["variants"] == []  # no table of "not recorded" rows
+    assert mem["not_recorded"] == ("PyTorch allocator memory: not recorded for every pass (the "
+                                   "passes ran on the CPU, where the allocator is not "
+                                   "measured).")
+    (rss,) = mem["other"]
+    assert (rss["name"], rss["source"]) == ("peak_rss", "resource.getrusage")
+    # the warm passes of both variants ran in one process: one row, not one per variant
+    cold, warm = rss["rows"]
+    assert warm["process"] == "pid 5000" and warm["passes_text"] == "warm 1–5 of batch-1, batch-4"
+    assert cold["process"] == "2 processes, one per pass"
+    assert cold["passes_text"] == "cold 1 of batch-1, batch-4"
+    assert " to " in cold["value_text"] and "MiB" in warm["value_text"]
 
 
 def test_cuda_memory_comes_from_the_allocator(tmp_path):
     run = make_clean_run(tmp_path / "run", device="cuda:0", eval_size=10, warm_passes=3)
     view, result = audit(run)
     vm = viewmodel.build_viewmodel(view, result, [])
-    rows = [r for m in vm["memory"] for r in m["rows"]]
+    rows = [r for m in vm["memory"]["variants"] for r in m["rows"]]
     assert rows and all(r["source"].startswith("torch.cuda allocator") for r in rows)
+    assert vm["memory"]["not_recorded"] is None and vm["memory"]["other"] == []
     csv_peaks = [int(r["peak_reserved_bytes"]) for r in read_rows(run)
                  if r["variant_id"] == "batch-4" and r["phase"] == "warm"]
-    b4 = next(m for m in vm["memory"] if m["variant_id"] == "batch-4")
+    b4 = next(m for m in vm["memory"]["variants"] if m["variant_id"] == "batch-4")
     assert next(r for r in b4["rows"] if r["phase"] == "warm")["peak_reserved_bytes"] \
         == max(csv_peaks)
-    assert plots.memory(vm["memory"]) is not None
+    assert plots.memory(vm["memory"]["variants"]) is not None
 
 
 def test_economics_of_an_accepted_run(clean_vm):
@@ -130,8 +139,11 @@ def test_economics_of_an_accepted_run(clean_vm):
     assert offer["total_usd_minor"] == 123456  # price x 1 lot, never x passes
     # measured on the CPU: the accepted count says nothing of the offer's H100 (A9.5)
     assert offer["per_corpus_usd_minor"] is None
-    assert "measured on CPU" in offer["per_corpus_text"]
+    assert offer["per_corpus_text"] == "not computed: the run measured CPU"
+    assert offer["why_not"] == "other hardware"
     assert [c["variant_id"] for c in e["accepted_configurations"]] == ["batch-4", "batch-1"]
+    assert plots.cost(e) is None  # no cost per corpus: said in words, never a price chart
+    assert e["no_cost_per_corpus"] == "No offer is for the hardware the run measured (CPU)."
     assert e["not_accepted_configurations"] == []
 
 
@@ -150,6 +162,7 @@ def test_cost_per_accepted_corpus_only_for_the_gpu_measured(tmp_path):
         == by_id["h100-7d"]["total_usd_minor"] / e["accepted_corpora"]
     assert by_id["b200-7d"]["per_corpus_usd_minor"] is None
     assert "NVIDIA H100 80GB HBM3" in by_id["b200-7d"]["per_corpus_text"]
+    assert plots.cost(e) is not None
     assert by_id["h100-7d"]["lot_use"] is None  # a one-GPU lot, one GPU used
 
 
@@ -325,4 +338,4 @@ def test_a_failed_pass_keeps_its_row_but_never_enters_a_summary(tmp_path):
     failed = next(p for p in b4["passes"] if p["status"] == "oom")
     assert failed["elapsed_seconds"] > 0  # time to failure kept, never replaced by zero
     page = html.render(vm, {})
-    assert '<td class="bad">oom</td>' in page
+    assert re.search(r'<td class="r bad">oom after \d\.\d{3} s</td>', page)

@@ -1,4 +1,7 @@
-"""Helpers shared by the A7 rules that look for invented memory figures in notes and traces."""
+"""Helpers shared by the A7 rules that look for invented memory figures: the typed figures a
+run states (`claims.json` `memory_figures`, memory-trace fields outside the schema and
+`other_sources`) are compared with the pass's own baselines and peaks; the free-text notes
+are only scanned for a warning that quotes the sentence."""
 
 from __future__ import annotations
 
@@ -7,9 +10,45 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import schemas
+from auditor.protocols.a.artifacts import CLAIMS
+from auditor.protocols.a.derive import KEY, sentence_at
 from auditor.protocols.a.view import RunView
 
 _KNOWN = set(schemas.load("memory_trace")["properties"])
+CELLS = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes",
+         "peak_reserved_bytes")
+UNIT = {"bytes": 1, "B": 1, "byte": 1, "KiB": 2**10, "KB": 1e3, "kB": 1e3, "MiB": 2**20,
+        "MB": 1e6, "GiB": 2**30, "GB": 1e9}
+
+
+def equals_figure(value: float, unit: str, targets: list[int], decimals: int | None = None
+                  ) -> bool:
+    """Whether VALUE in UNIT is one of TARGETS (bytes): exactly for bytes, else at the
+    precision the value is written with (DECIMALS, by default those of its shortest repr)."""
+    scale = UNIT[unit]
+    if scale == 1:
+        return any(value == t for t in targets)
+    if decimals is None:
+        text = repr(float(value))
+        decimals = len(text.split(".")[1]) if "." in text and "e" not in text else 0
+        decimals = 0 if text.endswith(".0") else decimals
+    return any(abs(value - t / scale) <= 0.5 * 10 ** -decimals for t in targets)
+
+
+def claimed_figures(view: RunView, figures: Callable[[dict], list[int]]
+                    ) -> Iterator[tuple[str, str, dict[str, Any], list[int]]]:
+    """(artifact, JSON pointer, figure, the FIGURES it must not equal) for every
+    `memory_figures` entry of claims.json: those of its pass when it names one, else those
+    of every pass of the CSV."""
+    claims = view.claims or {}
+    if view.results is None or not claims.get("memory_figures"):
+        return
+    per_pass = {tuple(r[k] for k in KEY): figures(r)
+                for r in view.results.select(*KEY, *CELLS).iter_rows(named=True)}
+    every = sorted({t for ts in per_pass.values() for t in ts})
+    for n, fig in enumerate(claims["memory_figures"]):
+        key = (fig.get("variant_id"), fig.get("phase"), fig.get("run_index"))
+        yield CLAIMS, f"/memory_figures/{n}", fig, per_pass.get(key, every)
 
 
 def note_targets(view: RunView, figures: Callable[[dict], list[int]]
@@ -18,10 +57,8 @@ def note_targets(view: RunView, figures: Callable[[dict], list[int]]
     every note; the manifest's notes are held against the figures of every pass."""
     if view.results is None:
         return
-    cols = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes",
-            "peak_reserved_bytes")
     every: list[int] = []
-    for r in view.results.select("row", "notes", *cols).iter_rows(named=True):
+    for r in view.results.select("row", "notes", *CELLS).iter_rows(named=True):
         f = figures(r)
         every += f
         if r["notes"]:
@@ -32,30 +69,24 @@ def note_targets(view: RunView, figures: Callable[[dict], list[int]]
 
 
 _FIGURE = re.compile(r"(?<![\w.])(\d[\d,_]*(?:\.\d+)?)\s*(bytes|byte|B|KiB|KB|kB|MiB|MB|GiB|GB)?\b")
-_UNIT = {None: 1, "bytes": 1, "byte": 1, "B": 1, "KiB": 2**10, "KB": 1e3, "kB": 1e3,
-         "MiB": 2**20, "MB": 1e6, "GiB": 2**30, "GB": 1e9}
 
 
-def matches(text: str, targets: list[int]) -> str | None:
-    """The figure of TEXT equal to a target: a bare number only when it is the exact byte
-    count; a number with a unit (MiB, GB...) at the precision it is written with. Bare small
-    numbers (epochs, sizes, load averages) are never taken for memory figures."""
+def quote_match(text: str, targets: list[int]) -> str | None:
+    """The sentence of TEXT holding a figure equal to a target: a bare number only when it
+    is the exact byte count; a number with a unit (MiB, GB...) at the precision it is
+    written with. Bare small numbers (epochs, sizes, load averages) are never taken for
+    memory figures."""
     if not targets:
         return None
     for m in _FIGURE.finditer(text):
-        token, unit = m.group(1), m.group(2)
+        token, unit = m.group(1), m.group(2) or "bytes"
         try:
             x = float(token.replace(",", "").replace("_", ""))
         except ValueError:
             continue
         decimals = len(token.split(".")[1]) if "." in token else 0
-        scale = _UNIT[unit]
-        for t in targets:
-            if scale == 1:
-                if x == t:
-                    return m.group(0).strip()
-            elif abs(x - t / scale) <= 0.5 * 10 ** -decimals:
-                return m.group(0).strip()
+        if equals_figure(x, unit, targets, decimals):
+            return sentence_at(text, m.start())
     return None
 
 

@@ -1,6 +1,8 @@
 """A0003: every file listed in the manifest has the SHA-256 the manifest records.
 
-What it checks: for each entry of `manifest.artifacts`, the SHA-256 of the file on disk.
+What it checks: for each entry of `manifest.artifacts`, the SHA-256 of the file on disk (a
+file too large to hash is reported by A0002 instead).
+Reads: `manifest.json` `/artifacts`; every file's bytes (hashed once by the run-dir walk).
 Why it matters: the dossier must be the one that was measured (A10.1); a file edited after the
 run (an output fixed by hand, a CSV row changed) no longer matches its hash.
 Example: `outputs/batch-1/warm-3.jsonl` edited after the run: observed hash 9f2c..., expected
@@ -15,15 +17,18 @@ from auditor.model import Finding
 from auditor.protocols.a.artifacts import MANIFEST
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
+from auditor.rundir import UNHASHED
 
 
 @rule(code="A0003", title="file hash differs from the manifest", protocol_ref="A10.1",
-      severity="error", requires=("manifest",))
+      severity="error", requires=("manifest",),
+      fix=("Re-run: a file changed after the run is not what was measured. Never fix an output "
+           "by hand."))
 def check(view: RunView) -> Iterator[Finding]:
     listed = view.manifest["artifacts"]
     for rel in sorted(listed):
         actual = view.files_on_disk.get(rel)
-        if actual is not None and actual != listed[rel]:
+        if actual is not None and actual != UNHASHED and actual != listed[rel]:
             yield RULE.finding(f"{rel} changed after the manifest was written (SHA-256 differs)",
                                artifact=rel, observed=actual, expected=listed[rel],
                                manifest=MANIFEST)

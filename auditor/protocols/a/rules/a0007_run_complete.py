@@ -3,6 +3,8 @@
 What it checks: `manifest.status` is `complete`, and every cold or warm pass of
 `manifest.pass_order` was run: it has a row in `resultats-bruts.csv` or an entry in
 `timeline.jsonl` (a pass that ran but lost its row is A0605's).
+Reads: manifest `/status`, `/pass_order`; CSV `variant_id`, `phase`, `run_index`; timeline
+`variant_id`, `phase`, `run_index`.
 Why it matters: an aborted run, or one where planned passes have no row, cannot support a
 comparison (A6.1, A6.4): the missing passes may be the slow or failed ones.
 Example: `pass_order` plans `batch-4/warm-5` and the CSV has no such row.
@@ -21,7 +23,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0007", title="run not complete", protocol_ref="A6.4", severity="error",
-      requires=("manifest", "results"))
+      requires=("manifest", "results"),
+      fix="Finish the run, or re-run it; keep every planned pass, failed ones included.")
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     if m["status"] != "complete":

@@ -3,6 +3,8 @@
 What it checks: each row's `quality_metric`, `quality_threshold` and `quality_tolerance` equal
 the manifest's `quality_rule`, and the manifest's `declared_at` is before the first pass of
 the timeline started.
+Reads: manifest `/quality_rule` (`metric`, `threshold`, `tolerance`), `/declared_at`; CSV
+`quality_metric`, `quality_threshold`, `quality_tolerance`; timeline `started_at`.
 Why it matters: A1.1 fixes the metric, threshold and tolerance before any measurement; a
 threshold lowered afterwards, or one row judged by another metric, turns acceptance into a
 choice made after seeing the numbers.
@@ -19,11 +21,14 @@ from auditor.model import Finding
 from auditor.protocols.a.artifacts import MANIFEST, RESULTS, TIMELINE
 from auditor.protocols.a.derive import EPS
 from auditor.protocols.a.view import RunView
+from auditor.readers import timestamps
 from auditor.rule import rule
 
 
 @rule(code="A0101", title="quality rule declared before measuring", protocol_ref="A1.1",
-      severity="error", requires=("manifest", "results"))
+      severity="error", requires=("manifest", "results"),
+      fix=("Declare metric, threshold and tolerance in the manifest before measuring, and judge "
+           "every row by them."))
 def check(view: RunView) -> Iterator[Finding]:
     qr = view.manifest["quality_rule"]
     declared = {"quality_metric": qr["metric"], "quality_threshold": qr["threshold"],
@@ -37,8 +42,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                expected=want, field=col)
     if view.timeline is not None and view.timeline.height:
         first = view.timeline["started"].min()
-        declared_at = pl.Series([view.manifest["declared_at"]]).str.to_datetime(
-            time_zone="UTC", strict=False)[0]
+        declared_at = timestamps.column([view.manifest["declared_at"]])[0]
         if declared_at is not None and first is not None and declared_at > first:
             yield RULE.finding("the declaration is dated after the first pass started",
                                artifact=MANIFEST, pointer="/declared_at",

@@ -1,11 +1,19 @@
-"""A0102: revisions and seed are pinned and the same wherever they appear.
+"""A0102: revisions and seed are pinned, the same wherever they appear, and the model files
+are the ones pinned.
 
 What it checks: each row's `corpus_revision`, `model_revision`, `tokenizer_revision` and
 `seed` equal the manifest's `revisions` and `seed`; `manifest.corpus.revision` equals
-`revisions.corpus`; `environment.json`'s `code_version` equals `revisions.code`.
+`revisions.corpus`; `environment.json`'s `code_version` equals `revisions.code`; and when the
+run keeps its weights and tokenizer under `model/`, the model and tokenizer revisions are
+each `sha256:<hex>` of one of those files (hashed by the auditor, not declared).
+Reads: CSV `corpus_revision`, `model_revision`, `tokenizer_revision`, `seed`; manifest
+`/revisions`, `/seed`, `/corpus/revision`; environment `/code_version`; the bytes of the
+files under `model/`.
 Why it matters: A1.2 pins the corpus, model, tokenizer and code and announces the seed; a row
-measured with another model revision is not the same experiment.
-Example: row 4 says `model_revision` sha256:aaaa while the manifest pins sha256:bbbb.
+measured with another model revision is not the same experiment, and a revision that is not
+the hash of the weights kept pins nothing.
+Example: row 4 says `model_revision` sha256:aaaa while the manifest pins sha256:bbbb; or
+`model/weights.pt` was replaced and no longer hashes to `revisions.model`.
 """
 
 from __future__ import annotations
@@ -15,13 +23,16 @@ from collections.abc import Iterator
 import polars as pl
 
 from auditor.model import Finding
-from auditor.protocols.a.artifacts import ENVIRONMENT, MANIFEST, RESULTS
+from auditor.protocols.a.artifacts import ENVIRONMENT, MANIFEST, MODEL, RESULTS
+from auditor.protocols.a.derive import model_files
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
 @rule(code="A0102", title="revisions and seed pinned", protocol_ref="A1.2", severity="error",
-      requires=("manifest", "results"))
+      requires=("manifest", "results"),
+      fix=("Pin every revision and the seed once, and use the same ones in every row; re-run the "
+           "rows that differ."))
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     rev = m["revisions"]
@@ -42,6 +53,16 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding("the code version observed differs from the one pinned",
                            artifact=ENVIRONMENT, pointer="/code_version",
                            observed=env["code_version"], expected=rev["code"])
+    kept = model_files(view)
+    if kept:
+        hashes = {f"sha256:{h}": p for p, h in kept.items()}
+        for what in ("model", "tokenizer"):
+            if rev[what] not in hashes:
+                yield RULE.finding(
+                    f"revisions.{what} is not the SHA-256 of any file under {MODEL}: the "
+                    f"{what} kept is not the one pinned", artifact=MANIFEST,
+                    pointer=f"/revisions/{what}", observed=rev[what],
+                    expected={p: f"sha256:{h}" for p, h in sorted(kept.items())[:10]})
 
 
 RULE = check

@@ -2,6 +2,7 @@
 
 What it checks: the (variant_id, phase, run_index) keys of `resultats-bruts.csv` against the
 files `outputs/<variant_id>/<phase>-<run_index>.jsonl`.
+Reads: CSV `variant_id`, `phase`, `run_index`; the names of the files under `outputs/`.
 Why it matters: A1.4 keeps every individual output so the run can be audited; a row without
 outputs makes claims nobody can check, and an output without a row is a pass that was
 measured and then left out of the table.
@@ -20,7 +21,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0104", title="pass rows and output files match", protocol_ref="A1.4",
-      severity="error", requires=("results",))
+      severity="error", requires=("results",),
+      fix=("Keep one output file per pass row: re-run the pass whose output is missing, or drop "
+           "the stray file."))
 def check(view: RunView) -> Iterator[Finding]:
     rows = view.results.select([*KEY, "row"])
     idx = view.output_index

@@ -4,6 +4,8 @@ What it checks: per output file, the set of IDs against `corpus/expected_ids.txt
 anti-join and group counts, not line counts): missing IDs and duplicated IDs. An error when
 the pass's row claims `ids_match` or `corpus_accepted`; a warning when the row honestly
 declares the pass incomplete (a failed pass keeps its partial output, A6.4).
+Reads: every output line's `id`; `corpus/expected_ids.txt`; CSV `ids_match`,
+`corpus_accepted`.
 Why it matters: A2.1: a corpus is accepted only if every expected ID is answered exactly once.
 Two files of 1,000 lines prove nothing (A2.5): one duplicate hides one missing answer.
 Example: `outputs/batch-4/warm-2.jsonl` has 1,000 lines but `ev-000017` twice and
@@ -23,7 +25,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0201", title="each expected ID exactly once", protocol_ref="A2.1",
-      severity="error", requires=("outputs", "expected_ids", "manifest"))
+      severity="error", requires=("outputs", "expected_ids", "manifest"),
+      fix=("Find why the pass repeated or skipped IDs (a retried batch, a dropped one), fix the "
+           "pipeline and re-run the variant."))
 def check(view: RunView) -> Iterator[Finding]:
     stats = pass_stats(view).filter((pl.col("n_missing") > 0) | (pl.col("n_dup") > 0))
     for s, claimed in with_claims(view, stats, "ids_match", "corpus_accepted"):

@@ -5,6 +5,8 @@ What it checks: each line of each output file is a JSON object matching
 manifest's `task.classes`; bad UTF-8 or a truncated line is reported with its line number. An
 error when the row claims `format_valid` or `corpus_accepted`, a warning when it declares the
 pass's output invalid.
+Reads: every output line (its JSON, `id`, `label`); manifest `/task/classes`; CSV
+`format_valid`, `corpus_accepted`.
 Why it matters: A2.3: a corpus is accepted only when the output format is valid; a label
 outside the classes cannot be scored and silently lowers or inflates the metric.
 Example: line 318 of `outputs/batch-8/cold-1.jsonl` is `{"id": "ev-000318", "label":
@@ -24,7 +26,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0203", title="output lines valid", protocol_ref="A2.3", severity="error",
-      requires=("outputs", "manifest"))
+      requires=("outputs", "manifest"),
+      fix=("Make the classifier write one valid JSON line per ID with a declared label, then "
+           "re-run."))
 def check(view: RunView) -> Iterator[Finding]:
     classes = list(view.classes)
     if "expected_ids" in view.available:  # the grouped pass already counted the bad lines

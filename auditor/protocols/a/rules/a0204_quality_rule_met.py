@@ -7,6 +7,8 @@ against the threshold and against the reference value minus the tolerance
 Conventions: see `auditor/rules/_derive.py` (macro-F1 is the unweighted mean over the
 declared classes present in references or predictions, zero_division=0; a missing answer is
 wrong).
+Reads: every output line's `id` and `label`; `corpus/references.jsonl`;
+`corpus/expected_ids.txt`; manifest `/quality_rule`, `/task/classes`; CSV `corpus_accepted`.
 Why it matters: A2.4: the quality rule fixed in advance decides acceptance, not the figure the
 run wrote down.
 Example: threshold 0.80, reference 0.86, tolerance 0.03: a recomputed macro-F1 of 0.81 fails
@@ -27,7 +29,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0204", title="quality rule met", protocol_ref="A2.4", severity="error",
-      requires=("outputs", "expected_ids", "references", "manifest", "results"))
+      requires=("outputs", "expected_ids", "references", "manifest", "results"),
+      fix=("The configuration does not meet the quality rule: fix the model or its settings and "
+           "re-run; never lower the threshold afterwards."))
 def check(view: RunView) -> Iterator[Finding]:
     qr = view.manifest["quality_rule"]
     floor = qr["reference"]["value"] - qr["tolerance"]

@@ -4,6 +4,9 @@ What it checks: per row, `observed_ids` (lines with an ID) and `quality_value` (
 the CSV's rounding) against the output file; and the booleans `ids_match`, `format_valid`,
 `corpus_accepted` when the row says false but the recomputation says true (an overstated
 `true` is reported by A0201, A0202, A0203 or A0204, which say why).
+Reads: every output line's `id` and `label`; `corpus/references.jsonl`;
+`corpus/expected_ids.txt`; manifest `/quality_rule`, `/task/classes`; CSV `observed_ids`,
+`quality_value`, `ids_match`, `format_valid`, `corpus_accepted`.
 Why it matters: A2.5: line counts and flags prove nothing by themselves; a reviewer can only
 trust what the auditor recomputes from the raw files.
 Example: row 3 claims `quality_value` 0.91 and the outputs give 0.8733.
@@ -24,7 +27,9 @@ from auditor.rule import rule
 
 @rule(code="A0205", title="CSV claims equal recomputed values", protocol_ref="A2.5",
       severity="error", requires=("outputs", "expected_ids", "references", "manifest",
-                                  "results"))
+                                  "results"),
+      fix=("Find what changed after the run (the row or the output file); re-run rather than "
+           "edit either."))
 def check(view: RunView) -> Iterator[Finding]:
     r = rows_with_stats(view)
     for row, claim, got, f in r.filter(pl.col("observed_ids") != pl.col("re_observed_ids")).select(

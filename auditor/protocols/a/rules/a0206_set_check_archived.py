@@ -4,6 +4,8 @@ What it checks: `checks/set-check.json` (the runner's own verification, A2.6) ag
 auditor's recomputation: the expected count and duplicates, and per output file the lines,
 IDs, duplicates, missing and extra IDs, invalid lines and the flags; and that every output
 file has its entry.
+Reads: `checks/set-check.json` (every field); every output line's `id` and `label`;
+`corpus/expected_ids.txt`; manifest `/task/classes`.
 Why it matters: A2.6 archives the set verification with the run so a reviewer can see it was
 done; an archive that disagrees with the files was not made from them.
 Example: the set check says `batch-1/warm-2` has no missing ID; the file lacks `ev-000004`.
@@ -29,7 +31,9 @@ _SCALARS = {"lines": "lines", "observed_ids": "observed_ids", "unique_ids": "uni
 
 
 @rule(code="A0206", title="set check archived and right", protocol_ref="A2.6",
-      severity="error", requires=("set_check", "outputs", "expected_ids", "manifest"))
+      severity="error", requires=("set_check", "outputs", "expected_ids", "manifest"),
+      fix=("Find what changed after the set check was written (an output or the check itself); "
+           "re-run so both come from the same files."))
 def check(view: RunView) -> Iterator[Finding]:
     sc = view.set_check
     exp = view.expected_ids

@@ -1,10 +1,15 @@
-"""A0207: `corpus/expected_ids.txt` lists each evaluation ID once, none empty.
+"""A0207: `corpus/expected_ids.txt` lists each evaluation ID once, none empty, none that only
+looks like another.
 
-What it checks: duplicate and empty lines in the expected ID list itself.
+What it checks: duplicate and empty lines in the expected ID list itself; IDs with
+surrounding whitespace; and distinct IDs that become the same once Unicode-normalised (NFC)
+and trimmed (`café` written precomposed and decomposed, `ev-1` and `ev-1 `).
+Reads: `corpus/expected_ids.txt` (every line).
 Why it matters: A2.1 and A2.5 compare outputs against this list; a duplicate in it makes
 "each expected ID exactly once" unsatisfiable or hides a short corpus (999 distinct IDs
-counted as 1,000).
-Example: `ev-000010` on lines 11 and 12 of `corpus/expected_ids.txt`.
+counted as 1,000), and two IDs a reader cannot tell apart let one text count twice.
+Example: `ev-000010` on lines 11 and 12 of `corpus/expected_ids.txt`; or `ev-000010 ` (a
+trailing space) beside `ev-000010`.
 """
 
 from __future__ import annotations
@@ -15,12 +20,15 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import EXPECTED
+from auditor.protocols.a.derive import normalized_id
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
 @rule(code="A0207", title="expected IDs unique", protocol_ref="A2.1", severity="error",
-      requires=("expected_ids",))
+      requires=("expected_ids",),
+      fix=("Remove the duplicated IDs from the expected list (or give them unique IDs) and "
+           "re-run."))
 def check(view: RunView) -> Iterator[Finding]:
     e = view.expected_ids
     for line in e.filter(pl.col("id").str.strip_chars() == "")["line"].head(20):
@@ -31,6 +39,22 @@ def check(view: RunView) -> Iterator[Finding]:
     for line, i in dup.select("line", "id").head(20).iter_rows():
         yield RULE.finding(f"{i} is listed more than once", artifact=EXPECTED,
                            line=line, observed=i, expected="each ID once")
+    padded = e.filter((pl.col("id") != pl.col("id").str.strip_chars())
+                      & (pl.col("id").str.strip_chars() != ""))
+    for line, i in padded.select("line", "id").head(20).iter_rows():
+        yield RULE.finding(f"{i!r} has surrounding whitespace: an ID a reader cannot tell "
+                           "from the trimmed one", artifact=EXPECTED, line=line, observed=i,
+                           expected=i.strip())
+    # Distinct IDs (exact duplicates are reported above) that normalise to the same text.
+    keyed = e.unique("id", keep="first").with_columns(normalized_id().alias("key"))
+    twins = keyed.filter(pl.col("key").is_duplicated() & (pl.col("key") != "")
+                         & (pl.col("id") == pl.col("id").str.strip_chars())).filter(
+        pl.col("line") > pl.col("line").min().over("key"))
+    for line, i, key in twins.select("line", "id", "key").head(20).iter_rows():
+        first = keyed.filter(pl.col("key") == key).sort("line")["id"][0]
+        yield RULE.finding(f"{i!r} differs from {first!r} only by Unicode normalisation",
+                           artifact=EXPECTED, line=line, observed=i, expected="IDs that "
+                           "differ as text a reader sees", same_as=first)
 
 
 RULE = check

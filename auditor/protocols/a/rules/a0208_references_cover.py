@@ -2,6 +2,8 @@
 
 What it checks: `corpus/references.jsonl` against `corpus/expected_ids.txt` and
 `task.classes`: a reference per expected ID, no duplicate, labels declared.
+Reads: `corpus/references.jsonl` (`id`, `label`); `corpus/expected_ids.txt`; manifest
+`/task/classes`.
 Why it matters: A2.4 recomputes quality from outputs and references; a missing or undeclared
 reference label silently changes the metric the corpus is accepted on.
 Example: `ev-000007` has no line in `corpus/references.jsonl`.
@@ -20,7 +22,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0208", title="references cover the expected IDs", protocol_ref="A2.4",
-      severity="error", requires=("references", "expected_ids", "manifest"))
+      severity="error", requires=("references", "expected_ids", "manifest"),
+      fix="Give every expected ID one reference label among the declared classes, then re-run.")
 def check(view: RunView) -> Iterator[Finding]:
     refs, exp = view.references, view.expected_ids.select("id").unique()
     missing = exp.join(refs, on="id", how="anti")["id"].sort()

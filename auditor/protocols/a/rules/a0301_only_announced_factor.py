@@ -4,6 +4,8 @@ What it checks: the manifest's variants agree on every setting but `announced_va
 (precision, context, device, input order, and batch unless batch is announced). That each
 CSV row applies its variant's declaration is A0302's check, so together the rows differ only
 in the announced factor.
+Reads: manifest `/announced_variable`, `/variants` (`batch`, `precision`, `context`,
+`device`, `input_order`).
 Why it matters: A3.1 and A3.2: comparing batch 1, 4 and 8 means nothing if batch 8 also ran
 in float16; studying precision is a separate experiment with its own quality control.
 Example: `announced_variable` is batch, `batch-1` declares float32 and `batch-8` float16.
@@ -22,7 +24,9 @@ _SETTINGS = ("batch", "precision", "context", "device", "input_order")
 
 
 @rule(code="A0301", title="only the announced factor varies", protocol_ref="A3.1",
-      severity="error", requires=("manifest",))
+      severity="error", requires=("manifest",),
+      fix=("Keep everything but the announced factor identical; study any other factor as a "
+           "separate experiment."))
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     announced = m["announced_variable"]

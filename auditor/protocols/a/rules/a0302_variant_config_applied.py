@@ -2,6 +2,7 @@
 
 What it checks: each row's `batch`, `precision`, `context` and `device` equal those of its
 variant in `manifest.variants`, and every row's variant is declared.
+Reads: manifest `/variants`; CSV `variant_id`, `batch`, `precision`, `context`, `device`.
 Why it matters: A3.1: the CSV records the configuration actually applied; a row that says
 batch 4 under the variant declared as batch 8 is not the announced comparison.
 Example: row 12 is variant `batch-8` with `batch` 4.
@@ -22,7 +23,9 @@ _COLUMNS = ("batch", "precision", "context", "device")
 
 
 @rule(code="A0302", title="variant configuration applied", protocol_ref="A3.1",
-      severity="error", requires=("manifest", "results"))
+      severity="error", requires=("manifest", "results"),
+      fix=("Record the configuration actually applied, and re-run the variant with the declared "
+           "one."))
 def check(view: RunView) -> Iterator[Finding]:
     declared = pl.DataFrame(
         [{"variant_id": v["variant_id"], **{f"d_{c}": v[c] for c in _COLUMNS}}

@@ -2,6 +2,7 @@
 
 What it checks: among output files whose ID set is complete, the sequence of IDs (first
 occurrence of each) is the same in every file; it is compared with the first such file.
+Reads: every output line's `id`, in file order; `corpus/expected_ids.txt`.
 Why it matters: A3.1 keeps the input order fixed between variants: sorting inputs by length
 for one batch size changes padding and therefore the work measured.
 Example: `outputs/batch-8/warm-1.jsonl` lists the IDs sorted by text length while
@@ -21,7 +22,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0303", title="same input order in every variant", protocol_ref="A3.1",
-      severity="error", requires=("outputs", "expected_ids", "manifest"))
+      severity="error", requires=("outputs", "expected_ids", "manifest"),
+      fix="Feed every variant the same input order (the expected-ID list order) and re-run.")
 def check(view: RunView) -> Iterator[Finding]:
     complete = pass_stats(view).filter(pl.col("ids_match")).sort("file")
     if complete.height < 2:

@@ -4,6 +4,8 @@ What it checks: `manifest.corpus.truncation` names the context limit of the vari
 (`context_tokens` equals each variant's `context`), counts no more truncated texts than
 evaluation texts, and counts the evaluation texts of `corpus.eval_size` and of
 `corpus/expected_ids.txt`.
+Reads: manifest `/corpus/truncation`, `/corpus/eval_size`, `/variants/*/context`;
+`corpus/expected_ids.txt`.
 Why it matters: A3.3: shortening texts changes the work done; a comparison must say how much
 of the corpus the context limit cut, for the limit actually applied.
 Example: variants run with context 256 while the truncation record is for 512 tokens.
@@ -20,7 +22,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0304", title="truncation declared", protocol_ref="A3.3", severity="error",
-      requires=("manifest", "expected_ids"))
+      requires=("manifest", "expected_ids"),
+      fix=("Declare the truncation (how many texts the context limit cut) in the manifest and "
+           "re-run."))
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     tr = m["corpus"]["truncation"]

@@ -4,6 +4,9 @@ What it checks: `environment.json` exists (schema: device, GPU model, GPU count,
 runtime, Python, PyTorch, code version, concurrent load), a CUDA or ROCm device has its GPU
 model, driver and runtime version, and each row's `gpu_model`, `device`, `driver_version`,
 `python_version`, `torch_version` and `runtime_version` equal the observed environment.
+Reads: environment `device`, `gpu_model`, `driver_version`, `runtime`, `python_version`,
+`torch_version`; CSV `gpu_model`, `device`, `driver_version`, `python_version`,
+`torch_version`, `runtime_version`.
 Why it matters: A4.1: the real GPU, driver and runtime decide what a time means; a CSV that
 copies an offer's "H100" while the environment observed an A100 compares the wrong machines.
 Example: row 2 says `torch_version` 2.3.0 while the environment observed 2.13.0+cpu.
@@ -22,7 +25,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0401", title="environment recorded", protocol_ref="A4.1", severity="error",
-      requires=("environment", "results"))
+      requires=("environment", "results"),
+      fix=("Record the environment observed on the machine (GPU, driver, runtime), never an "
+           "offer's promise."))
 def check(view: RunView) -> Iterator[Finding]:
     env = view.environment
     gpu = env["runtime"]["name"] in ("cuda", "rocm") or env["device"].startswith("cuda")

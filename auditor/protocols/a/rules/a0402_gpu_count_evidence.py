@@ -2,8 +2,12 @@
 
 What it checks: every pass has its placement evidence
 (`evidence/placement/<variant>/<phase>-<run>.json`); the row's `gpu_count` equals the number
-of distinct GPUs that held parameters or inputs (`gpus_used`), the row's `device` holds the
-parameters, and `environment.json`'s `gpu_count` is the most GPUs any pass used.
+of distinct GPUs its device map shows holding parameters or inputs (`parameter_devices`,
+`input_devices`; the declared `gpus_used` list is not evidence of use, and an entry of it no
+device map backs is an error), the row's `device` holds the parameters and is the device the
+pass asked for, and `environment.json`'s `gpu_count` is the most GPUs any pass used.
+Reads: placement `parameter_devices`, `input_devices`, `requested_device`,
+`gpus_used[].index`; CSV `gpu_count`, `device`; environment `gpu_count`.
 Why it matters: A4.2: a leased lot of two GPUs does not mean the program used both; the count
 must come from what the process did, not from the offer or from the GPUs visible.
 Example: row 5 says `gpu_count` 2 while its placement shows all parameters on `cuda:0`.
@@ -13,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import polars as pl
+
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import ENVIRONMENT, RESULTS
 from auditor.protocols.a.derive import KEY, gpus_used, pass_gpus, pass_name
@@ -21,7 +27,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0402", title="gpu_count backed by evidence", protocol_ref="A4.2",
-      severity="error", requires=("results", "placement"))
+      severity="error", requires=("results", "placement"),
+      fix=("Set gpu_count from the placement evidence (the GPUs the process used), not from the "
+           "offer."))
 def check(view: RunView) -> Iterator[Finding]:
     used = {(v, p, n): count for v, p, n, count in
             pass_gpus(view).select(*KEY, "gpu_count").iter_rows()}
@@ -39,12 +47,24 @@ def check(view: RunView) -> Iterator[Finding]:
                                artifact=RESULTS, row=r["row"],
                                observed=r["gpu_count"], expected=used[key],
                                evidence_file=view.placement_files[key])
-        devices = view.placement[key]["parameter_devices"]
+        doc = view.placement[key]
+        devices = doc["parameter_devices"]
         if devices and _norm(r["device"]) not in {_norm(d) for d in devices}:
             yield RULE.finding(f"the parameters of pass {name} were not on the row's device",
                                artifact=view.placement_files[key],
                                pointer="/parameter_devices", observed=devices,
                                expected=r["device"])
+        elif _norm(doc["requested_device"]) != _norm(r["device"]):
+            yield RULE.finding(f"pass {name} asked for another device than its row's",
+                               artifact=view.placement_files[key],
+                               pointer="/requested_device", observed=doc["requested_device"],
+                               expected=r["device"])
+    for f, unbacked in pass_gpus(view).filter(pl.col("unbacked").list.len() > 0).select(
+            "file", "unbacked").iter_rows():
+        yield RULE.finding(f"gpus_used declares GPU(s) {unbacked} that held no parameter or "
+                           "input of the pass (its device map)", artifact=f,
+                           pointer="/gpus_used", observed=unbacked,
+                           expected="only GPUs the device map shows")
     env = view.environment
     if env is not None and env["gpu_count"] != gpus_used(view):
         yield RULE.finding("environment gpu_count differs from the GPUs the passes used",

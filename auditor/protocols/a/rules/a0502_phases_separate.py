@@ -3,6 +3,7 @@
 What it checks: no row's `elapsed_seconds` is its timeline entry's `elapsed_seconds` plus the
 process's `load_seconds` (loading added into a pass), and no warm pass carries a loading
 time (a warm pass loads nothing).
+Reads: CSV `elapsed_seconds`; timeline `phase`, `elapsed_seconds`, `load_seconds`.
 Why it matters: A5.2: loading, the first pass and warm passes are separate phases; adding the
 loading time to the cold pass or mixing phases in one duration makes the figures
 incomparable.
@@ -23,7 +24,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0502", title="phases kept separate", protocol_ref="A5.2", severity="error",
-      requires=("results", "timeline"))
+      requires=("results", "timeline"),
+      fix=("Time loading, the cold pass and warm passes apart; never add one phase's time to "
+           "another."))
 def check(view: RunView) -> Iterator[Finding]:
     t = view.timeline.select(*KEY, pl.col("elapsed_seconds").alias("t_elapsed"), "load_seconds",
                              "line")

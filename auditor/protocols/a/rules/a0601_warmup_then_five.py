@@ -4,6 +4,8 @@ What it checks: `manifest.warm_passes_per_variant` is at least 5; every declared
 exactly that many warm rows, numbered 1..n; every row's `warmup_iterations` equals the
 manifest's; the timeline has the variant's warm-up block with that many iterations, before
 its first warm pass.
+Reads: manifest `/warm_passes_per_variant`, `/warmup_iterations`, `/variants`; CSV `phase`,
+`run_index`, `warmup_iterations`; timeline `phase`, `iterations`, `order_index`.
 Why it matters: A6.1: without the announced warm-up the first "warm" pass still pays for
 compilation and caches; with fewer than five passes the spread cannot be seen.
 Example: variant `batch-4` has four warm rows, or its warm-up entry comes after warm pass 1.
@@ -22,7 +24,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0601", title="warm-up then five warm passes", protocol_ref="A6.1",
-      severity="error", requires=("manifest", "results", "timeline"))
+      severity="error", requires=("manifest", "results", "timeline"),
+      fix="Run the announced warm-up, then five measured warm passes per variant.")
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     n_warm, warmup = m["warm_passes_per_variant"], m["warmup_iterations"]

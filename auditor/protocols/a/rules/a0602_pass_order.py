@@ -5,6 +5,8 @@ variant, phase and run), the entries' times follow that order (each starts after
 previous one ended), and with several variants the warm passes are not run in blocks (all of
 one variant, then the next) unless the manifest says how the order was drawn
 (`pass_order_method`).
+Reads: manifest `/pass_order`, `/pass_order_method`; timeline `order_index`, `variant_id`,
+`phase`, `run_index`, `started_at`, `ended_at`.
 Why it matters: A6.2: alternating or pre-drawn order spreads drift (heat, clocks, caches)
 over the variants; an order recorded but not followed, or times that contradict it, means
 the recorded order is not what ran.
@@ -27,7 +29,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0602", title="pass order recorded and followed", protocol_ref="A6.2",
-      severity="error", requires=("manifest", "timeline"))
+      severity="error", requires=("manifest", "timeline"),
+      fix=("Draw or alternate the pass order in advance, record it, and run the passes in that "
+           "order."))
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     planned = pl.DataFrame(m["pass_order"], schema={

@@ -3,6 +3,7 @@
 What it checks: each row's `elapsed_seconds` equals its timeline entry's `elapsed_seconds`
 (1 ms slack for rounding; the case "plus the loading time" is A0502's), and a pass that
 completed (`status` ok) has a duration.
+Reads: CSV `elapsed_seconds`; timeline `elapsed_seconds`, `load_seconds`, `status`.
 Why it matters: A6.3: every raw duration is kept; a CSV time that differs from the one the
 timer recorded (rounded, replaced by a mean, "cleaned") is not a raw observation.
 Example: the timeline records 1.0421 s for `batch-1/warm-2` and the row says 1.00.
@@ -22,7 +23,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0603", title="raw durations kept", protocol_ref="A6.3", severity="error",
-      requires=("results", "timeline"))
+      requires=("results", "timeline"),
+      fix="Write the timer's raw duration for every pass; never round, average or clean it.")
 def check(view: RunView) -> Iterator[Finding]:
     t = view.timeline.select(*KEY, pl.col("elapsed_seconds").alias("t_elapsed"),
                              pl.col("load_seconds").fill_null(0.0), "status")

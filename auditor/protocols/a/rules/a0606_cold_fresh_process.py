@@ -1,7 +1,8 @@
 """A0606: each cold pass ran in a fresh process of its own.
 
 What it checks: cold passes in `timeline.jsonl` have `fresh_process` true and a pid no other
-cold or warm pass used.
+entry (cold pass, warm-up or warm pass) used.
+Reads: timeline `phase`, `pid`, `fresh_process`.
 Why it matters: A6.5: first passes are comparable only when each starts from a new process;
 a "cold" pass run after another pass in the same process inherits its caches and compiled
 kernels.
@@ -22,11 +23,11 @@ from auditor.rule import rule
 
 
 @rule(code="A0606", title="cold passes in fresh processes", protocol_ref="A6.5",
-      severity="error", requires=("timeline",))
+      severity="error", requires=("timeline",),
+      fix="Start each cold pass in a fresh process, or compare no first passes.")
 def check(view: RunView) -> Iterator[Finding]:
     t = view.timeline
-    passes = t.filter(pl.col("phase").is_in(["cold", "warm"]))
-    shared = passes.group_by("pid").agg(pl.len().alias("uses"))
+    shared = t.group_by("pid").agg(pl.len().alias("uses"))  # warm-ups count too
     cold = t.filter(pl.col("phase") == "cold").join(shared, on="pid", how="left")
     for c in cold.iter_rows(named=True):
         name = pass_name(c["variant_id"], "cold", c["run_index"])

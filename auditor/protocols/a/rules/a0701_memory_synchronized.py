@@ -3,6 +3,7 @@
 What it checks: every memory trace that measured the allocator (`allocator_measured` true)
 records `synchronized` true (torch.cuda.synchronize() before the baseline and after the
 pass) and `peak_stats_reset` true (reset_peak_memory_stats() before the pass).
+Reads: memory traces `allocator_measured`, `synchronized`, `peak_stats_reset`.
 Why it matters: A7.1 and A7.2: without synchronizing, asynchronous kernels still running are
 not in the figures; without a reset, the "peak" is the previous pass's.
 Example: `traces/memory/batch-4/warm-2.json` with `"peak_stats_reset": false`.
@@ -18,7 +19,9 @@ from auditor.rule import rule
 
 
 @rule(code="A0701", title="memory read after synchronize and reset", protocol_ref="A7.1",
-      severity="error", requires=("memory_traces",))
+      severity="error", requires=("memory_traces",),
+      fix=("Synchronize the device before the baseline and after the operation, and reset the "
+           "peak statistics."))
 def check(view: RunView) -> Iterator[Finding]:
     for key in sorted(view.memory_traces):
         doc = view.memory_traces[key]

@@ -3,6 +3,7 @@
 What it checks: every pass has its memory trace (`traces/memory/<variant>/<phase>-<run>.json`),
 and its row's four memory cells (`baseline_allocated_bytes`, `baseline_reserved_bytes`,
 `peak_allocated_bytes`, `peak_reserved_bytes`) equal the trace's (an empty cell for a null).
+Reads: CSV memory cells; memory traces (the same four figures).
 Why it matters: A7.2: baselines and absolute peaks are recorded per phase; a CSV figure that
 is not the traced one cannot be checked and may come from another pass or another source.
 Example: row 6 says `peak_reserved_bytes` 2147483648 and the trace recorded 1912602624.
@@ -23,7 +24,9 @@ CELLS = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_
 
 
 @rule(code="A0702", title="memory cells equal the trace", protocol_ref="A7.2",
-      severity="error", requires=("results", "memory_traces"))
+      severity="error", requires=("results", "memory_traces"),
+      fix=("Write the memory cells from the pass's own trace; re-run the pass if the trace is "
+           "missing."))
 def check(view: RunView) -> Iterator[Finding]:
     for r in view.results.select("row", "variant_id", "phase", "run_index",
                                  *CELLS).iter_rows(named=True):

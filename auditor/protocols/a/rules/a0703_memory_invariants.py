@@ -3,6 +3,7 @@
 What it checks: in every row and every memory trace, baseline allocated <= baseline reserved,
 peak allocated <= peak reserved, baseline allocated <= peak allocated and baseline reserved
 <= peak reserved (where both figures are recorded).
+Reads: CSV memory cells; memory traces (the same four figures).
 Why it matters: A7.3: PyTorch's `allocated` is included in `reserved`, and a peak taken after
 a reset cannot be below the baseline; a figure breaking either invariant was swapped,
 mis-measured or invented.
@@ -27,7 +28,9 @@ PAIRS = (("baseline_allocated_bytes", "baseline_reserved_bytes"),
 
 
 @rule(code="A0703", title="memory invariants", protocol_ref="A7.3", severity="error",
-      requires=("results",))
+      requires=("results",),
+      fix=("Read the figures again from the allocator (allocated <= reserved, baseline <= peak); "
+           "re-run the pass."))
 def check(view: RunView) -> Iterator[Finding]:
     for low, high in PAIRS:
         bad = view.results.filter((pl.col(low) > pl.col(high)).fill_null(False))

@@ -5,6 +5,7 @@ What it checks: on a CUDA or ROCm device, none of the four memory cells is 0 (a 
 a model on the GPU holds its weights: zero bytes means the figure was not measured, and an
 empty cell says that); on a device where the allocator was not measured (CPU), the four cells
 are empty rather than 0 or a number.
+Reads: CSV `device` and memory cells; memory traces `allocator_measured`.
 Why it matters: A8.3 with A7.2: an empty cell means "not recorded", zero means really zero; a
 0 written for "not measured" is a false measurement.
 Example: row 3 on `cuda:0` with `peak_allocated_bytes` 0.
@@ -24,7 +25,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0706", title="zero means really zero", protocol_ref="A7.2", severity="error",
-      requires=("results",))
+      requires=("results",),
+      fix="Leave a cell empty when it was not measured; write 0 only for a real zero.")
 def check(view: RunView) -> Iterator[Finding]:
     gpu = pl.col("device").str.starts_with("cuda") | pl.col("device").str.starts_with("rocm")
     for c in CELLS:

@@ -1,6 +1,7 @@
 """A0707: GPU passes record their memory (warning when they do not).
 
 What it checks: rows on a CUDA or ROCm device with any of the four memory cells empty.
+Reads: CSV `device` and memory cells.
 Why it matters: A7.2 asks for the baselines and peaks of every GPU phase; an empty cell is
 honest ("not recorded") but leaves the memory comparison without data, so it is pointed out.
 Example: row 8 on `cuda:0` with `peak_reserved_bytes` empty.
@@ -20,7 +21,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0707", title="GPU memory recorded", protocol_ref="A7.2", severity="warning",
-      requires=("results",))
+      requires=("results",),
+      fix="Record the allocator's baselines and peaks on every GPU pass.")
 def check(view: RunView) -> Iterator[Finding]:
     gpu = pl.col("device").str.starts_with("cuda") | pl.col("device").str.starts_with("rocm")
     empty = pl.any_horizontal([pl.col(c).is_null() for c in CELLS])

@@ -2,6 +2,7 @@
 
 What it checks: each `other_sources` entry of a memory trace names a source that is not the
 PyTorch caching allocator (`torch.cuda.memory_*`, `max_memory_*`, `memory_stats`).
+Reads: memory traces `other_sources` (`name`, `source`).
 Why it matters: A7.5: the allocator does not see other processes or allocations outside it; a
 figure that claims to include them (process RSS, device total, NVML used memory) must come
 from the tool that measured it, named, not be relabelled allocator output.
@@ -22,7 +23,9 @@ _ALLOCATOR = re.compile(r"torch\.cuda|memory_allocated|memory_reserved|max_memor
 
 
 @rule(code="A0708", title="other memory sources named", protocol_ref="A7.5",
-      severity="error", requires=("memory_traces",))
+      severity="error", requires=("memory_traces",),
+      fix=("Name the source of any figure from outside the allocator (RSS, NVML) and keep it "
+           "apart."))
 def check(view: RunView) -> Iterator[Finding]:
     for key in sorted(view.memory_traces):
         for n, src in enumerate(view.memory_traces[key].get("other_sources") or []):

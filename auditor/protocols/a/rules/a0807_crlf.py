@@ -2,6 +2,7 @@
 
 What it checks: line ends outside quoted fields are CRLF, as RFC 4180 and the table schema's
 dialect say; a bare LF is reported (line breaks inside quoted `notes` are free).
+Reads: the line ends of `resultats-bruts.csv`.
 Why it matters: A8.4: the usual CSV rules; most readers accept LF, so this is a warning, but a
 strict reader may split or join records differently.
 Example: a CSV written with `\n` line ends on Linux.
@@ -17,7 +18,8 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0807", title="CRLF line ends", protocol_ref="A8.4", severity="warning")
+@rule(code="A0807", title="CRLF line ends", protocol_ref="A8.4", severity="warning",
+      fix="Write CRLF line ends (RFC 4180), as the runner does.")
 def check(view: RunView) -> Iterator[Finding]:
     yield from faults(RULE, view, ("line_ending",), "CRLF")
 

@@ -2,7 +2,12 @@
 
 What it checks: the manifest's offer exists in the offers file and is priced per lot; the
 rows' `duration_days` is the offer's, `lots` the manifest's, and `package_total_usd_minor`
-(of the first row; A0902 holds the others to it) equals `price_per_lot_usd_minor` x `lots`.
+(of the first row; A0902 holds the others to it) equals `price_per_lot_usd_minor` x `lots`;
+what the manifest restates of the offer (`economics.duration_days`, `gpu_model`,
+`package_total_usd_minor`, when given) is the offer's.
+Reads: manifest `/economics`; offers `offer_id`, `price_basis`, `duration_days`,
+`price_per_lot_usd_minor`, `gpu_model`; CSV `duration_days`, `lots`,
+`package_total_usd_minor`.
 Why it matters: A9.1 and A9.2: the price compared is the whole 3-, 7- or 30-day package times
 the lots billed; for B200 a lot holds two GPUs and the rate already covers the lot, so
 multiplying it by the GPU count doubles the cost.
@@ -24,7 +29,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0901", title="package total = price x lots", protocol_ref="A9.1",
-      severity="error", requires=("manifest", "results", "offers"))
+      severity="error", requires=("manifest", "results", "offers"),
+      fix="Write the package total as price per lot x lots of a lot-priced offer.")
 def check(view: RunView) -> Iterator[Finding]:
     econ = view.manifest.get("economics")
     if not econ:
@@ -49,6 +55,13 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"{col} differs from the package the manifest names",
                                artifact=RESULTS, row=row, observed=got,
                                expected=want, field=col)
+    # What the manifest restates of the offer (the runner writes these) is the offer's.
+    for key, want in (("duration_days", offer["duration_days"]),
+                      ("gpu_model", offer["gpu_model"]), ("package_total_usd_minor", total)):
+        if key in econ and econ[key] != want:
+            yield RULE.finding(f"economics.{key} differs from offer {offer['offer_id']}",
+                               artifact=MANIFEST, pointer=f"/economics/{key}",
+                               observed=econ[key], expected=want)
     first = r.sort("row").row(0, named=True) if r.height else None
     if first is not None and first["package_total_usd_minor"] != total:
         yield RULE.finding("package_total_usd_minor is not the package price x lots",

@@ -3,6 +3,8 @@
 What it checks: per variant, the distinct `corpus_revision` values with a pass the auditor
 recomputes as accepted (IDs exactly once, valid format, quality rule met); no row of the
 variant may claim more.
+Reads: CSV `variant_id`, `corpus_revision`, `accepted_unique_corpora`; the output files,
+references and expected IDs (acceptance recomputed).
 Why it matters: A9.3: five repetitions of one corpus measure variability, they are not five
 deliverables; counting them (or a corpus that failed) divides the package by a production
 that did not happen.
@@ -23,7 +25,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0903", title="accepted corpora not over-counted", protocol_ref="A9.3",
-      severity="error", requires=("results", "outputs", "expected_ids", "manifest"))
+      severity="error", requires=("results", "outputs", "expected_ids", "manifest"),
+      fix="Count distinct accepted corpora only, never repetitions or failed passes.")
 def check(view: RunView) -> Iterator[Finding]:
     r = view.results.join(variant_accepted(view), on="variant_id", how="left")
     bad = r.filter(pl.col("accepted_unique_corpora") > pl.col("accepted_corpora"))

@@ -1,12 +1,20 @@
-"""A0904: no cadence is projected, and no cost per accepted corpus without an accepted count.
+"""A0904: no cadence is projected, and no figure over the package's days without a measured
+accepted count.
 
-What it checks: the notes (CSV and manifest) for a projected production rate ("per day",
-"/week", "per month", "cadence", "projected", "extrapolated", "corpora in 30 days"), and
-for a cost "per accepted corpus" in the notes of a variant with no accepted corpus.
+What it checks: each typed projection of `claims.json` (`projections`: corpora per period, a
+cadence, a cost per accepted corpus) rests on a measured count of distinct accepted corpora
+(`accepted_corpora` not null nor 0) that is no more than the auditor recomputes (for its
+variant, or for the run), and a count of corpora per period or a cadence never states more
+corpora than that. A note that speaks of a rate per day, a projection or an extrapolation
+gets a warning quoting the sentence, never an error.
+Reads: claims `/projections` (`figure`, `variant_id`, `value`, `accepted_corpora`); the
+output files, references and expected IDs (accepted corpora recomputed); CSV
+`corpus_revision`; notes (CSV `notes`, manifest `/notes`) for the warning only.
 Why it matters: A9.5: without a measured, accepted quantity only the package cost is
 computed; extrapolating a measured pass to 3, 7 or 30 days of production invents output that
-was never run or validated.
-Example: a note "at this speed 12,000 corpora per week".
+was never run or validated (A9.3: repetitions are not deliverables).
+Example: `{"figure": "corpora_per_period", "value": 12000, "period_days": 7, "unit":
+"corpora", "accepted_corpora": 1}`, or any projection with `accepted_corpora` null.
 """
 
 from __future__ import annotations
@@ -14,38 +22,60 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import polars as pl
-
 from auditor.model import Finding
-from auditor.protocols.a.derive import note_sources
+from auditor.protocols.a.artifacts import CLAIMS
+from auditor.protocols.a.derive import accepted_corpora, note_matches, variant_accepted
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 _CADENCE = re.compile(
-    r"\b(per|a|/)\s*(day|week|month|hour)\b|/\s*(day|week|month|h)\b|\bcadence\b|\bproject(ed|ion)"
-    r"|\bextrapolat\w*|\bin\s+(3|7|30)\s+days\b|\bthroughput of \d+ corpora", re.IGNORECASE)
-_PER_ACCEPTED = re.compile(r"per accepted corp", re.IGNORECASE)
+    r"\b(per|a|/)\s*(day|week|month)\b|/\s*(day|week|month)\b|\bcadence\b|\bprojected\b"
+    r"|\bextrapolat\w*|\bin\s+(3|7|30)\s+days\b", re.IGNORECASE)
+_COUNTS = ("corpora_per_period", "cadence")
+
+
+def _measured(view: RunView) -> dict[str | None, int]:
+    """Distinct accepted corpora recomputed, per variant and (key None) for the run."""
+    if view.results is None or view.outputs is None or view.expected_ids is None:
+        return {}
+    out: dict[str | None, int] = {None: accepted_corpora(view)}
+    for v, n in variant_accepted(view).select("variant_id", "accepted_corpora").iter_rows():
+        out[v] = int(n)
+    return out
 
 
 @rule(code="A0904", title="no projected cadence", protocol_ref="A9.5", severity="error",
-      requires=("manifest",))
+      requires=("manifest",),
+      fix="Give only the package cost without a measured accepted count; project no cadence.")
 def check(view: RunView) -> Iterator[Finding]:
-    accepted: dict[str, int] = {}
-    if view.results is not None:
-        for v, n in view.results.group_by("variant_id").agg(
-                pl.col("accepted_unique_corpora").max().alias("n")).iter_rows():
-            accepted[v] = n or 0
-    for artifact, loc, text, variant in note_sources(view):
-        m = _CADENCE.search(text)
-        if m:
-            yield RULE.finding(f"the notes project a cadence ({m.group()!r})", artifact=artifact,
-                               **loc, observed=text[:200],
-                               expected="the package cost, and per accepted corpus only if "
-                                        "measured")
-        elif variant is not None and _PER_ACCEPTED.search(text) and not accepted.get(variant):
-            yield RULE.finding("a cost per accepted corpus for a variant with no accepted corpus",
-                               artifact=artifact, **loc, observed=text[:200],
-                               expected="the package cost only")
+    projections = (view.claims or {}).get("projections") or []
+    measured = _measured(view) if projections else {}
+    for n, p in enumerate(projections):
+        where = f"/projections/{n}"
+        have = measured.get(p.get("variant_id"), 0)
+        basis = p["accepted_corpora"]
+        if not basis:
+            yield RULE.finding(f"a {p['figure']} is stated without a measured accepted count; "
+                               "only the package cost may be computed", artifact=CLAIMS,
+                               pointer=f"{where}/accepted_corpora", observed=basis,
+                               expected="a measured count of accepted corpora, or no "
+                                        "projection")
+        elif basis > have:
+            yield RULE.finding(f"the {p['figure']} rests on {basis} accepted corpora; the "
+                               f"outputs show {have}", artifact=CLAIMS,
+                               pointer=f"{where}/accepted_corpora", observed=basis,
+                               expected=f"<= {have}")
+        elif p["figure"] in _COUNTS and p["value"] > have:
+            yield RULE.finding(f"the {p['figure']} states {p['value']:g} corpora while "
+                               f"{have} were accepted: production projected, not measured",
+                               artifact=CLAIMS, pointer=f"{where}/value", observed=p["value"],
+                               expected=f"<= {have} (the accepted corpora measured)")
+    for artifact, loc, hit, _, sentence in note_matches(view, _CADENCE):
+        yield RULE.finding(f"a note may project a cadence ({hit!r}); notes are not judged: "
+                           "state projections in claims.json", artifact=artifact, **loc,
+                           severity="warning", observed=sentence,
+                           expected="the package cost, and per accepted corpus only if "
+                                    "measured")
 
 
 RULE = check

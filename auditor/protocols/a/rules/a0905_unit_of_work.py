@@ -2,6 +2,7 @@
 
 What it checks: every row's `expected_ids` equals the number of IDs in
 `corpus/expected_ids.txt` (the corpus the manifest's `task.unit_of_work` names).
+Reads: CSV `expected_ids`; `corpus/expected_ids.txt`.
 Why it matters: A9.4: the unit of useful work is fixed before comparing and is the same for
 every variant; a variant measured on a smaller corpus looks cheaper per corpus.
 Example: the list has 1,000 IDs and the rows of `batch-8` say `expected_ids` 500.
@@ -20,7 +21,8 @@ from auditor.rule import rule
 
 
 @rule(code="A0905", title="same unit of work", protocol_ref="A9.4", severity="error",
-      requires=("results", "expected_ids"))
+      requires=("results", "expected_ids"),
+      fix="Measure every variant on the same unit of work (the same corpus).")
 def check(view: RunView) -> Iterator[Finding]:
     n = view.expected_ids["id"].n_unique()  # the distinct IDs: a duplicate line is A0207's
     bad = view.results.filter(pl.col("expected_ids") != n)

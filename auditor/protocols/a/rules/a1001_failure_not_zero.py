@@ -3,6 +3,7 @@
 What it checks: no row has `elapsed_seconds` 0, and no timeline entry of a pass that ended in
 `oom` or `error` records a time of 0 (empty, "not recorded", is allowed; the time until
 failure is better).
+Reads: CSV `elapsed_seconds`; timeline `status`, `elapsed_seconds`.
 Why it matters: A10.3: a configuration that runs out of memory did not run in no time; a 0
 makes the failed configuration the fastest in any summary.
 Example: the `batch-32/warm-1` row, status oom, with `elapsed_seconds` 0.
@@ -21,7 +22,8 @@ from auditor.rule import rule
 
 
 @rule(code="A1001", title="failure never a time of 0", protocol_ref="A10.3", severity="error",
-      requires=("results",))
+      requires=("results",),
+      fix="Record a failed pass as failed, with its time to failure, never as 0 s.")
 def check(view: RunView) -> Iterator[Finding]:
     for row, v, p, r in view.results.filter(pl.col("elapsed_seconds") == 0).select(
             "row", "variant_id", "phase", "run_index").iter_rows():

@@ -1,11 +1,16 @@
 """A1002: a configuration that is not accepted is never ranked with accepted ones.
 
-What it checks: for each variant with no pass the auditor recomputes as accepted, no note
-(its rows' notes, or manifest notes naming it) ranks it: "fastest", "best", "winner",
-"rank", "recommended", "cheapest", "#1".
+What it checks: each typed ranking of `claims.json` (`rankings`) lists only variants the
+auditor recomputes as accepted (every pass with its IDs exactly once, a valid format and the
+quality rule met). A note that ranks a variant that is not accepted ("fastest", "best",
+"recommended"...) gets a warning quoting the sentence, never an error.
+Reads: claims `/rankings` (`basis`, `variants`); the output files, references and expected
+IDs (acceptance recomputed); CSV `variant_id`, `notes` and manifest `/notes` (the warning
+only).
 Why it matters: A10.2: a faster configuration that is not accepted does not meet the same
 goal; ranking it against accepted ones compares speed on different work.
-Example: `batch-32` fails the quality rule and a note says "batch-32 is the fastest".
+Example: `batch-32` fails the quality rule and `{"basis": "median warm seconds",
+"variants": ["batch-32", "batch-8"]}` ranks it first.
 """
 
 from __future__ import annotations
@@ -13,31 +18,38 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import polars as pl
-
 from auditor.model import Finding
-from auditor.protocols.a.derive import note_sources, variant_accepted
+from auditor.protocols.a.artifacts import CLAIMS
+from auditor.protocols.a.derive import note_matches, variants_accepted
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
-_RANKING = re.compile(r"\b(fastest|quickest|best|winner|wins|rank\w*|recommend\w*|cheapest"
-                      r"|top)\b|#\s?1\b", re.IGNORECASE)
+_RANKING = re.compile(r"\b(fastest|quickest|winner|ranked|ranking|recommended|cheapest)\b"
+                      r"|#\s?1\b", re.IGNORECASE)
 
 
 @rule(code="A1002", title="no ranking of unaccepted configurations", protocol_ref="A10.2",
-      severity="error", requires=("results", "outputs", "expected_ids", "manifest"))
+      severity="error", requires=("results", "outputs", "expected_ids", "manifest"),
+      fix="Rank only accepted configurations; list the others apart.")
 def check(view: RunView) -> Iterator[Finding]:
-    rejected = set(variant_accepted(view).filter(pl.col("accepted_corpora") == 0)["variant_id"])
-    if not rejected:
-        return
-    for artifact, loc, text, variant in note_sources(view):
-        named = [v for v in sorted(rejected) if v == variant or (variant is None and v in text)]
-        m = _RANKING.search(text)
-        if named and m:
-            yield RULE.finding(f"variant {named[0]} is not accepted but the notes rank it "
-                               f"({m.group()!r})", artifact=artifact, **loc,
-                               observed=text[:200], expected="no ranking of a variant that "
-                               "is not accepted", variant=named[0])
+    accepted = variants_accepted(view)
+    for n, ranking in enumerate((view.claims or {}).get("rankings") or []):
+        for k, v in enumerate(ranking["variants"]):
+            if v not in accepted:
+                yield RULE.finding(f"variant {v} is ranked ({ranking['basis']}) but is not "
+                                   "accepted", artifact=CLAIMS,
+                                   pointer=f"/rankings/{n}/variants/{k}", observed=v,
+                                   expected=f"only accepted variants: {sorted(accepted)}",
+                                   variant=v)
+    rejected = sorted({v for v in view.results["variant_id"].unique()} - accepted)
+    for artifact, loc, hit, variant, sentence in note_matches(view, _RANKING):
+        named = [v for v in rejected if v == variant or (variant is None and v in sentence)]
+        if named:
+            yield RULE.finding(f"a note may rank variant {named[0]}, which is not accepted "
+                               f"({hit!r}); notes are not judged: state rankings in "
+                               "claims.json", artifact=artifact, **loc, severity="warning",
+                               observed=sentence, expected="no ranking of a variant that is "
+                               "not accepted", variant=named[0])
 
 
 RULE = check

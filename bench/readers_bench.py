@@ -1,0 +1,117 @@
+"""Benchmark the vectorized evidence readers against a bare polars read of the same bytes.
+
+Generates, from real fixture rows repeated with advancing timestamps (tests/readers/fixtures):
+
+- a one-hour 1 Hz HWiNFO log (the Dell Precision rows: 451 columns, cp1252, footer kept),
+  3,600 rows;
+- a one-hour 10 Hz `nvidia-smi --query-gpu` CSV (the VirtualClient H100 row, 39 fields),
+  36,000 rows;
+- a one-hour 10 Hz runner NVML trace (JSONL: a POWER_INSTANT sample and an energy counter
+  reading per poll), 72,000 lines;
+
+then times, on the same bytes, the reader (`read`: decoding, every check, the normalized
+frame with intervals) and the floor: a bare `polars.read_csv` / `read_ndjson` (with only the
+options it needs not to fail: HWiNFO's cp1252 bytes, ragged footer and repeated header need
+`encoding="utf8-lossy", truncate_ragged_lines=True, infer_schema=False`). Each time is the
+minimum of --repeat runs; the ratio is reader / floor.
+
+    python bench/readers_bench.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from auditor.readers.power import hwinfo, nvidia_smi_csv, runner_jsonl  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "readers" / "fixtures"
+HOUR = 3600
+
+
+def hwinfo_log(hz: int = 1) -> bytes:
+    lines = (FIXTURES / "hwinfo/hwinfo-tui_sensors_DellPrecision5570_head50.csv").read_bytes(
+    ).decode("cp1252").split("\n")
+    header, rows, footer = lines[0], lines[1:51], lines[51:53]
+    t0 = datetime(2025, 8, 13, 13, 0, 0)
+    out = [header]
+    for i in range(HOUR * hz):
+        t = t0 + timedelta(seconds=i / hz)
+        cells = rows[i % len(rows)].split(",")
+        cells[0] = f"{t.day}.{t.month}.{t.year}"
+        cells[1] = f"{t.hour}:{t.minute}:{t.second}.{t.microsecond // 1000}"
+        out.append(",".join(cells))
+    return ("\n".join([*out, *footer]) + "\n").encode("cp1252")
+
+
+def nvidia_smi_log(hz: int = 10) -> bytes:
+    header, row = (FIXTURES / "nvidia-smi/VirtualClient_query-gpu-1xH100.csv").read_text(
+    ).split("\n")[:2]
+    t0 = datetime(2024, 3, 15, 13, 0, 0)
+    rest = row.split(", ", 1)[1]
+    out = [header]
+    for i in range(HOUR * hz):
+        t = t0 + timedelta(seconds=i / hz)
+        out.append(f"{t:%Y/%m/%d %H:%M:%S}.{t.microsecond // 1000:03d}, {rest}")
+    return ("\n".join(out) + "\n").encode()
+
+
+def runner_trace(hz: int = 10) -> bytes:
+    t0 = datetime(2025, 3, 1, 10, 0, 0)
+    out = []
+    for i in range(HOUR * hz):
+        t = (t0 + timedelta(seconds=i / hz)).isoformat(timespec="microseconds") + "Z"
+        out.append(json.dumps({"kind": "sample", "t": t, "t_source": "nvml", "source": "nvml",
+                               "domain": "gpu", "device": 0, "field": "POWER_INSTANT",
+                               "watts": 70.0 + (i % 7)}))
+        out.append(json.dumps({"kind": "counter", "t": t, "source": "nvml", "domain": "gpu",
+                               "device": 0, "field": "nvmlDeviceGetTotalEnergyConsumption",
+                               "value": 10**6 + 7 * i, "unit": "mJ", "max_range": None}))
+    return ("\n".join(out) + "\n").encode()
+
+
+def best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    cases = [
+        ("HWiNFO 1 h @ 1 Hz", hwinfo_log(), hwinfo.read,
+         lambda d: pl.read_csv(d, encoding="utf8-lossy", truncate_ragged_lines=True,
+                               infer_schema=False)),
+        ("nvidia-smi CSV 1 h @ 10 Hz", nvidia_smi_log(), nvidia_smi_csv.read,
+         lambda d: pl.read_csv(d)),
+        ("runner NVML JSONL 1 h @ 10 Hz", runner_trace(), runner_jsonl.read,
+         lambda d: pl.read_ndjson(d)),
+    ]
+    print(f"{'log':32} {'MB':>6} {'rows':>7} {'reader s':>9} {'polars s':>9} {'ratio':>6}")
+    for label, data, reader, floor in cases:
+        result = reader(data, name=label, local_utc_offset="+00:00")
+        assert result.value is not None and not result.errors, result.faults[:3]
+        t_reader = best(lambda d=data, r=reader: r(d, name="b", local_utc_offset="+00:00"),
+                        args.repeat)
+        t_floor = best(lambda d=data, f=floor: f(d), args.repeat)
+        print(f"{label:32} {len(data) / 1e6:6.1f} {result.value.height:7,} {t_reader:9.3f} "
+              f"{t_floor:9.3f} {t_reader / t_floor:6.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+"""The protocol B run configuration: a TOML file validated against
+`schemas/residency-config.schema.json`, or the embedded default
+(`runner/defaults/residency.toml`).
+
+Keys a user file leaves out take the values of `BASE` (the same as the embedded default,
+policies excepted: a user file that names no policy gets the two CPU policies). Relative
+paths are resolved against the file's folder. Every inconsistency the schema cannot express
+(two policies with one id, a baseline that is not cpu-only, an accelerator policy that names
+the CPU, a quantized ONNX Runtime policy) is refused here, before anything is measured.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from runner.config import experiment_id_from, merge, read_toml, resolve_path
+from runner.energy.window import Minimums
+from runner.errors import RunnerError
+
+DEFAULT_CONFIG_NAME = "residency.toml"
+
+CPU_POLICIES: list[dict[str, Any]] = [
+    {"id": "torch-cpu", "runtime": "torch", "compute_units": "cpu", "role": "cpu-only"},
+    {"id": "ort-cpu", "runtime": "onnxruntime", "compute_units": "CPUExecutionProvider",
+     "role": "cpu-only"},
+]
+
+BASE: dict[str, Any] = {
+    "seed": 20260924,
+    "notes": "",
+    "model_tier": "lite",
+    "corpus": {"eval_size": 1000},
+    "workload": {"callable": "runner.workloads.bow:BagOfWords", "options": {}, "context": 64},
+    "trials": {"per_policy": 5, "warmup": 100},
+    "energy": {"repetitions": 20, "sampling_interval_s": 0.05, "min_sample_periods": 10,
+               "min_counter_updates": 5, "idle_seconds": 2.0, "instruments": ["nvml", "rapl"],
+               "powercap_root": "/sys/class/powercap", "rapl_max_watts": 1000.0},
+    "placement": {"diagnostic_prompts": 20, "operation_share_floor": 0.5},
+    "gates": {"accuracy_floor": 0.70, "agreement_floor": 0.99,
+              "measure_rejected_energy": False},
+}
+
+_CUDA = re.compile(r"^cuda(:\d+)?$")
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """One compute policy as declared: where one model artifact runs."""
+
+    policy_id: str
+    runtime: str
+    """`torch` or `onnxruntime`."""
+    compute_units: str
+    """torch: cpu, cuda or cuda:N; onnxruntime: the execution provider asked for."""
+    role: str
+    """`accelerator` or `cpu-only`."""
+    precision: str
+    when: str
+    """`always`, or `available`: left out (reason recorded) where the machine lacks it."""
+    notes: str = ""
+
+    @property
+    def on_cpu(self) -> bool:
+        return self.compute_units in ("cpu", "CPUExecutionProvider")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"policy_id": self.policy_id, "runtime": self.runtime,
+                "compute_units": self.compute_units, "role": self.role,
+                "precision": self.precision, "when": self.when, "notes": self.notes}
+
+
+@dataclass(frozen=True)
+class Gates:
+    """B8: the floors a policy must meet before its energy is measured."""
+
+    accuracy_floor: float
+    agreement_floor: float
+    reference_outputs: Path | None
+    measure_rejected_energy: bool
+
+
+@dataclass(frozen=True)
+class EnergyConfig:
+    repetitions: int
+    minimums: Minimums
+    idle_seconds: float
+    instruments: tuple[str, ...]
+    powercap_root: Path
+
+
+@dataclass(frozen=True)
+class ResidencyConfig:
+    """The protocol B run asked for, every default applied; fixed before measuring."""
+
+    source: str
+    text: str
+    """The config file as read (kept in the run dir)."""
+    experiment_id: str
+    seed: int
+    notes: str
+    model_tier: str
+    corpus_path: Path | None
+    eval_size: int | None
+    max_texts: int | None
+    workload_callable: str
+    workload_options: dict[str, Any]
+    context: int
+    trials_per_policy: int
+    warmup: int
+    energy: EnergyConfig
+    diagnostic_prompts: int
+    operation_share_floor: float
+    gates: Gates
+    policies: tuple[PolicySpec, ...]
+    baseline_policy: str
+
+
+def load_residency_config(path: Path | None) -> ResidencyConfig:
+    """Read, validate and complete a config; `None` means the embedded default."""
+    if path is None:
+        ref = resources.files("runner").joinpath("defaults", DEFAULT_CONFIG_NAME)
+        with resources.as_file(ref) as default_path:
+            return _from_file(Path(default_path), "embedded default")
+    return _from_file(path, str(path))
+
+
+def _from_file(path: Path, label: str) -> ResidencyConfig:
+    raw = read_toml(path, "residency_config")
+    base_dir = path.resolve().parent
+    m = merge(BASE, raw)
+    policies = tuple(_policy(p, path) for p in raw.get("policies", CPU_POLICIES))
+    ids = [p.policy_id for p in policies]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise RunnerError(f"config file {path}: policy id(s) {repeated} appear more than once")
+    cpu_only = [p for p in policies if p.role == "cpu-only"]
+    baseline = raw.get("baseline_policy") or (cpu_only[0].policy_id if cpu_only else None)
+    if baseline is None:
+        raise RunnerError(f"config file {path}: no cpu-only policy: B7 compares every "
+                          "accelerator policy with a CPU-only baseline on the same machine")
+    chosen = next((p for p in policies if p.policy_id == baseline), None)
+    if chosen is None or chosen.role != "cpu-only":
+        raise RunnerError(f"config file {path}: baseline_policy {baseline!r} must name a "
+                          "cpu-only policy of the run")
+    if chosen.when != "always":
+        raise RunnerError(f"config file {path}: the baseline policy {baseline!r} cannot be "
+                          "optional (when = \"available\")")
+    e, g, c = m["energy"], m["gates"], raw.get("corpus", {})
+    return ResidencyConfig(
+        source=label,
+        text=path.read_text(encoding="utf-8"),
+        experiment_id=raw.get("experiment_id") or experiment_id_from(path),
+        seed=m["seed"],
+        notes=m["notes"],
+        model_tier=m["model_tier"],
+        corpus_path=resolve_path(base_dir, c["path"]) if "path" in c else None,
+        eval_size=m["corpus"].get("eval_size"),
+        max_texts=c.get("max_texts"),
+        workload_callable=m["workload"]["callable"],
+        workload_options=dict(m["workload"].get("options", {})),
+        context=m["workload"]["context"],
+        trials_per_policy=m["trials"]["per_policy"],
+        warmup=m["trials"]["warmup"],
+        energy=EnergyConfig(
+            repetitions=e["repetitions"],
+            minimums=Minimums(float(e["sampling_interval_s"]), e["min_sample_periods"],
+                              e["min_counter_updates"], float(e["rapl_max_watts"])),
+            idle_seconds=float(e["idle_seconds"]),
+            instruments=tuple(e["instruments"]),
+            powercap_root=resolve_path(base_dir, e["powercap_root"])),
+        diagnostic_prompts=m["placement"]["diagnostic_prompts"],
+        operation_share_floor=float(m["placement"]["operation_share_floor"]),
+        gates=Gates(float(g["accuracy_floor"]), float(g["agreement_floor"]),
+                    resolve_path(base_dir, g["reference_outputs"])
+                    if "reference_outputs" in g else None,
+                    bool(g["measure_rejected_energy"])),
+        policies=policies,
+        baseline_policy=baseline,
+    )
+
+
+def _policy(raw: dict[str, Any], path: Path) -> PolicySpec:
+    spec = PolicySpec(policy_id=raw["id"], runtime=raw["runtime"],
+                      compute_units=raw["compute_units"], role=raw["role"],
+                      precision=raw.get("precision", "float32"),
+                      when=raw.get("when", "always"), notes=raw.get("notes", ""))
+    where = f"config file {path}: policy {spec.policy_id!r}"
+    if spec.runtime == "torch" and not (spec.compute_units == "cpu"
+                                        or _CUDA.match(spec.compute_units)):
+        raise RunnerError(f"{where}: torch compute_units must be cpu, cuda or cuda:N, not "
+                          f"{spec.compute_units!r}")
+    if spec.runtime == "onnxruntime":
+        if not spec.compute_units.endswith("ExecutionProvider"):
+            raise RunnerError(f"{where}: onnxruntime compute_units must name an execution "
+                              f"provider (e.g. CUDAExecutionProvider), not "
+                              f"{spec.compute_units!r}")
+        if spec.precision != "float32":
+            raise RunnerError(f"{where}: onnxruntime policies run the float32 ONNX export; "
+                              f"precision {spec.precision!r} is for torch policies")
+    if spec.role == "accelerator" and spec.on_cpu:
+        raise RunnerError(f"{where}: an accelerator policy cannot name the CPU "
+                          f"({spec.compute_units}); declare it cpu-only")
+    if spec.role == "cpu-only" and not spec.on_cpu:
+        raise RunnerError(f"{where}: a cpu-only policy must run on the CPU (cpu or "
+                          f"CPUExecutionProvider), not {spec.compute_units}")
+    return spec

@@ -1,0 +1,126 @@
+"""The ONNX artifact the ONNX Runtime policies run: the workload's torch module exported once
+with `torch.onnx.export(..., external_data=False)`, so the weights live in the one file whose
+SHA-256 is recorded (torch 2.13 defaults to dynamo=True and external data). Both input axes
+are dynamic (a prompt's token count, the batch), so one export serves batch one. ORT's
+agreement with torch is the parity gate.
+
+The exporter names intermediate values in an order that follows Python's string hashing, so
+two processes export the same model to different bytes unless the hash seed is fixed: the
+run exports in a fresh process with `PYTHONHASHSEED=0` (`export_in_fresh_process`, the
+module's `main`), which makes the file and its SHA-256 the same from run to run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from runner.errors import RunnerError
+from runner.model import child_env
+from runner.revisions import file_sha256
+from runner.workloads import resolve
+from runner.workloads.base import TensorForm
+
+# sample texts for tracing: several words, so no dynamic axis is specialised to 0 or 1
+_SAMPLE = ["alpha beta gamma delta epsilon zeta", "eta theta iota kappa lambda mu nu"]
+
+
+@dataclass(frozen=True)
+class OnnxExport:
+    file: Path
+    sha256: str
+    seconds: float
+    input_names: tuple[str, ...]
+    opset: int | None
+
+    def to_json(self, rel: str) -> dict[str, Any]:
+        return {"file": rel, "sha256": self.sha256, "torch_version": torch.__version__,
+                "exporter": "torch.onnx.export(dynamo=True, external_data=False) in a fresh "
+                            "process with PYTHONHASHSEED=0 (byte-reproducible)",
+                "input_names": list(self.input_names), "output_names": ["scores"],
+                "dynamic_axes": "every input's first axis", "opset": self.opset,
+                "export_seconds": self.seconds}
+
+
+def export(form: TensorForm, path: Path) -> OnnxExport:
+    """Export the module to `path` (one file); a failure is a RunnerError with the cause."""
+    from torch.export import Dim
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    example = form.encode(list(_SAMPLE))
+    dims = tuple({0: Dim(f"{name}_len")} for name in form.input_names)
+    noise = io.StringIO()
+    quiet = logging.getLogger("torch.onnx")
+    level = quiet.level
+    t = time.perf_counter()
+    try:
+        # the exporter narrates every step on stdout and logs missing torchvision ops
+        quiet.setLevel(logging.ERROR)
+        with (contextlib.redirect_stdout(noise), contextlib.redirect_stderr(noise),
+              warnings.catch_warnings()):
+            warnings.simplefilter("ignore")
+            program = torch.onnx.export(form.module.eval(), example, str(path),
+                                        input_names=list(form.input_names),
+                                        output_names=["scores"], dynamic_shapes=dims,
+                                        external_data=False, verbose=False)
+    except Exception as exc:
+        tail = " | ".join(noise.getvalue().strip().splitlines()[-3:])
+        raise RunnerError(f"ONNX export of the workload failed ({type(exc).__name__}: {exc})"
+                          + (f"; exporter said: {tail}" if tail else "")) from None
+    finally:
+        quiet.setLevel(level)
+    opset = None
+    with contextlib.suppress(Exception):
+        opset = int(next(o.version for o in program.model_proto.opset_import
+                         if o.domain in ("", "ai.onnx")))
+    return OnnxExport(path, file_sha256(path), time.perf_counter() - t,
+                      tuple(form.input_names), opset)
+
+
+def export_in_fresh_process(workload: str, options: dict[str, Any], model_dir: Path,
+                            context: int, path: Path) -> OnnxExport:
+    """Load the staged model (CPU, float32) in `python -m runner.residency.onnx_export` with
+    a fixed hash seed and export it there: the same model gives the same bytes every run."""
+    job = json.dumps({"workload": workload, "options": options, "model_dir": str(model_dir),
+                      "context": context, "path": str(path)})
+    proc = subprocess.run([sys.executable, "-m", "runner.residency.onnx_export", job],
+                          env=child_env(PYTHONHASHSEED="0"), capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+        raise RunnerError(f"ONNX export of the workload failed (exit {proc.returncode}): "
+                          f"{tail}")
+    done = json.loads(proc.stdout.strip().splitlines()[-1])
+    return OnnxExport(Path(done["file"]), done["sha256"], done["seconds"],
+                      tuple(done["input_names"]), done["opset"])
+
+
+def main(job_text: str) -> int:
+    job = json.loads(job_text)
+    factory = resolve(job["workload"])
+    form = factory.load(Path(job["model_dir"]), "cpu", "float32", int(job["context"]),
+                        job["options"]).tensor_form()
+    if form is None:
+        print(f"workload {job['workload']} offers no tensor form to export", file=sys.stderr)
+        return 3
+    try:
+        done = export(form, Path(job["path"]))
+    except RunnerError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    print(json.dumps({**asdict(done), "file": str(done.file)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,305 @@
+"""`runner residency`: protocol B from configuration to a complete run directory.
+
+Stages, in this order, so that nothing measured can influence what was declared:
+1. `check_inputs`: config, workload, corpus, the reference answers file if one is named, and
+   which policies this machine can run (a `when = "available"` policy it cannot is left out,
+   with the reason); any fault stops here with exit 2 and nothing written;
+2. `declare`: stage the prompt sequence, references and config copy, train the model, compute
+   (or copy) the reference artifact's answers, export the ONNX artifact when an ONNX Runtime
+   policy is declared, draw the trial order from the seed, note the declaration time;
+3. `start_policies`: sessions and devices; a policy that cannot start, or whose runtime runs
+   something else than asked (ONNX Runtime's silent CPU fallback), is recorded as such;
+4. `run_gates` (B8) and `run_placement` (B4, B5): outside the timed trials;
+5. `run_trials`: idle power before each policy's first trial and after its last, the trials
+   in the drawn order for the policies that passed their gates;
+6. `readback.write`: read every output and power trace back to compute the claims, write
+   trials.csv, policies.csv, the energy summaries and environment, and build the manifest;
+   `StagedRunDir.publish` validates all of it against the schemas, writes the manifest last
+   and renames the directory into place.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from runner import artifacts
+from runner.corpus import load_corpus
+from runner.energy.base import Instrument
+from runner.environment import loadavg
+from runner.manifest import Revisions
+from runner.memory import gpu_identity
+from runner.model import train, workload_threads
+from runner.order import alternating_rounds
+from runner.passes import now_iso
+from runner.residency import claims, gates, readback
+from runner.residency.config import PolicySpec, ResidencyConfig
+from runner.residency.layout import (
+    CONFIG_COPY,
+    LAYOUT,
+    ONNX_FILE,
+    REFERENCE_FILE,
+    SEQUENCE_FILE,
+    rel_path,
+)
+from runner.residency.onnx_export import export_in_fresh_process
+from runner.residency.placement import ort_placement, torch_placement
+from runner.residency.policies import (
+    CannotStart,
+    ModelFiles,
+    OrtPolicy,
+    TorchPolicy,
+    availability,
+    start,
+)
+from runner.residency.state import Declaration, Inputs, PolicyState
+from runner.residency.trials import (
+    Instruments,
+    TrialRun,
+    default_instruments,
+    measure_idle,
+    open_instruments,
+    run_trial,
+)
+from runner.revisions import code_revision, file_sha256
+from runner.rundir import Progress, StagedRunDir, Steps, refuse_existing
+from runner.workloads import resolve
+
+__all__ = ["LAYOUT", "check_inputs", "declare", "residency", "run_gates", "run_placement",
+           "run_trials", "start_policies"]
+
+
+# --- 1. inputs ------------------------------------------------------------------------------
+
+def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
+    refuse_existing(out)
+    factory = resolve(cfg.workload_callable)
+    factory.check(cfg.workload_options)
+    corpus = load_corpus(cfg.corpus_path, cfg.eval_size, cfg.max_texts, cfg.seed)
+    ev = corpus.split("eval")
+    reference = None
+    if cfg.gates.reference_outputs is not None:
+        reference = gates.read_reference_outputs(cfg.gates.reference_outputs,
+                                                 ev["id"].to_list(), corpus.classes)
+    left_out: dict[str, str] = {}
+    run: list[PolicySpec] = []
+    for spec in cfg.policies:
+        reason = availability(spec) if spec.when == "available" else None
+        if reason is None:
+            run.append(spec)
+        else:
+            left_out[spec.policy_id] = reason
+    return Inputs(factory, corpus, workload_threads(factory), tuple(run), left_out, reference)
+
+
+def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None, *,
+              instruments: list[Instrument] | None = None) -> Path:
+    """Run protocol B as `cfg` says and write the complete run directory at `out`.
+    `instruments` replaces the configured NVML/RAPL readers (tests hand in fakes)."""
+    say = progress or (lambda _msg: None)
+    inputs = check_inputs(cfg, out)
+    staged = StagedRunDir.create(out, say)
+    with staged.unfinished():
+        root = staged.root
+        decl = declare(cfg, root, inputs, say)
+        states = start_policies(cfg, inputs, decl, say)
+        run_gates(cfg, root, decl, states, say)
+        run_placement(cfg, root, decl, states, say)
+        gpus = _gpus_used(states)
+        inst = open_instruments(instruments if instruments is not None else
+                                default_instruments(cfg.energy.instruments,
+                                                    [(g["index"], g["uuid"]) for g in gpus],
+                                                    cfg.energy.powercap_root,
+                                                    cfg.energy.minimums.max_watts))
+        try:
+            say("energy: " + (", ".join(i.source for i in inst.usable) or "not measured")
+                + (f" ({inst.reason})" if inst.missing else ""))
+            runs = run_trials(cfg, root, decl, states, inst, say)
+        finally:
+            inst.close()
+        for state in states.values():
+            if state.running is not None:
+                state.running.close()
+        manifest = readback.write(cfg, root, inputs, decl, states, runs, inst, gpus)
+        staged.publish(manifest, LAYOUT, "manifest_residency")
+    ok = sum(1 for r in runs if r.status == "ok")
+    say(f"done: {out} ({ok}/{len(runs)} trials ok)")
+    return out
+
+
+# --- 2. the declaration ---------------------------------------------------------------------
+
+def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> Declaration:
+    corpus = inputs.corpus
+    ev = corpus.split("eval")
+    ids, texts = ev["id"].to_list(), ev["text"].to_list()
+    artifacts.write_jsonl(root / SEQUENCE_FILE, ev.select("id", "text").to_dicts())
+    artifacts.write_jsonl(root / "corpus/references.jsonl", ev.select("id", "label").to_dicts())
+    (root / CONFIG_COPY).parent.mkdir(parents=True, exist_ok=True)
+    (root / CONFIG_COPY).write_text(cfg.text, encoding="utf-8")
+    say(f"corpus: {corpus.split('train').height} train texts, a fixed sequence of {len(ids)} "
+        f"prompts, {len(corpus.classes)} classes; training the model")
+    trained = train(inputs.factory, corpus, root / "model", cfg.seed, cfg.context,
+                    cfg.workload_options)
+    workload = inputs.factory.load(trained.model_dir, "cpu", "float32", cfg.context,
+                                   cfg.workload_options)
+    weights_sha = file_sha256(trained.prepared.weights_file)
+    if inputs.reference_answers is None:
+        answers = gates.classify_sequence(lambda t: workload.classify([t], 1)[0], ids, texts)
+        reference = {"artifact": "the workload's torch float32 answers on the CPU, batch one, "
+                                 "computed before the trials",
+                     "artifact_file": rel_path(root, trained.prepared.weights_file),
+                     "artifact_sha256": weights_sha}
+    else:
+        answers = inputs.reference_answers
+        assert cfg.gates.reference_outputs is not None
+        reference = {"artifact": f"accepted reference answers from {cfg.gates.reference_outputs}",
+                     "artifact_file": None,
+                     "artifact_sha256": file_sha256(cfg.gates.reference_outputs)}
+    artifacts.write_jsonl(root / REFERENCE_FILE, answers)
+    form = workload.tensor_form()
+    onnx = None
+    if form is not None and any(p.runtime == "onnxruntime" for p in inputs.policies):
+        onnx = export_in_fresh_process(cfg.workload_callable, cfg.workload_options,
+                                       trained.model_dir, cfg.context, root / ONNX_FILE)
+        say(f"onnx: {ONNX_FILE} exported in {onnx.seconds:.1f} s, sha256 {onnx.sha256[:16]}...")
+    files = ModelFiles(inputs.factory, trained.model_dir, cfg.context, cfg.workload_options,
+                       onnx.file if onnx else None, form if onnx else None, inputs.threads)
+    rounds = alternating_rounds([p.policy_id for p in inputs.policies],
+                                cfg.trials_per_policy, random.Random(cfg.seed))
+    return Declaration(
+        ids=ids, texts=texts, classes=corpus.classes,
+        references=dict(zip(ids, ev["label"].to_list(), strict=True)),
+        reference_outputs={a["id"]: a["label"] for a in answers}, reference=reference,
+        sequence_sha256=file_sha256(root / SEQUENCE_FILE), trained=trained, files=files,
+        onnx=onnx,
+        revisions=Revisions(corpus=corpus.revision, model="sha256:" + weights_sha,
+                            tokenizer="sha256:" + file_sha256(
+                                trained.prepared.tokenizer_file),
+                            code=code_revision()),
+        planned_order=rounds, declared_at=now_iso(), load_before=loadavg())
+
+
+# --- 3. policies, gates, placement ----------------------------------------------------------
+
+def start_policies(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration, say: Progress
+                   ) -> dict[str, PolicyState]:
+    states: dict[str, PolicyState] = {}
+    for spec in inputs.policies:
+        state = PolicyState(spec)
+        try:
+            state.running = start(spec, decl.files)
+        except CannotStart as exc:
+            state.cannot_start = str(exc)
+        if spec.runtime == "onnxruntime" and decl.onnx is not None:
+            state.artifact = (ONNX_FILE, decl.onnx.sha256)
+        elif spec.runtime == "torch":
+            state.artifact = (rel_path(decl.trained.model_dir.parent,
+                                    decl.trained.prepared.weights_file),
+                               decl.revisions.model.removeprefix("sha256:"))
+        states[spec.policy_id] = state
+        what = (f"could not start: {state.cannot_start}" if state.cannot_start else
+                f"FAULT: {state.fault}" if state.fault else
+                f"started on {state.running.device if state.running else '?'}")
+        say(f"policy {spec.policy_id} ({spec.runtime} {spec.compute_units}, "
+            f"{spec.precision}, {spec.role}): {what}")
+    for pid, reason in inputs.left_out.items():
+        say(f"policy {pid}: left out ({reason})")
+    return states
+
+
+def run_gates(cfg: ResidencyConfig, root: Path, decl: Declaration,
+              states: dict[str, PolicyState], say: Progress) -> None:
+    results: list[gates.GateResult] = []
+    skipped: dict[str, str] = {}
+    for pid, state in states.items():
+        if state.running is None or state.fault is not None:
+            skipped[pid] = state.trial_block(True) or "not started"
+            continue
+        answers = gates.classify_sequence(state.running.classify_one, decl.ids, decl.texts)
+        artifacts.write_jsonl(root / f"gates/{pid}.jsonl", answers)
+        # the gate is judged on the file as written
+        got = claims.read_answers(root / f"gates/{pid}.jsonl")
+        acc, agr = claims.accuracy_agreement(got, decl.references, decl.reference_outputs)
+        state.gate = gates.GateResult(pid, len(got), acc or 0.0, agr or 0.0,
+                                      cfg.gates.accuracy_floor, cfg.gates.agreement_floor)
+        results.append(state.gate)
+        say(f"gate {pid}: {state.gate.summary()}: "
+            + ("passed" if state.gate.passed else "REJECTED"))
+    artifacts.write_json(root / "gates/gates.json", gates.gates_record(
+        results, skipped, cfg.gates.accuracy_floor, cfg.gates.agreement_floor,
+        decl.reference))
+
+
+def run_placement(cfg: ResidencyConfig, root: Path, decl: Declaration,
+                  states: dict[str, PolicyState], say: Progress) -> None:
+    """One diagnostic pass per started policy (faulted ones included: their placement is the
+    evidence of the fault)."""
+    texts = decl.texts[:cfg.diagnostic_prompts]
+    for pid, state in states.items():
+        policy = state.running
+        if isinstance(policy, TorchPolicy):
+            rel = f"placement/{pid}.torch.json"
+            record = torch_placement(policy, texts)
+        elif isinstance(policy, OrtPolicy) and decl.onnx is not None:
+            rel = f"placement/{pid}.ort.json"
+            profile = f"placement/{pid}.ort-profile.json"
+            record = ort_placement(policy, texts, decl.onnx.file, decl.files.threads,
+                                   decl.onnx.sha256, root / profile, profile)
+        else:
+            continue
+        artifacts.write_json(root / rel, record)
+        state.placement_file = rel
+        share = record["summary"].get("operation_share")
+        say(f"placement {pid}: {rel}, operation share on {policy.device}: "
+            + ("-" if share is None else f"{share:.3f}"))
+
+
+# --- 4. trials ------------------------------------------------------------------------------
+
+def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
+               states: dict[str, PolicyState], inst: Instruments, say: Progress
+               ) -> list[TrialRun]:
+    measure = cfg.gates.measure_rejected_energy
+    order = [(pid, n) for pid, n in decl.planned_order
+             if states[pid].trial_block(measure) is None]
+    step = Steps(say, len(order))
+    interval = cfg.energy.minimums.sampling_interval_s
+    last = {pid: n for pid, n in order}
+    runs: list[TrialRun] = []
+    for position, (pid, n) in enumerate(order, 1):
+        state = states[pid]
+        policy = state.running
+        assert policy is not None
+        if "before" not in state.idle:
+            state.idle["before"] = f"idle/{pid}/before.jsonl"
+            measure_idle(inst, cfg.energy.idle_seconds, interval, root / state.idle["before"],
+                         f"idle before policy {pid}")
+        run = run_trial(policy, n, position, decl.ids, decl.texts, cfg.energy.repetitions,
+                        cfg.warmup, inst, interval, root)
+        runs.append(run)
+        took = "-" if run.wall_seconds is None else f"{run.wall_seconds:.3f} s"
+        step(position - 1, f"{pid} trial-{n}: {run.status}, {run.answers} inferences in "
+             f"{took}" + (f" ({run.error})" if run.error else ""))
+        if last[pid] == n:
+            state.idle["after"] = f"idle/{pid}/after.jsonl"
+            measure_idle(inst, cfg.energy.idle_seconds, interval, root / state.idle["after"],
+                         f"idle after policy {pid}")
+    return runs
+
+
+def _gpus_used(states: dict[str, PolicyState]) -> list[dict[str, Any]]:
+    """The GPUs of the run's torch CUDA policies (NVML reads these for every policy)."""
+    indices = sorted({torch.device(s.running.device).index or 0 for s in states.values()
+                      if isinstance(s.running, TorchPolicy)
+                      and s.running.device.startswith("cuda")})
+    if not indices and any(isinstance(s.running, OrtPolicy) and s.fault is None
+                           and s.spec.compute_units != "CPUExecutionProvider"
+                           for s in states.values()) and torch.cuda.is_available():
+        indices = [0]  # ORT's CUDA and TensorRT providers use device 0 by default
+    return [gpu_identity(i, torch.cuda) for i in indices]
+
+

@@ -1,0 +1,163 @@
+"""The timed trials (B2, B3, B6) and the idle measurements around them.
+
+One trial of one policy: the announced batch-one warm-up (outside the window), then the
+energy window: a device synchronize, the `window_start` marker and every energy counter, the
+fixed sequence classified `repetitions` times in the same order (each classification timed
+on its own, tokenization included), a synchronize, every counter and the `window_end`
+marker. A sampling thread polls the instruments throughout. The answers are written after
+the window (`outputs/<policy_id>/trial-<n>.jsonl`), the raw power records beside
+(`power/<policy_id>/trial-<n>.jsonl`); nothing is computed from them here (that is the
+read-back stage's job). An exception ends the trial where it happened; what was answered
+before stays, and the trial is `failed`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner import artifacts
+from runner.energy.base import Instrument, Record, Recorder, parse_time, unavailable
+from runner.energy.nvml import NvmlInstrument
+from runner.energy.rapl import RaplInstrument
+from runner.environment import Observed, power_mode, power_source
+from runner.passes import incident_of
+from runner.residency.policies import RunningPolicy
+
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+
+@dataclass
+class Instruments:
+    """The run's energy instruments: the readable ones, and why the others are not."""
+
+    usable: list[Instrument]
+    missing: list[Record]
+
+    def recorder(self, interval: float) -> Recorder:
+        return Recorder(self.usable, self.missing, interval)
+
+    def describe(self) -> list[dict[str, Any]]:
+        return ([{"status": "available", **i.describe()} for i in self.usable]
+                + [{"source": r["source"], "status": "unavailable", "reason": r["reason"]}
+                   for r in self.missing])
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(f"{r['source']}: {r['reason']}" for r in self.missing)
+
+    def close(self) -> None:
+        for inst in self.usable:
+            inst.close()
+
+
+def open_instruments(candidates: list[Instrument]) -> Instruments:
+    usable, missing = [], []
+    for inst in candidates:
+        reason = inst.open()
+        if reason is None:
+            usable.append(inst)
+        else:
+            missing.append(unavailable(inst.source, reason))
+    return Instruments(usable, missing)
+
+
+def default_instruments(names: tuple[str, ...], gpus: list[tuple[int, str | None]],
+                        powercap_root: Path, max_watts: float) -> list[Instrument]:
+    """The instruments the config names: NVML over the run's GPUs, RAPL under powercap."""
+    out: list[Instrument] = []
+    if "nvml" in names:
+        out.append(NvmlInstrument(gpus))
+    if "rapl" in names:
+        out.append(RaplInstrument(powercap_root, max_watts))
+    return out
+
+
+@dataclass
+class TrialRun:
+    """What happened in one trial, as the trial loop saw it (the claims come later, from
+    the files)."""
+
+    policy_id: str
+    trial_index: int
+    order_position: int
+    status: str
+    started_at: str | None
+    ended_at: str | None
+    wall_seconds: float | None
+    warmup: int
+    power_source: Observed
+    power_mode: Observed
+    answers: int = 0
+    error: str | None = None
+    monotonic_seconds: float | None = None
+    """The window on the monotonic clock, a cross-check of `wall_seconds` (which is the
+    difference of the two marker times, so that the CSV, the trace and any recomputation
+    agree to the microsecond)."""
+
+
+def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[str],
+              texts: list[str], repetitions: int, warmup: int, instruments: Instruments,
+              interval: float, root: Path) -> TrialRun:
+    pid = policy.spec.policy_id
+    src, mode = power_source(), power_mode()
+    error = None
+    done_warmup = 0
+    try:
+        for i in range(warmup):
+            policy.classify_one(texts[i % len(texts)])
+            done_warmup += 1
+    except Exception as exc:  # the trial failed before its window
+        error = f"warm-up: {incident_of(exc)['message']}"
+    rec = instruments.recorder(interval)
+    answers: list[tuple[str, str, float]] = []
+    started = ended = None
+    wall = monotonic = None
+    if error is None:
+        label = f"{pid} trial {trial_index}"
+        rec.start()
+        policy.synchronize()
+        started = rec.begin("window_start", label)
+        clock = time.perf_counter_ns
+        try:
+            for _ in range(repetitions):
+                for i, text in zip(ids, texts, strict=True):
+                    a = clock()
+                    answer = policy.classify_one(text)
+                    b = clock()
+                    answers.append((i, answer, (b - a) / 1e6))
+        except Exception as exc:  # kept as observed: the answers so far, the time so far
+            error = incident_of(exc)["message"]
+        finally:
+            try:
+                policy.synchronize()
+            finally:
+                ended = rec.end("window_end", label)
+                rec.stop()
+        wall = (parse_time(ended) - parse_time(started)).total_seconds()
+        monotonic = rec.perf["window_end"] - rec.perf["window_start"]
+    out = root / f"outputs/{pid}/trial-{trial_index}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8", newline="\n") as f:
+        f.writelines(_encode({"id": i, "label": lab, "latency_ms": ms}) + "\n"
+                     for i, lab, ms in answers)
+    artifacts.write_jsonl(root / f"power/{pid}/trial-{trial_index}.jsonl", rec.records)
+    return TrialRun(pid, trial_index, position, "failed" if error else "ok", started, ended,
+                    wall, done_warmup, src, mode, len(answers), error, monotonic)
+
+
+def measure_idle(instruments: Instruments, seconds: float, interval: float, path: Path,
+                 label: str) -> None:
+    """Idle power for `seconds` (no work from this process), between idle markers; with no
+    readable instrument only the reasons are written, and no time is spent."""
+    rec = instruments.recorder(interval)
+    if instruments.usable and seconds > 0:
+        rec.start()
+        rec.begin("idle_start", label)
+        time.sleep(seconds)
+        rec.end("idle_end", label)
+        rec.stop()
+    artifacts.write_jsonl(path, rec.records)
