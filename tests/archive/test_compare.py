@@ -21,7 +21,7 @@ from auditor.archive.core import audit_archive
 from auditor.cli import cli
 from auditor.errors import AuditorError, VerificationFailed
 from auditor.report.keygen import keygen
-from auditor.report.verify import verify_report
+from auditor.report.verify import verify_report, verify_result
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +97,10 @@ def test_signed_comparison_verifies(archive, keys: Path, tmp_path: Path) -> None
     lines = verify_report(report, keys / "ca.pem")
     assert lines[-2].startswith(f"OK: comparison of {cmp.runs} run(s), 2 configuration(s) "
                                 "ranked")
+    doc = verify_result(report, keys / "ca.pem")
+    Draft202012Validator(schemas.load("verify_result")).validate(doc)
+    assert doc["ok"] and doc["report"] == "comparison" and doc["ranked"] == 2
+    assert doc["index_sha256"] == cmp.index_sha256 and "experiment_id" not in doc
     html = (report / "report.html").read_text(encoding="utf-8")
     assert "never ranked" in html and "batch-16" in html and "data:image/svg+xml" in html
     # A changed byte of the index the comparison rests on fails verification.
