@@ -13,8 +13,8 @@ Modules: `codes` (the findings' codes and their documentation; light, for `audit
 with size limits), `tokenizers` (the registry of tokenizer kinds), `sample` (the seeded draw),
 `run` (checking the ONNX file, then running it), `compare` (agreement per answers file, with a
 Wilson interval), `core` (the whole replay, a `ReplayResult`), `result` and `render` (the
-result and its text form). Only `run`, `tokenizers` and `core` import onnxruntime, onnx or numpy, and only
-`audit replay` and `audit report --replay` import them.
+result and its text form). Only `run`, `tokenizers` and `core` import onnxruntime, onnx or
+numpy, and only `audit replay` and `audit report --replay` import them.
 """
 
 from __future__ import annotations

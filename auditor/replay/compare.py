@@ -52,6 +52,11 @@ class Threshold:
     def exact(self) -> bool:
         return self.floor >= 1.0
 
+    def describe(self) -> str:
+        """`exact agreement (<basis>)` or `floor 0.99 (<basis>)`."""
+        return (f"exact agreement ({self.basis})" if self.exact else
+                f"floor {self.floor:g} ({self.basis})")
+
     def to_json(self) -> dict[str, object]:
         return {"floor": self.floor, "exact": self.exact, "basis": self.basis}
 

@@ -173,12 +173,12 @@ def _sources_a(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
             continue
         v = variants.get(m["config"])
         if v is None:
-            threshold = Threshold(DEFAULT_FLOOR, "default floor: the variant is not in the "
-                                                 "manifest's variants")
+            threshold = Threshold(DEFAULT_FLOOR, "the variant is not in the manifest's "
+                                                 "variants")
         elif v.get("precision") == "float32" and _on_cpu(v.get("device")):
-            threshold = Threshold(1.0, f"exact: float32 on {v['device']}")
+            threshold = Threshold(1.0, f"float32 on {v['device']}")
         else:
-            threshold = Threshold(DEFAULT_FLOOR, f"default floor: {v.get('precision')} on "
+            threshold = Threshold(DEFAULT_FLOOR, f"{v.get('precision')} on "
                                                  f"{v.get('device')} (protocol A declares no "
                                                  "parity floor)")
         out.append(Source(rel, "pass", m["config"], threshold))
@@ -189,9 +189,9 @@ def _b_floor(manifest: Mapping[str, Any], what: str) -> Threshold:
     gates = manifest.get("gates")
     floor = gates.get("agreement_floor") if isinstance(gates, dict) else None
     if isinstance(floor, (int, float)) and not isinstance(floor, bool) and 0 < floor <= 1:
-        return Threshold(float(floor), f"the declared parity floor (gates.agreement_floor): "
-                                       f"{what}")
-    return Threshold(DEFAULT_FLOOR, f"default floor (no parity floor declared): {what}")
+        return Threshold(float(floor), f"the declared parity floor "
+                                       f"gates.agreement_floor; {what}")
+    return Threshold(DEFAULT_FLOOR, f"the default floor, no parity floor declared; {what}")
 
 
 def _policy_threshold(manifest: Mapping[str, Any], p: Mapping[str, Any]) -> Threshold:
@@ -202,7 +202,7 @@ def _policy_threshold(manifest: Mapping[str, Any], p: Mapping[str, Any]) -> Thre
               or (runtime == "onnxruntime" and units == "CPUExecutionProvider"
                   and (not isinstance(active, list) or active[:1] == [units])))
     if precision == "float32" and on_cpu:
-        return Threshold(1.0, f"exact: float32 on the CPU ({runtime} {units})")
+        return Threshold(1.0, f"float32 on the CPU, {runtime} {units}")
     return _b_floor(manifest, f"{precision} on {runtime} {units}")
 
 
@@ -215,8 +215,8 @@ def _sources_b(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
     if REFERENCE_FILE in files:
         own = (reference.get("artifact_file") is not None
                and reference.get("artifact_sha256") == manifest.get("artifact_sha256"))
-        threshold = (Threshold(1.0, "exact: the reference answers are the archived model's "
-                                    "own (float32, CPU)") if own else
+        threshold = (Threshold(1.0, "the reference answers are the archived model's own, "
+                                    "float32 on the CPU") if own else
                      _b_floor(manifest, "the reference is another artifact's answers"))
         out.append(Source(REFERENCE_FILE, "reference", None, threshold))
     policies = {p.get("policy_id"): p for p in manifest.get("policies") or ()
@@ -229,7 +229,7 @@ def _sources_b(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
         kind = "gate" if rel.startswith("gates/") else "trial"
         if p is None:
             out.append(Source(rel, kind, m["config"], Threshold(
-                DEFAULT_FLOOR, "default floor: the policy is not in the manifest's policies")))
+                DEFAULT_FLOOR, "the policy is not in the manifest's policies")))
             continue
         rejected = p.get("status") == "rejected_at_gate"
         out.append(Source(rel, kind, m["config"], _policy_threshold(manifest, p),

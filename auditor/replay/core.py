@@ -253,7 +253,7 @@ def _judge(state: _Replay, a: compare.Agreement) -> None:
     margin = "" if first.margin is None else f" by a margin of {first.margin:.4g}"
     summary = (f"{len(wrong)} of {a.compared} sampled IDs answered otherwise than the archived "
                f"model ({a.agreement:.1%} agreement, 95% interval {interval[0]:.1%} to "
-               f"{interval[1]:.1%}; floor {a.threshold.floor:g}, {a.threshold.basis}); "
+               f"{interval[1]:.1%}; {a.threshold.describe()}); "
                f"e.g. {first.id}: answered {', '.join(first.answered)}, replayed "
                f"{first.replayed}{margin}")
     evidence = {"observed": round(a.agreement, 6), "expected": a.threshold.floor,

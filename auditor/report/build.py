@@ -98,9 +98,10 @@ def _json_bytes(obj: Any) -> bytes:
 
 def render_report(view: Any, result: AuditResult, *, offers: dict | None,
                   offers_label: str | None, generated_at: str, timer: StepTimer,
-                  signer: str | None = None,
+                  signer: str | None = None, replay: Any = None,
                   ) -> tuple[dict[str, Any], str, dict[str, str | None]]:
-    """View model, plots and HTML of one audited run (no files written)."""
+    """View model, plots and HTML of one audited run (no files written); REPLAY is the
+    `ReplayResult` of `--replay`, if any."""
     from auditor import protocols
     from auditor.report import html, viewmodel
 
@@ -109,7 +110,7 @@ def render_report(view: Any, result: AuditResult, *, offers: dict | None,
         vm = viewmodel.build_viewmodel(view, result, protocol.rules if protocol else (),
                                        offers=offers, offers_label=offers_label,
                                        tool_version=__version__, generated_at=generated_at,
-                                       signer=signer)
+                                       signer=signer, replay=replay)
     with timer.step("plots"):
         module = viewmodel.protocol_report(result.protocol)
         figs = module.figures(vm) if module is not None and view is not None else {}
@@ -121,8 +122,11 @@ def render_report(view: Any, result: AuditResult, *, offers: dict | None,
 def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
                  cert: Path | None = None, chain: Path | None = None,
                  offers: Path | None = None, timer: StepTimer | None = None,
-                 now: Callable[[], dt.datetime] | None = None) -> AuditResult:
-    """Write the report of RUN_DIR into OUT_DIR; return the audit result."""
+                 now: Callable[[], dt.datetime] | None = None,
+                 replay_sample: int | None = None) -> AuditResult:
+    """Write the report of RUN_DIR into OUT_DIR; return the audit result. With
+    REPLAY_SAMPLE, also replay that many IDs of the archived model (`audit replay`): its
+    section goes into the report and `replay.json` into the signed bundle and the PDF."""
     timer = timer or StepTimer()
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     if not run_dir.is_dir():
@@ -146,10 +150,17 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
 
     with timer.step("audit"):
         view, result = audit(run_dir)
+    replayed = None
+    if replay_sample is not None:
+        from auditor.replay.core import replay
+
+        with timer.step("replay"):
+            replayed = replay(run_dir, sample_size=replay_sample)
     generated_at = (now or (lambda: dt.datetime.now(dt.UTC)))().strftime("%Y-%m-%dT%H:%M:%SZ")
     vm, page, _ = render_report(view, result, offers=offers_data, offers_label=offers_label,
                                 generated_at=generated_at, timer=timer,
-                                signer=_subject(cert) if cert is not None else None)
+                                signer=_subject(cert) if cert is not None else None,
+                                replay=replayed)
 
     tmp = _prepare_out(out_dir)
     try:
@@ -158,7 +169,10 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
             audit_json = _json_bytes(result.to_json())
             (tmp / "audit.json").write_bytes(audit_json)
             (tmp / "report.html").write_text(page, encoding="utf-8")
-            attached = attachments.files(vm, audit_json, run_dir)
+            replay_json = None if replayed is None else _json_bytes(replayed.to_json())
+            if replay_json is not None:
+                (tmp / attachments.REPLAY[1]).write_bytes(replay_json)
+            attached = attachments.files(vm, audit_json, run_dir, replay_json)
             for name, data, _ in attached:  # beside report.html too, for its links
                 if name in (attachments.HASHES, attachments.RULES):
                     (tmp / name).write_bytes(data)
@@ -174,7 +188,7 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
         (tmp / "report.pdf").write_bytes(pdf_bytes)
         if signer is not None and cert is not None:
             with timer.step("dsse"):
-                _write_bundle(tmp, result, cert, key, generated_at)
+                _write_bundle(tmp, result, cert, key, generated_at, replayed)
         _install(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -193,7 +207,7 @@ def _subject(cert_path: Path) -> str:
 
 
 def _write_bundle(tmp: Path, result: AuditResult, cert_path: Path, key_path: Path | None,
-                  generated_at: str) -> None:
+                  generated_at: str, replayed: Any = None) -> None:
     from cryptography import x509
     from cryptography.hazmat.primitives.serialization import Encoding, load_pem_private_key
 
@@ -213,5 +227,9 @@ def _write_bundle(tmp: Path, result: AuditResult, cert_path: Path, key_path: Pat
         "run_manifest_sha256": manifest_sha,
         "tool": {"name": "gpubench-audit", "version": __version__},
         "generated_at": generated_at,
+        **({} if replayed is None else {"replay": {
+            "verdict": replayed.verdict, "counts": replayed.counts(),
+            "sample": len(replayed.sample.ids) if replayed.sample else 0,
+            "seed": replayed.sample.seed if replayed.sample else None}}),
     })
     (tmp / "bundle.dsse.json").write_bytes(dsse.sign_envelope(stmt, key, cert))

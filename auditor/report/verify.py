@@ -234,7 +234,9 @@ def _verify(report_dir: Path, ca: Path, passed: list[Passed]) -> dict[str, Any]:
         raise VerificationFailed("\n".join(failures))
     assert cert is not None and stmt is not None
     pred = stmt.get("predicate") if isinstance(stmt.get("predicate"), dict) else {}
+    replay = pred.get("replay") if isinstance(pred.get("replay"), dict) else {}
     return {"experiment_id": pred.get("experiment_id"), "verdict": pred.get("verdict"),
+            "replay_verdict": replay.get("verdict"),
             "test_key": "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper()}
 
 
@@ -253,7 +255,8 @@ def verify_result(report_dir: Path, ca: Path) -> dict[str, Any]:
         doc.update(ok=False, failure=failures[0], failures=failures)
     else:
         doc.update(ok=True, test_key=facts["test_key"],
-                   **{k: facts[k] for k in ("experiment_id", "verdict") if facts[k] is not None})
+                   **{k: facts[k] for k in ("experiment_id", "verdict", "replay_verdict")
+                      if facts[k] is not None})
     doc["checks"] = [{"file": c.file, "detail": c.detail} for c in passed]
     return doc
 
@@ -263,8 +266,10 @@ def verify_report(report_dir: Path, ca: Path) -> list[str]:
     passed: list[Passed] = []
     facts = _verify(Path(report_dir), ca, passed)
     lines = [c.detail for c in passed]
+    replay = (f", replay {facts['replay_verdict']}" if facts["replay_verdict"] is not None
+              else "")
     lines.append(f"OK: experiment {json.dumps(facts['experiment_id'])}, "
-                 f"verdict {facts['verdict'] or '?'}")
+                 f"verdict {facts['verdict'] or '?'}{replay}")
     if facts["test_key"]:
         lines.append("note: signed with a local test key (audit keygen): integrity only, "
                      "not for procurement use")
