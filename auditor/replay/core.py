@@ -54,9 +54,10 @@ class _Replay:
                                           **place, **evidence))
 
     def faults(self, number: str, faults: tuple[Fault, ...], what: str) -> None:
-        for f in faults[:FAULTS_SHOWN]:
-            more = (f" (and {len(faults) - FAULTS_SHOWN} more fault(s) in the file)"
-                    if f is faults[FAULTS_SHOWN - 1] and len(faults) > FAULTS_SHOWN else "")
+        shown = faults[:FAULTS_SHOWN]
+        for n, f in enumerate(shown, 1):
+            more = (f" (and {len(faults) - n} more fault(s) in the file)"
+                    if n == len(shown) < len(faults) else "")
             self.add(number, f"{what}: {f.message}{more}", artifact=f.file, fault=f,
                      missing=f.kind == "missing",
                      **({"observed": f.value} if f.value is not None else {}))
