@@ -104,7 +104,7 @@ def rules_cmd(fmt: str) -> None:
         click.echo(f"{r.code}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}")
     click.echo("raised by `audit replay` only:")
     for _, r in replay_rules:
-        click.echo(f"{r.code}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}")
+        click.echo(f"{r.code:<5}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}")
 
 
 @cli.command()
@@ -135,7 +135,7 @@ def explain(code: str) -> None:
             click.echo("enforced by:" if enforcing else "no rule of the auditor enforces it yet")
         for r in enforcing:
             by = " (audit replay)" if codes.get(r.code) else ""
-            click.echo(f"  {r.code}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}{by}")
+            click.echo(f"  {r.code:<5}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}{by}")
         return
     r = get_rule(wanted) or codes.get(wanted)
     if r is None:

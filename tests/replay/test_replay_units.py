@@ -116,13 +116,17 @@ def test_onnx_session_agrees_with_the_torch_model(run_a: Path) -> None:
 
 
 def test_replay_codes_are_documented_and_apart_from_check() -> None:
+    from auditor import protocol_text
+
     rules = codes.REPLAY_RULES
     assert [r.code for r in rules] == [f"R{p}0{n}" for p in "AB" for n in range(1, 8)]
+    cited = protocol_text.rules()
     assert not {r.code for r in rules} & {r.code for r in all_rules()}
     for r in rules:
         parts = r.info().parts()
         assert all(parts[k] for k in ("what", "why", "example", "reads")), r.code
-        assert r.doc.startswith(f"{r.code}: ") and r.fix
+        assert r.doc.startswith(f"{r.code}: ") and r.fix.endswith(".")
+        assert r.protocol_ref in cited
         assert r.protocol_ref in (("A1.4", "A2.5") if r.code[1] == "A" else ("B8",))
         with pytest.raises(TypeError):
             list(r.run(None))
