@@ -20,7 +20,6 @@ from typing import Any
 
 import polars as pl
 
-from auditor.fsutil import list_files
 from auditor.readers import json_doc, jsonl_records
 from auditor.readers.base import Fault
 from auditor.replay.compare import DEFAULT_FLOOR, Threshold
@@ -238,7 +237,3 @@ def _sources_b(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
                                "compared, not judged" if rejected else None))
     return out
 
-
-def run_files(root: Path) -> list[str]:
-    """Every file of the run dir, sorted (answers files are picked from these)."""
-    return list_files(root)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from auditor.errors import AuditorError
+from auditor.fsutil import list_files
 from auditor.model import Finding
 from auditor.readers.base import Fault
 from auditor.replay import DEFAULT_SAMPLE, codes, compare, contract, sample, tokenizers
@@ -226,7 +227,7 @@ def _compare(state: _Replay, drawn: sample.Sample, labels: list[str], scores: np
                 for i, row in zip(drawn.ids, scores, strict=True)}
     wanted = set(drawn.ids)
     out = []
-    for src in contract.sources(state.manifest, contract.run_files(state.root)):
+    for src in contract.sources(state.manifest, list_files(state.root)):
         data = contract.read_file(state.root, src.file, contract.MAX_ANSWERS_BYTES)
         if isinstance(data, Fault):
             state.faults(codes.FILES, (data,), "an answers file")
