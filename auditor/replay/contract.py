@@ -149,6 +149,13 @@ class Source:
     note: str | None = None
 
 
+def _by_id(value: Any, key: str) -> dict[str, dict[str, Any]]:
+    """The objects of a manifest list (`variants`, `policies`) by their string KEY; nothing
+    when it is not a list (the manifest's schema is `audit check`'s business)."""
+    records = value if isinstance(value, list) else []
+    return {r[key]: r for r in records if isinstance(r, dict) and isinstance(r.get(key), str)}
+
+
 def _on_cpu(device: Any) -> bool:
     return isinstance(device, str) and (device == "cpu" or device.startswith("cpu:"))
 
@@ -163,8 +170,7 @@ def sources(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
 def _sources_a(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
     """Every pass's output file; exact on a float32 CPU variant, else the default floor
     (protocol A declares no parity floor)."""
-    variants = {v.get("variant_id"): v for v in manifest.get("variants") or ()
-                if isinstance(v, dict)}
+    variants = _by_id(manifest.get("variants"), "variant_id")
     out = []
     for rel in files:
         m = PASS_FILE.match(rel)
@@ -218,8 +224,7 @@ def _sources_b(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
                                     "float32 on the CPU") if own else
                      _b_floor(manifest, "the reference is another artifact's answers"))
         out.append(Source(REFERENCE_FILE, "reference", None, threshold))
-    policies = {p.get("policy_id"): p for p in manifest.get("policies") or ()
-                if isinstance(p, dict)}
+    policies = _by_id(manifest.get("policies"), "policy_id")
     for rel in files:
         m = GATE_FILE.match(rel) or TRIAL_FILE.match(rel)
         if m is None:

@@ -73,13 +73,14 @@ def inspect(data: bytes, model: Mapping[str, Any]) -> dict[str, Any]:
         raise ModelRefused(f"the file is {len(data):,} bytes; replay loads a model up to "
                            f"{MAX_BYTES:,} bytes")
     import onnx
-    from google.protobuf.message import DecodeError
 
     try:
         proto = onnx.load_model_from_string(data)
-    except (DecodeError, ValueError, RuntimeError) as exc:
+    except Exception as exc:  # protobuf's DecodeError, onnx's own errors: bytes, not a model
         raise ModelRefused(f"the file does not parse as an ONNX model ({type(exc).__name__}: "
                            f"{str(exc)[:200]})") from None
+    if not len(proto.graph.node):
+        raise ModelRefused("the file holds no graph (no node): not an exported model")
     custom = sorted({o.domain for o in proto.opset_import} - STANDARD_DOMAINS)
     if custom:
         raise ModelRefused(f"the model imports operator set(s) of custom domain(s) "

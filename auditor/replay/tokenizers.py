@@ -91,12 +91,11 @@ class BowWordsPairs:
             return None, (Fault(name, f"the vocabulary holds {len(vocab):,} entries; the "
                                 f"auditor reads at most {MAX_VOCAB:,}", pointer="/vocab",
                                 kind="limit", value=str(len(vocab))),)
-        # the schema checks everything but the entries, which are checked below in one pass
-        faults = json_doc.schema_faults({**doc, "vocab": []}, "tokenizer_bow", name,
-                                        label="tokenizer-bow")
-        if faults:
+        # the schema checks everything but a list's entries, checked below in one pass
+        faults = json_doc.schema_faults({**doc, "vocab": []} if isinstance(vocab, list) else doc,
+                                        "tokenizer_bow", name, label="tokenizer-bow")
+        if faults or not isinstance(vocab, list):
             return None, faults
-        assert isinstance(vocab, list)
         index: dict[str, int] = {}
         for i, entry in enumerate(vocab):
             problem = (f"is not a string but {type(entry).__name__}"

@@ -6,10 +6,12 @@ plain ONNX and data, is refused before anything runs; a broken tokenizer is a fi
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
 
+import damage
 import onnx
 import pytest
 import runfactory as rf
@@ -17,6 +19,7 @@ from conftest import copy, redeclare
 
 import schemas
 from auditor.engine import run_check
+from auditor.errors import AuditorError
 from auditor.replay import tokenizers
 from auditor.replay.core import replay
 
@@ -264,3 +267,27 @@ def test_runner_tokenizer_file_matches_its_schema(run_a: Path) -> None:
     assert list(schemas.validator("replay_contract").iter_errors(manifest["replay"])) == []
     assert manifest["replay"]["tokenizer"]["sha256"] == \
         manifest["revisions"]["tokenizer"].removeprefix("sha256:")
+
+
+REPLAY_READS = (ONNX, TOKENIZER, "corpus/eval-inputs.jsonl", "outputs/batch-4/warm-3.jsonl",
+                "manifest.json")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_damage_never_crashes_replay(run_a: Path, tmp_path: Path, seed: int) -> None:
+    """Any damage to a file replay reads (re-declared as the submitter may, so the deeper
+    steps see it) is a finding or bad usage, never an exception."""
+    rng = random.Random(seed)
+    root = copy(run_a, tmp_path)
+    rel = REPLAY_READS[seed % len(REPLAY_READS)]
+    op = rng.choice(sorted(damage._BYTE_OPS))
+    (root / rel).write_bytes(damage._BYTE_OPS[op]((root / rel).read_bytes(), rng))
+    if rel != "manifest.json":
+        redeclare(root)
+    try:
+        result = replay(root)
+    except AuditorError:
+        assert rel == "manifest.json", (rel, op)  # a manifest that cannot be read: usage
+        return
+    assert result.verdict in ("accepted", "rejected", "incomplete"), (rel, op)
+    json.dumps(result.to_json())
