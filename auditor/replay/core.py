@@ -89,7 +89,7 @@ def replay(run_dir: Path, *, sample_size: int = DEFAULT_SAMPLE, seed: int | None
         raise AuditorError(f"{run_dir}/{contract.MANIFEST} cannot be read ({fault.message}); "
                            "`audit check` reports why")
     protocol = manifest.get("protocol")
-    if protocol not in codes.PROTOCOL_PREFIX:
+    if not isinstance(protocol, str) or protocol not in codes.PROTOCOL_PREFIX:
         raise AuditorError(f"{run_dir}: replay knows the protocols "
                            f"{', '.join(sorted(codes.PROTOCOL_PREFIX))}, not {protocol!r}")
     state = _Replay(root, protocol, manifest)
