@@ -74,6 +74,7 @@ bench: install
 	$(BIN)/python bench/report_bench.py
 	$(BIN)/python bench/readers_bench.py
 	$(BIN)/python bench/archive_bench.py
+	$(BIN)/python bench/replay_bench.py
 
 clean:
 	rm -rf $(VENV) runs reports keys build *.egg-info

@@ -19,6 +19,7 @@ import click
 
 from auditor.errors import AuditorError, VerificationFailed
 from auditor.output import FORMATS
+from auditor.replay import DEFAULT_SAMPLE
 
 SCHEMA_VERSION = "1"
 _REF = re.compile(r"[A-Z]\d{1,2}\.\d{1,2}|B\d{1,2}|RUN_DIR")
@@ -80,20 +81,30 @@ def check(run_dir: Path, fmt: str, select: str | None, ignore: str | None,
 @_format_option("text", "json", help_text="text: one line per rule; json: every rule with its "
                 "documentation and fix (schemas/audit-rules.schema.json).")
 def rules_cmd(fmt: str) -> None:
-    """List every rule: code, severity, protocol rule, title."""
+    """List every rule: code, severity, protocol rule, title; then the codes of `audit
+    replay`'s findings (RA.., RB..), which `audit check` never raises."""
     from auditor.protocols import all_protocols
+    from auditor.replay import codes
 
+    replay_rules = [(p, r) for p, prefix in codes.PROTOCOL_PREFIX.items()
+                    for r in codes.REPLAY_RULES if r.code.startswith(prefix)]
     if fmt == "json":
         click.echo(_json({"schema_version": SCHEMA_VERSION, "rules": [
-            {"code": r.code, "title": r.title, "protocol": p.name,
+            {"code": r.code, "title": r.title, "protocol": name, "command": command,
              "protocol_ref": r.protocol_ref, "severity": r.severity,
              "requires": list(r.requires), **r.info().parts(), "fix": r.fix}
-            for p in all_protocols() for r in p.rules]}))
+            for command, pairs in (("check", [(p.name, r) for p in all_protocols()
+                                              for r in p.rules]),
+                                   ("replay", replay_rules))
+            for name, r in pairs]}))
         return
     from auditor.protocols import all_rules
 
     for r in all_rules():
         click.echo(f"{r.code}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}")
+    click.echo("raised by `audit replay` only:")
+    for _, r in replay_rules:
+        click.echo(f"{r.code:<5}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}")
 
 
 @cli.command()
@@ -104,11 +115,12 @@ def explain(code: str) -> None:
     from auditor import protocol_text
     from auditor.engine import UNKNOWN_PROTOCOL
     from auditor.protocols import get_rule, rules_for_ref
+    from auditor.replay import codes
 
     wanted = code.strip().upper()
     if _REF.fullmatch(wanted) and not get_rule(wanted):
         text = protocol_text.get(wanted)
-        enforcing = rules_for_ref(wanted)
+        enforcing = rules_for_ref(wanted) + codes.for_ref(wanted)
         if text is None and not enforcing:
             raise AuditorError(f"no protocol rule {code!r} (docs/protocol.md lists them) and "
                                "no rule enforces it; `audit rules` lists the rules")
@@ -122,12 +134,15 @@ def explain(code: str) -> None:
         else:
             click.echo("enforced by:" if enforcing else "no rule of the auditor enforces it yet")
         for r in enforcing:
-            click.echo(f"  {r.code}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}")
+            by = " (audit replay)" if codes.get(r.code) else ""
+            click.echo(f"  {r.code:<5}  {r.severity:<7}  {r.protocol_ref:<6}  {r.title}{by}")
         return
-    r = get_rule(wanted)
+    r = get_rule(wanted) or codes.get(wanted)
     if r is None:
         raise AuditorError(f"unknown rule code {code!r}; `audit rules` lists them")
-    click.echo(f"{r.code}: {r.title}\nprotocol rule {r.protocol_ref}, severity {r.severity}\n")
+    by = "; raised by `audit replay`, never by `audit check`" if codes.get(r.code) else ""
+    click.echo(f"{r.code}: {r.title}\nprotocol rule {r.protocol_ref}, severity {r.severity}"
+               f"{by}\n")
     click.echo(r.doc)
     click.echo(f"\nWhat to do: {r.fix}")
 
@@ -145,16 +160,53 @@ def explain(code: str) -> None:
               help="PEM certificates between --cert and the root, embedded in the PDF.")
 @click.option("--offers", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Offers to compare in the economics section; default: the run's own.")
+@click.option("--replay", "replay_sample", type=click.IntRange(min=1), default=None,
+              help="Also replay N sampled IDs of the archived model (as `audit replay`) and "
+                   "put the result in the signed report (section and replay.json).")
 def report(run_dir: Path, out_dir: Path, key: Path | None, cert: Path | None,
-           chain: Path | None, offers: Path | None) -> None:
+           chain: Path | None, offers: Path | None, replay_sample: int | None) -> None:
     """Render RUN_DIR's audit as a signed HTML/PDF report in OUT."""
     from auditor.report.build import build_report
 
     if (key is None) != (cert is None):
         raise AuditorError("--key and --cert go together")
-    result = build_report(run_dir, out_dir, key=key, cert=cert, chain=chain, offers=offers)
+    result = build_report(run_dir, out_dir, key=key, cert=cert, chain=chain, offers=offers,
+                          replay_sample=replay_sample)
     signed = "signed" if key is not None else "UNSIGNED (no --key): `audit verify` will refuse it"
     click.echo(f"{result.verdict}: {out_dir / 'report.pdf'} ({signed})")
+    if replay_sample is not None:
+        replayed = json.loads((out_dir / "replay.json").read_text(encoding="utf-8"))
+        click.echo(f"replay {replayed['verdict']}: {out_dir / 'replay.json'}")
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--sample", "sample_size", type=click.IntRange(min=1), default=DEFAULT_SAMPLE,
+              show_default=True, help="How many input IDs to replay (all of them when the run "
+                                      "has fewer).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the draw (recorded in the result); default: a fixed value mixed "
+                   "with the manifest's SHA-256, so every reviewer draws the same IDs.")
+@_format_option("text", "json", help_text="text for a person; json: the sample, every answers "
+                "file's agreement and the findings (schemas/replay-result.schema.json).")
+def replay(run_dir: Path, sample_size: int, seed: int | None, fmt: str) -> None:
+    """Re-run a sample of the run's archived model and compare its labels with the answers.
+
+    Draws the IDs, tokenizes their texts with the archived tokenizer data, runs the archived
+    ONNX model with ONNX Runtime on the CPU, and compares the labels with every pass's
+    (protocol A) or trial's, gate's and reference's (protocol B) answers; nothing from the
+    run dir is imported or executed but that ONNX graph (docs/replay.md). The run's own
+    `audit check` verdict is not replay's business: run both.
+
+    Exit 0 when the agreement is met, 1 for a replay error finding (a run that is not
+    replayable included), 2 for bad usage."""
+    from auditor.replay.core import replay as run_replay
+    from auditor.replay.render import render
+
+    result = run_replay(run_dir, sample_size=sample_size, seed=seed)
+    click.echo(_json(result.to_json()) if fmt == "json" else render(result),
+               nl=fmt == "json")
+    sys.exit(result.exit_code)
 
 
 @cli.command()

@@ -4,8 +4,9 @@ Four stages, in this order, so that nothing measured can influence what was decl
 1. `check_inputs`: every input (config, offers, device, workload, corpus); any fault stops
    here with exit 2 and nothing written;
 2. `declare`: stage the corpus files and train/stage the model under
-   `<RUN_DIR>.partial-<pid>/`, fix the quality rule from the tune split, count truncation,
-   draw the pass order from the seed, note the declaration time;
+   `<RUN_DIR>.partial-<pid>/`, archive it as ONNX for `audit replay` (`runner.replay`), fix
+   the quality rule from the tune split, count truncation, draw the pass order from the seed,
+   note the declaration time;
 3. `run_passes`: cold passes, each in a fresh process; then in this process one warm-up
    block per variant and the warm passes in seeded, alternating rounds;
 4. `read_back` every output file for the set check and quality (A2), then `write` the CSV,
@@ -39,6 +40,7 @@ from runner.manifest import Header, Revisions
 from runner.model import TrainedModel, child_env, resolve_device, train, workload_threads
 from runner.order import alternating_rounds
 from runner.passes import INPUTS_FILE, PassSpec, now_iso, run_pass, run_warmup
+from runner.replay import archive
 from runner.revisions import code_revision, file_sha256
 from runner.rundir import Progress, StagedRunDir, Steps, refuse_existing
 from runner.setcheck import accepted, check_output, quality
@@ -180,6 +182,8 @@ class Declaration:
     revisions: Revisions
     declared_at: str
     load_before: list[float] | None
+    replay: dict[str, Any]
+    """The manifest's `replay` section, or `replay_unavailable` (runner.replay)."""
 
     @property
     def variants(self) -> list[str]:
@@ -205,6 +209,13 @@ def declare(cfg: RunConfig, root: Path, inputs: Inputs, say: Progress) -> Declar
     workload = inputs.factory.load(trained.model_dir, inputs.device, cfg.precision,
                                    cfg.context, cfg.workload_options)
     main_load_seconds = time.perf_counter() - t
+    model_revision = "sha256:" + file_sha256(trained.prepared.weights_file)
+    archived = archive(workload.tensor_form(), workload=cfg.workload_callable,
+                       options=cfg.workload_options, root=root, model_dir=trained.model_dir,
+                       tokenizer_file=trained.prepared.tokenizer_file, context=cfg.context,
+                       inputs_file=INPUTS_FILE, model_revision=model_revision)
+    say(f"replay: {archived.onnx.file.name} archived, sha256 {archived.onnx.sha256[:16]}..."
+        if archived.onnx else f"replay: not archived ({archived.manifest['replay_unavailable']})")
 
     tune_texts = tu["text"].to_list()
     step = max(cfg.batches)
@@ -225,10 +236,10 @@ def declare(cfg: RunConfig, root: Path, inputs: Inputs, say: Progress) -> Declar
         order=draw_pass_order(variants, cfg.warm_passes, cfg.seed),
         revisions=Revisions(
             corpus=corpus.revision,
-            model="sha256:" + file_sha256(trained.prepared.weights_file),
+            model=model_revision,
             tokenizer="sha256:" + file_sha256(trained.prepared.tokenizer_file),
             code=code_revision()),
-        declared_at=now_iso(), load_before=_loadavg())
+        declared_at=now_iso(), load_before=_loadavg(), replay=archived.manifest)
 
 
 # --- 3. the passes --------------------------------------------------------------------------
@@ -398,6 +409,7 @@ def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes:
         "workload": _workload(cfg, decl, inputs),
         "economics": _economics(offer),
         "notes": common,
+        **decl.replay,
     }
 
 

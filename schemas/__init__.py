@@ -22,6 +22,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.validators import extend, validator_for
+from referencing import Registry, Resource
 
 #: Artifact kind -> schema file name. `docs/run-dir.md` (protocol A) and
 #: `docs/run-dir-residency.md` (protocol B) say which path holds which kind.
@@ -63,6 +64,11 @@ SCHEMA_FILES: dict[str, str] = {
     "windows_ml_placement": "windows-ml-placement.schema.json",
     # what `audit evidence --format json` prints
     "evidence_summary": "evidence-summary.schema.json",
+    # replay (docs/replay.md): the manifests' `replay` section, the data-only tokenizer of the
+    # default workload, and what `audit replay --format json` prints
+    "replay_contract": "replay-contract.schema.json",
+    "tokenizer_bow": "tokenizer-bow.schema.json",
+    "replay_result": "replay-result.schema.json",
 }
 
 RESULTS_TABLE_FILE = "resultats-bruts.table.json"
@@ -100,7 +106,16 @@ def validator(kind: str) -> Draft202012Validator:
     schema = load(kind)
     base = validator_for(schema, default=Draft202012Validator)
     cls = extend(base, type_checker=base.TYPE_CHECKER.redefine("integer", _is_integer))
-    return cls(schema, format_checker=base.FORMAT_CHECKER)
+    return cls(schema, format_checker=base.FORMAT_CHECKER, registry=_registry())
+
+
+@cache
+def _registry() -> Registry:
+    """Every schema of the package by its `$id`, so one schema can `$ref` another by file
+    name (both manifests use the replay contract's); nothing is ever fetched."""
+    return Registry().with_resources(
+        (doc["$id"], Resource.from_contents(doc))
+        for doc in (load(kind) for kind in SCHEMA_FILES))
 
 
 def _is_integer(checker: Any, value: Any) -> bool:

@@ -7,7 +7,8 @@ than reads, so no page of the report is one a reader skips whole.
   copy under run/);
 - `rules.txt`: every rule the auditor applies, with what it checks, why, an example, what to
   do, and the text of the protocol rule it enforces;
-- the run's raw results table and manifest, and the audit result (every finding).
+- the run's raw results table and manifest, and the audit result (every finding);
+- with `audit report --replay N`, the replay result (`replay.json`).
 
 All of them are rendered from the view model (or are the run's own bytes), and all are inside
 the PDF's signature and listed in the DSSE bundle.
@@ -37,13 +38,16 @@ ATTACHMENTS: tuple[tuple[str, str, str], ...] = (
      "The run's declaration and the hash of every file"),
     ("audit.json", "audit.json", "The audit result: every finding with its evidence"),
 )
+REPLAY = ("replay.json", "replay.json", "The replay of the archived model (audit replay): the "
+          "sample and its seed, every answers file's agreement, the disagreeing IDs")
+"""Attached when the report was built with `--replay`."""
 
 
-def listed(run_files: set[str]) -> list[dict[str, str]]:
+def listed(run_files: set[str], *, replay: bool = False) -> list[dict[str, str]]:
     """The attachments of a report of a run holding RUN_FILES (the run's own files are
-    attached only when it has them)."""
+    attached only when it has them), and the replay result's with REPLAY."""
     return [{"name": name, "path": path, "description": desc}
-            for name, path, desc in ATTACHMENTS
+            for name, path, desc in (*ATTACHMENTS, *((REPLAY,) if replay else ()))
             if not path.startswith(f"{RUN_SUBDIR}/") or name in run_files]
 
 
@@ -70,11 +74,13 @@ def rules_text(vm: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def files(vm: dict[str, Any], audit_json: bytes, run_dir: Path
-          ) -> list[tuple[str, bytes, str]]:
+def files(vm: dict[str, Any], audit_json: bytes, run_dir: Path,
+          replay_json: bytes | None = None) -> list[tuple[str, bytes, str]]:
     """(name, bytes, description) of every attachment, in the order of `ATTACHMENTS`."""
     made = {HASHES: hashes_text(vm).encode(), RULES: rules_text(vm).encode(),
             "audit.json": audit_json}
+    if replay_json is not None:
+        made[REPLAY[0]] = replay_json
     out = []
     for a in vm["attachments"]:
         if a["name"] in made:

@@ -98,9 +98,10 @@ def _json_bytes(obj: Any) -> bytes:
 
 def render_report(view: Any, result: AuditResult, *, offers: dict | None,
                   offers_label: str | None, generated_at: str, timer: StepTimer,
-                  signer: str | None = None,
+                  signer: str | None = None, replay: Any = None,
                   ) -> tuple[dict[str, Any], str, dict[str, str | None]]:
-    """View model, plots and HTML of one audited run (no files written)."""
+    """View model, plots and HTML of one audited run (no files written); REPLAY is the
+    `ReplayResult` of `--replay`, if any."""
     from auditor import protocols
     from auditor.report import html, viewmodel
 
@@ -109,7 +110,7 @@ def render_report(view: Any, result: AuditResult, *, offers: dict | None,
         vm = viewmodel.build_viewmodel(view, result, protocol.rules if protocol else (),
                                        offers=offers, offers_label=offers_label,
                                        tool_version=__version__, generated_at=generated_at,
-                                       signer=signer)
+                                       signer=signer, replay=replay)
     with timer.step("plots"):
         module = viewmodel.protocol_report(result.protocol)
         figs = module.figures(vm) if module is not None and view is not None else {}
@@ -176,8 +177,11 @@ def write_signed_dir(out_dir: Path, *, page: str, files: Mapping[str, bytes],
 def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
                  cert: Path | None = None, chain: Path | None = None,
                  offers: Path | None = None, timer: StepTimer | None = None,
-                 now: Callable[[], dt.datetime] | None = None) -> AuditResult:
-    """Write the report of RUN_DIR into OUT_DIR; return the audit result."""
+                 now: Callable[[], dt.datetime] | None = None,
+                 replay_sample: int | None = None) -> AuditResult:
+    """Write the report of RUN_DIR into OUT_DIR; return the audit result. With
+    REPLAY_SAMPLE, also replay that many IDs of the archived model (`audit replay`): its
+    section goes into the report and `replay.json` into the signed bundle and the PDF."""
     timer = timer or StepTimer()
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     if not run_dir.is_dir():
@@ -195,15 +199,25 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
 
     with timer.step("audit"):
         view, result = audit(run_dir)
+    replayed = None
+    if replay_sample is not None:
+        from auditor.replay.core import replay
+
+        with timer.step("replay"):
+            replayed = replay(run_dir, sample_size=replay_sample)
     generated_at = timestamp(now)
     vm, page, _ = render_report(view, result, offers=offers_data, offers_label=offers_label,
                                 generated_at=generated_at, timer=timer,
-                                signer=subject(cert) if cert is not None else None)
+                                signer=subject(cert) if cert is not None else None,
+                                replay=replayed)
     audit_json = _json_bytes(result.to_json())
-    attached = attachments.files(vm, audit_json, run_dir)
+    replay_json = None if replayed is None else _json_bytes(replayed.to_json())
+    attached = attachments.files(vm, audit_json, run_dir, replay_json)
     # The hash list and the rule list lie beside report.html too, for its links.
     beside = {name: data for name, data, _ in attached
               if name in (attachments.HASHES, attachments.RULES)}
+    if replay_json is not None:
+        beside[attachments.REPLAY[1]] = replay_json
 
     def predicate(digests: Mapping[str, str]) -> dict[str, Any]:
         return {
@@ -214,6 +228,7 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
             "run_manifest_sha256": digests.get(f"{RUN_SUBDIR}/manifest.json"),
             "tool": {"name": "gpubench-audit", "version": __version__},
             "generated_at": generated_at,
+            **({} if replayed is None else {"replay": replay_predicate(replayed)}),
         }
 
     from auditor.report import dsse
@@ -249,3 +264,10 @@ def _write_bundle(tmp: Path, predicate: Callable[[Mapping[str, str]], dict[str, 
                if rel not in ("signer.pem", "bundle.dsse.json")}
     stmt = dsse.statement(digests, predicate(digests), predicate_type)
     (tmp / "bundle.dsse.json").write_bytes(dsse.sign_envelope(stmt, key, cert))
+
+
+def replay_predicate(replayed: Any) -> dict[str, Any]:
+    """What the signed Statement records of a replay (`audit report --replay N`)."""
+    return {"verdict": replayed.verdict, "counts": replayed.counts(),
+            "sample": len(replayed.sample.ids) if replayed.sample else 0,
+            "seed": replayed.sample.seed if replayed.sample else None}

@@ -247,7 +247,9 @@ def _verify(report_dir: Path, ca: Path, passed: list[Passed]) -> dict[str, Any]:
     assert cert is not None and stmt is not None
     pred = stmt.get("predicate") if isinstance(stmt.get("predicate"), dict) else {}
     comparison = stmt.get("predicateType") == dsse.COMPARISON_PREDICATE_TYPE
+    replay = pred.get("replay") if isinstance(pred.get("replay"), dict) else {}
     return {"experiment_id": pred.get("experiment_id"), "verdict": pred.get("verdict"),
+            "replay_verdict": replay.get("verdict"),
             "test_key": "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper(),
             "comparison": {k: pred.get(k) for k in COMPARISON_FACTS} if comparison else None}
 
@@ -270,7 +272,7 @@ def verify_result(report_dir: Path, ca: Path) -> dict[str, Any]:
         if facts["comparison"] is not None:
             doc.update(report="comparison", **facts["comparison"])
         else:
-            doc.update({k: facts[k] for k in ("experiment_id", "verdict")
+            doc.update({k: facts[k] for k in ("experiment_id", "verdict", "replay_verdict")
                         if facts[k] is not None})
     doc["checks"] = [{"file": c.file, "detail": c.detail} for c in passed]
     return doc
@@ -282,8 +284,10 @@ def verify_report(report_dir: Path, ca: Path) -> list[str]:
     facts = _verify(Path(report_dir), ca, passed)
     lines = [c.detail for c in passed]
     cmp = facts["comparison"]
+    replay = (f", replay {facts['replay_verdict']}" if facts["replay_verdict"] is not None
+              else "")
     lines.append(f"OK: experiment {json.dumps(facts['experiment_id'])}, "
-                 f"verdict {facts['verdict'] or '?'}" if cmp is None else
+                 f"verdict {facts['verdict'] or '?'}{replay}" if cmp is None else
                  f"OK: comparison of {cmp['runs']} run(s), {cmp['ranked']} configuration(s) "
                  f"ranked, index SHA-256 {str(cmp['index_sha256'])[:16]}...")
     if facts["test_key"]:

@@ -288,9 +288,10 @@ def protocol_report(protocol: str | None) -> Any:
 def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
                     offers: dict | None = None, offers_label: str | None = None,
                     tool_version: str = "", generated_at: str = "",
-                    signer: str | None = None) -> dict[str, Any]:
+                    signer: str | None = None, replay: Any = None) -> dict[str, Any]:
     """The whole tree, from the loaded run and its audit only; `offers` overrides the run's
-    own offers (`--offers`)."""
+    own offers (`--offers`); REPLAY (an `auditor.replay.result.ReplayResult`, `--replay`)
+    adds its section and its codes to the cited rules."""
     rules = list(rules)
     module = protocol_report(result.protocol)
     own = ({} if module is None or view is None else
@@ -312,10 +313,15 @@ def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
         "findings": findings,
         **own,
     }
+    if replay is not None:
+        from auditor.replay import codes, render
+
+        vm["replay"] = render.section(replay)
+        rules += codes.for_protocol(replay.protocol)
     vm["appendix"] = appendix_section(
         cited_refs([vm, [c["protocol_ref"] for c in findings["causes"]]]), rules)
     files = None if view is None else view.files_on_disk
-    vm["attachments"] = attachments.listed(set(files or ()))
+    vm["attachments"] = attachments.listed(set(files or ()), replay=replay is not None)
     vm["artifacts"] = artifacts_section(files)
     vm["rules"] = rules_section(rules)
     return vm

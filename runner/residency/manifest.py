@@ -58,8 +58,8 @@ def build_manifest(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration,
 
 
 def model_section(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration) -> dict[str, Any]:
-    """B1's artifact SHA-256 (the trained model every policy derives from), the ONNX export,
-    the revisions and the workload."""
+    """B1's artifact SHA-256 (the trained model every policy derives from), the ONNX export
+    and its `replay` section (runner.replay), the revisions and the workload."""
     prepared = decl.trained.prepared
     return {
         "model_tier": cfg.model_tier,
@@ -69,6 +69,7 @@ def model_section(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration) -> di
                      "note": "the trained float32 model every policy derives from; each "
                              "policy names the artifact it runs (policies[].artifact_file)"},
         "onnx_export": decl.onnx.to_json(ONNX_FILE) if decl.onnx else None,
+        **decl.replay,
         "revisions": decl.revisions.to_json(),
         "workload": {"name": inputs.factory.name, "callable": cfg.workload_callable,
                      "options": cfg.workload_options, "context": cfg.context,

@@ -5,8 +5,10 @@ Stages, in this order, so that nothing measured can influence what was declared:
    which policies this machine can run (a `when = "available"` policy it cannot is left out,
    with the reason); any fault stops here with exit 2 and nothing written;
 2. `declare`: stage the prompt sequence, references and config copy, train the model, compute
-   (or copy) the reference artifact's answers, export the ONNX artifact when an ONNX Runtime
-   policy is declared, draw the trial order from the seed, note the declaration time;
+   (or copy) the reference artifact's answers, export the ONNX artifact (the ONNX Runtime
+   policies run it and `audit replay` re-runs it; a failed export stops the run only when an
+   ONNX Runtime policy is declared), draw the trial order from the seed, note the
+   declaration time;
 3. `start_policies`: sessions and devices; a policy that cannot start, or whose runtime runs
    something else than asked (ONNX Runtime's silent CPU fallback), is recorded as such;
 4. `run_gates` (B8) and `run_placement` (B4, B5): outside the timed trials;
@@ -35,6 +37,7 @@ from runner.memory import gpu_identity
 from runner.model import train, workload_threads
 from runner.order import alternating_rounds
 from runner.passes import now_iso
+from runner.replay import archive
 from runner.residency import claims, gates, readback
 from runner.residency.config import PolicySpec, ResidencyConfig
 from runner.residency.layout import (
@@ -45,7 +48,6 @@ from runner.residency.layout import (
     SEQUENCE_FILE,
     rel_path,
 )
-from runner.residency.onnx_export import export_in_fresh_process
 from runner.residency.placement import ort_placement, torch_placement
 from runner.residency.policies import (
     CannotStart,
@@ -161,11 +163,16 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
                      "artifact_sha256": file_sha256(cfg.gates.reference_outputs)}
     artifacts.write_jsonl(root / REFERENCE_FILE, answers)
     form = workload.tensor_form()
-    onnx = None
-    if form is not None and any(p.runtime == "onnxruntime" for p in inputs.policies):
-        onnx = export_in_fresh_process(cfg.workload_callable, cfg.workload_options,
-                                       trained.model_dir, cfg.context, root / ONNX_FILE)
+    archived = archive(form, workload=cfg.workload_callable, options=cfg.workload_options,
+                       root=root, model_dir=trained.model_dir,
+                       tokenizer_file=trained.prepared.tokenizer_file, context=cfg.context,
+                       inputs_file=SEQUENCE_FILE, model_revision="sha256:" + weights_sha,
+                       required=any(p.runtime == "onnxruntime" for p in inputs.policies))
+    onnx = archived.onnx
+    if onnx is not None:
         say(f"onnx: {ONNX_FILE} exported in {onnx.seconds:.1f} s, sha256 {onnx.sha256[:16]}...")
+    else:
+        say(f"onnx: not exported ({archived.manifest['replay_unavailable']})")
     files = ModelFiles(inputs.factory, trained.model_dir, cfg.context, cfg.workload_options,
                        onnx.file if onnx else None, form if onnx else None, inputs.threads)
     rounds = alternating_rounds([p.policy_id for p in inputs.policies],
@@ -180,7 +187,8 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
                             tokenizer="sha256:" + file_sha256(
                                 trained.prepared.tokenizer_file),
                             code=code_revision()),
-        planned_order=rounds, declared_at=now_iso(), load_before=loadavg())
+        planned_order=rounds, declared_at=now_iso(), load_before=loadavg(),
+        replay=archived.manifest)
 
 
 # --- 3. policies, gates, placement ----------------------------------------------------------

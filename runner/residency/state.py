@@ -55,6 +55,8 @@ class Declaration:
     """(policy_id, trial_index) for every policy of the run, drawn from the seed."""
     declared_at: str
     load_before: list[float] | None
+    replay: dict[str, Any]
+    """The manifest's `replay` section, or `replay_unavailable` (runner.replay)."""
 
 
 @dataclass

@@ -53,6 +53,9 @@ class TensorForm:
     encode: Callable[[list[str]], tuple[torch.Tensor, ...]]
     input_names: tuple[str, ...]
     classes: list[str]
+    tokenizer_kind: str | None = None
+    """The documented kind of the staged tokenizer file when it is data an auditor can apply
+    without code (docs/replay.md), its tensors named as `input_names`; None otherwise."""
 
 
 class Workload(ABC):

@@ -4,9 +4,12 @@ with the run's seed in a few seconds on a CPU.
 
 Tokenizer rules (stored with the vocabulary in `model/tokenizer.json`, whose hash is the
 tokenizer revision): lowercase, words are `[a-z_][a-z0-9_]*`, the first `context` words are
-kept (the context limit), each word and each pair of neighbouring words is looked up in the
-vocabulary built from the train split (kept when seen at least twice); unknown ones are
-dropped. The weights and the class list go to `model/weights.pt` (the model revision).
+kept (the context limit), each word and each pair of neighbouring words (joined by one space)
+is looked up in the vocabulary built from the train split (kept when seen at least twice);
+unknown ones are dropped. The file is data of the documented kind `bow-words-pairs/1`
+(schemas/tokenizer-bow.schema.json, docs/replay.md): everything an auditor needs to tokenize
+without this code. The weights and the class list go to `model/weights.pt` (the model
+revision).
 """
 
 from __future__ import annotations
@@ -52,6 +55,9 @@ class BagOfWordsModel(nn.Module):
 class Tokenizer:
     """Words and word pairs -> vocabulary ids, with the context limit applied to words."""
 
+    KIND = "bow-words-pairs/1"
+    """The tokenizer kind of `to_json`'s data (schemas/tokenizer-bow.schema.json)."""
+
     def __init__(self, vocab: list[str], context: int) -> None:
         self.vocab = vocab
         self.index = {tok: i for i, tok in enumerate(vocab)}
@@ -79,9 +85,9 @@ class Tokenizer:
         return torch.tensor(ids, dtype=torch.long), torch.tensor(offsets, dtype=torch.long)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "bow-words-and-pairs", "lowercase": True, "word_pattern": WORD,
-                "features": "words and neighbouring word pairs", "unknown": "dropped",
-                "vocab": self.vocab}
+        return {"kind": self.KIND, "lowercase": True, "word_pattern": WORD,
+                "features": "words and neighbouring word pairs", "pair_separator": " ",
+                "context": self.context, "unknown": "dropped", "vocab": self.vocab}
 
 
 class BagOfWordsWorkload(Workload):
@@ -110,7 +116,8 @@ class BagOfWordsWorkload(Workload):
         return [len(Tokenizer.words(t)) for t in texts]
 
     def tensor_form(self) -> TensorForm:
-        return TensorForm(self.model, self.tokenizer.batch, ("ids", "offsets"), self.classes)
+        return TensorForm(self.model, self.tokenizer.batch, ("ids", "offsets"), self.classes,
+                          Tokenizer.KIND)
 
 
 class BagOfWords(WorkloadFactory):

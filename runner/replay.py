@@ -1,0 +1,84 @@
+"""The archived model both protocols' runs carry for `audit replay` (docs/replay.md): the
+measured model exported once to a single-file ONNX artifact (`model/model.onnx`, by the same
+fresh-process exporter protocol B's ONNX Runtime policies run, so its SHA-256 is reproducible),
+and the manifest's `replay` section (schemas/replay-contract.schema.json) that names it, the
+tokenizer data and its kind, the context limit, the label order of the scores and the inputs
+file. A workload that cannot be archived so (no tensor form, no data-only tokenizer kind, an
+export that fails) gets `replay_unavailable` with the reason instead: the run is still
+written, and replay reports it as not replayable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from runner.errors import RunnerError
+from runner.residency.layout import ONNX_FILE
+from runner.residency.onnx_export import OnnxExport, export_in_fresh_process
+from runner.revisions import file_sha256
+from runner.workloads.base import TensorForm
+
+POSTPROCESS = "argmax over scores"
+_DTYPES = {torch.int64: "int64", torch.int32: "int32", torch.float32: "float32"}
+_SAMPLE = ["alpha beta"]
+
+
+@dataclass(frozen=True)
+class Archive:
+    """The export (None when there is none) and the manifest piece that says so."""
+
+    onnx: OnnxExport | None
+    manifest: dict[str, Any]
+    """`{"replay": {...}}` or `{"replay_unavailable": "<reason>"}`."""
+
+
+def archive(form: TensorForm | None, *, workload: str, options: dict[str, Any], root: Path,
+            model_dir: Path, tokenizer_file: Path, context: int, inputs_file: str,
+            model_revision: str, required: bool = False) -> Archive:
+    """Export the staged model of MODEL_DIR to `ONNX_FILE` under ROOT and describe it. With
+    REQUIRED (a protocol B run with ONNX Runtime policies) a failed export stops the run; else
+    it only makes the run not replayable."""
+    if form is None:
+        return _unavailable("the workload offers no tensor form, so the model cannot be "
+                            "exported to ONNX (runner.workloads.base.Workload.tensor_form)")
+    no_kind = _unavailable("the workload's tokenizer is not data of a kind an auditor "
+                           "implements (TensorForm.tokenizer_kind)")
+    if form.tokenizer_kind is None and not required:
+        return no_kind
+    try:
+        onnx = export_in_fresh_process(workload, options, model_dir, context, root / ONNX_FILE)
+    except RunnerError as exc:
+        if required:
+            raise
+        (root / ONNX_FILE).unlink(missing_ok=True)
+        return _unavailable(str(exc))
+    if form.tokenizer_kind is None:
+        return Archive(onnx, no_kind.manifest)
+    dtypes = [_DTYPES.get(t.dtype) for t in form.encode(list(_SAMPLE))]
+    if None in dtypes:
+        return Archive(onnx, _unavailable(f"an input tensor of the model has a dtype replay "
+                                          f"does not feed ({dtypes})").manifest)
+    section = {
+        "model": {"file": ONNX_FILE, "sha256": onnx.sha256, "format": "onnx",
+                  "opset": onnx.opset, "exported_from": model_revision,
+                  "exporter": onnx.to_json(ONNX_FILE)["exporter"],
+                  "inputs": [{"name": name, "tensor": name, "dtype": dtype}
+                             for name, dtype in zip(onnx.input_names, dtypes, strict=True)],
+                  "outputs": [{"name": "scores", "dtype": "float32",
+                               "shape": ["texts", len(form.classes)]}]},
+        "tokenizer": {"file": tokenizer_file.resolve().relative_to(root.resolve()).as_posix(),
+                      "sha256": file_sha256(tokenizer_file), "kind": form.tokenizer_kind},
+        "context": context,
+        "labels": list(form.classes),
+        "inputs": inputs_file,
+        "postprocess": POSTPROCESS,
+    }
+    return Archive(onnx, {"replay": section})
+
+
+def _unavailable(reason: str) -> Archive:
+    return Archive(None, {"replay_unavailable": reason})

@@ -1,0 +1,56 @@
+"""`audit report --replay N`: the replay result is a section of the report, `replay.json` is in
+the signed bundle and attached to the PDF, the signed predicate records the replay verdict,
+and `audit verify` passes and names it."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from conftest import copy
+from test_replay_a import forge
+
+import schemas
+from auditor.report.build import build_report
+from auditor.report.keygen import keygen
+from auditor.report.verify import verify_report, verify_result
+
+
+def test_report_carries_a_signed_replay(run_a: Path, tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    keygen(keys)
+    root = copy(run_a, tmp_path)
+    forge(root)
+    out = tmp_path / "report"
+    result = build_report(root, out, key=keys / "signer.key", cert=keys / "signer.pem",
+                          chain=keys / "ca.pem", replay_sample=40)
+    assert result.verdict == "accepted"  # the audit's own verdict: the forgery passes it
+    replayed = json.loads((out / "replay.json").read_text())
+    assert list(schemas.validator("replay_result").iter_errors(replayed)) == []
+    assert replayed["verdict"] == "rejected" and replayed["sample"]["drawn"] == 40
+    page = (out / "report.html").read_text()
+    assert '<section id="replay">' in page and "REPLAY REJECTED" in page
+    assert "RA06" in page and "RA06" in (out / "rules.txt").read_text()
+    lines = verify_report(out, keys / "ca.pem")
+    assert lines[-2].endswith("verdict accepted, replay rejected")
+    doc = verify_result(out, keys / "ca.pem")
+    assert doc["ok"] and doc["replay_verdict"] == "rejected"
+    assert list(schemas.validator("verify_result").iter_errors(doc)) == []
+    envelope = json.loads((out / "bundle.dsse.json").read_text())
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    assert statement["predicate"]["replay"]["verdict"] == "rejected"
+    assert "replay.json" in {s["name"] for s in statement["subject"]}
+    if shutil.which("pdfdetach"):
+        listed = subprocess.run(["pdfdetach", "-list", str(out / "report.pdf")],
+                                capture_output=True, text=True, check=True).stdout
+        assert "replay.json" in listed
+
+
+def test_report_without_replay_has_none(run_a: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    build_report(run_a, out)
+    assert not (out / "replay.json").exists()
+    assert '<section id="replay">' not in (out / "report.html").read_text()
