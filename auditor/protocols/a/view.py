@@ -21,6 +21,7 @@ import polars as pl
 
 import schemas
 from auditor.model import Finding
+from auditor.protocols._common import fault_finding, faults_frame
 from auditor.protocols.a.artifacts import (
     CLAIMS,
     ENVIRONMENT,
@@ -139,11 +140,7 @@ class _Loader:
 
     # -- helpers -------------------------------------------------------------------------
     def report(self, fault: Fault, code: str = "A0002", ref: str = "A1.4") -> None:
-        evidence = {} if fault.value is None else {"observed": fault.value}
-        self.findings.append(Finding(
-            code=code, severity=fault.severity, protocol_ref=ref, message=fault.message,
-            artifact=fault.file, row=fault.row, line=fault.line, column=fault.column,
-            pointer=fault.pointer, evidence=evidence))
+        self.findings.append(fault_finding(fault, code, ref))
 
     def bad(self, kind: str, why: str) -> None:
         self.reason.setdefault(kind, why)
@@ -405,15 +402,6 @@ def _plain_input(obj: Any) -> bool:
     and a string `text`): the schema is asked only about the others."""
     return (isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"] != ""
             and isinstance(obj.get("text"), str))
-
-
-def faults_frame(faults: tuple[Fault, ...] | list[Fault]) -> pl.DataFrame:
-    """CSV faults as the frame the A08xx rules read (`column` is the CSV column's name)."""
-    return pl.DataFrame(
-        [{"kind": f.kind, "severity": f.severity, "row": f.row, "line": f.line,
-          "column": f.field, "value": f.value, "message": f.message} for f in faults],
-        schema={"kind": pl.String, "severity": pl.String, "row": pl.Int64, "line": pl.Int64,
-                "column": pl.String, "value": pl.String, "message": pl.String}, orient="row")
 
 
 def _num(v: Any) -> float | None:
