@@ -49,7 +49,9 @@ Conventions (documented for reviewers):
 - **Claims** agree with a recomputed value when they differ by at most half a unit of the
   claim's last written decimal (its rounding), and never by more than `CLAIM_REL_CAP` of the
   value (a claim written with too few digits to be checked does not agree), plus
-  `FLOAT_EPS` relative for float arithmetic.
+  `CLAIM_REL_FLOOR` of the value (a harness's arithmetic on float epoch seconds loses about
+  a microsecond of a window, so a claim written with more digits than that is still read as
+  its value).
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ MIN_P95_VALUES = 20
 """Fewer latencies than this do not support a p95 (nearest rank: it would be the maximum)."""
 CLAIM_REL_CAP = 0.005
 """A claim never agrees with a value more than 0.5 % away, whatever its rounding."""
+CLAIM_REL_FLOOR = 1e-6
+"""A claim within a millionth of the recomputed value agrees whatever digits it shows."""
 FLOAT_EPS = 1e-9
 GAP_FACTOR = 1.5
 """Readings more than this many declared sampling periods apart leave a gap (when the
@@ -107,14 +111,15 @@ def is_compute_op(op_type: str | None) -> bool:
 
 def claim_tolerance(text: str | None, value: float) -> float:
     """Half a unit of the last decimal written in TEXT (a claim's rounding), capped at
-    `CLAIM_REL_CAP` of VALUE, plus float noise."""
+    `CLAIM_REL_CAP` of VALUE, plus `CLAIM_REL_FLOOR` of VALUE."""
     digits = 0
     if text and re.fullmatch(r"-?\d+(\.\d+)?([eE][-+]?\d+)?", text.strip()):
         mantissa, _, exponent = text.strip().lower().partition("e")
         decimals = len(mantissa.partition(".")[2])
         digits = decimals - (int(exponent) if exponent else 0)
     rounding = 0.5 * 10.0 ** (-digits)
-    return min(rounding, CLAIM_REL_CAP * abs(value)) + FLOAT_EPS * max(1.0, abs(value))
+    return (min(rounding, CLAIM_REL_CAP * abs(value)) + CLAIM_REL_FLOOR * abs(value)
+            + FLOAT_EPS)
 
 
 def agrees(claim: float | None, text: str | None, value: float | None) -> bool:

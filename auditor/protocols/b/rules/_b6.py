@@ -23,6 +23,6 @@ def unsupported(rule: Rule, view: RunView, status: str, what: str) -> Iterator[F
                            expected="empty energy cells, or a trace that supports them",
                            trace=e.trace)
     for f, cols, bad in unsupported_policies(view, frozenset({status})):
-        yield rule.finding(f"policy {f.policy.policy_id}: {', '.join(cols)} claimed, but "
-                           f"{bad.name if bad else 'a trial'}'s {what}", **at_policy(f),
+        yield rule.finding(f"policy {f.policy.policy_id}: {', '.join(cols)} claimed, but for "
+                           f"{bad.name if bad else 'a trial'} {what}", **at_policy(f),
                            observed=cols, expected="empty energy cells")

@@ -44,8 +44,9 @@ def check(view: RunView) -> Iterator[Finding]:
                                policy_id=pol.policy_id, observed=pol.compute_units,
                                expected="an NPU or GPU provider")
         p = places.get(pol.policy_id)
-        if pol.runtime.lower() not in WINDOWS_ML or p is None or p.reader != "windows-ml":
-            continue
+        if pol.role != "accelerator" or pol.runtime.lower() not in WINDOWS_ML or p is None \
+                or p.reader != "windows-ml":
+            continue  # the explicit CPU session is the comparison, not a candidate
         if p.fallback:
             yield RULE.finding(f"Windows ML policy {pol.policy_id}: {p.fallback}",
                                artifact=p.used, pointer="/compilation",

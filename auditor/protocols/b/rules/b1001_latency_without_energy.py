@@ -5,7 +5,8 @@ candidate rejected at a gate excepted: its energy is not wanted, B8) has a poole
 figure the auditor recomputes from its traces, and policies.csv reports it (average power
 and joules per inference). Energy not measured (no instrument, below resolution, a trace
 that does not cover the window), with its reason, is not an error: the verdict is
-`incomplete`.
+`incomplete`. Energy claimed where the traces cannot support it is B0304's and B0601-B0603's
+error, not this.
 Reads: the pooled energy (derive.py); policies.csv `p95_latency_ms`, `median_wall_seconds`,
 `average_power_w`, `joules_per_inference`; trials.csv `status`.
 Why it matters: B10: "the report is incomplete if it gives latency without placement
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 
 from auditor.model import Finding
 from auditor.protocols.b import derive
+from auditor.protocols.b.rules._energy import POLICY_CLAIMS, TRIAL_CLAIMS, claimed
 from auditor.protocols.b.rules._where import at_policy
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -34,6 +36,10 @@ def check(view: RunView) -> Iterator[Finding]:
     for f in derive.policy_facts(view).values():
         if not f.ok or f.gate_passed is False:
             continue
+        if f.energy_missing is not None and (
+                claimed(f.claims, POLICY_CLAIMS)
+                or any(claimed(t.claims, TRIAL_CLAIMS) for t in f.ok)):
+            continue  # energy claimed that the traces cannot support: B0304, B0601-B0603
         reported = all(f.claims.get(c) is not None
                        for c in ("average_power_w", "joules_per_inference"))
         if f.energy_missing is None and (reported or not f.claims):
