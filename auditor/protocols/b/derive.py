@@ -845,11 +845,12 @@ def placements(view: RunView) -> dict[str, Placement]:
             accel = frozenset({"accel"})
         shares = placement_shares(counted, accel)
         p.nodes, p.placed = shares["nodes"], shares["ops_with_placement"]
-        p.operation_share, p.cost_share = shares["operation_share"], shares["cost_share"]
+        if pol is None or pol.role == "accelerator":  # a CPU-only policy has no accelerator
+            p.operation_share, p.cost_share = shares["operation_share"], shares["cost_share"]
         p.cpu_node_share = shares["cpu_node_share"]
         p.by_device = placement_shares(frame)["by_device"]
         p.gpu_share = placement_shares(frame, {"gpu"})["operation_share"]
-        if pick.reader == "torch-record":
+        if pick.reader == "torch-record" and (pol is None or pol.role == "accelerator"):
             disp = meta.get("dispatched_by_devices") or {}
             total = sum(c for d, c in disp.items() if d != "none")
             on = sum(c for d, c in disp.items() if d != "none" and all(

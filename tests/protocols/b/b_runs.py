@@ -502,9 +502,14 @@ def manifest(spec: Spec, order: list[tuple[str, int]], seq_sha: str,
 
 
 def synthetic(root: Path, **changes: Any) -> Path:
+    """The clean run with energy (see `synthetic_spec`)."""
+    return build(root, replace(synthetic_spec(), **changes))
+
+
+def synthetic_spec() -> Spec:
     """The clean run with energy: CPU baseline 40 W package + 30 W idle GPU over 2.0 s windows;
     torch CUDA 15 W + 45 W over 1.2 s; ONNX Runtime CUDA 14 W + 44 W over 1.1 s."""
-    spec = Spec(policies=[
+    return Spec(policies=[
         Pol("cpu", "cpu-only", "torch", "cpu", latency_ms=1.8, wall_s=2.0,
             watts={"rapl": 40.0, "nvml": 30.0},
             placement=(".torch.json", torch_placement("cpu", "cpu"))),
@@ -517,7 +522,12 @@ def synthetic(root: Path, **changes: Any) -> Path:
             extra={"artifact_file": "model/model.onnx",
                    "artifact_sha256": hashlib.sha256(b"synthetic onnx export\n").hexdigest()}),
     ])
-    return build(root, replace(spec, **changes))
+
+
+def with_policy(spec: Spec, pid: str, **changes: Any) -> Spec:
+    """SPEC with policy PID changed."""
+    return replace(spec, policies=[replace(p, **changes) if p.policy_id == pid else p
+                                   for p in spec.policies])
 
 
 # -- editing a built run --------------------------------------------------------------------

@@ -25,7 +25,7 @@ from auditor.rule import rule
 
 
 @rule(code="B1003", title="verdict claims", protocol_ref="B10", severity="error",
-      requires=("manifest", "policies"),
+      requires=("manifest", "policies", "trials"),
       fix="Write each policy's verdict from the protocol's order: gates, trials, residency, "
           "then energy against the baseline; baseline for the declared baseline only.")
 def check(view: RunView) -> Iterator[Finding]:
