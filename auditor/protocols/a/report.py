@@ -837,6 +837,11 @@ def sections(view: RunView, result: AuditResult, *, offers: dict | None = None,
     }
 
 
+def attachments(view: RunView) -> list[tuple[str, str]]:
+    """The run files the signed PDF carries besides the manifest: the raw results."""
+    return [("resultats-bruts.csv", "The raw results, one row per pass")]
+
+
 def finding_scope(view: RunView, finding: Finding) -> str | None:
     """The pass a finding is about, in words (`batch-4 warm pass 2`), from the output file it
     names or the CSV row it sits on; None when it is about the whole run."""

@@ -56,6 +56,7 @@ Conventions (documented for reviewers):
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import re
@@ -508,6 +509,10 @@ class Energy:
     joules_per_inference: float | None = None
     span: tuple[float, float] | None = None
     """The trace's span over the summed series, in seconds from the window's start."""
+    curve: list[tuple[float, float]] = field(default_factory=list)
+    """The summed power of those series over time, (seconds from the window's start,
+    watts) at each step, from half a window before it to half a window after (the report's
+    figure)."""
 
     @property
     def measured(self) -> bool:
@@ -582,6 +587,7 @@ def trial_energy(view: RunView, ev: Evidence | None, t: Trial) -> Energy:
         kind = "counter" if family == "runner-jsonl" else "interval"
         series.append(_series(g, dom, dev, src, kind, t0, t1, period))
     energy = sum(s.energy_j for s in series)
+    curve = _curve(chosen, -CURVE_PAD * (t1 - t0), t1 + CURVE_PAD * (t1 - t0))
     spans = [(g["s"].min(), g["e"].max()) for _, g in chosen.group_by("domain", "device")]
     starts = [a if a is not None else b for a, b in spans]
     span = (max(starts), min(b for _, b in spans)) if spans else None
@@ -590,7 +596,7 @@ def trial_energy(view: RunView, ev: Evidence | None, t: Trial) -> Energy:
     e = Energy("measured", None, **base, source=source,
                domains=tuple(sorted({s.domain + ("" if s.device is None else f":{s.device}")
                                      for s in series})),
-               series=series, energy_j=energy, span=span,
+               series=series, energy_j=energy, span=span, curve=curve,
                average_power_w=energy / wall if wall > 0 else None,
                joules_per_inference=energy / n if n else None)
     uncovered = [f"{s.name}: {s.uncovered}" for s in series if not s.covered]
@@ -619,6 +625,35 @@ def trial_energy(view: RunView, ev: Evidence | None, t: Trial) -> Energy:
     if short:
         e.status, e.reason = "below_resolution", "; ".join(short)
     return e
+
+
+CURVE_PAD = 0.5
+"""The power curve shows this many windows of trace before and after the window."""
+
+
+def _curve(chosen: pl.DataFrame, lo: float, hi: float) -> list[tuple[float, float]]:
+    """Steps of the summed power of CHOSEN's series over [LO, HI]: at every interval edge,
+    the sum of each series' reading over the interval that holds the next instant."""
+    rows = [r for r in chosen.select("domain", "device", "source", "s", "e", "watts").rows()
+            if r[3] is not None and r[5] is not None and r[4] > lo and r[3] < hi]
+    by: dict[tuple, list[tuple[float, float, float]]] = {}
+    for d, dev, src, a, b, w in rows:
+        by.setdefault((d, dev, src), []).append((a, b, w))
+    for ivs in by.values():
+        ivs.sort()
+    bounds = sorted({min(hi, max(lo, x)) for _, _, _, a, b, _ in rows for x in (a, b)})
+    out: list[tuple[float, float]] = []
+    for a, b in itertools.pairwise(bounds):
+        mid = (a + b) / 2
+        total = 0.0
+        for ivs in by.values():
+            k = bisect.bisect_right(ivs, (mid, math.inf, math.inf)) - 1
+            if k >= 0 and ivs[k][0] <= mid < ivs[k][1]:
+                total += ivs[k][2]
+        out.append((a, total))
+    if bounds:
+        out.append((bounds[-1], out[-1][1] if out else 0.0))
+    return out
 
 
 def _series(g: pl.DataFrame, dom: str, dev: int | None, src: str, kind: str, t0: float,

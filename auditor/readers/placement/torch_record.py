@@ -13,8 +13,8 @@ CPU-side launches, so GPU work is counted from the CUDA-device kernels), and `op
 number of (name, device_type) entries. The aten operators the diagnostic pass dispatched
 (`dispatched_ops`, written by the runner's `TorchDispatchMode`) are counted in
 `meta["dispatched_by_devices"]` by the devices of their outputs as written (`cpu`,
-`cuda:0`, `cpu,cuda:0`, `none` for an operator without a tensor output). `requested_device`, `torch_version` and the
-diagnostic pass are kept as written.
+`cuda:0`, `cpu,cuda:0`, `none` for an operator without a tensor output).
+`requested_device`, `torch_version` and the diagnostic pass are kept as written.
 """
 
 from __future__ import annotations
