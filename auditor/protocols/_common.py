@@ -1,7 +1,8 @@
 """What every protocol package shares, so that no two protocols disagree on it: the cache of
-derived facts per view, a reader's fault as a finding, the CSV faults frame and its findings,
-and the three checks of a sealed run dir (a file's hash, an unlisted file, a listed file
-gone), which only read the manifest's `artifacts` and the run-dir walk.
+derived facts per view, a reader's fault as a finding, the loader's bookkeeping around its
+readers (`Loader`), the CSV faults frame, its findings and the line a CSV row starts on, and
+the three checks of a sealed run dir (a file's hash, an unlisted file, a listed file gone),
+which only read the manifest's `artifacts` and the run-dir walk.
 
 A protocol's view only needs `manifest` (with `artifacts`), `files_on_disk` and, for the CSV
 helpers, a faults frame built by `faults_frame`.
@@ -9,17 +10,20 @@ helpers, a faults frame built by `faults_frame`.
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import wraps
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 import polars as pl
 
-from auditor.model import Finding
+from auditor.model import ConfigSummary, Finding, RunSummary
+from auditor.readers import json_doc
 from auditor.readers.base import Fault
 from auditor.rule import Rule
-from auditor.rundir import UNHASHED
+from auditor.rundir import UNHASHED, RunFiles
 
 V = TypeVar("V")
 T = TypeVar("T")
@@ -111,3 +115,118 @@ def listed_missing(rule: Rule, view: Any) -> Iterator[Finding]:
             yield rule.finding(f"{rel} is listed in the manifest but not in the run dir",
                                artifact=rel, missing_evidence=True,
                                observed="absent", expected="present", manifest=MANIFEST)
+
+
+# -- what every protocol's loader does around its readers ---------------------------------------
+
+class Loader:
+    """The bookkeeping of loading a run dir into a view: findings from reader faults (the
+    protocol's "artifact malformed" code, under the protocol rule `ref_for` names), the
+    artifact kinds that loaded well (`available`), those with no file (`absent`) and why a
+    kind is not available (`reason`); JSON documents and the manifest read against their
+    schemas. A protocol's loader subclasses it and adds its artifacts."""
+
+    malformed_code = "X0002"
+    """The code of a reader fault in any artifact but the manifest."""
+
+    def __init__(self, files: RunFiles) -> None:
+        self.files = files
+        self.data = files.data
+        self.findings: list[Finding] = []
+        self.available: set[str] = set()
+        self.absent: set[str] = set()
+        self.reason: dict[str, str] = {}
+        for f in files.faults:
+            self.report(f)
+
+    def ref_for(self, fault: Fault) -> str:
+        """The protocol rule a fault in FAULT's file is about."""
+        raise NotImplementedError
+
+    def report(self, fault: Fault, code: str | None = None, ref: str | None = None) -> None:
+        self.findings.append(fault_finding(fault, code or self.malformed_code,
+                                           ref or self.ref_for(fault)))
+
+    def bad(self, kind: str, why: str) -> None:
+        self.reason.setdefault(kind, why)
+
+    def doc(self, rel: str, kind: str, schema: str, code: str | None = None,
+            ref: str | None = None) -> dict | None:
+        """One JSON document that parses and matches its schema, else None (and findings)."""
+        read = json_doc.read(self.data[rel], name=rel, schema=schema)
+        for f in read.faults:
+            self.report(f, code, ref)
+        if read.errors or not isinstance(read.value, dict):
+            self.bad(kind, f"{rel} is not valid JSON" if read.value is None
+                     else f"{rel} does not match its schema")
+            return None
+        return read.value
+
+    def load_doc(self, rel: str, kind: str, schema: str, required: bool = True) -> dict | None:
+        """The document at REL (absent: recorded when REQUIRED)."""
+        if rel not in self.data:
+            if required:
+                self.absent.add(kind)
+            return None
+        doc = self.doc(rel, kind, schema)
+        if doc is not None:
+            self.available.add(kind)
+        return doc
+
+    def load_manifest(self, schema: str, code: str, ref_of: Callable[[str | None], str],
+                      label: str) -> dict | None:
+        """manifest.json against SCHEMA, each fault a CODE finding under the protocol rule
+        REF_OF its pointer names. A manifest that breaks its schema is kept for the run's
+        identity in the report, never made `available` to the rules."""
+        if MANIFEST not in self.data:
+            self.absent.add("manifest")
+            return None
+        read = json_doc.read(self.data[MANIFEST], name=MANIFEST, schema=schema, label=label)
+        for f in read.faults:
+            self.report(f, code, ref_of(f.pointer))
+        if read.value is None:
+            self.bad("manifest", f"{MANIFEST} is not valid JSON")
+            return None
+        if read.errors:
+            self.bad("manifest", f"{MANIFEST} does not match its schema")
+            return read.value if isinstance(read.value, dict) else None
+        self.available.add("manifest")
+        return read.value
+
+    def unavailable(self) -> Mapping[str, str]:
+        """Why each kind that is not available is not (absent ones included)."""
+        for kind in self.absent:
+            self.reason.setdefault(kind, f"no {kind} artifact in the run dir")
+        return MappingProxyType({k: v for k, v in self.reason.items()
+                                 if k not in self.available})
+
+
+def with_csv_line(f: Finding, raw: pl.DataFrame | None) -> Finding:
+    """F, a finding on a CSV row, with the physical line where the row starts (from the
+    table's raw frame, `row` and `line` columns): SARIF and GitHub annotations point at
+    lines."""
+    if raw is None or f.row is None or f.line is not None or "line" not in raw.columns \
+            or not 1 <= f.row <= raw.height:
+        return f
+    line = raw.get_column("line")[f.row - 1]
+    return dataclasses.replace(f, line=int(line)) if line is not None else f
+
+
+def manifest_findings(rule: Rule, view: Any) -> Iterator[Finding]:
+    """The manifest rule's findings: no manifest at all (missing evidence), then every fault
+    the loader found in it under RULE's code."""
+    if "manifest" in view.absent:
+        yield rule.finding("the run dir has no manifest.json: nothing was declared before "
+                           "measuring and no file hash can be checked", artifact=MANIFEST,
+                           missing_evidence=True)
+    yield from (f for f in view.load_findings if f.code == rule.code)
+
+
+def summary_of(view: Any, result: Any, configs: Iterable[ConfigSummary]) -> RunSummary:
+    """The RunSummary of an audited run whose configurations the protocol summarised."""
+    first_error = next((f for f in result.findings if f.severity == "error"), None)
+    return RunSummary(
+        run_dir=result.run_dir, manifest_sha256=view.files_on_disk.get(MANIFEST),
+        protocol=result.protocol, experiment_id=result.experiment_id, verdict=result.verdict,
+        counts=tuple(result.counts().items()), configurations=tuple(configs),
+        main_reason=first_error.message if first_error else None)

@@ -10,10 +10,10 @@ per rule, `B` codes), `report.py` (its report sections and run summary)."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from auditor.model import Finding, RunSummary
+from auditor.protocols._common import with_csv_line
 from auditor.protocols.b.artifacts import PARSED_PREFIXES, POLICIES, TRIALS
 from auditor.protocols.base import Protocol
 
@@ -26,12 +26,8 @@ def _load(files: Any) -> Any:
 
 def _locate(view: Any, f: Finding) -> Finding:
     """A CSV row's finding also gets the physical line where the row starts."""
-    raw = {TRIALS: view.trials_raw, POLICIES: view.policies_raw}.get(f.artifact or "")
-    if raw is None or f.row is None or f.line is not None or "line" not in raw.columns \
-            or not 1 <= f.row <= raw.height:
-        return f
-    line = raw.get_column("line")[f.row - 1]
-    return dataclasses.replace(f, line=int(line)) if line is not None else f
+    return with_csv_line(f, {TRIALS: view.trials_raw,
+                             POLICIES: view.policies_raw}.get(f.artifact or ""))
 
 
 def _summarize(view: Any, result: Any) -> RunSummary:

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from auditor.model import AuditResult, ConfigSummary, Finding, RunSummary
+from auditor.protocols._common import summary_of
 from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import POLICIES, TRIALS
 from auditor.protocols.b.view import RunView
@@ -113,12 +114,7 @@ def summarize(view: RunView, result: AuditResult) -> RunSummary:
                    ("cost_share", p.cost_share if p else None),
                    ("operation_share_floor", f.policy.floor),
                    ("accuracy", f.accuracy), ("agreement", f.agreement))))
-    first_error = next((f for f in result.findings if f.severity == "error"), None)
-    return RunSummary(
-        run_dir=result.run_dir, manifest_sha256=view.files_on_disk.get("manifest.json"),
-        protocol=result.protocol, experiment_id=result.experiment_id, verdict=result.verdict,
-        counts=tuple(result.counts().items()), configurations=tuple(configs),
-        main_reason=first_error.message if first_error else None)
+    return summary_of(view, result, configs)
 
 
 TONE = {"accepted": "ok", "baseline": "muted", "rejected": "bad", "incomplete": "muted"}

@@ -28,7 +28,7 @@ import polars as pl
 
 import schemas
 from auditor.model import Finding
-from auditor.protocols._common import fault_finding, faults_frame
+from auditor.protocols._common import Loader, faults_frame
 from auditor.protocols.b.artifacts import (
     BY_KIND,
     ENERGY,
@@ -37,7 +37,6 @@ from auditor.protocols.b.artifacts import (
     GATE_OUTPUT_FILE,
     GATE_OUTPUTS,
     GATES,
-    MANIFEST,
     OUTPUT_FILE,
     OUTPUTS,
     PLACEMENT,
@@ -55,7 +54,6 @@ from auditor.protocols.b.artifacts import (
 from auditor.readers import (
     csv_table,
     evidence_kinds,
-    json_doc,
     jsonl_id_label,
     jsonl_latency,
     jsonl_records,
@@ -150,35 +148,14 @@ def load(files: RunFiles) -> RunView:
     return _Loader(files).load()
 
 
-class _Loader:
-    def __init__(self, files: RunFiles) -> None:
-        self.files = files
-        self.data = files.data
-        self.findings: list[Finding] = []
-        self.available: set[str] = set()
-        self.absent: set[str] = set()
-        self.reason: dict[str, str] = {}
-        for f in files.faults:
-            self.report(f)
+class _Loader(Loader):
+    malformed_code = "B0002"
 
-    def report(self, fault: Fault, code: str = "B0002", ref: str | None = None) -> None:
+    def ref_for(self, fault: Fault) -> str:
+        """The protocol rule of the artifact FAULT's file is (B1 for anything else)."""
         kind = next((a for a in BY_KIND.values() if fault.file == a.path
                      or (a.path.endswith("/") and fault.file.startswith(a.path))), None)
-        self.findings.append(fault_finding(fault, code, ref or (kind.ref if kind else "B1")))
-
-    def bad(self, kind: str, why: str) -> None:
-        self.reason.setdefault(kind, why)
-
-    def doc(self, rel: str, kind: str, schema: str) -> dict | None:
-        """One JSON document that parses and matches its schema, else None (and findings)."""
-        read = json_doc.read(self.data[rel], name=rel, schema=schema)
-        for f in read.faults:
-            self.report(f)
-        if read.errors or not isinstance(read.value, dict):
-            self.bad(kind, f"{rel} is not valid JSON" if read.value is None
-                     else f"{rel} does not match its schema")
-            return None
-        return read.value
+        return kind.ref if kind else "B1"
 
     def load(self) -> RunView:
         manifest = self.load_manifest()
@@ -199,8 +176,7 @@ class _Loader:
         gates = self.load_doc(GATES, "gates", "gates", required=False)
         energy = self.load_energy()
         gate_outputs = self.load_gate_outputs()
-        for kind in self.absent:
-            self.reason.setdefault(kind, f"no {kind} artifact in the run dir")
+        unavailable = self.unavailable()
         return RunView(
             root=self.files.root, manifest=manifest, trials=trials, trials_raw=trials_raw,
             policies=policies, policies_raw=policies_raw,
@@ -210,38 +186,12 @@ class _Loader:
             placement=MappingProxyType(placement), energy_docs=MappingProxyType(energy),
             gates=gates, environment=environment, files_on_disk=self.files.hashes,
             load_findings=tuple(self.findings), available=frozenset(self.available),
-            absent=frozenset(self.absent),
-            unavailable_reason=MappingProxyType(
-                {k: v for k, v in self.reason.items() if k not in self.available}))
+            absent=frozenset(self.absent), unavailable_reason=unavailable)
 
     # -- documents and tables ------------------------------------------------------------
     def load_manifest(self) -> dict | None:
-        if MANIFEST not in self.data:
-            self.absent.add("manifest")
-            return None
-        read = json_doc.read(self.data[MANIFEST], name=MANIFEST, schema="manifest_residency",
-                             label="the protocol B manifest")
-        for f in read.faults:
-            self.report(f, "B0001", manifest_ref(f.pointer))
-        if read.value is None:
-            self.bad("manifest", f"{MANIFEST} is not valid JSON")
-            return None
-        if read.errors:
-            self.bad("manifest", f"{MANIFEST} does not match its schema")
-            # Kept for the run's identity in the report, never for the rules.
-            return read.value if isinstance(read.value, dict) else None
-        self.available.add("manifest")
-        return read.value
-
-    def load_doc(self, rel: str, kind: str, schema: str, required: bool = True) -> dict | None:
-        if rel not in self.data:
-            if required:
-                self.absent.add(kind)
-            return None
-        doc = self.doc(rel, kind, schema)
-        if doc is not None:
-            self.available.add(kind)
-        return doc
+        return super().load_manifest("manifest_residency", "B0001", manifest_ref,
+                                     "the protocol B manifest")
 
     def load_table(self, rel: str, kind: str
                    ) -> tuple[pl.DataFrame | None, pl.DataFrame | None, pl.DataFrame]:
