@@ -274,7 +274,7 @@ def trial_outputs(view: RunView) -> pl.DataFrame:
     empty = idx.select("policy_id", "trial_index", "file")
     o = view.outputs
     seq = sequence(view)
-    if o is None or seq["n"] == 0:
+    if o is None:
         return empty.with_columns(
             *[pl.lit(None, dtype=pl.Int64).alias(c) for c in (
                 "lines", "n_invalid", "invalid_first_line", "n_bad_label",
@@ -284,11 +284,14 @@ def trial_outputs(view: RunView) -> pl.DataFrame:
             pl.lit(None, dtype=pl.Float64).alias("sum_ms"),
             pl.lit(None, dtype=pl.String).alias("order_first_id"))
     classes = list((view.m.get("task") or {}).get("classes") or [])
-    expected = pl.Series("expected", seq["ids"], dtype=pl.String)
-    pos = ((o["line"] - 1) % seq["n"]).cast(pl.Int64)
-    o = o.with_columns(expected.gather(pos).alias("expected"))
+    if seq["n"]:
+        expected = pl.Series("expected", seq["ids"], dtype=pl.String)
+        o = o.with_columns(expected.gather(((o["line"] - 1) % seq["n"]).cast(pl.Int64))
+                           .alias("expected"))
+        off = (pl.col("id") != pl.col("expected")).fill_null(True)
+    else:  # no readable sequence: the order cannot be judged (B1002 is skipped)
+        off = pl.lit(False)
     bad_label = pl.col("valid") & ~pl.col("label").is_in(classes) if classes else pl.lit(False)
-    off = (pl.col("id") != pl.col("expected")).fill_null(True)
     lat = pl.col("latency_ms").filter(pl.col("valid"))
     n_lat = lat.len()
     agg = o.group_by("file_no").agg(
@@ -299,8 +302,8 @@ def trial_outputs(view: RunView) -> pl.DataFrame:
         bad_label.sum().alias("n_bad_label"),
         pl.col("line").filter(bad_label).first().alias("bad_label_first_line"),
         n_lat.alias("n_latencies"),
-        lat.sort().gather(((n_lat * P95).ceil().cast(pl.Int64) - 1).clip(0))
-        .first().alias("p95_ms"),
+        lat.sort().slice(((n_lat * P95).ceil().cast(pl.Int64) - 1).clip(0), 1)
+        .first().alias("p95_ms"),  # nearest rank; null without a valid latency
         lat.sum().alias("sum_ms"),
         off.sum().alias("order_diffs"),
         pl.col("line").filter(off).first().alias("order_first_line"),
@@ -383,7 +386,7 @@ def trials(view: RunView) -> list[Trial]:
         o = outs.get(t.key)
         if o is not None:
             t.outputs_file, t.lines = o["file"], o["lines"]
-            t.p95_ms, t.sum_ms, t.n_latencies = o["p95_ms"], o["sum_ms"], o["n_latencies"]
+            t.p95_ms, t.sum_ms, t.n_latencies = o["p95_ms"], o["sum_ms"], o["n_latencies"] or 0
         ev = view.power.get(t.key)
         markers = _markers(ev)
         if markers is not None:
@@ -1017,8 +1020,9 @@ def comparisons(view: RunView) -> dict[str, Comparison]:
             c.reason = (f"the summed domains ({', '.join(f.domains)}) leave out the "
                         f"{'/'.join(lacking) or 'CPU'} the policies run on")
             continue
-        assert c.power_w is not None and c.baseline_power_w is not None
-        assert c.jpi is not None and c.baseline_jpi is not None
+        if None in (c.power_w, c.baseline_power_w, c.jpi, c.baseline_jpi):
+            c.reason = "a pooled figure is missing (no answer or no wall time to divide by)"
+            continue
         lower = c.power_w < c.baseline_power_w and c.jpi < c.baseline_jpi
         c.status = "lower" if lower else "not_lower"
         c.reason = (f"{c.power_w:.4g} W and {c.jpi:.4g} J per inference against the "
