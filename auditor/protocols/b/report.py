@@ -54,26 +54,26 @@ def _policy_of(f: Finding) -> str | None:
     return pid if isinstance(pid, str) else None
 
 
-def policy_verdicts(view: RunView, result: AuditResult) -> dict[str, tuple[str, str | None]]:
-    """Per declared policy: (`baseline`, `accepted`, `rejected` or `incomplete`, the first
-    finding's message, or why not accepted)."""
-    out: dict[str, tuple[str, str | None]] = {}
+def policy_verdicts(view: RunView, result: AuditResult
+                    ) -> dict[str, tuple[str, str | None, str | None]]:
+    """Per declared policy: (`baseline`, `accepted`, `rejected` or `incomplete`, why in a few
+    words (the first finding's rule), why in full (its message))."""
+    out: dict[str, tuple[str, str | None, str | None]] = {}
     for pid, pol in derive.policies(view).items():
         own = [f for f in result.findings if _policy_of(f) == pid and f.severity == "error"]
-        errors = [f for f in own if not f.missing_evidence]
-        missing = [f for f in own if f.missing_evidence]
+        first = next((f for f in own if not f.missing_evidence), None) or next(iter(own), None)
+        short = f"{first.code} {first.title}" if first else None
+        full = f"{first.code}: {first.message}" if first else None
         if pol.is_baseline:
-            why = (errors or missing or [None])[0]
             out[pid] = ("baseline", "the CPU-only baseline (B7)"
-                        + (f"; {why.code}: {why.message}" if why else ""))
-        elif errors:
-            out[pid] = ("rejected", f"{errors[0].code}: {errors[0].message}")
-        elif missing:
-            out[pid] = ("incomplete", f"{missing[0].code}: {missing[0].message}")
+                        + (f"; {short}" if short else ""), full)
+        elif first is not None:
+            out[pid] = ("incomplete" if first.missing_evidence else "rejected", short, full)
         elif result.verdict != "accepted":
-            out[pid] = (result.verdict, f"nothing against it, but the run is {result.verdict}")
+            why = f"nothing against it, but the run is {result.verdict}"
+            out[pid] = (result.verdict, why, why)
         else:
-            out[pid] = ("accepted", None)
+            out[pid] = ("accepted", None, None)
     return out
 
 
@@ -91,7 +91,7 @@ def summarize(view: RunView, result: AuditResult) -> RunSummary:
     per_trial = derive.sequence(view)["n"] * derive.repetitions(view)
     configs = []
     for pid, f in facts.items():
-        verdict, why = verdicts[pid]
+        verdict, why, _ = verdicts[pid]
         walls = [t.wall_s for t in f.ok if t.wall_s is not None]
         p = places.get(pid)
         configs.append(ConfigSummary(
@@ -140,7 +140,8 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary
                 "verdict": verdict,
                 "median": _fmt(c.median_s, "s"),
                 "p95": _fmt(x["p95_ms"], "ms"),
-                "power": _fmt(x["avg_power_w"], "W"),
+                "power": (_fmt(x["avg_power_w"], "W") if x["avg_power_w"] is not None
+                          else "not measured"),
                 "jpi": (_fmt(x["joules_per_inference"], "J") if x["joules_per_inference"]
                         is not None else "not measured"),
                 "share": share}})
@@ -200,7 +201,8 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary
 
 # -- the sections after the findings -----------------------------------------------------------
 
-def comparison_section(view: RunView, verdicts: dict[str, tuple[str, str | None]]
+def comparison_section(view: RunView,
+                       verdicts: dict[str, tuple[str, str | None, str | None]]
                        ) -> list[dict[str, Any]]:
     """Every policy with every figure and where it comes from."""
     comps = derive.comparisons(view)
@@ -213,7 +215,7 @@ def comparison_section(view: RunView, verdicts: dict[str, tuple[str, str | None]
         out.append({
             "policy_id": pid, "role": f.policy.role, "runtime": f.policy.runtime,
             "compute_units": f.policy.compute_units, "precision": f.policy.precision,
-            "verdict": verdicts[pid][0], "why": verdicts[pid][1],
+            "verdict": verdicts[pid][0], "why": verdicts[pid][2] or verdicts[pid][1],
             "trials": f"{len(f.ok)} ok of {len(f.trials)}",
             "median_wall": _fmt(f.median_wall_s, "s"),
             "p95": _fmt(f.p95_ms, "ms") + (f" (n = {f.n_latencies:,})" if f.n_latencies else ""),

@@ -62,7 +62,7 @@ def check(view: RunView) -> Iterator[Finding]:
             first = lacking[0]
             yield RULE.finding(f"{len(lacking)} ok trial(s) do not record the "
                                f"{col.replace('_', ' ')} at their start, the first "
-                               f"{first.name}", **at_trial(first), field=col, observed="",
+                               f"{first.name}", **at_trial(first), field=col,
                                expected=f"the {col.replace('_', ' ')} of every trial",
                                trials=[t.name for t in lacking[:20]], missing_evidence=True)
 

@@ -45,9 +45,12 @@ def check(view: RunView) -> Iterator[Finding]:
         if f.energy_missing is None and (reported or not f.claims):
             continue
         why = f.energy_missing or "policies.csv leaves its energy cells empty"
+        bad = next((t for t in f.ok if t.energy is None or not t.energy.measured), None)
+        status = (bad.energy.status if bad is not None and bad.energy is not None
+                  else "no trace" if bad is not None else "empty energy cells")
         yield RULE.finding(f"policy {f.policy.policy_id} reports latency (p95 "
                            f"{f.p95_ms if f.p95_ms is None else round(f.p95_ms, 4)} ms) "
-                           f"without energy: {why}", **at_policy(f), observed=why,
+                           f"without energy: {why}", **at_policy(f), observed=status,
                            expected="average power and joules per inference",
                            missing_evidence=True)
 
