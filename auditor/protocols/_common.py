@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import wraps
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -24,6 +25,27 @@ from auditor.readers import json_doc
 from auditor.readers.base import Fault
 from auditor.rule import Rule
 from auditor.rundir import UNHASHED, RunFiles
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One row of a protocol's artifact table: what its loader reads, its required artifacts
+    rule checks and its documentation lists."""
+
+    kind: str
+    """The key rules name in `requires` and the view lists in `available`."""
+    path: str
+    """The file, or the folder (ending in `/`) holding one file per pass, trial or policy."""
+    reader: str
+    """The module of `auditor.readers` that parses it."""
+    schema: str | None
+    """Its schema kind in `schemas/` (a JSON Schema, or the CSV's table schema)."""
+    required: bool
+    """Required by the protocol (some only when the manifest names them)."""
+    what: str
+    ref: str = ""
+    """The protocol rule a fault in it is about, where the protocol says per artifact."""
+
 
 V = TypeVar("V")
 T = TypeVar("T")

@@ -11,7 +11,8 @@ file's extension and content, never from what the manifest says about it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from auditor.protocols._common import Artifact
 
 MANIFEST = "manifest.json"
 PROMPTS = "prompts/sequence.jsonl"
@@ -41,49 +42,33 @@ ENERGY_FILE = re.compile(rf"^energy/(?P<policy>{_ID})/(?:trial-(?P<n>[1-9][0-9]*
 GATE_OUTPUT_FILE = re.compile(rf"^gates/(?P<policy>{_ID})\.jsonl\Z")
 
 
-@dataclass(frozen=True)
-class Artifact:
-    kind: str
-    """The key rules name in `requires` and the view lists in `available`."""
-    path: str
-    """The file, or the folder (ending in `/`) holding one file per trial or policy."""
-    reader: str
-    """The module of `auditor.readers` that parses it (`evidence_kinds`: chosen by content)."""
-    schema: str | None
-    """Its schema kind in `schemas/` (a JSON Schema, or the CSV's table schema)."""
-    required: bool
-    ref: str
-    """The protocol rule a fault in it is about."""
-    what: str
-
-
 ARTIFACTS: tuple[Artifact, ...] = (
-    Artifact("manifest", MANIFEST, "json_doc", "manifest_residency", True, "B1",
-             "the declaration fixed before measuring, and every file's SHA-256"),
-    Artifact("prompts", PROMPTS, "jsonl_records", "prompt_line", True, "B2",
-             "the fixed prompt sequence, in the order every trial classifies it"),
-    Artifact("references", REFERENCES, "jsonl_id_label", "reference_line", True, "B8",
-             "the verified label of each prompt (the accuracy gate)"),
+    Artifact("manifest", MANIFEST, "json_doc", "manifest_residency", True,
+             "the declaration fixed before measuring, and every file's SHA-256", ref="B1"),
+    Artifact("prompts", PROMPTS, "jsonl_records", "prompt_line", True,
+             "the fixed prompt sequence, in the order every trial classifies it", ref="B2"),
+    Artifact("references", REFERENCES, "jsonl_id_label", "reference_line", True,
+             "the verified label of each prompt (the accuracy gate)", ref="B8"),
     Artifact("reference_outputs", REFERENCE_OUTPUTS, "jsonl_id_label", "reference_line", True,
-             "B8", "the accepted reference artifact's answers (the parity gate)"),
-    Artifact("outputs", OUTPUTS, "jsonl_latency", "trial_output_line", True, "B3",
-             "every answer of every trial, with its latency"),
-    Artifact("power", POWER, "evidence_kinds", None, True, "B6",
-             "the raw power trace of every trial, as its tool wrote it"),
-    Artifact("placement", PLACEMENT, "evidence_kinds", None, True, "B4",
-             "the raw placement evidence of each policy, as its tool wrote it"),
-    Artifact("trials", TRIALS, "csv_table", "trials", True, "B3",
-             "one row per trial, failed and skipped ones included"),
-    Artifact("policies", POLICIES, "csv_table", "policies", True, "B3",
-             "one row per policy: what the run claims for it"),
-    Artifact("environment", ENVIRONMENT, "json_doc", "environment_residency", True, "B1",
-             "machine model, OS build, power source and mode as observed (B1)"),
-    Artifact("gates", GATES, "json_doc", "gates", False, "B8",
-             "the runner's gate pass per policy (accuracy, agreement, floors)"),
-    Artifact("gate_outputs", GATE_OUTPUTS, "jsonl_id_label", "output_line", False, "B8",
-             "the answers of each policy's gate pass"),
-    Artifact("energy", ENERGY, "json_doc", "energy_window", False, "B6",
-             "the runner's reading of each trial's power trace (its summary table)"),
+             "the accepted reference artifact's answers (the parity gate)", ref="B8"),
+    Artifact("outputs", OUTPUTS, "jsonl_latency", "trial_output_line", True,
+             "every answer of every trial, with its latency", ref="B3"),
+    Artifact("power", POWER, "evidence_kinds", None, True,
+             "the raw power trace of every trial, as its tool wrote it", ref="B6"),
+    Artifact("placement", PLACEMENT, "evidence_kinds", None, True,
+             "the raw placement evidence of each policy, as its tool wrote it", ref="B4"),
+    Artifact("trials", TRIALS, "csv_table", "trials", True,
+             "one row per trial, failed and skipped ones included", ref="B3"),
+    Artifact("policies", POLICIES, "csv_table", "policies", True,
+             "one row per policy: what the run claims for it", ref="B3"),
+    Artifact("environment", ENVIRONMENT, "json_doc", "environment_residency", True,
+             "machine model, OS build, power source and mode as observed (B1)", ref="B1"),
+    Artifact("gates", GATES, "json_doc", "gates", False,
+             "the runner's gate pass per policy (accuracy, agreement, floors)", ref="B8"),
+    Artifact("gate_outputs", GATE_OUTPUTS, "jsonl_id_label", "output_line", False,
+             "the answers of each policy's gate pass", ref="B8"),
+    Artifact("energy", ENERGY, "json_doc", "energy_window", False,
+             "the runner's reading of each trial's power trace (its summary table)", ref="B6"),
 )
 
 BY_KIND = {a.kind: a for a in ARTIFACTS}
