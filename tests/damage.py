@@ -127,11 +127,13 @@ def damage(root: Path, rng: random.Random) -> str:
     elif what == "odd name":
         name = rng.choice((b"warm-\xff.jsonl", b"\xe9t\xe9.json", b"cold-1.jsonl\n"))
         folder = root / rng.choice(("outputs/batch-1", "traces/memory", "."))
+        folder.mkdir(parents=True, exist_ok=True)  # any protocol's run
         with open(os.path.join(os.fsencode(folder), name), "wb") as fh:
             fh.write(rng.choice(NASTY))
         done = f"a file named {name!r}"
     elif what == "sparse":
         rel = rng.choice(("model/sparse.bin", "outputs/batch-1/warm-1.jsonl"))
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)  # any protocol's run
         with open(root / rel, "wb") as fh:
             fh.truncate(rng.choice((1 << 20, 16 << 20)))
         done = f"sparse {rel}"

@@ -13,6 +13,7 @@ from auditor.rule import Rule
 
 PACKAGES: dict[str, str] = {
     "accepted-corpus-cost": "auditor.protocols.a",
+    "residency-energy": "auditor.protocols.b",
 }
 
 

@@ -166,8 +166,8 @@ def _parse(data: bytes, table: dict[str, Any]
         if ftype != "string":
             typed = pl.when(ok).then(typed).otherwise(None)
         bad_value = pl.lit(False)
-        if "enum" in f:
-            bad_value = typed.is_not_null() & ~typed.is_in(f["enum"])
+        if "enum" in f:  # an empty cell is "not recorded" (or `_e`), never out of the enum
+            bad_value = typed.is_not_null() & ~empty & ~typed.is_in(f["enum"])
         if "minimum" in f:
             bad_value = bad_value | (typed.is_not_null() & (typed < f["minimum"]))
         exprs += [typed.alias(name),

@@ -7,7 +7,9 @@ than reads, so no page of the report is one a reader skips whole.
   copy under run/);
 - `rules.txt`: every rule the auditor applies, with what it checks, why, an example, what to
   do, and the text of the protocol rule it enforces;
-- the run's raw results table and manifest, and the audit result (every finding);
+- the run's manifest and the audit result (every finding), and what the run's protocol
+  attaches: its raw results tables and raw evidence (protocol A: resultats-bruts.csv;
+  protocol B: trials.csv, policies.csv and every power trace and placement file);
 - with `audit report --replay N`, the replay result (`replay.json`).
 
 All of them are rendered from the view model (or are the run's own bytes), and all are inside
@@ -17,6 +19,7 @@ the PDF's signature and listed in the DSSE bundle.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,28 +29,38 @@ HASHES = "artifact-hashes.sha256"
 RULES = "rules.txt"
 RUN_SUBDIR = "run"
 
-ATTACHMENTS: tuple[tuple[str, str, str], ...] = (
+HEAD: tuple[tuple[str, str, str], ...] = (
     # (name in the PDF, path in the report directory, description)
     (HASHES, HASHES, "SHA-256 of every file of the run as audited (sha256sum -c from the "
                      "report directory)"),
     (RULES, RULES, "Every rule the auditor applies: what it checks, why, an example, what to "
                    "do, and the protocol rule it enforces"),
-    ("resultats-bruts.csv", f"{RUN_SUBDIR}/resultats-bruts.csv",
-     "The raw results, one row per pass"),
+)
+TAIL: tuple[tuple[str, str, str], ...] = (
     ("manifest.json", f"{RUN_SUBDIR}/manifest.json",
      "The run's declaration and the hash of every file"),
     ("audit.json", "audit.json", "The audit result: every finding with its evidence"),
 )
+"""Every report's attachments; the run's protocol adds its own between them (its raw results
+tables and raw evidence: the report module's `attachments(view)`)."""
 REPLAY = ("replay.json", "replay.json", "The replay of the archived model (audit replay): the "
           "sample and its seed, every answers file's agreement, the disagreeing IDs")
 """Attached when the report was built with `--replay`."""
 
+MAX_ATTACHED_BYTES = 16 << 20
+"""A run file larger than this is not attached to the PDF (it stays in the report directory's
+run/ copy, listed in the signed bundle): a PDF of gigabytes helps no reader."""
 
-def listed(run_files: set[str], *, replay: bool = False) -> list[dict[str, str]]:
+
+def listed(run_files: set[str] | dict[str, int],
+           extra: Iterable[tuple[str, str]] = (), *, replay: bool = False
+           ) -> list[dict[str, str]]:
     """The attachments of a report of a run holding RUN_FILES (the run's own files are
-    attached only when it has them), and the replay result's with REPLAY."""
+    attached only when it has them); EXTRA: (run-relative path, description) of the files
+    the protocol attaches, in order; the replay result's with REPLAY."""
+    own = tuple((rel, f"{RUN_SUBDIR}/{rel}", desc) for rel, desc in extra)
     return [{"name": name, "path": path, "description": desc}
-            for name, path, desc in (*ATTACHMENTS, *((REPLAY,) if replay else ()))
+            for name, path, desc in (*HEAD, *own, *TAIL, *((REPLAY,) if replay else ()))
             if not path.startswith(f"{RUN_SUBDIR}/") or name in run_files]
 
 
@@ -87,6 +100,7 @@ def files(vm: dict[str, Any], audit_json: bytes, run_dir: Path,
             out.append((a["name"], made[a["name"]], a["description"]))
         else:
             src = run_dir / a["name"]
-            if src.is_file() and not src.is_symlink():
+            if src.is_file() and not src.is_symlink() \
+                    and src.stat().st_size <= MAX_ATTACHED_BYTES:
                 out.append((a["name"], src.read_bytes(), a["description"]))
     return out

@@ -177,3 +177,83 @@ def cost_vs_throughput(points: list[dict[str, Any]]) -> str | None:
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, frameon=False,
               fontsize=8, title="offer", title_fontsize=8)
     return _svg(fig)
+
+
+_DEVICE_COLORS = {"cpu": "#9e9e9e", "gpu": "#2ca02c", "ane": "#1f77b4", "npu": "#9467bd",
+                  "unknown": "#e0e0e0"}
+
+
+def power_traces(power: list[dict[str, Any]]) -> str | None:
+    """Protocol B: the summed power of every ok trial over time, one panel per policy,
+    seconds from the trial's window start; each window shaded, the trace around it shown.
+    None when no trace holds a reading."""
+    panels = [p for p in power if any(t["points"] for t in p["trials"])]
+    if not panels:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams.update(_RC)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(6.8, 1.5 * len(panels) + 0.5),
+                             squeeze=False, layout="constrained")
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    top = _limit([w for p in panels for t in p["trials"] for _, w in t["points"]], 1.15)
+    for ax, p in zip(axes[:, 0], panels, strict=True):
+        for i, t in enumerate(p["trials"]):
+            c = colors[i % len(colors)]
+            if _plottable(t["wall_s"]):
+                ax.axvspan(0, t["wall_s"], color=c, alpha=0.07, lw=0)
+                ax.axvline(t["wall_s"], color=c, lw=0.6, ls="--")
+            pts = [(x, w) for x, w in t["points"] if _plottable(x) and _plottable(w)]
+            if pts:
+                ax.step([x for x, _ in pts], [w for _, w in pts], where="post", color=c,
+                        lw=1.0, label=f"trial {t['trial_index']}")
+        ax.axvline(0, color="black", lw=0.6)
+        ax.set_ylim(0, top)
+        ax.set_ylabel("W")
+        ax.set_title(p["policy_id"], fontsize=8, loc="left")
+        ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=6, frameon=False)
+    axes[-1, 0].set_xlabel("seconds from the trial's window start")
+    return _svg(fig)
+
+
+def placement_shares(placement: list[dict[str, Any]]) -> str | None:
+    """Protocol B: per policy, the share of its placed operations on each device, with the
+    accelerator's declared floor marked. None when no policy has placed operations."""
+    rows = [p for p in placement if p["placed"]]
+    if not rows:
+        return None
+    fig, ax = _figure(len(rows))
+    seen: set[str] = set()
+    for i, p in enumerate(rows):
+        left = 0.0
+        total = sum(n for d, n in p["by_device"].items() if d != "unknown") or 1
+        for device in ("ane", "npu", "gpu", "cpu"):
+            n = p["by_device"].get(device, 0)
+            if n:
+                share = n / total
+                ax.barh(i, share, left=left, color=_DEVICE_COLORS[device],
+                        label=None if device in seen else device)
+                seen.add(device)
+                if share >= 0.08:
+                    ax.text(left + share / 2, i, f"{device} {100 * share:.1f} %", ha="center",
+                            va="center", fontsize=7, color="white" if device != "cpu"
+                            else "black")
+                left += share
+        if p["floor"] is not None and p["role"] == "accelerator":
+            ax.plot([p["floor"]] * 2, [i - 0.42, i + 0.42], color="#b3261e", lw=2,
+                    label=None if "floor" in seen else "declared floor")
+            seen.add("floor")
+    ax.set_yticks(range(len(rows)), [p["policy_id"] for p in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    from matplotlib.ticker import PercentFormatter
+
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel("share of the operations with placement information, by device")
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=6,
+              frameon=False, fontsize=8)
+    return _svg(fig)

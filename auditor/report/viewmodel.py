@@ -321,7 +321,9 @@ def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
     vm["appendix"] = appendix_section(
         cited_refs([vm, [c["protocol_ref"] for c in findings["causes"]]]), rules)
     files = None if view is None else view.files_on_disk
-    vm["attachments"] = attachments.listed(set(files or ()), replay=replay is not None)
+    own_files = getattr(module, "attachments", None) if view is not None else None
+    vm["attachments"] = attachments.listed(set(files or ()), own_files(view) if own_files else (),
+                                           replay=replay is not None)
     vm["artifacts"] = artifacts_section(files)
     vm["rules"] = rules_section(rules)
     return vm

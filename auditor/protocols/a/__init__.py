@@ -9,10 +9,10 @@ sections and run summary)."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from auditor.model import Finding, RunSummary
+from auditor.protocols._common import with_csv_line
 from auditor.protocols.a.artifacts import PARSED_PREFIXES, RESULTS, STREAMED_PREFIXES
 from auditor.protocols.base import Protocol
 
@@ -26,13 +26,7 @@ def _load(files: Any) -> Any:
 def _locate(view: Any, f: Finding) -> Finding:
     """A CSV row's finding also gets the physical line where the row starts (SARIF and
     GitHub annotations point at lines)."""
-    if f.artifact != RESULTS or f.row is None or f.line is not None:
-        return f
-    raw = view.results_raw
-    if raw is None or "row" not in raw.columns or not 1 <= f.row <= raw.height:
-        return f
-    line = raw.get_column("line")[f.row - 1]
-    return dataclasses.replace(f, line=int(line)) if line is not None else f
+    return with_csv_line(f, view.results_raw) if f.artifact == RESULTS else f
 
 
 def _summarize(view: Any, result: Any) -> RunSummary:

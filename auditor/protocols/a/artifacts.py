@@ -5,7 +5,8 @@ artifacts) and the documentation read this one table."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from auditor.protocols._common import Artifact
 
 MANIFEST = "manifest.json"
 EXPECTED = "corpus/expected_ids.txt"
@@ -28,21 +29,6 @@ PASS_FILE = re.compile(
     r"^(?P<variant>[A-Za-z0-9._-]+)/(?P<phase>cold|warm)-(?P<run>[1-9][0-9]*)\.(?P<ext>jsonl|json)\Z")
 """`<variant_id>/<phase>-<run_index>.<ext>` under outputs/, traces/memory/, evidence/placement/
 (`\\Z`, not `$`: a name ending in a line break is another file, not this pass's)."""
-
-
-@dataclass(frozen=True)
-class Artifact:
-    kind: str
-    """The key rules name in `requires` and the view lists in `available`."""
-    path: str
-    """The file, or the folder (ending in `/`) holding one file per pass."""
-    reader: str
-    """The module of `auditor.readers` that parses it."""
-    schema: str | None
-    """Its schema kind in `schemas/` (a JSON Schema, or the CSV's table schema)."""
-    required: bool
-    """Required by the protocol; the offers file only when the manifest names an offer."""
-    what: str
 
 
 ARTIFACTS: tuple[Artifact, ...] = (

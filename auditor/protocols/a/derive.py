@@ -15,12 +15,12 @@ valid line has no value (empty cell).
 from __future__ import annotations
 
 import re
-import weakref
-from collections.abc import Callable, Iterator, Sequence
-from functools import wraps
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
+from auditor.protocols._common import per_view
 
 if TYPE_CHECKING:
     from auditor.protocols.a.view import RunView
@@ -30,21 +30,6 @@ EPS = 1e-9
 #: by this much and still be the same value.
 QUALITY_ABS_TOL = 1e-4
 KEY = ["variant_id", "phase", "run_index"]
-
-
-def per_view(fn: Callable[[RunView], pl.DataFrame]) -> Callable[[RunView], pl.DataFrame]:
-    """Compute FN once per view; the result lives as long as the view (a weak key), so a
-    long benchmark or a server does not keep old runs' frames alive."""
-    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-    @wraps(fn)
-    def wrapper(view: RunView) -> pl.DataFrame:
-        if view not in cache:
-            cache[view] = fn(view)
-        return cache[view]
-
-    wrapper.cache_clear = cache.clear  # type: ignore[attr-defined]
-    return wrapper
 
 
 def pass_name(variant: str, phase: str, run: int) -> str:

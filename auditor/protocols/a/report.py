@@ -25,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from auditor.model import AuditResult, ConfigSummary, Finding, OfferCost, RunSummary
+from auditor.protocols._common import summary_of
 from auditor.protocols.a import derive
 from auditor.protocols.a.economics import (
     PackageCost,
@@ -634,7 +635,6 @@ def run_summary(view: RunView, result: AuditResult, timings: list[dict[str, Any]
                 if isinstance(v, Mapping)}
     n_texts = (derive.expected_index(view).height if view.expected_ids is not None else None)
     gpus = derive.pass_gpus(view)
-    first_error = next((f for f in result.findings if f.severity == "error"), None)
     passes_ok = derive.variants_accepted(view)
     configs = []
     for t in timings:
@@ -666,11 +666,7 @@ def run_summary(view: RunView, result: AuditResult, timings: list[dict[str, Any]
             extra=(("batch", lookup(declared.get(vid), "batch")),
                    ("cold_median_s", t["cold"]["median_s"]),
                    ("texts", n_texts))))
-    return RunSummary(
-        run_dir=result.run_dir, manifest_sha256=view.files_on_disk.get("manifest.json"),
-        protocol=result.protocol, experiment_id=result.experiment_id, verdict=result.verdict,
-        counts=tuple(result.counts().items()), configurations=tuple(configs),
-        main_reason=first_error.message if first_error else None)
+    return summary_of(view, result, configs)
 
 
 def summarize(view: RunView, result: AuditResult) -> RunSummary:
@@ -836,6 +832,11 @@ def sections(view: RunView, result: AuditResult, *, offers: dict | None = None,
         "memory": memory_section(view, timings),
         "economics": econ,
     }
+
+
+def attachments(view: RunView) -> list[tuple[str, str]]:
+    """The run files the signed PDF carries besides the manifest: the raw results."""
+    return [("resultats-bruts.csv", "The raw results, one row per pass")]
 
 
 def finding_scope(view: RunView, finding: Finding) -> str | None:

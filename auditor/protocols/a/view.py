@@ -25,13 +25,13 @@ import polars as pl
 
 import schemas
 from auditor.model import Finding
+from auditor.protocols._common import Loader, faults_frame
 from auditor.protocols.a import derive
 from auditor.protocols.a.artifacts import (
     CLAIMS,
     ENVIRONMENT,
     EXPECTED,
     INPUTS,
-    MANIFEST,
     MEMORY_TRACES,
     OFFERS,
     OUTPUTS,
@@ -47,7 +47,6 @@ from auditor.protocols.a.artifacts import (
 from auditor.readers import (
     csv_table,
     id_list,
-    json_doc,
     jsonl_id_label,
     jsonl_records,
     timestamps,
@@ -147,39 +146,11 @@ _TIMELINE_SCHEMA = {
     "memory_trace": pl.String, "placement": pl.String}
 
 
-class _Loader:
-    def __init__(self, files: RunFiles) -> None:
-        self.files = files
-        self.data = files.data
-        self.findings: list[Finding] = []
-        self.available: set[str] = set()
-        self.absent: set[str] = set()
-        self.reason: dict[str, str] = {}
-        for f in files.faults:
-            self.report(f)
+class _Loader(Loader):
+    malformed_code = "A0002"
 
-    # -- helpers -------------------------------------------------------------------------
-    def report(self, fault: Fault, code: str = "A0002", ref: str = "A1.4") -> None:
-        evidence = {} if fault.value is None else {"observed": fault.value}
-        self.findings.append(Finding(
-            code=code, severity=fault.severity, protocol_ref=ref, message=fault.message,
-            artifact=fault.file, row=fault.row, line=fault.line, column=fault.column,
-            pointer=fault.pointer, evidence=evidence))
-
-    def bad(self, kind: str, why: str) -> None:
-        self.reason.setdefault(kind, why)
-
-    def doc(self, rel: str, kind: str, schema: str, code: str = "A0002", ref: str = "A1.4"
-            ) -> dict | None:
-        """One JSON document that parses and matches its schema, else None (and findings)."""
-        read = json_doc.read(self.data[rel], name=rel, schema=schema)
-        for f in read.faults:
-            self.report(f, code, ref)
-        if read.errors or not isinstance(read.value, dict):
-            self.bad(kind, f"{rel} is not valid JSON" if read.value is None
-                     else f"{rel} does not match its schema")
-            return None
-        return read.value
+    def ref_for(self, fault: Fault) -> str:
+        return "A1.4"
 
     # -- the artifacts -------------------------------------------------------------------
     def load(self) -> RunView:
@@ -210,8 +181,7 @@ class _Loader:
         set_check = self.load_doc(SET_CHECK, "set_check", "set_check")
         claims = self.load_doc(CLAIMS, "claims", "claims", required=False)
         inputs_path, inputs = self.load_inputs(manifest)
-        for kind in self.absent:
-            self.reason.setdefault(kind, f"no {kind} artifact in the run dir")
+        unavailable = self.unavailable()
         return RunView(
             root=self.files.root, manifest=manifest, results=results,
             results_raw=results_raw, results_faults=faults, expected_ids=expected,
@@ -225,39 +195,13 @@ class _Loader:
             splits=MappingProxyType(splits), inputs=inputs, inputs_path=inputs_path,
             claims=claims, files_on_disk=self.files.hashes,
             load_findings=tuple(self.findings), available=frozenset(self.available),
-            absent=frozenset(self.absent),
-            unavailable_reason=MappingProxyType(
-                {k: v for k, v in self.reason.items() if k not in self.available}),
+            absent=frozenset(self.absent), unavailable_reason=unavailable,
             output_stats=out_stats,
         )
 
     def load_manifest(self) -> dict | None:
-        if MANIFEST not in self.data:
-            self.absent.add("manifest")
-            return None
-        read = json_doc.read(self.data[MANIFEST], name=MANIFEST, schema="manifest",
-                             label="the manifest")
-        for f in read.faults:
-            self.report(f, "A0001", manifest_ref(f.pointer, "A10.1"))
-        if read.value is None:
-            self.bad("manifest", f"{MANIFEST} is not valid JSON")
-            return None
-        if read.errors:
-            self.bad("manifest", f"{MANIFEST} does not match its schema")
-            # Keep a dict for the run's identity in the report, never for the rules.
-            return read.value if isinstance(read.value, dict) else None
-        self.available.add("manifest")
-        return read.value
-
-    def load_doc(self, rel: str, kind: str, schema: str, required: bool = True) -> dict | None:
-        if rel not in self.data:
-            if required:
-                self.absent.add(kind)
-            return None
-        doc = self.doc(rel, kind, schema)
-        if doc is not None:
-            self.available.add(kind)
-        return doc
+        return super().load_manifest("manifest", "A0001", lambda p: manifest_ref(p, "A10.1"),
+                                     "the manifest")
 
     def load_id_list(self, rel: str, kind: str) -> pl.DataFrame | None:
         if rel not in self.data:
@@ -480,15 +424,6 @@ def _plain_input(obj: Any) -> bool:
     and a string `text`): the schema is asked only about the others."""
     return (isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"] != ""
             and isinstance(obj.get("text"), str))
-
-
-def faults_frame(faults: tuple[Fault, ...] | list[Fault]) -> pl.DataFrame:
-    """CSV faults as the frame the A08xx rules read (`column` is the CSV column's name)."""
-    return pl.DataFrame(
-        [{"kind": f.kind, "severity": f.severity, "row": f.row, "line": f.line,
-          "column": f.field, "value": f.value, "message": f.message} for f in faults],
-        schema={"kind": pl.String, "severity": pl.String, "row": pl.Int64, "line": pl.Int64,
-                "column": pl.String, "value": pl.String, "message": pl.String}, orient="row")
 
 
 def _num(v: Any) -> float | None:

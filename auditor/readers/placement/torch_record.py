@@ -10,8 +10,11 @@ share of the model's elements on the accelerator. Without `tensors`, the `parame
 The profiler's op table stays in `meta`: `ops_by_device` counts every event by device type,
 `kernels_by_device` only device kernels (`is_kernel`; under CUDA the `aten::*` events are
 CPU-side launches, so GPU work is counted from the CUDA-device kernels), and `ops` the
-number of (name, device_type) entries. `requested_device`, `torch_version` and the
-diagnostic pass are kept as written.
+number of (name, device_type) entries. The aten operators the diagnostic pass dispatched
+(`dispatched_ops`, written by the runner's `TorchDispatchMode`) are counted in
+`meta["dispatched_by_devices"]` by the devices of their outputs as written (`cpu`,
+`cuda:0`, `cpu,cuda:0`, `none` for an operator without a tensor output).
+`requested_device`, `torch_version` and the diagnostic pass are kept as written.
 """
 
 from __future__ import annotations
@@ -54,6 +57,12 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
         if o.get("is_kernel"):
             kernels[o["device_type"]] += o["count"]
     meta.update(ops=len(ops), ops_by_device=dict(every), kernels_by_device=dict(kernels))
+    dispatched = Counter[str]()
+    for d in doc.get("dispatched_ops") or []:
+        if isinstance(d, dict) and isinstance(d.get("devices"), str) \
+                and isinstance(d.get("count"), int) and not isinstance(d["count"], bool):
+            dispatched[d["devices"]] += d["count"]
+    meta["dispatched_by_devices"] = dict(dispatched)
     tensors = doc.get("tensors")
     if isinstance(tensors, list):
         rows = [{"node": t["name"], "op_type": t["kind"], "provider": t["device"],

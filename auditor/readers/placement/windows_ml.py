@@ -39,8 +39,8 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
                                   "The Windows ML placement record")
     if doc is None:
         return Read(None, log.faults(), meta)
-    for key in ("policy_id", "model_sha256", "os_build", "onnxruntime_version", "selection",
-                "compilation", "assigned"):
+    for key in ("policy_id", "model_sha256", "os_build", "onnxruntime_version", "captured_at",
+                "selection", "compilation", "assigned"):
         meta[key] = doc.get(key)
     assigned = [a for i, a in enumerate(doc.get("assigned") or [])
                 if isinstance(a, dict) and not _frame.is_bad(f"/assigned/{i}", bad)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.a.artifacts import MANIFEST
+from auditor.protocols._common import manifest_findings
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -24,11 +24,7 @@ from auditor.rule import rule
 @rule(code="A0001", title="manifest present and valid", protocol_ref="A10.1", severity="error",
       fix="Re-run so the runner writes manifest.json; never write or patch it by hand.")
 def check(view: RunView) -> Iterator[Finding]:
-    if "manifest" in view.absent:
-        yield RULE.finding("the run dir has no manifest.json: nothing was declared before "
-                           "measuring and no file hash can be checked", artifact=MANIFEST,
-                           missing_evidence=True)
-    yield from (f for f in view.load_findings if f.code == RULE.code)
+    yield from manifest_findings(RULE, view)
 
 
 RULE = check

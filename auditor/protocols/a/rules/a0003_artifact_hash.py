@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.a.artifacts import MANIFEST
+from auditor.protocols._common import hash_mismatches
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
-from auditor.rundir import UNHASHED
 
 
 @rule(code="A0003", title="file hash differs from the manifest", protocol_ref="A10.1",
@@ -25,13 +24,7 @@ from auditor.rundir import UNHASHED
       fix=("Re-run: a file changed after the run is not what was measured. Never fix an output "
            "by hand."))
 def check(view: RunView) -> Iterator[Finding]:
-    listed = view.manifest["artifacts"]
-    for rel in sorted(listed):
-        actual = view.files_on_disk.get(rel)
-        if actual is not None and actual != UNHASHED and actual != listed[rel]:
-            yield RULE.finding(f"{rel} changed after the manifest was written (SHA-256 differs)",
-                               artifact=rel, observed=actual, expected=listed[rel],
-                               manifest=MANIFEST)
+    yield from hash_mismatches(RULE, view)
 
 
 RULE = check

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.a.artifacts import MANIFEST
+from auditor.protocols._common import unlisted_files
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -22,12 +22,7 @@ from auditor.rule import rule
       severity="error", requires=("manifest",),
       fix="Remove the added file, or re-run so the manifest lists it.")
 def check(view: RunView) -> Iterator[Finding]:
-    listed = view.manifest["artifacts"]
-    for rel in sorted(view.files_on_disk):
-        if rel != MANIFEST and rel not in listed:
-            yield RULE.finding(f"{rel} is in the run dir but not in the manifest's artifacts",
-                               artifact=rel, observed="unlisted", expected="listed with its "
-                               "SHA-256 in manifest.json")
+    yield from unlisted_files(RULE, view)
 
 
 RULE = check

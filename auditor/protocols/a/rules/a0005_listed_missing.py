@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.a.artifacts import MANIFEST
+from auditor.protocols._common import listed_missing
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -21,11 +21,7 @@ from auditor.rule import rule
       requires=("manifest",),
       fix="Restore the file from the original run directory, or re-run.")
 def check(view: RunView) -> Iterator[Finding]:
-    for rel in sorted(view.manifest["artifacts"]):
-        if rel not in view.files_on_disk:
-            yield RULE.finding(f"{rel} is listed in the manifest but not in the run dir",
-                               artifact=rel, missing_evidence=True,
-                               observed="absent", expected="present", manifest=MANIFEST)
+    yield from listed_missing(RULE, view)
 
 
 RULE = check

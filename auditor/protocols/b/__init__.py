@@ -1,0 +1,51 @@
+"""Protocol B, "energy and accelerator residency" (seed 004; docs/protocol.md B1-B10): the
+compute policies of one classifier on one machine and power source (Neural Engine, NPU, GPU,
+CPU), judged on where the model really ran and what it cost in energy against the CPU-only
+baseline, each figure recomputed from the raw latencies, power traces and placement
+evidence, in whatever format their tool wrote them.
+
+The package: `artifacts.py` (what the run dir holds), `view.py` (loading it through the
+readers), `derive.py` (every fact recomputed from raw evidence, once), `rules/` (one module
+per rule, `B` codes), `report.py` (its report sections and run summary)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from auditor.model import Finding, RunSummary
+from auditor.protocols._common import with_csv_line
+from auditor.protocols.b.artifacts import PARSED_PREFIXES, POLICIES, TRIALS
+from auditor.protocols.base import Protocol
+
+
+def _load(files: Any) -> Any:
+    from auditor.protocols.b.view import load
+
+    return load(files)
+
+
+def _locate(view: Any, f: Finding) -> Finding:
+    """A CSV row's finding also gets the physical line where the row starts."""
+    return with_csv_line(f, {TRIALS: view.trials_raw,
+                             POLICIES: view.policies_raw}.get(f.artifact or ""))
+
+
+def _summarize(view: Any, result: Any) -> RunSummary:
+    from auditor.protocols.b.report import summarize
+
+    return summarize(view, result)
+
+
+PROTOCOL = Protocol(
+    name="residency-energy",
+    prefix="B",
+    title="Protocol B: energy and accelerator residency",
+    rules_package="auditor.protocols.b.rules",
+    parsed_prefixes=PARSED_PREFIXES,
+    signature_files=(TRIALS,),
+    load=_load,
+    internal_error_ref="B10",
+    locate=_locate,
+    summarize=_summarize,
+    report_module="auditor.protocols.b.report",
+)

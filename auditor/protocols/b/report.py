@@ -1,0 +1,396 @@
+"""Protocol B's sections of the report's view model, and the run summary an archive keeps.
+
+Page 1 (`summary`) gives the verdict of every compute policy first, with its median wall
+time, p95 latency, average power, joules per inference and operation share against its floor,
+then what to decide. The sections after the findings: the policy comparison table (every
+figure with its source: energy instrument and window, shares against the floor, gates), the
+power trace of every trial over time with its inference window marked, placement shares
+per policy, the B6 summary of every trace over every window, and what was measured.
+
+A policy's verdict comes from the audit: `baseline` for the declared CPU-only baseline (what
+the others are compared with, never accepted or rejected itself), `rejected` when an error
+finding names it, `incomplete` when a finding says evidence of it is missing, `accepted` only
+when nothing is wrong with it and the run as a whole is accepted; a policy with nothing
+against it in a run that is not accepted takes the run's verdict, with that reason. Every
+figure is the auditor's recomputation (`derive.py`), never the run's claim. The tree holds
+only JSON values, so it can be compared with a golden file and rendered by any template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from auditor.model import AuditResult, ConfigSummary, Finding, RunSummary
+from auditor.protocols._common import summary_of
+from auditor.protocols.b import derive
+from auditor.protocols.b.artifacts import POLICIES, TRIALS
+from auditor.protocols.b.view import RunView
+from auditor.report.viewmodel import NOT_RECORDED, json_safe, lookup
+
+TEMPLATE = "protocol_b.html.j2"
+"""The sections of protocol B in the report page (included by report.html.j2)."""
+
+MAX_POINTS = 2000
+"""Points of one trial's power curve in the figure (a long trace is thinned, evenly)."""
+
+
+# -- formatting -------------------------------------------------------------------------------
+
+def _fmt(value: float | None, unit: str, digits: int = 4) -> str:
+    if value is None:
+        return NOT_RECORDED
+    return f"{value:.{digits}g} {unit}".strip()
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.2f} %"
+
+
+# -- per-policy verdicts, from the audit -------------------------------------------------------
+
+def _policy_of(f: Finding) -> str | None:
+    pid = f.evidence.get("policy_id") if isinstance(f.evidence, Mapping) else None
+    return pid if isinstance(pid, str) else None
+
+
+def policy_verdicts(view: RunView, result: AuditResult
+                    ) -> dict[str, tuple[str, str | None, str | None]]:
+    """Per declared policy: (`baseline`, `accepted`, `rejected` or `incomplete`, why in a few
+    words (the first finding's rule), why in full (its message))."""
+    out: dict[str, tuple[str, str | None, str | None]] = {}
+    for pid, pol in derive.policies(view).items():
+        own = [f for f in result.findings if _policy_of(f) == pid and f.severity == "error"]
+        first = next((f for f in own if not f.missing_evidence), None) or next(iter(own), None)
+        short = f"{first.code} {first.title}" if first else None
+        full = f"{first.code}: {first.message}" if first else None
+        if pol.is_baseline:
+            out[pid] = ("baseline", "the CPU-only baseline (B7)"
+                        + (f"; {short}" if short else ""), full)
+        elif first is not None:
+            out[pid] = ("incomplete" if first.missing_evidence else "rejected", short, full)
+        elif result.verdict != "accepted":
+            why = f"nothing against it, but the run is {result.verdict}"
+            out[pid] = (result.verdict, why, why)
+        else:
+            out[pid] = ("accepted", None, None)
+    return out
+
+
+# -- the summary an archive keeps, and page 1 --------------------------------------------------
+
+def summarize(view: RunView, result: AuditResult) -> RunSummary:
+    """The small summary an archive keeps of one protocol B run: per policy its verdict from
+    the audit (`accepted` is True only for an accepted policy; the baseline's is `baseline`
+    in `extra`), the median wall time and its range over the ok trials, inferences per
+    second at the median, and in `extra` the p95, average power, joules per inference with
+    the energy source, the operation share and floor, accuracy and agreement."""
+    facts = derive.policy_facts(view)
+    places = derive.placements(view)
+    verdicts = policy_verdicts(view, result)
+    per_trial = derive.sequence(view)["n"] * derive.repetitions(view)
+    configs = []
+    for pid, f in facts.items():
+        verdict, why, _ = verdicts[pid]
+        walls = [t.wall_s for t in f.ok if t.wall_s is not None]
+        p = places.get(pid)
+        configs.append(ConfigSummary(
+            config_id=pid, accepted=verdict == "accepted", gpu_model=None, gpu_count=0,
+            precision=f.policy.precision, median_s=f.median_wall_s,
+            min_s=min(walls) if walls else None, max_s=max(walls) if walls else None,
+            throughput_per_s=(per_trial / f.median_wall_s
+                              if f.median_wall_s and per_trial else None),
+            reason=why,
+            extra=(("verdict", verdict), ("role", f.policy.role),
+                   ("runtime", f.policy.runtime), ("compute_units", f.policy.compute_units),
+                   ("trials_ok", len(f.ok)), ("trials", len(f.trials)),
+                   ("p95_ms", f.p95_ms), ("latencies", f.n_latencies),
+                   ("avg_power_w", f.average_power_w),
+                   ("joules_per_inference", f.joules_per_inference),
+                   ("energy_source", f.energy_source), ("energy_window_s", f.wall_s),
+                   ("energy_domains", ", ".join(f.domains) or None),
+                   ("energy_missing", f.energy_missing),
+                   ("operation_share", p.operation_share if p else None),
+                   ("cost_share", p.cost_share if p else None),
+                   ("operation_share_floor", f.policy.floor),
+                   ("accuracy", f.accuracy), ("agreement", f.agreement))))
+    return summary_of(view, result, configs)
+
+
+TONE = {"accepted": "ok", "baseline": "muted", "rejected": "bad", "incomplete": "muted"}
+
+
+def summary_section(view: RunView, result: AuditResult, summary: RunSummary
+                    ) -> dict[str, Any]:
+    """Page 1: every policy's verdict and figures, then what to decide."""
+    rows = []
+    for c in summary.configurations:
+        x = dict(c.extra)
+        floor = x["operation_share_floor"]
+        share = ("—" if x["role"] != "accelerator" else
+                 f"{_pct(x['operation_share'])} (floor {_pct(floor)})")
+        verdict = x["verdict"] + (f": {c.reason}" if c.reason and x["verdict"] != "accepted"
+                                  and x["verdict"] != "baseline" else "")
+        rows.append({"tone": TONE[x["verdict"]], "values": {
+            "verdict": x["verdict"], "median_s": c.median_s, "p95_ms": x["p95_ms"],
+            "avg_power_w": x["avg_power_w"], "joules_per_inference": x["joules_per_inference"],
+            "operation_share": x["operation_share"]},
+            "cells": {
+                "policy": f"{c.config_id} ({x['compute_units']})",
+                "verdict": verdict,
+                "median": _fmt(c.median_s, "s"),
+                "p95": _fmt(x["p95_ms"], "ms"),
+                "power": (_fmt(x["avg_power_w"], "W") if x["avg_power_w"] is not None
+                          else "not measured"),
+                "jpi": (_fmt(x["joules_per_inference"], "J") if x["joules_per_inference"]
+                        is not None else "not measured"),
+                "share": share}})
+    accepted = [c for c in summary.configurations if dict(c.extra)["verdict"] == "accepted"]
+    accel = [c for c in summary.configurations if dict(c.extra)["role"] == "accelerator"]
+    decision = []
+    if accepted:
+        best = min(accepted, key=lambda c: (dict(c.extra)["joules_per_inference"] or 0,
+                                            c.config_id))
+        bx = dict(best.extra)
+        decision.append(
+            f"Accepted: {', '.join(c.config_id for c in accepted)}: each ran on its "
+            "accelerator at or above its floor, passed the gates, and drew less average power "
+            "and fewer joules per inference than the CPU-only baseline on the same power "
+            f"source. Lowest energy per inference: {best.config_id}, "
+            f"{_fmt(bx['joules_per_inference'], 'J')} ({bx['energy_source']}).")
+    elif accel:
+        decision.append("No accelerator policy is accepted: keep the CPU-only policy, and "
+                        "read each policy's verdict above for what to fix (B7: an accelerator "
+                        "is accepted only when it draws less power and energy than the CPU).")
+    else:
+        decision.append("The run declares no accelerator policy: it compares CPU runtimes "
+                        "only, and no accelerator can be accepted from it.")
+    cautions = []
+    missing = sorted({dict(c.extra)["energy_missing"] for c in summary.configurations
+                      if dict(c.extra)["energy_missing"] and c.median_s is not None})
+    if missing:
+        cautions.append({"kind": "energy", "text": "Energy is not measured for every policy "
+                         f"with latency: {missing[0]}. Latency without energy decides nothing "
+                         "here (B10)."})
+    rejected_energy = [f for f in result.findings if f.code == "B0803"]
+    if rejected_energy:
+        cautions.append({"kind": "energy", "text": "Energy was measured on a candidate "
+                         "rejected at a gate: its figures answer no question (B8)."})
+    n = len(summary.configurations)
+    return {
+        "headline": (f"{len(accepted)} of {len(accel)} accelerator policy(ies) accepted"
+                     if accel else f"{n} CPU-only policy(ies), no accelerator declared"),
+        "columns": [
+            {"key": "policy", "label": "Policy"},
+            {"key": "verdict", "label": "Verdict (from the audit)"},
+            {"key": "median", "label": "Median wall", "align": "r"},
+            {"key": "p95", "label": "p95 latency", "align": "r"},
+            {"key": "power", "label": "Average power", "align": "r"},
+            {"key": "jpi", "label": "Joules per inference", "align": "r"},
+            {"key": "share", "label": "Operation share", "align": "r"},
+        ],
+        "rows": rows,
+        "decision": decision,
+        "cautions": cautions,
+        "notes": ["Every figure is recomputed from the raw latencies, power traces and "
+                  "placement evidence: p95 by nearest rank over every latency of the ok "
+                  "trials; power and energy over each trial's inference window only, pooled "
+                  "over the ok trials; the baseline is what the others are compared with."],
+    }
+
+
+# -- the sections after the findings -----------------------------------------------------------
+
+def comparison_section(view: RunView,
+                       verdicts: dict[str, tuple[str, str | None, str | None]]
+                       ) -> list[dict[str, Any]]:
+    """Every policy with every figure and where it comes from."""
+    comps = derive.comparisons(view)
+    places = derive.placements(view)
+    gates = view.m.get("gates") or {}
+    out = []
+    for pid, f in derive.policy_facts(view).items():
+        p = places.get(pid)
+        c = comps.get(pid)
+        out.append({
+            "policy_id": pid, "role": f.policy.role, "runtime": f.policy.runtime,
+            "compute_units": f.policy.compute_units, "precision": f.policy.precision,
+            "verdict": verdicts[pid][0], "why": verdicts[pid][2] or verdicts[pid][1],
+            "trials": f"{len(f.ok)} ok of {len(f.trials)}",
+            "median_wall": _fmt(f.median_wall_s, "s"),
+            "p95": _fmt(f.p95_ms, "ms") + (f" (n = {f.n_latencies:,})" if f.n_latencies else ""),
+            "power": _fmt(f.average_power_w, "W"),
+            "jpi": _fmt(f.joules_per_inference, "J"),
+            "energy": (f"{f.energy_source} over {f.domains and ', '.join(f.domains)}; "
+                       f"{f.wall_s:.3f} s of windows, {f.inferences:,} inferences"
+                       if f.energy_missing is None and f.wall_s is not None
+                       and f.inferences is not None
+                       else f"not measured: {f.energy_missing}"),
+            "share": ("—" if f.policy.role != "accelerator" else
+                      f"{_pct(p.operation_share) if p else '—'} of operations"
+                      + (f", {_pct(p.cost_share)} of cost" if p and p.cost_share is not None
+                         else "") + f" (floor {_pct(f.policy.floor)})"),
+            "gates": (f"accuracy {_pct(f.accuracy)} (floor {_pct(gates.get('accuracy_floor'))})"
+                      f", agreement {_pct(f.agreement)} "
+                      f"(floor {_pct(gates.get('agreement_floor'))})"
+                      if f.accuracy is not None else "no answer to judge"),
+            "versus_baseline": c.reason if c is not None else "—",
+        })
+    return out
+
+
+def _curve(t: derive.Trial) -> list[list[float]]:
+    """The summed power of the series the energy is computed from, as steps over time
+    (seconds from the window's start), thinned evenly to at most `MAX_POINTS`."""
+    curve = t.energy.curve if t.energy is not None else []
+    step = max(1, -(-len(curve) // MAX_POINTS))
+    return [[round(a, 6), round(w, 6)] for a, w in curve[::step]]
+
+
+def power_section(view: RunView) -> list[dict[str, Any]]:
+    """Per policy, every ok trial's power over time and its window, for the figure."""
+    out: dict[str, dict[str, Any]] = {}
+    for t in derive.trials(view):
+        if t.status != "ok" or t.wall_s is None:
+            continue
+        entry = out.setdefault(t.policy_id, {"policy_id": t.policy_id, "trials": []})
+        e = t.energy
+        entry["trials"].append({
+            "trial_index": t.trial_index, "wall_s": t.wall_s,
+            "status": e.status if e else "no_trace", "points": _curve(t)})
+    return list(out.values())
+
+
+def trials_section(view: RunView) -> list[dict[str, Any]]:
+    """Every trial, and the B6 summary of its trace over its window."""
+    rows = []
+    for t in derive.trials(view):
+        e = t.energy
+        rows.append({
+            "policy_id": t.policy_id, "trial_index": t.trial_index, "row": t.row,
+            "status": t.status, "position": t.claims.get("order_position"),
+            "window": (f"{t.texts.get('started_at') or NOT_RECORDED} ({t.window_from})"
+                       if t.window_from else NOT_RECORDED),
+            "wall": _fmt(t.wall_s, "s"), "p95": _fmt(t.p95_ms, "ms"),
+            "answers": t.lines,
+            "energy": _fmt(e.energy_j, "J") if e and e.measured else "—",
+            "power": _fmt(e.average_power_w, "W") if e and e.measured else "—",
+            "trace": (e.trace if e else None) or "—",
+            "status_energy": ("measured" if e and e.measured else
+                              f"{e.status}: {e.reason}" if e else "—"),
+            "series": [{"name": _series_name(s), "readings": s.readings,
+                        "updates": s.updates if s.kind == "counter" else None,
+                        "max_interval_s": s.max_interval_s, "covered": s.covered,
+                        "energy_j": s.energy_j} for s in (e.series if e else [])],
+        })
+    return rows
+
+
+def _series_name(s: derive.Series) -> str:
+    """`gpu 0 (nvml)`: the domain, the device and the instrument (our runner's) or the
+    tool's own column name."""
+    src = s.source.split(":", 1)[0] if ":" in s.source and "/" in s.source else s.source
+    return f"{s.domain}{'' if s.device is None else f' {s.device}'} ({src})"
+
+
+def placement_section(view: RunView) -> list[dict[str, Any]]:
+    """Per policy with placement evidence: the file, its tool, shares and compute operators."""
+    out = []
+    pols = derive.policies(view)
+    for pid, p in derive.placements(view).items():
+        pol = pols.get(pid)
+        out.append({
+            "policy_id": pid, "role": pol.role if pol else None,
+            "accelerator": ("on " + "/".join(sorted(pol.accelerator))
+                            if pol and pol.accelerator else "CPU-only"),
+            "files": list(p.files), "used": p.used, "tool": p.tool or NOT_RECORDED,
+            "nodes": p.nodes, "placed": p.placed, "by_device": dict(sorted(p.by_device.items())),
+            "operation_share": p.operation_share, "cost_share": p.cost_share,
+            "cpu_node_share": p.cpu_node_share,
+            "floor": pol.floor if pol else None,
+            "compute_ops": [{"op_type": op, "devices": ", ".join(
+                f"{d} {n}" for d, n in sorted(by.items()))}
+                for op, by in sorted(p.compute_ops.items())],
+            "fallback": p.fallback, "problem": p.problem,
+            "assigned": [f"{a.get('execution_provider')} ({a.get('device_type')})"
+                         for a in p.assigned],
+        })
+    return out
+
+
+def measured_section(view: RunView) -> dict[str, Any]:
+    m, env = view.m, view.environment or {}
+    seq = derive.sequence(view)
+    mins = (m.get("energy") or {}).get("minimums") or {}
+
+    def fact(key: str) -> str:
+        v = env.get(key) if isinstance(env.get(key), Mapping) else {}
+        return str(v.get("value") or f"not available: {v.get('not_available') or '—'}")
+    os_ = env.get("os") or {}
+    os_text = (lookup(os_, "os_release", "PRETTY_NAME") or os_.get("build")
+               or os_.get("kernel_release") or NOT_RECORDED)
+    return {
+        "experiment_id": m.get("experiment_id"), "status": m.get("status"),
+        "model_tier": m.get("model_tier"), "artifact_sha256": m.get("artifact_sha256"),
+        "code": lookup(m, "revisions", "code"),
+        "machine": fact("machine"), "os": str(os_text), "power_source": fact("power_source"),
+        "power_mode": fact("power_mode"),
+        "prompts": f"{seq['n']:,} prompts, SHA-256 {seq['sha256'] or NOT_RECORDED}",
+        "repetitions": derive.repetitions(view), "warmup": m.get("warmup_iterations"),
+        "trials_per_policy": m.get("trials_per_policy"),
+        "baseline": m.get("baseline_policy"),
+        "minimums": (f"sampling every {mins.get('sampling_interval_s')} s; a window of at "
+                     f"least {mins.get('window_seconds')} s, {mins.get('sample_periods')} "
+                     f"readings, {mins.get('counter_updates')} counter updates; gaps over "
+                     f"{derive.minimums(view)['gap_factor']:g} periods")
+        if mins else NOT_RECORDED,
+        "gates": json_safe(m.get("gates")), "floor": lookup(m, "placement",
+                                                              "operation_share_floor"),
+        "reference": lookup(m, "reference", "artifact_file") or lookup(m, "reference",
+                                                                        "artifact"),
+        "timer_scope": m.get("timer_scope") or NOT_RECORDED,
+        "notes": m.get("notes"),
+    }
+
+
+def sections(view: RunView, result: AuditResult, *, offers: dict | None = None,
+             offers_label: str | None = None) -> dict[str, Any]:
+    """Protocol B's part of the report's view model (OFFERS: protocol A's, unused here)."""
+    verdicts = policy_verdicts(view, result)
+    return {
+        "summary": summary_section(view, result, summarize(view, result)),
+        "policies": comparison_section(view, verdicts),
+        "power": power_section(view),
+        "trials": trials_section(view),
+        "placement": placement_section(view),
+        "measured": measured_section(view),
+    }
+
+
+def attachments(view: RunView) -> list[tuple[str, str]]:
+    """The run files the signed PDF carries besides the manifest: the two tables and every
+    raw power trace and placement file."""
+    out = [(TRIALS, "One row per trial: what the run claims for it"),
+           (POLICIES, "One row per policy: what the run claims for it")]
+    out += [(ev.path, f"Raw power trace of {pid} trial {k} ({ev.tool or 'unknown tool'})")
+            for (pid, k), ev in sorted(view.power.items())]
+    out += [(ev.path, f"Raw placement evidence of {pid} ({ev.tool or 'unknown tool'})")
+            for pid, evs in sorted(view.placement.items()) for ev in evs]
+    return out
+
+
+def finding_scope(view: RunView, finding: Finding) -> str | None:
+    """The policy or trial a finding is about, in words."""
+    pid = _policy_of(finding)
+    k = finding.evidence.get("trial_index") if isinstance(finding.evidence, Mapping) else None
+    if pid is None:
+        return None
+    return f"{pid} trial {k}" if isinstance(k, int) else f"policy {pid}"
+
+
+def figures(vm: dict[str, Any]) -> dict[str, str | None]:
+    """The SVG figures of protocol B's sections, drawn from the view model only."""
+    from auditor.report import plots
+
+    return {"power": plots.power_traces(vm["power"]),
+            "placement": plots.placement_shares(vm["placement"])}

@@ -1,0 +1,45 @@
+"""B0103: the model artifact kept in the run has the SHA-256 the run records for it.
+
+What it checks: when the manifest's `artifact.file`, or a policy's `artifact_file`, is a file
+of the run dir, its SHA-256 (from the run-dir walk) equals `artifact_sha256` (the policy's
+own for its file). An artifact kept outside the run (a Core ML package) is recorded, not
+hashed here.
+Reads: manifest `/artifact/file`, `/artifact_sha256`, `/policies/*/artifact_file`,
+`/policies/*/artifact_sha256`; the files' bytes.
+Why it matters: B1 records the artifact measured; a recorded hash of another file would tie
+the figures to a model that was not the one run (a requantized package, a re-export).
+Example: `model/model.onnx` hashes to 5a1e..., the ONNX policy records 45c6....
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.model import Finding
+from auditor.protocols.b import derive
+from auditor.protocols.b.artifacts import MANIFEST
+from auditor.protocols.b.view import RunView
+from auditor.rule import rule
+
+
+@rule(code="B0103", title="artifact SHA-256 matches the file", protocol_ref="B1",
+      severity="error", requires=("manifest",),
+      fix="Record the SHA-256 of the very artifact each policy ran (sha256sum of the file).")
+def check(view: RunView) -> Iterator[Finding]:
+    m = view.m
+    art = (m.get("artifact") or {}).get("file")
+    pairs = [(art, m["artifact_sha256"], "/artifact_sha256", None)]
+    for i, p in enumerate(derive.policies(view).values()):
+        if p.artifact_file and p.artifact_sha256:
+            pairs.append((p.artifact_file, p.artifact_sha256,
+                          f"/policies/{i}/artifact_sha256", p.policy_id))
+    for rel, recorded, pointer, pid in pairs:
+        actual = view.files_on_disk.get(rel) if isinstance(rel, str) else None
+        if actual and actual != recorded:
+            yield RULE.finding(f"{rel} hashes to another SHA-256 than the one recorded for it",
+                               artifact=MANIFEST, pointer=pointer, observed=actual,
+                               expected=recorded, file=rel,
+                               **({"policy_id": pid} if pid else {}))
+
+
+RULE = check

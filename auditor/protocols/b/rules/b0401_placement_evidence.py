@@ -1,0 +1,58 @@
+"""B0401: every accelerator policy has placement evidence of this session, with placed operations.
+
+What it checks: each accelerator policy that started has a placement file
+(`placement/<policy_id>.<ext>`) that a placement reader reads and that places at least one
+operation on a device; where the format records when it was captured (our torch and ORT
+records, a Windows ML record), that instant lies within the run (between the declaration and
+the last trial's end, give or take `CAPTURE_MARGIN_S`). Absent or empty evidence is missing
+evidence (B10: latency without placement evidence is incomplete).
+Reads: placement/* (each file's reader, its nodes and devices, its capture time); manifest
+`/policies/*/role`, `/status`, `/declared_at`; the trials' windows.
+Why it matters: B4: placement evidence is captured alongside the power trace; a figure of
+an accelerator policy without it cannot say the accelerator ran anything, and evidence from
+another session says nothing about this one.
+Example: `npu` has latency and energy but no `placement/npu.*` file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.model import Finding
+from auditor.protocols.b import derive
+from auditor.protocols.b.artifacts import MANIFEST
+from auditor.protocols.b.view import RunView
+from auditor.rule import rule
+
+
+@rule(code="B0401", title="placement evidence per accelerator policy", protocol_ref="B4",
+      severity="error", requires=("manifest",),
+      fix="Capture the runtime's placement report (compute plan, ORT profile or graph "
+          "assignment, Windows ML EP record) in the session that runs the trials, and keep it.")
+def check(view: RunView) -> Iterator[Finding]:
+    places = derive.placements(view)
+    for pol in derive.policies(view).values():
+        if pol.role != "accelerator" or pol.status == "cannot_start":
+            continue
+        p = places.get(pol.policy_id)
+        if p is None:
+            yield RULE.finding(f"accelerator policy {pol.policy_id} has no placement evidence "
+                               f"(placement/{pol.policy_id}.<ext>): where it ran is not shown",
+                               artifact=MANIFEST, pointer="/policies", policy_id=pol.policy_id,
+                               observed="absent", expected=f"placement/{pol.policy_id}.*",
+                               missing_evidence=True)
+            continue
+        where = {"artifact": p.used or p.files[0], "policy_id": pol.policy_id}
+        if p.problem:
+            yield RULE.finding(f"policy {pol.policy_id}: its placement evidence places no "
+                               f"operation ({p.problem})", **where, observed=p.problem,
+                               expected="operations with a device", missing_evidence=True)
+            continue
+        outside = derive.capture_outside(view, p)
+        if outside:
+            yield RULE.finding(f"policy {pol.policy_id}: its placement evidence was {outside}: "
+                               "it is not of this session", **where, observed=p.captured_at,
+                               expected="within the run")
+
+
+RULE = check

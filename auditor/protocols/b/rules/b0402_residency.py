@@ -1,0 +1,50 @@
+"""B0402: an accelerator policy ran on its accelerator, at or above its declared floor.
+
+What it checks: for each accelerator policy with placement evidence, the runtime did not fall
+back (ONNX Runtime's active provider is the one asked for; Windows ML compiled for and
+assigned the device), a floor is declared (the policy's `operation_share_floor`, else the
+run's `placement.operation_share_floor`), and the operation share recomputed from the
+placement frame (operations on the accelerator / operations with placement information) is at
+or above it. A fallback or a share below the floor is a residency failure whatever the
+latency; the finding quotes the p95 to say so.
+Reads: placement/* (nodes, devices, providers; the reader's fallback note); manifest
+`/placement/operation_share_floor`, `/policies/*/operation_share_floor`, `/compute_units`;
+outputs latencies (the p95 quoted).
+Why it matters: B4: "a fast CPU fallback is still a residency failure": a model that silently
+ran on the CPU is fast on a small input and drains the battery in the app.
+Example: `ort-cuda` requested CUDAExecutionProvider; the ORT profile puts every node on
+CPUExecutionProvider: 0 % on the GPU, floor 50 %.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.model import Finding
+from auditor.protocols.b import derive
+from auditor.protocols.b.view import RunView
+from auditor.rule import rule
+
+
+@rule(code="B0402", title="accelerator residency", protocol_ref="B4", severity="error",
+      requires=("manifest",),
+      fix="Fix the export or the runtime settings until the accelerator takes the model "
+          "(operation share at or above the floor), or declare the policy CPU-only.")
+def check(view: RunView) -> Iterator[Finding]:
+    facts = derive.policy_facts(view)
+    places = derive.placements(view)
+    for pid, f in facts.items():
+        why = derive.residency(view, pid)
+        if why is None:
+            continue
+        p = places[pid]
+        fast = (f" (p95 {f.p95_ms:.3g} ms: a residency failure however fast)"
+                if f.p95_ms is not None else "")
+        tier = derive.model_tier(view)
+        yield RULE.finding(f"accelerator policy {pid} did not run on its accelerator: {why}"
+                           f"{fast}" + (" for a deep-tier model" if tier == "deep" else ""),
+                           artifact=p.used, policy_id=pid, observed=p.operation_share,
+                           expected=f.policy.floor, fallback=p.fallback)
+
+
+RULE = check

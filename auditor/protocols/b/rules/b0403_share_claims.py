@@ -1,0 +1,52 @@
+"""B0403: the operation and cost shares policies.csv claims are the placement evidence's.
+
+What it checks: for each accelerator policy, policies.csv `operation_share` and
+`estimated_cost_share` equal the shares recomputed from its placement frame (at their
+rounding; a share the evidence cannot give must be empty), and `operation_share_floor`
+is the declared floor.
+Reads: policies.csv `operation_share`, `estimated_cost_share`, `operation_share_floor`;
+placement/* (nodes, devices, estimated costs); manifest floors.
+Why it matters: B5 compares the share of operations and of estimated cost on the
+accelerator with the artifact's required floor; a share copied from another candidate (90.91 %
+of the float16 package for the W8A8 one) passes a floor the model did not meet.
+Example: policies.csv claims 0.9091 for `ane`; its compute plan gives 114 of 119 = 0.9580.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.model import Finding
+from auditor.protocols.b import derive
+from auditor.protocols.b.derive import agrees
+from auditor.protocols.b.rules._where import at_policy, claim, fmt
+from auditor.protocols.b.view import RunView
+from auditor.rule import rule
+
+
+@rule(code="B0403", title="share claims recomputed", protocol_ref="B4", severity="error",
+      requires=("policies",),
+      fix="Write the shares computed from the policy's own placement file, and its declared "
+          "floor.")
+def check(view: RunView) -> Iterator[Finding]:
+    places = derive.placements(view)
+    for pid, f in derive.policy_facts(view).items():
+        if f.policy.role != "accelerator" or not f.claims:
+            continue
+        p = places.get(pid)
+        shares = {"operation_share": p.operation_share if p else None,
+                  "estimated_cost_share": p.cost_share if p else None,
+                  "operation_share_floor": f.policy.floor}
+        for col, value in shares.items():
+            said, text = claim(f.claims, f.texts, col)
+            if said is None and col != "operation_share_floor":
+                continue  # not claimed: nothing to check (B0402 judges the share itself)
+            if not agrees(said, text, value):
+                yield RULE.finding(f"policy {pid}: {col} {text or 'empty'}, the "
+                                   + ("declaration says" if col.endswith("floor")
+                                      else "placement evidence gives") + f" {fmt(value)}",
+                                   **at_policy(f), field=col, observed=said, expected=value,
+                                   placement=p.used if p else None)
+
+
+RULE = check

@@ -1,0 +1,66 @@
+"""B0501: a deep-tier model runs on an NPU or GPU provider; bare CPU is valid only for lite.
+
+What it checks: for a Windows ML policy, the session's first assigned execution provider
+after compilation is one the protocol allows for a deep model (QNN on the NPU, OpenVINO on
+the NPU or GPU, NvTensorRT-RTX, MIGraphX), and ahead-of-time compilation, when done,
+succeeded; for any run of a deep-tier model, no CPU-only policy other than the diagnostic
+baseline is a candidate.
+Reads: placement/*.winml.json (`assigned`, `compilation`); manifest `/model_tier`,
+`/baseline_policy`, `/policies/*/role`, `/runtime`.
+Why it matters: B5: "Deep requires QNN NPU, OpenVINO NPU/GPU, NvTensorRT-RTX, or MIGraphX;
+bare CPU is only valid for lite": a deep model on the CPU provider cannot ship, however its
+figures look.
+Example: a deep model whose `MAX_EFFICIENCY` session was assigned CPUExecutionProvider on a
+machine without an NPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.model import Finding
+from auditor.protocols.b import derive
+from auditor.protocols.b.view import RunView
+from auditor.rule import rule
+
+DEEP_PROVIDERS = {"qnnexecutionprovider": {"NPU"}, "openvinoexecutionprovider": {"NPU", "GPU"},
+                  "nvtensorrtrtxexecutionprovider": {"GPU"},
+                  "migraphxexecutionprovider": {"GPU"}}
+"""Execution provider -> the device types it may be bound to for a deep model (B5)."""
+WINDOWS_ML = frozenset({"windows-ml", "windowsml", "winml"})
+
+
+@rule(code="B0501", title="deep model on an NPU or GPU provider", protocol_ref="B5",
+      severity="error", requires=("manifest",),
+      fix="Run the deep model on an allowed NPU/GPU provider (or ship the lite model for CPU).")
+def check(view: RunView) -> Iterator[Finding]:
+    deep = derive.model_tier(view) == "deep"
+    places = derive.placements(view)
+    for pol in derive.policies(view).values():
+        if deep and pol.role == "cpu-only" and not pol.is_baseline:
+            yield RULE.finding(f"policy {pol.policy_id} runs a deep-tier model on the bare CPU "
+                               f"({pol.compute_units}); only the lite model may",
+                               artifact="manifest.json", pointer="/policies",
+                               policy_id=pol.policy_id, observed=pol.compute_units,
+                               expected="an NPU or GPU provider")
+        p = places.get(pol.policy_id)
+        if pol.role != "accelerator" or pol.runtime.lower() not in WINDOWS_ML or p is None \
+                or p.reader != "windows-ml":
+            continue  # the explicit CPU session is the comparison, not a candidate
+        if p.fallback:
+            yield RULE.finding(f"Windows ML policy {pol.policy_id}: {p.fallback}",
+                               artifact=p.used, pointer="/compilation",
+                               policy_id=pol.policy_id, observed=p.fallback,
+                               expected="compiled for the assigned device")
+        first = p.assigned[0] if p.assigned else {}
+        ep, device = str(first.get("execution_provider")), str(first.get("device_type"))
+        if deep and device not in DEEP_PROVIDERS.get(ep.lower(), set()):
+            yield RULE.finding(f"Windows ML policy {pol.policy_id} was assigned {ep} on "
+                               f"{device} for a deep-tier model: not an allowed NPU/GPU "
+                               "provider (bare CPU is valid only for lite)", artifact=p.used,
+                               pointer="/assigned/0", policy_id=pol.policy_id,
+                               observed=f"{ep} ({device})",
+                               expected="QNN NPU, OpenVINO NPU/GPU, NvTensorRT-RTX, MIGraphX")
+
+
+RULE = check

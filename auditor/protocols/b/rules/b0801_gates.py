@@ -1,0 +1,59 @@
+"""B0801: a candidate meets the accuracy and the parity gate, whatever its latency.
+
+What it checks: for every policy but the diagnostic baseline, the accuracy against
+corpus/references.jsonl and the agreement with the accepted reference artifact's answers
+(reference/outputs.jsonl), recomputed over every answer of its ok trials (or of its gate pass,
+gates/<policy_id>.jsonl, when it has none), are at or above the declared floors
+(`gates.accuracy_floor`, `gates.agreement_floor`). A candidate below either is rejected; the
+finding quotes its p95, which does not save it. A candidate with no answer to judge is
+missing evidence.
+Reads: outputs (labels), gates/<policy_id>.jsonl, corpus/references.jsonl,
+reference/outputs.jsonl; manifest `/gates`, `/baseline_policy`.
+Why it matters: B8: the seed's float16 candidate reached 94.98 % accuracy and 97.97 %
+agreement: it fails both gates despite a 1.51 ms p95; a fast wrong answer is not a result.
+Example: `f16-ane` accuracy 0.9498 (floor 0.97), agreement 0.9797 (floor 0.99), p95 1.51 ms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.model import Finding
+from auditor.protocols.b import derive
+from auditor.protocols.b.rules._where import at_policy, fmt
+from auditor.protocols.b.view import RunView
+from auditor.rule import rule
+
+
+@rule(code="B0801", title="accuracy and parity gates", protocol_ref="B8", severity="error",
+      requires=("manifest", "references", "reference_outputs"),
+      fix="Reject the candidate; measure placement, latency and energy on the first candidate "
+          "that passes both gates.")
+def check(view: RunView) -> Iterator[Finding]:
+    gates = view.m["gates"]
+    acc_floor, agr_floor = gates["accuracy_floor"], gates["agreement_floor"]
+    for f in derive.policy_facts(view).values():
+        if f.policy.is_baseline or f.policy.status in ("cannot_start", "fault"):
+            continue
+        if f.accuracy is None or f.agreement is None:
+            yield RULE.finding(f"policy {f.policy.policy_id} has no answer the gates can judge",
+                               **at_policy(f), observed=None, expected="answers",
+                               missing_evidence=True)
+            continue
+        if f.gate_passed:
+            continue
+        fails = [f"accuracy {f.accuracy:.2%} (floor {acc_floor:.2%})"
+                 if f.accuracy < acc_floor - derive.FLOAT_EPS else None,
+                 f"agreement {f.agreement:.2%} (floor {agr_floor:.2%})"
+                 if f.agreement < agr_floor - derive.FLOAT_EPS else None]
+        fast = f"; despite a p95 of {fmt(f.p95_ms, 3)} ms" if f.p95_ms is not None else ""
+        yield RULE.finding(f"candidate {f.policy.policy_id} fails the gates: "
+                           f"{', '.join(x for x in fails if x)}{fast}: rejected whatever its "
+                           "latency", **at_policy(f),
+                           observed={"accuracy": f.accuracy, "agreement": f.agreement},
+                           expected={"accuracy": f">= {acc_floor}",
+                                     "agreement": f">= {agr_floor}"},
+                           answers=f.answers_from)
+
+
+RULE = check
