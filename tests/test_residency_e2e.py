@@ -470,3 +470,14 @@ def test_energy_with_fake_instruments_equals_the_counters(mixed: Path) -> None:
     idle = json.loads((mixed / "energy/torch-cpu/idle.json").read_text())
     assert idle["status"] == "measured"
     assert 30.0 < idle["average_power_w"] <= 61.0
+
+
+def test_policies_that_run_still_alternate_when_others_drop_out(mixed: Path) -> None:
+    """A fault, a failed start or a rejected candidate leaves policies without trials; the
+    order is drawn again among those that run, so no policy runs twice in a row (B3), and
+    the auditor's alternation rule agrees."""
+    from auditor.engine import run_check
+
+    order = json.loads((mixed / "manifest.json").read_text())["trial_order"]
+    assert order and all(a[0] != b[0] for a, b in itertools.pairwise(order))
+    assert "B0302" not in {f.code for f in run_check(mixed).findings}

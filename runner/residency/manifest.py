@@ -25,8 +25,11 @@ from runner.residency.trials import Instruments, TrialRun
 TRIAL_ORDER_METHOD = ("drawn from the seed before any measurement: one seeded permutation of "
                       "the run's policies per round (round n holds every policy's trial n), "
                       "redrawn so a round never starts with the policy that ended the "
-                      "previous one; policies left without trials (a fault, a failed start, "
-                      "a rejected candidate) are dropped from it, the rest keep its order")
+                      "previous one (trial_order_drawn). When policies are left without trials "
+                      "(a fault, a failed start, a rejected candidate: all known before the "
+                      "first trial), the order is drawn again the same way, from the same "
+                      "seed, among the policies that run, so they still alternate "
+                      "(trial_order)")
 
 TIMER_SCOPE = ("each latency_ms is one batch-one classification: tokenization, the model and "
                "the label, nothing else; wall_seconds is the whole window (every repetition), "

@@ -272,8 +272,11 @@ def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
                states: dict[str, PolicyState], inst: Instruments, say: Progress
                ) -> list[TrialRun]:
     measure = cfg.gates.measure_rejected_energy
-    order = [(pid, n) for pid, n in decl.planned_order
-             if states[pid].trial_block(measure) is None]
+    running = [pid for pid in dict.fromkeys(pid for pid, _ in decl.planned_order)
+               if states[pid].trial_block(measure) is None]
+    order = decl.planned_order
+    if len(running) < len(states):  # dropping policies could put one twice in a row (B3)
+        order = alternating_rounds(running, cfg.trials_per_policy, random.Random(cfg.seed))
     step = Steps(say, len(order))
     interval = cfg.energy.minimums.sampling_interval_s
     last = {pid: n for pid, n in order}
