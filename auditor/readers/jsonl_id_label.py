@@ -17,6 +17,8 @@ not), one row per physical line; `decode_many` adds `file_no` (the file's positi
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 import schemas
@@ -140,34 +142,46 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
     )
 
 
+_W = r"[ \t\r]*"
+"""JSON whitespace inside one line (a line feed ends the line)."""
+_PLAIN_STRING = r'"[^"\\\x00-\x1f]+"'
+"""A non-empty JSON string with no escape and no control character: its text is its value."""
+_NUMBER = r"-?(?:0|[1-9][0-9]{0,17})(?:\.[0-9]{1,40})?(?:[eE][-+]?[0-9]{1,2})?"
+"""A JSON number surely finite and, when an integer, within 64 bits (at most 18 digits, an
+exponent of at most two): what `strict_json` takes without a second look."""
+
+
+def _fields(first: str, second: str) -> str:
+    return (rf'{_W}"{first}"{_W}:{_W}{_PLAIN_STRING}{_W},'
+            rf'{_W}"{second}"{_W}:{_W}{_PLAIN_STRING}')
+
+
+CANONICAL_LINE = (rf"(?m)^{_W}\{{(?:{_fields('id', 'label')}|{_fields('label', 'id')})"
+                  rf'(?:{_W},{_W}"score"{_W}:{_W}{_NUMBER})?{_W}\}}{_W}$')
+"""One output or reference line the fast path takes: an object of exactly the keys `id` and
+`label` (either order; then maybe `score`, a plain finite number), both non-empty strings
+written without escapes, JSON whitespace only. Keys are written plainly, so none can repeat
+(also not `\\u`-escaped); no value can be beyond 64 bits, not finite, a lone surrogate or
+anything but what it reads as. No match spans a line (no class takes a line feed) and each
+match is anchored at a line's start: the count of matches is the count of such lines."""
+
+_CANONICAL = re.compile(CANONICAL_LINE)
+
+
 def _gate(data: bytes) -> tuple[int, bool] | None:
-    """(line count, has a `score` key) when DATA may take the fast path, else None. Byte
-    counts gate it: one string-valued `"id"` and `"label"` key per line (written `"id": "` or
-    compact `"id":"`), so a blank line, a number or a null fails the gate; a `score` must not
-    be null (the parse then checks it is a number). The parse and a null/empty check follow;
-    anything else goes line by line, which names the lines."""
+    """(line count, has a `score` key) when every line of DATA is a `CANONICAL_LINE`, else
+    None (an empty file, a blank line, bytes that are not UTF-8, any other line: the line-by-
+    line path names the lines). Python's `re`, the reference for the vectorized `_gates`."""
     if not data:
         return None
     n = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    ids = data.count(b'"id": "')
-    if ids != n:
-        ids += data.count(b'"id":"')
-    labels = data.count(b'"label": "')
-    if labels != n:
-        labels += data.count(b'"label":"')
-    # Exactly one `"id"` and `"label"` token per line: a nested or repeated key would let a
-    # non-string top-level value (which the typed parse casts to a string) slip through.
-    if ids != n or labels != n or data.count(b'"id"') != n or data.count(b'"label"') != n:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
         return None
-    scores = data.count(b'"score"')
-    if scores not in (0, n) or data.count(b'":') != (3 if scores else 2) * n:
-        return None  # another key, or a repeated one (maybe \u-escaped): line by line
-    if b"\\ud" in data or b"\\uD" in data:
-        return None  # a surrogate escape, maybe lone (polars would replace it): strict path
-    scored = scores > 0
-    if scored and (b'"score": null' in data or b'"score":null' in data):
+    if sum(1 for _ in _CANONICAL.finditer(text)) != n:
         return None
-    return n, scored
+    return n, b'"score"' in data
 
 
 def _problem_text(problem: strict_json.JsonProblem) -> str:
@@ -176,52 +190,33 @@ def _problem_text(problem: strict_json.JsonProblem) -> str:
 
 
 def _gates(blobs: list[bytes]) -> list[tuple[int, bool] | None]:
-    """`_gate` of many files at once, the same counts as polars literal searches: SIMD, the
-    patterns searched in parallel and off the GIL, instead of one Python scan per pattern
-    and file. A file that is not UTF-8 fails the gate (the line-by-line path names the
+    """`_gate` of many files at once: one polars regex count per file (a lazy DFA, off the
+    GIL), the files spread over as many chunks as polars has threads so they are counted in
+    parallel. A file that is not UTF-8 fails the gate (the line-by-line path names the
     line)."""
     if not blobs:
         return []
     t = pl.col("t")
-
-    def count(pattern: str) -> pl.Expr:
-        return t.str.count_matches(pattern, literal=True).cast(pl.Int64)
-
     try:
-        text = pl.Series("t", blobs, dtype=pl.Binary).cast(pl.String).to_frame()
+        series = pl.Series("t", blobs, dtype=pl.Binary).cast(pl.String)
     except pl.exceptions.ComputeError:  # some file is not UTF-8: gate it out, keep the rest
-        text = pl.Series("t", [b if _is_utf8(b) else b"" for b in blobs],
-                         dtype=pl.Binary).cast(pl.String).to_frame()
-    df = text.with_row_index("k").with_columns(
-        (count("\n") + pl.when(t.str.ends_with("\n")).then(0).otherwise(1)).alias("n"),
-        count('"id": "').alias("ids"), count('"label": "').alias("labels"),
-        count('"score"').alias("scores"), count('":').alias("keys"))
-    df = df.with_columns((pl.col("scores") > 0).alias("scored"))
-    df = df.filter(t.str.len_bytes() > 0)
-    redo = (pl.col("ids") != pl.col("n")) | (pl.col("labels") != pl.col("n"))
-    if df.select(redo.any()).item():  # compact keys: counted only where the spaced ones miss
-        df = df.with_columns(
-            pl.when(pl.col("ids") != pl.col("n")).then(pl.col("ids") + count('"id":"'))
-            .otherwise(pl.col("ids")).alias("ids"),
-            pl.when(pl.col("labels") != pl.col("n")).then(pl.col("labels") + count('"label":"'))
-            .otherwise(pl.col("labels")).alias("labels"))
-    df = df.filter((pl.col("ids") == pl.col("n")) & (pl.col("labels") == pl.col("n")))
-    # See `_gate`: one `"id"` and one `"label"` token per line, nested or repeated keys out.
-    df = df.filter((count('"id"') == pl.col("n")) & (count('"label"') == pl.col("n")))
-    # No other key and none repeated (an escaped `"\u0069d"` included): see `_gate`.
-    per_line = pl.when(pl.col("scored")).then(3).otherwise(2)
-    df = df.filter(((pl.col("scores") == 0) | (pl.col("scores") == pl.col("n")))
-                   & (pl.col("keys") == per_line * pl.col("n"))
-                   # a surrogate escape: see `_gate` (literal searches: SIMD, no regex)
-                   & ~t.str.contains("\\ud", literal=True)
-                   & ~t.str.contains("\\uD", literal=True))
-    if df.select(pl.col("scored").any()).item():
-        null_score = (t.str.contains('"score": null', literal=True)
-                      | t.str.contains('"score":null', literal=True))
-        df = df.filter(~(pl.col("scored") & null_score))
+        series = pl.Series("t", [b if _is_utf8(b) else b"" for b in blobs],
+                           dtype=pl.Binary).cast(pl.String)
+    frame = series.to_frame()
+    step = -(-len(blobs) // max(1, min(pl.thread_pool_size(), len(blobs))))
+    if step < len(blobs):  # one chunk per thread: polars counts the chunks in parallel
+        frame = pl.concat([frame.slice(i, step) for i in range(0, len(blobs), step)],
+                          rechunk=False)
+    df = frame.select(
+        (t.str.count_matches("\n", literal=True).cast(pl.Int64)
+         + pl.when(t.str.ends_with("\n")).then(0).otherwise(1)).alias("n"),
+        t.str.count_matches(CANONICAL_LINE).cast(pl.Int64).alias("canonical"),
+        t.str.contains('"score"', literal=True).alias("scored"),
+        (t.str.len_bytes() > 0).alias("some"))
     out: list[tuple[int, bool] | None] = [None] * len(blobs)
-    for k, n, scored in df.select("k", "n", "scored").iter_rows():
-        out[k] = (n, scored)
+    for k, (n, canonical, scored, some) in enumerate(df.iter_rows()):
+        if some and canonical == n:
+            out[k] = (n, scored)
     return out
 
 

@@ -318,16 +318,16 @@ class _Loader(Loader):
             if isinstance(declared, str):
                 self.absent.add("inputs")
             return (rel if isinstance(declared, str) else None), None
-        read = jsonl_records.read(self.data[rel], name=rel, schema="input_line",
-                                  label="input-line", surely_valid=_plain_input)
+        read = jsonl_records.read_ids(self.data[rel], name=rel, line_pattern=_INPUT_LINE,
+                                      schema="input_line", label="input-line",
+                                      surely_valid=_plain_input)
         for f in read.faults:
             self.report(f, ref="A3.1")
         if read.value is None or read.errors:
             self.bad("inputs", f"{rel} has malformed lines")
             return rel, None
         self.available.add("inputs")
-        return rel, pl.DataFrame([(n, obj["id"]) for n, obj in read.value],
-                                 schema={"line": pl.Int64, "id": pl.String}, orient="row")
+        return rel, read.value
 
     def load_timeline(self) -> pl.DataFrame | None:
         if TIMELINE not in self.data:
@@ -417,6 +417,10 @@ def _timeline_row(n: int, obj: dict[str, Any]) -> dict[str, Any]:
         "output_file": obj.get("output_file"), "memory_trace": obj.get("memory_trace"),
         "placement": obj.get("placement"),
     }
+
+
+_INPUT_LINE = jsonl_records.id_text_line("text")
+"""An inputs line read without a per-line parse (`jsonl_records.read_ids`)."""
 
 
 def _plain_input(obj: Any) -> bool:
