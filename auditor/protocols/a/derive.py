@@ -105,12 +105,25 @@ def output_file_stats(lines: pl.DataFrame, exp: pl.DataFrame, classes: Sequence[
     the `file_no` of the clean ones: one valid line with a declared label per expected ID,
     in list order. A clean file's lines are known from the list (its labels enter only the
     per-class counts), so a loader keeps the lines of the other files only."""
-    o = lines.join(exp, on="id", how="left", maintain_order="left").with_columns(
-        _usable(classes))
+    o = _with_expected(lines, exp).with_columns(_usable(classes))
     rows = o.group_by("file_no", maintain_order=True).agg(_file_aggregates(classes))
     clean = rows.filter((pl.col("lines") == exp.height) & (pl.col("order_diffs") == 0)
                         & (pl.col("n_invalid") + pl.col("n_bad_label") == 0))["file_no"]
     return rows, clean
+
+
+def _with_expected(lines: pl.DataFrame, exp: pl.DataFrame) -> pl.DataFrame:
+    """LINES with EXP's `exp` and `ref` for each line's ID (null for an ID not in the list):
+    the left join on `id`, taken by position when every line N holds the list's Nth ID (the
+    usual file, in list order: no hash table). The IDs of EXP are distinct, so the row a
+    line's ID matches is that one row, and both ways give the same columns."""
+    at = (pl.when(pl.col("line") <= exp.height).then(pl.col("line") - 1)
+          .cast(pl.Int64).alias("exp"))
+    placed = lines.select(at)["exp"]
+    if lines.height and placed.null_count() == 0 and (
+            lines["id"] == exp["id"].gather(placed)).fill_null(False).all():
+        return lines.with_columns(placed, exp["ref"].gather(placed).alias("ref"))
+    return lines.join(exp, on="id", how="left", maintain_order="left")
 
 
 def _class_counts(classes: list[str]) -> list[pl.Expr]:

@@ -133,3 +133,26 @@ def test_a_non_string_id_hidden_behind_another_id_key_is_invalid(line: bytes) ->
     good = b'{"id": "ev-1", "label": "x"}\n'
     decoded = decode_id_label_lines(good + line + b"\n", "output_line")
     assert decoded.filter(~pl.col("valid")).get_column("line").to_list() == [2]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(["e0", "e1", "e2", "e3", "x"])),
+                max_size=6),
+       st.lists(st.sampled_from(["e0", "e1", "e2", "e3"]), unique=True, max_size=4))
+def test_expected_ids_by_position_equal_the_join(ids: list[str | None], listed: list[str]
+                                                ) -> None:
+    """`_with_expected` takes the expected list by position only when that is the join."""
+    from auditor.protocols.a.derive import _with_expected
+
+    lines = pl.DataFrame({"file_no": [0] * len(ids), "line": list(range(1, len(ids) + 1)),
+                          "id": ids}, schema={"file_no": pl.Int64, "line": pl.Int64,
+                                              "id": pl.String})
+    exp = pl.DataFrame({"id": listed, "exp": list(range(len(listed))),
+                        "ref": [f"r{i}" for i in range(len(listed))]},
+                       schema={"id": pl.String, "exp": pl.Int64, "ref": pl.String})
+    joined = lines.join(exp, on="id", how="left", maintain_order="left")
+    assert _with_expected(lines, exp).equals(joined)
+    in_order = lines.head(len(listed)).with_columns(id=pl.Series(listed[:len(ids)],
+                                                                 dtype=pl.String))
+    assert _with_expected(in_order, exp).equals(
+        in_order.join(exp, on="id", how="left", maintain_order="left"))
