@@ -1,15 +1,14 @@
 """JSONL files whose lines are objects with string `id` and `label` (pass outputs,
 references), decoded vectorized.
 
-The outputs of a run can be millions of lines. A byte gate (polars literal counts over all
-files at once) picks the files whose every line has exactly one string `id` and `label`;
-those are parsed together by one multi-threaded `pl.read_ndjson` call, and only a file that
-fails (or spoils that call) goes line by line, so a bad line is pinpointed with its message.
-
-The gate is exact about keys: a file goes fast only when its lines hold, between them, exactly
-one `id`, one `label` (and one `score` on every line, or on none) and no other key, so a line
-with a repeated key, or a key written with `\\u` escapes, always goes line by line, where
-`strict_json` reads it (keys compared decoded) and refuses it with its line.
+The outputs of a run can be millions of lines. A gate (one anchored regex per file, polars,
+the files matched in parallel) picks the files whose every line is a `CANONICAL_LINE`: an
+object of exactly the keys `id` and `label` (and maybe a plain finite `score`), both
+non-empty strings written without escapes. Those are parsed together by one multi-threaded
+`pl.read_ndjson` call; any other file goes line by line, so a bad line is pinpointed with
+its message. A line with a repeated key, a key written with `\\u` escapes, a number beyond 64
+bits or not finite, a BOM or a control character is never canonical: `strict_json` reads it
+(keys compared decoded) and refuses it with its line.
 
 Frames: `line`, `id`, `label`, `valid` (parses and matches the line schema), `error` (why
 not), one row per physical line; `decode_many` adds `file_no` (the file's position).
@@ -156,8 +155,9 @@ def _fields(first: str, second: str) -> str:
             rf'{_W}"{second}"{_W}:{_W}{_PLAIN_STRING}')
 
 
-CANONICAL_LINE = (rf"(?m)^{_W}\{{(?:{_fields('id', 'label')}|{_fields('label', 'id')})"
-                  rf'(?:{_W},{_W}"score"{_W}:{_W}{_NUMBER})?{_W}\}}{_W}$')
+_LINE = (rf"{_W}\{{(?:{_fields('id', 'label')}|{_fields('label', 'id')})"
+         rf'(?:{_W},{_W}"score"{_W}:{_W}{_NUMBER})?{_W}\}}{_W}')
+CANONICAL_LINE = rf"(?m)^{_LINE}$"
 """One output or reference line the fast path takes: an object of exactly the keys `id` and
 `label` (either order; then maybe `score`, a plain finite number), both non-empty strings
 written without escapes, JSON whitespace only. Keys are written plainly, so none can repeat
@@ -166,6 +166,9 @@ anything but what it reads as. No match spans a line (no class takes a line feed
 match is anchored at a line's start: the count of matches is the count of such lines."""
 
 _CANONICAL = re.compile(CANONICAL_LINE)
+CANONICAL_FILE = rf"\A(?:{_LINE}\n)*{_LINE}\n?\z"
+"""A file whose every line is a `CANONICAL_LINE` (a final newline ends the last line): one
+anchored forward scan, what `_gates` asks polars."""
 
 
 def _gate(data: bytes) -> tuple[int, bool] | None:
@@ -190,10 +193,10 @@ def _problem_text(problem: strict_json.JsonProblem) -> str:
 
 
 def _gates(blobs: list[bytes]) -> list[tuple[int, bool] | None]:
-    """`_gate` of many files at once: one polars regex count per file (a lazy DFA, off the
-    GIL), the files spread over as many chunks as polars has threads so they are counted in
-    parallel. A file that is not UTF-8 fails the gate (the line-by-line path names the
-    line)."""
+    """`_gate` of many files at once: one anchored polars regex match per file
+    (`CANONICAL_FILE`, a lazy DFA, off the GIL), the files spread over as many chunks as
+    polars has threads so they are matched in parallel. A file that is not UTF-8 fails the
+    gate (the line-by-line path names the line)."""
     if not blobs:
         return []
     t = pl.col("t")
@@ -210,12 +213,12 @@ def _gates(blobs: list[bytes]) -> list[tuple[int, bool] | None]:
     df = frame.select(
         (t.str.count_matches("\n", literal=True).cast(pl.Int64)
          + pl.when(t.str.ends_with("\n")).then(0).otherwise(1)).alias("n"),
-        t.str.count_matches(CANONICAL_LINE).cast(pl.Int64).alias("canonical"),
+        t.str.contains(CANONICAL_FILE).alias("canonical"),
         t.str.contains('"score"', literal=True).alias("scored"),
         (t.str.len_bytes() > 0).alias("some"))
     out: list[tuple[int, bool] | None] = [None] * len(blobs)
     for k, (n, canonical, scored, some) in enumerate(df.iter_rows()):
-        if some and canonical == n:
+        if some and canonical:
             out[k] = (n, scored)
     return out
 
