@@ -14,6 +14,7 @@ documents."""
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Callable
 from typing import Any
@@ -35,16 +36,27 @@ ANNOTATIONS = frozenset({
     "deprecated", "readOnly", "writeOnly"})
 """Keywords that never make a document invalid."""
 
-try:  # jsonschema checks `date-time` with this package, and silently passes without it
-    from rfc3339_validator import validate_rfc3339 as _rfc3339
-except ImportError:  # pragma: no cover - a dependency
-    _rfc3339 = None
+_RFC3339 = re.compile(r"""
+    ^(\d{4})-(0[1-9]|1[0-2])-(\d{2})
+    T(?:[01]\d|2[0123]):(?:[0-5]\d):(?:[0-5]\d)(?:\.\d+)?
+    (?:Z|[+-](?:[01]\d|2[0123]):[0-5]\d)$""", re.VERBOSE | re.ASCII)
+"""`rfc3339_validator.RFC3339_REGEX`, the check jsonschema gives `format: date-time` (that
+package, and `six` with it, cost `audit check` several milliseconds to import; the tests
+compare both on many strings)."""
+
+
+def validate_rfc3339(text: str) -> bool:
+    """`rfc3339_validator.validate_rfc3339`: the syntax, a year other than 0, a real day."""
+    m = _RFC3339.match(text)
+    if m is None:
+        return False
+    year, month, day = map(int, m.groups())
+    return bool(year) and 1 <= day <= calendar.monthrange(year, month)[1]
 
 
 def _date_time(value: Any) -> bool:
-    if not isinstance(value, str) or _rfc3339 is None:
-        return True
-    return bool(_rfc3339(value.upper()))
+    """jsonschema's `date-time` check (`jsonschema._format.is_datetime`)."""
+    return not isinstance(value, str) or validate_rfc3339(value.upper())
 
 
 _SCALARS = (str, int, float, bool, type(None))

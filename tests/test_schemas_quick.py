@@ -159,3 +159,22 @@ def test_a_valid_document_does_not_import_jsonschema() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=HERE.parent)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_date_time_check_is_rfc3339_validators() -> None:
+    from rfc3339_validator import validate_rfc3339
+
+    rng = random.Random(3339)
+    texts = ["2026-01-01T00:00:00Z", "2026-02-29T00:00:00Z", "2024-02-29T23:59:59.5+01:00",
+             "0000-01-01T00:00:00Z", "2026-13-01T00:00:00Z", "2026-04-31T00:00:00Z",
+             "2026-01-01T24:00:00Z", "2026-01-01 00:00:00Z", "2026-01-01T00:00:00",
+             "2026-01-01T00:00:00Z\n", "2026-01-01T00:00:00-23:59", "٢٠٢٦-01-01T00:00:00Z",
+             "2026-01-01t00:00:00z", ""]
+    alphabet = "0123456789-:TZtz.+ "
+    for _ in range(3000):
+        t = list(rng.choice(texts[:3]))
+        for _ in range(rng.randint(1, 3)):
+            t[rng.randrange(len(t))] = rng.choice(alphabet)
+        texts.append("".join(t))
+    for text in texts:
+        assert _fast.validate_rfc3339(text) == validate_rfc3339(text), text
