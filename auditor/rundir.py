@@ -32,6 +32,10 @@ MAX_PARSED_BYTES = 2 << 30
 MAX_HASHED_BYTES = 1 << 40
 """The largest file hashed (1 TiB); a larger one, or a sparse file claiming that size, is
 reported unread rather than read for hours."""
+SMALL_RUN_BYTES = 32 << 20
+"""Files that add up to no more than this are read and hashed on the calling thread, one after
+the other: for a run of a few megabytes, starting threads costs more than they save (an
+archive's worker audits thousands of such runs)."""
 UNHASHED = ""
 """The digest recorded for a file too large to hash (its fault says why)."""
 
@@ -59,6 +63,20 @@ def _read(rel: str, p: Path, parsed: bool) -> tuple[bytes | None, str, Fault | N
     except OSError as exc:
         return None, "", Fault(rel, f"cannot read the file: {exc.strerror or exc}",
                                kind="format")
+
+
+def _total_size(paths: Iterator[Path]) -> int:
+    """The bytes of PATHS together (one that cannot be stat'ed counts as large: the threaded
+    path reads it, and reports it)."""
+    total = 0
+    for p in paths:
+        try:
+            total += p.stat().st_size
+        except OSError:
+            return MAX_HASHED_BYTES
+        if total > SMALL_RUN_BYTES:
+            break
+    return total
 
 
 class RunFiles:
@@ -112,6 +130,12 @@ class RunFiles:
         def read(rel: str) -> tuple[bytes | None, Fault | None]:
             return self._record(rel, _read(rel, self._streamed[rel], parsed=True))
 
+        if _total_size(self._streamed[rel] for rel in rels) <= SMALL_RUN_BYTES:
+            for rel in rels:  # small files: reading ahead on a thread costs more than it saves
+                blob, fault = read(rel)
+                yield rel, blob, fault
+                del blob
+            return
         with ThreadPoolExecutor(max_workers=1) as pool:
             ahead = pool.submit(read, rels[0])
             for i, rel in enumerate(rels):
@@ -166,8 +190,11 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
         rel, p = item
         return _read(rel, p, rel.startswith(parsed_prefixes))
 
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        read = list(pool.map(read_one, files))
+    if _total_size(p for _, p in files) <= SMALL_RUN_BYTES:
+        read = [read_one(item) for item in files]  # threads would cost more than they save
+    else:
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            read = list(pool.map(read_one, files))
     hashes: dict[str, str] = {}
     data: dict[str, bytes] = {}
     for (rel, _), (blob, digest, fault) in zip(files, read, strict=True):

@@ -256,7 +256,7 @@ def main() -> None:
         tmp = Path(tmp_name)
         if "1" not in skip:
             part1(tmp, args)
-        if skip != {"1"} and not {"2", "3"} <= skip:
+        if not {"2", "3"} <= skip:
             run = default_run(tmp, args.run_dir)
             if "2" not in skip:
                 part2(run, tmp, args)

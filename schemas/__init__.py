@@ -16,13 +16,18 @@ Schema would accept and which code counting passes or filling a 64-bit column ca
 from __future__ import annotations
 
 import json
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.validators import extend, validator_for
-from referencing import Registry, Resource
+from schemas import _fast
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 #: Artifact kind -> schema file name. `docs/run-dir.md` (protocol A) and
 #: `docs/run-dir-residency.md` (protocol B) say which path holds which kind.
@@ -98,21 +103,80 @@ def load(kind: str) -> dict[str, Any]:
     return _read_json(SCHEMA_FILES[kind])
 
 
+class Validator:
+    """The validator of one artifact kind: `iter_errors`, `is_valid` and `validate` as
+    jsonschema's, whose answers they are. A valid document, the common case, is recognised
+    by a check compiled once into plain Python (`schemas._fast`), which never calls valid
+    what jsonschema refuses; anything else (and every error message) comes from jsonschema,
+    imported and compiled only when a document needs it. Any other attribute is the
+    jsonschema validator's."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        schema = load(kind)
+        self._quick = _fast.compile_check(_by_id, schema["$id"]) if "$id" in schema else None
+
+    @cached_property
+    def full(self) -> Draft202012Validator:
+        """jsonschema's validator of the kind. The schema itself is not checked against its
+        metaschema here: tests/test_schemas.py does that once, where doing it in every
+        process cost `audit check` a tenth of a second."""
+        from jsonschema import Draft202012Validator
+        from jsonschema.validators import extend, validator_for
+
+        schema = load(self.kind)
+        base = validator_for(schema, default=Draft202012Validator)
+        cls = extend(base, type_checker=base.TYPE_CHECKER.redefine("integer", _is_integer))
+        return cls(schema, format_checker=base.FORMAT_CHECKER, registry=_registry())
+
+    def certainly_valid(self, instance: Any) -> bool:
+        """True when the quick check is sure INSTANCE is valid (False: ask `full`)."""
+        return _fast.certainly_valid(self._quick, instance)
+
+    def iter_errors(self, instance: Any) -> Iterator[ValidationError]:
+        if self.certainly_valid(instance):
+            return iter(())
+        return self.full.iter_errors(instance)
+
+    def is_valid(self, instance: Any) -> bool:
+        return self.certainly_valid(instance) or self.full.is_valid(instance)
+
+    def validate(self, instance: Any) -> None:
+        if not self.certainly_valid(instance):
+            self.full.validate(instance)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.full, name)
+
+
 @cache
-def validator(kind: str) -> Draft202012Validator:
-    """A compiled validator for one artifact kind; cached, so validating many lines is cheap.
-    The schema itself is not checked against its metaschema here: tests/test_schemas.py does
-    that once, where doing it in every process cost `audit check` a tenth of a second."""
-    schema = load(kind)
-    base = validator_for(schema, default=Draft202012Validator)
-    cls = extend(base, type_checker=base.TYPE_CHECKER.redefine("integer", _is_integer))
-    return cls(schema, format_checker=base.FORMAT_CHECKER, registry=_registry())
+def validator(kind: str) -> Validator:
+    """The validator of one artifact kind (`Validator`); cached, so validating many lines
+    is cheap."""
+    return Validator(kind)
+
+
+SCHEMA_BASE = "https://gpubench-audit.invalid/schemas/"
+"""The `$id` of each schema is this followed by its file name."""
+_KIND_OF_FILE = {file: kind for kind, file in SCHEMA_FILES.items()}
+
+
+def _by_id(uri: str) -> dict[str, Any] | None:
+    """The schema whose `$id` is URI, loading only that one (None when there is none)."""
+    kind = _KIND_OF_FILE.get(uri.removeprefix(SCHEMA_BASE)) if uri.startswith(SCHEMA_BASE) \
+        else None
+    doc = load(kind) if kind is not None else None
+    return doc if doc is not None and doc.get("$id") == uri else None
 
 
 @cache
 def _registry() -> Registry:
     """Every schema of the package by its `$id`, so one schema can `$ref` another by file
     name (both manifests use the replay contract's); nothing is ever fetched."""
+    from referencing import Registry, Resource
+
     return Registry().with_resources(
         (doc["$id"], Resource.from_contents(doc))
         for doc in (load(kind) for kind in SCHEMA_FILES))
@@ -124,6 +188,8 @@ def _is_integer(checker: Any, value: Any) -> bool:
 
 def date_time_is_checked() -> bool:
     """Whether `format: date-time` is enforced (its checker's package is installed)."""
+    from jsonschema import Draft202012Validator
+
     return not Draft202012Validator.FORMAT_CHECKER.conforms("2026-13-40T99:00:00Z",
                                                             "date-time")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -141,38 +142,8 @@ def _parse(data: bytes, table: dict[str, Any]
                        orient="row").with_columns(
         pl.Series("row", [r for r, _, _ in good], dtype=pl.Int64),
         pl.Series("line", [ln for _, ln, _ in good], dtype=pl.Int64))
-    # Every column typed and checked in one select; rows are looked at one by one only in
-    # the columns that have a fault (the error path). Per column, per row: `_e` empty where a
-    # value is required, `_t` not of the type, `_r` typed but out of the allowed values.
     fields = table["fields"]
-    exprs: list[pl.Expr] = []
-    for i, f in enumerate(fields):
-        name, ftype = f["name"], f["type"]
-        c = pl.col(name)
-        empty = c == ""
-        if ftype == "integer":
-            # Digits that do not fit 64 bits cast to null: a type fault, never "not recorded".
-            cast = c.cast(pl.Int64, strict=False)
-            ok, typed = c.str.contains(_INT) & cast.is_not_null(), cast
-        elif ftype == "number":
-            # `1e999` is written like a number and is not one: a finite value or a fault.
-            cast = c.cast(pl.Float64, strict=False)
-            ok, typed = c.str.contains(_NUM) & cast.is_finite().fill_null(False), cast
-        elif ftype == "boolean":
-            ok = c.is_in(["true", "false"])
-            typed = pl.when(c == "true").then(True).when(c == "false").then(False)
-        else:
-            ok, typed = pl.lit(True), c
-        if ftype != "string":
-            typed = pl.when(ok).then(typed).otherwise(None)
-        bad_value = pl.lit(False)
-        if "enum" in f:  # an empty cell is "not recorded" (or `_e`), never out of the enum
-            bad_value = typed.is_not_null() & ~empty & ~typed.is_in(f["enum"])
-        if "minimum" in f:
-            bad_value = bad_value | (typed.is_not_null() & (typed < f["minimum"]))
-        exprs += [typed.alias(name),
-                  (empty & pl.lit(not f.get("empty_allowed", False))).alias(f"_e{i}"),
-                  (~empty & ~ok).alias(f"_t{i}"), bad_value.fill_null(False).alias(f"_r{i}")]
+    exprs = _checks(table)
     checked = raw.select("row", "line", *exprs)
     flags = [c for c in checked.columns if c[:2] in ("_e", "_t", "_r")]
     flagged = checked.select(flags).select(pl.all().any()).row(0, named=True)
@@ -205,3 +176,48 @@ def _parse(data: bytes, table: dict[str, Any]
                   f"(the key is {', '.join(key)})", line=r["line"], row=r["row"],
                   column=key[-1], value=r[key[-1]])
     return raw, typed.select([*cols, "row", "line"]), faults
+
+
+_CHECKS: dict[str, tuple[pl.Expr, ...]] = {}
+"""Table schema (as canonical JSON) -> its typing and checking expressions, built once per
+process (an archive's worker reads one table per run)."""
+
+
+def _checks(table: dict[str, Any]) -> tuple[pl.Expr, ...]:
+    """Every column of TABLE typed and checked, for one select; rows are looked at one by
+    one only in the columns that have a fault (the error path). Per column, per row: `_e`
+    empty where a value is required, `_t` not of the type, `_r` typed but out of the allowed
+    values."""
+    key = json.dumps(table, sort_keys=True)
+    if key in _CHECKS:
+        return _CHECKS[key]
+    exprs: list[pl.Expr] = []
+    for i, f in enumerate(table["fields"]):
+        name, ftype = f["name"], f["type"]
+        c = pl.col(name)
+        empty = c == ""
+        if ftype == "integer":
+            # Digits that do not fit 64 bits cast to null: a type fault, never "not recorded".
+            cast = c.cast(pl.Int64, strict=False)
+            ok, typed = c.str.contains(_INT) & cast.is_not_null(), cast
+        elif ftype == "number":
+            # `1e999` is written like a number and is not one: a finite value or a fault.
+            cast = c.cast(pl.Float64, strict=False)
+            ok, typed = c.str.contains(_NUM) & cast.is_finite().fill_null(False), cast
+        elif ftype == "boolean":
+            ok = c.is_in(["true", "false"])
+            typed = pl.when(c == "true").then(True).when(c == "false").then(False)
+        else:
+            ok, typed = pl.lit(True), c
+        if ftype != "string":
+            typed = pl.when(ok).then(typed).otherwise(None)
+        bad_value = pl.lit(False)
+        if "enum" in f:  # an empty cell is "not recorded" (or `_e`), never out of the enum
+            bad_value = typed.is_not_null() & ~empty & ~typed.is_in(f["enum"])
+        if "minimum" in f:
+            bad_value = bad_value | (typed.is_not_null() & (typed < f["minimum"]))
+        exprs += [typed.alias(name),
+                  (empty & pl.lit(not f.get("empty_allowed", False))).alias(f"_e{i}"),
+                  (~empty & ~ok).alias(f"_t{i}"), bad_value.fill_null(False).alias(f"_r{i}")]
+    _CHECKS[key] = tuple(exprs)
+    return _CHECKS[key]
