@@ -395,3 +395,7 @@ def main() -> None:
         raise
     except Exception as exc:  # an internal failure is a bug: say so, exit 2, never a bare traceback
         _fail("internal", f"internal error ({type(exc).__name__}): {exc}", 2, as_json, prefix="")
+
+
+if __name__ == "__main__":  # `python -m auditor.cli` runs the CLI as `audit` does
+    main()

@@ -459,10 +459,25 @@ def duration_summaries(view: RunView) -> pl.DataFrame:
                  e.max().alias("max"), e.mean().alias("mean")))
 
 
+INVISIBLE = r"[\p{Default_Ignorable_Code_Point}\p{Cf}]"
+"""Characters a reader does not see: zero-width spaces and joiners, the BOM (U+FEFF), the
+soft hyphen, direction marks and the other format and default-ignorable code points."""
+
+
 def normalized_id(column: str = "id") -> pl.Expr:
-    """An identifier as a reader would take it: NFC-normalised, surrounding whitespace cut.
-    Two IDs with the same normalized form and different bytes look the same and are not."""
-    return pl.col(column).str.normalize("NFC").str.strip_chars()
+    """An identifier as a reader would take it: compatibility-normalised (NFKC: a fullwidth
+    `：` is `:`), invisible characters (`INVISIBLE`) removed, surrounding whitespace cut. Two
+    IDs with the same normalized form and different bytes look the same (`ev-1`,
+    `ev-1` with a U+200B or a U+FEFF, `ev-1 `) and are not."""
+    return (pl.col(column).str.normalize("NFKC").str.replace_all(INVISIBLE, "")
+            .str.strip_chars())
+
+
+def casefolded_id(column: str = "id") -> pl.Expr:
+    """`normalized_id`, case-folded: IDs equal under it and not under `normalized_id` differ
+    only by case, which many corpora use for distinct items (`typing:Final`,
+    `typing:final`); whether they are one text is for the inputs to say."""
+    return normalized_id(column).str.to_lowercase()
 
 
 def lookalikes(view: RunView, ids: list[str]) -> dict[str, str]:

@@ -104,7 +104,7 @@ class RunView:
     set_check: dict | None
     splits: Mapping[str, pl.DataFrame]
     inputs: pl.DataFrame | None
-    """`line`, `id` of the evaluation inputs file the manifest names (`inputs_path`)."""
+    """`line`, `id`, `text` of the evaluation inputs file the manifest names (`inputs_path`)."""
     inputs_path: str | None
     claims: dict | None
     """claims.json: the typed summaries, rankings, projections and memory figures."""
@@ -326,8 +326,9 @@ class _Loader(Loader):
             self.bad("inputs", f"{rel} has malformed lines")
             return rel, None
         self.available.add("inputs")
-        return rel, pl.DataFrame([(n, obj["id"]) for n, obj in read.value],
-                                 schema={"line": pl.Int64, "id": pl.String}, orient="row")
+        return rel, pl.DataFrame([(n, obj["id"], obj["text"]) for n, obj in read.value],
+                                 schema={"line": pl.Int64, "id": pl.String, "text": pl.String},
+                                 orient="row")
 
     def load_timeline(self) -> pl.DataFrame | None:
         if TIMELINE not in self.data:

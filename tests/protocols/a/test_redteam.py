@@ -1,0 +1,127 @@
+"""Red-team round on protocol A: lies a dishonest submitter tells with every file made
+consistent (the manifest re-hashed, as a submitter may), each of which must raise the rule
+that recomputes the fact; and the legitimate runs that look like them (IDs that differ only
+by case for distinct texts, a multi-GPU B200 lot, an empty cell for a figure not recorded)
+that must stay accepted."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import runfactory as rf
+from test_mutations import _row, _shift, edit_json, edit_rows, edit_timeline
+
+from auditor.engine import run_check
+from auditor.model import AuditResult
+
+EXPECTED = "corpus/expected_ids.txt"
+INPUTS = "corpus/eval-inputs.jsonl"
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("redteam")
+    return {"cpu": rf.make_clean_run(base / "cpu", claims=True),
+            "cuda": rf.make_clean_run(base / "cuda", device="cuda:0", claims=True),
+            "b200": rf.make_clean_run(base / "b200", device="cuda:0", gpus_per_lot=2,
+                                      claims=True)}
+
+
+def _copy(templates: dict[str, Path], flavour: str, tmp_path: Path) -> Path:
+    root = tmp_path / "run"
+    shutil.copytree(templates[flavour], root)
+    return root
+
+
+def _errors(result: AuditResult) -> list[tuple[str, str | None, str]]:
+    return [(f.code, f.artifact, f.message) for f in result.findings if f.severity == "error"]
+
+
+# -- a duplicated ID among the expected IDs ---------------------------------------------------
+
+def _ids(root: Path) -> list[str]:
+    return (root / EXPECTED).read_text(encoding="utf-8").splitlines()
+
+
+def _rename_id(root: Path, old: str, new: str, *, text_of: str | None = None) -> None:
+    """ID OLD is NEW in every file that names it (the list, references, inputs, outputs);
+    with TEXT_OF, its input text becomes that ID's: one text listed twice."""
+    (root / EXPECTED).write_text("".join((new if i == old else i) + "\n" for i in _ids(root)),
+                                 encoding="utf-8")
+    texts = {x["id"]: x["text"] for x in rf.read_jsonl(root, INPUTS)}
+    for rel in ["corpus/references.jsonl", INPUTS,
+                *(p.relative_to(root).as_posix() for p in (root / "outputs").rglob("*.jsonl"))]:
+        lines = rf.read_jsonl(root, rel)
+        for x in lines:
+            if x["id"] == old:
+                x["id"] = new
+                if rel == INPUTS and text_of is not None:
+                    x["text"] = texts[text_of]
+        rf.write_jsonl(root, rel, lines)
+    rf.rehash(root)
+
+
+def _twin(make: Callable[[str], str], same_text: bool = False) -> Callable[[Path], None]:
+    def change(root: Path) -> None:
+        ids = _ids(root)
+        _rename_id(root, ids[11], make(ids[10]), text_of=ids[10] if same_text else None)
+    return change
+
+
+LIES: dict[str, tuple[str, Callable[[Path], None], str]] = {
+    "an expected ID twice, once with a zero-width space": (
+        "cpu", _twin(lambda i: i + "\u200b"), "A0207"),
+    "an expected ID twice, once with a zero-width joiner inside": (
+        "cpu", _twin(lambda i: i[:2] + "\u200d" + i[2:]), "A0207"),
+    "an expected ID twice, once behind a BOM": ("cpu", _twin(lambda i: "\ufeff" + i), "A0207"),
+    "an expected ID twice, once with a soft hyphen": (
+        "cpu", _twin(lambda i: i + "\u00ad"), "A0207"),
+    "an expected ID twice, once with a fullwidth hyphen (NFKC)": (
+        "cpu", _twin(lambda i: i.replace("-", "\uff0d")), "A0207"),
+    "an expected ID twice, once upper-case, with the same text": (
+        "cpu", _twin(str.upper, same_text=True), "A0207"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIES))
+def test_a_consistent_lie_is_rejected(templates: dict[str, Path], tmp_path: Path,
+                                      name: str) -> None:
+    flavour, lie, code = LIES[name]
+    root = _copy(templates, flavour, tmp_path)
+    lie(root)
+    result = run_check(root)
+    assert not [f for f in result.findings if f.code == "A0000"], "the auditor crashed"
+    own = [f for f in result.findings if f.code == code and f.severity == "error"]
+    assert own, f"{code} not raised; errors: {_errors(result)}"
+    assert result.verdict == "rejected" and result.exit_code == 1
+    assert all(f.artifact and f.message for f in own)
+
+
+LEGITIMATE: dict[str, tuple[str, Callable[[Path], None]]] = {
+    "IDs that differ only by case, for two texts": ("cpu", _twin(str.upper)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEGITIMATE))
+def test_a_legitimate_run_stays_accepted(templates: dict[str, Path], tmp_path: Path,
+                                         name: str) -> None:
+    flavour, change = LEGITIMATE[name]
+    root = _copy(templates, flavour, tmp_path)
+    change(root)
+    result = run_check(root)
+    assert _errors(result) == []
+    assert result.verdict == "accepted" and result.exit_code == 0
+
+
+def test_case_twins_without_inputs_are_a_warning(templates: dict[str, Path],
+                                                 tmp_path: Path) -> None:
+    root = _copy(templates, "cpu", tmp_path)
+    _twin(str.upper, same_text=True)(root)
+    (root / INPUTS).unlink()
+    edit_json(root, "manifest.json", lambda m: m["corpus"].pop("inputs_file"))
+    result = run_check(root)
+    (f,) = [f for f in result.findings if f.code == "A0207"]
+    assert f.severity == "warning" and f.line == 12
