@@ -83,6 +83,8 @@ LIES: dict[str, tuple[str, Callable[[Path], None], str]] = {
         "cpu", _twin(lambda i: i.replace("-", "\uff0d")), "A0207"),
     "an expected ID twice, once upper-case, with the same text": (
         "cpu", _twin(str.upper, same_text=True), "A0207"),
+    "an OOM row claimed accepted with its metric left empty": (
+        "cuda", lambda root: _oom(root, accepted="true"), "A0204"),
 }
 
 
@@ -100,8 +102,27 @@ def test_a_consistent_lie_is_rejected(templates: dict[str, Path], tmp_path: Path
     assert all(f.artifact and f.message for f in own)
 
 
+def _oom(root: Path, quality_value: str = "", accepted: str = "false") -> None:
+    """batch-4's warm-3 ran out of memory after 10 answers; its row stays with the time until
+    failure; its metric is not recorded (an empty cell)."""
+    def oom(t: list[dict]) -> None:
+        e = next(x for x in t if (x["variant_id"], x["phase"], x["run_index"])
+                 == ("batch-4", "warm", 3))
+        e.update(status="oom", elapsed_seconds=0.25, ended_at=_shift(e["started_at"], 0.251),
+                 incident={"kind": "oom", "message": "CUDA out of memory"})
+    edit_timeline(root, oom)
+    lines = rf.read_jsonl(root, "outputs/batch-4/warm-3.jsonl")[:10]
+    rf.write_jsonl(root, "outputs/batch-4/warm-3.jsonl", lines)
+    rf.recompute_claims(root)
+    rf.write_claims(root)
+    edit_rows(root, lambda rows: _row(rows, "batch-4", "warm", 3).update(
+        elapsed_seconds="0.25", quality_value=quality_value, corpus_accepted=accepted,
+        notes="status oom; INCIDENT oom: CUDA out of memory"))
+
+
 LEGITIMATE: dict[str, tuple[str, Callable[[Path], None]]] = {
     "IDs that differ only by case, for two texts": ("cpu", _twin(str.upper)),
+    "an honest OOM row whose metric is not recorded": ("cuda", _oom),
 }
 
 
