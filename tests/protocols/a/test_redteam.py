@@ -71,7 +71,69 @@ def _twin(make: Callable[[str], str], same_text: bool = False) -> Callable[[Path
     return change
 
 
+# -- economics ----------------------------------------------------------------------------
+
+def _no_offer_package_x5(root: Path) -> None:
+    edit_json(root, "manifest.json", lambda m: m.update(economics=None))
+    edit_rows(root, lambda rows: [r.update(package_total_usd_minor=str(
+        5 * int(r["package_total_usd_minor"]))) for r in rows])
+
+
+def _b200_offer(root: Path, **changes: object) -> None:
+    edit_json(root, "economics/offers.json", lambda o: o["offers"][0].update(
+        gpu_model="B200", **changes))
+
+
+def _two_b200(root: Path, lots: int) -> None:
+    """Both GPUs of a B200 lot used by every pass (device maps, identities, rows, environment),
+    billed as LOTS lots."""
+    b200 = "NVIDIA B200"
+    for p in sorted((root / "evidence/placement").rglob("*.json")):
+        edit_json(root, p.relative_to(root).as_posix(), lambda d: d.update(
+            parameter_devices={"cuda:0": 6, "cuda:1": 6}, input_devices={"cuda:0": 15,
+                                                                         "cuda:1": 15},
+            gpus_used=[{"index": 0, "name": b200, "uuid": "GPU-0"},
+                       {"index": 1, "name": b200, "uuid": "GPU-1"}], gpus_visible=2),
+            rehash=False)
+    edit_json(root, "environment.json", lambda e: e.update(gpu_count=2, gpus_visible=2,
+                                                           gpu_model=b200), rehash=False)
+    _b200_offer(root)
+    price = rf.read_json(root, "economics/offers.json")["offers"][0]["price_per_lot_usd_minor"]
+    edit_json(root, "manifest.json", lambda m: m["economics"].update(lots=lots))
+    edit_rows(root, lambda rows: [r.update(gpu_count="2", gpu_model=b200, lots=str(lots),
+                                           package_total_usd_minor=str(price * lots))
+                                  for r in rows])
+
+
+def _cost_per_corpus(value: float, unit: str = "usd_minor") -> Callable[[Path], None]:
+    def change(root: Path) -> None:
+        edit_json(root, "claims.json", lambda c: c.update(projections=[{
+            "figure": "cost_per_accepted_corpus", "variant_id": None, "value": value,
+            "unit": unit, "period_days": 7, "accepted_corpora": 1}]))
+    return change
+
+
+def _offer_of_another_gpu(root: Path) -> None:
+    edit_json(root, "economics/offers.json", lambda o: o["offers"][0].update(gpu_model="A100"))
+    _cost_per_corpus(123456)(root)
+
+
+PACKAGE = 123456  # runfactory's offer: one lot, 7 days
+
 LIES: dict[str, tuple[str, Callable[[Path], None], str]] = {
+    "a package total x5 on rows of a run naming no offer": ("cpu", _no_offer_package_x5,
+                                                            "A0901"),
+    "a B200 offer counting one GPU per lot": ("b200", lambda r: (_b200_offer(r, gpus_per_lot=1),
+                                                                 rf.rehash(r)), "A0901"),
+    "two B200 GPUs billed as two lots": ("b200", lambda r: _two_b200(r, 2), "A0405"),
+    "a cost per accepted corpus for a GPU offer, from a CPU run": (
+        "cpu", _cost_per_corpus(PACKAGE), "A0405"),
+    "a cost per accepted corpus for an offer of another GPU": (
+        "cuda", _offer_of_another_gpu, "A0405"),
+    "a cost per accepted corpus of a fifth of the package for one corpus": (
+        "cuda", _cost_per_corpus(PACKAGE / 5), "A0904"),
+    "a cost per accepted corpus in dollars, 100x too small": (
+        "cuda", _cost_per_corpus(PACKAGE / 10000, "usd"), "A0904"),
     "an expected ID twice, once with a zero-width space": (
         "cpu", _twin(lambda i: i + "\u200b"), "A0207"),
     "an expected ID twice, once with a zero-width joiner inside": (
@@ -98,7 +160,7 @@ def test_a_consistent_lie_is_rejected(templates: dict[str, Path], tmp_path: Path
     assert not [f for f in result.findings if f.code == "A0000"], "the auditor crashed"
     own = [f for f in result.findings if f.code == code and f.severity == "error"]
     assert own, f"{code} not raised; errors: {_errors(result)}"
-    assert result.verdict == "rejected" and result.exit_code == 1
+    assert result.verdict != "accepted" and result.exit_code == 1
     assert all(f.artifact and f.message for f in own)
 
 
@@ -123,6 +185,10 @@ def _oom(root: Path, quality_value: str = "", accepted: str = "false") -> None:
 LEGITIMATE: dict[str, tuple[str, Callable[[Path], None]]] = {
     "IDs that differ only by case, for two texts": ("cpu", _twin(str.upper)),
     "an honest OOM row whose metric is not recorded": ("cuda", _oom),
+    "two B200 GPUs under one lot": ("b200", lambda r: _two_b200(r, 1)),
+    "a cost per accepted corpus of the package over one corpus": (
+        "cuda", _cost_per_corpus(PACKAGE)),
+    "a cost per accepted corpus in dollars": ("cuda", _cost_per_corpus(PACKAGE / 100, "usd")),
 }
 
 
