@@ -435,6 +435,23 @@ def model_files(view: RunView) -> dict[str, str]:
     return {p: h for p, h in view.files_on_disk.items() if p.startswith("model/") and h}
 
 
+def _num_ooms(stats: Any) -> int:
+    n = stats.get("num_ooms") if isinstance(stats, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) else 0
+
+
+def pass_ooms(view: RunView) -> dict[tuple[str, str, int], int]:
+    """Per pass with a memory trace, the out-of-memory events PyTorch's allocator counted
+    during it: `memory_stats_after.num_ooms` minus `memory_stats_before.num_ooms` (a
+    counter of the process; a missing one counts 0). Only passes with at least one."""
+    out = {}
+    for key, doc in view.memory_traces.items():
+        n = _num_ooms(doc.get("memory_stats_after")) - _num_ooms(doc.get("memory_stats_before"))
+        if n > 0:
+            out[key] = n
+    return out
+
+
 @per_view
 def pass_windows(view: RunView) -> pl.DataFrame:
     """Per timeline entry: `line`, the key, `status`, `t_elapsed` (the timer's record) and

@@ -120,6 +120,35 @@ def _offer_of_another_gpu(root: Path) -> None:
 
 PACKAGE = 123456  # runfactory's offer: one lot, 7 days
 
+# -- memory, out of memory, a GPU run that fell back to the CPU ----------------------------
+
+TRACE = "traces/memory/batch-1/warm-1.json"
+PLACEMENT = "evidence/placement/batch-1/warm-1.json"
+
+
+def _mixed_sum(root: Path) -> None:
+    t = rf.read_json(root, TRACE)
+    edit_json(root, "claims.json", lambda c: c.update(memory_figures=[{
+        "name": "footprint", "value": t["baseline_allocated_bytes"] + t["peak_reserved_bytes"],
+        "unit": "bytes", "source": "torch.cuda", "variant_id": "batch-1", "phase": "warm",
+        "run_index": 1}]))
+
+
+def _oom_counted(incident: dict | None) -> Callable[[Path], None]:
+    def change(root: Path) -> None:
+        edit_json(root, TRACE, lambda t: t["memory_stats_after"].update(num_ooms=1),
+                  rehash=False)
+        edit_timeline(root, lambda t: next(
+            e for e in t if (e["variant_id"], e["phase"], e["run_index"])
+            == ("batch-1", "warm", 1)).update(incident=incident))
+    return change
+
+
+def _placement(**changes: object) -> Callable[[Path], None]:
+    def change(root: Path) -> None:
+        edit_json(root, PLACEMENT, lambda d: d.update(**changes))
+    return change
+
 LIES: dict[str, tuple[str, Callable[[Path], None], str]] = {
     "a package total x5 on rows of a run naming no offer": ("cpu", _no_offer_package_x5,
                                                             "A0901"),
@@ -134,6 +163,19 @@ LIES: dict[str, tuple[str, Callable[[Path], None], str]] = {
         "cuda", _cost_per_corpus(PACKAGE / 5), "A0904"),
     "a cost per accepted corpus in dollars, 100x too small": (
         "cuda", _cost_per_corpus(PACKAGE / 10000, "usd"), "A0904"),
+    "a memory figure of baseline allocated + peak reserved": ("cuda", _mixed_sum, "A0704"),
+    "an out-of-memory event the allocator counted, recorded ok": (
+        "cuda", _oom_counted(None), "A0605"),
+    "a cuda:0 pass whose input batches were on the CPU": (
+        "cuda", _placement(input_devices={"cpu": 30}), "A0402"),
+    "a cuda:0 pass with 11 of its 12 parameters on the CPU": (
+        "cuda", _placement(parameter_devices={"cuda:0": 1, "cpu": 11}), "A0402"),
+    "a cuda:0 pass whose memory was read on the CPU": (
+        "cuda", lambda root: edit_json(root, TRACE, lambda t: t.update(device="cpu")), "A0402"),
+    "a process that saw no GPU used one": ("cuda", _placement(gpus_visible=0), "A0404"),
+    "an environment that saw no GPU while the passes used one": (
+        "cuda", lambda root: edit_json(root, "environment.json",
+                                       lambda e: e.update(gpus_visible=0)), "A0404"),
     "an expected ID twice, once with a zero-width space": (
         "cpu", _twin(lambda i: i + "\u200b"), "A0207"),
     "an expected ID twice, once with a zero-width joiner inside": (
@@ -189,6 +231,8 @@ LEGITIMATE: dict[str, tuple[str, Callable[[Path], None]]] = {
     "a cost per accepted corpus of the package over one corpus": (
         "cuda", _cost_per_corpus(PACKAGE)),
     "a cost per accepted corpus in dollars": ("cuda", _cost_per_corpus(PACKAGE / 100, "usd")),
+    "an out-of-memory event the pass recovered from, with its incident": (
+        "cuda", _oom_counted({"kind": "oom", "message": "OOM at batch 8; retried at batch 4"})),
 }
 
 
