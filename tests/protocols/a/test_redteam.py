@@ -277,3 +277,13 @@ def test_a_huge_unbroken_note_is_clipped_in_the_report(templates: dict[str, Path
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert "A" * MAX_TEXT in page and "A" * (MAX_TEXT + 1) not in page
     assert "100,000 characters in all" in page
+
+
+def test_a_run_declared_complete_before_its_last_pass_ended(templates: dict[str, Path],
+                                                            tmp_path: Path) -> None:
+    root = _copy(templates, "cpu", tmp_path)
+    last = max(e["ended_at"] for e in rf.read_jsonl(root, "timeline.jsonl"))
+    edit_json(root, "manifest.json", lambda m: m.update(completed_at=_shift(last, -1)))
+    result = run_check(root)
+    (f,) = [f for f in result.findings if f.severity == "error"]
+    assert (f.code, f.artifact, f.pointer) == ("A0602", "manifest.json", "/completed_at")
