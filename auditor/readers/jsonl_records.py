@@ -70,34 +70,41 @@ _JSON_STRING = (r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]'
 
 def id_text_line(text_key: str = "text") -> str:
     """A line `read_ids` takes without a per-line parse: an object of exactly the keys `id`
-    (first; a non-empty string written without escapes, its one capture group) and TEXT_KEY
-    (any JSON string without surrogate escapes), JSON whitespace only. Keys are written
-    plainly, so none can repeat; it holds no number; every such line is one `strict_json`
-    reads as that object and the input-line schema takes."""
+    (first; a non-empty string written without escapes, capture group 1) and TEXT_KEY (any
+    JSON string without surrogate escapes, quotes included, capture group 2), JSON
+    whitespace only. Keys are written plainly, so none can repeat; it holds no number;
+    every such line is one `strict_json` reads as that object and the input-line schema
+    takes."""
     return (rf"^{_W}\{{{_W}\"id\"{_W}:{_W}{_PLAIN_STRING}{_W},"
-            rf"{_W}\"{text_key}\"{_W}:{_W}{_JSON_STRING}{_W}\}}{_W}$")
+            rf"{_W}\"{text_key}\"{_W}:{_W}({_JSON_STRING}){_W}\}}{_W}$")
 
 
 def read_ids(data: bytes, *, name: str, line_pattern: str, schema: str | None = None,
-             label: str | None = None, surely_valid: Callable[[Any], bool] | None = None
-             ) -> Read[pl.DataFrame]:
-    """`line`, `id` of every good record of DATA, with the faults of `read`. When every
-    line matches LINE_PATTERN (a regex, anchored at both ends, whose one group is the ID
-    as written, see `id_text_line`) the lines are matched and the IDs taken vectorized, no
+             label: str | None = None, surely_valid: Callable[[Any], bool] | None = None,
+             text_key: str | None = None) -> Read[pl.DataFrame]:
+    """`line`, `id` (and TEXT_KEY's string as `text`, when given) of every good record of
+    DATA, with the faults of `read`. When every line matches LINE_PATTERN (a regex,
+    anchored at both ends, whose group 1 is the ID as written and group 2 the text's JSON
+    string, see `id_text_line`) the lines are matched and the columns taken vectorized, no
     Python object per line; any other file goes through `read`, line by line."""
     if 0 < len(data) <= MAX_BYTES:
-        fast = _ids_fast(data, line_pattern)
+        fast = _ids_fast(data, line_pattern, with_text=text_key is not None)
         if fast is not None:
             return Read(fast)
     got = read(data, name=name, schema=schema, label=label, surely_valid=surely_valid)
     if got.value is None:
         return Read(None, got.faults)
-    return Read(pl.DataFrame([(n, obj["id"]) for n, obj in got.value],
-                             schema={"line": pl.Int64, "id": pl.String}, orient="row"),
-                got.faults)
+    columns: dict[str, Any] = {"line": pl.Int64, "id": pl.String}
+    if text_key is None:
+        rows = [(n, obj["id"]) for n, obj in got.value]
+    else:
+        columns["text"] = pl.String
+        rows = [(n, obj["id"], t if isinstance(t := obj.get(text_key), str) else None)
+                for n, obj in got.value]
+    return Read(pl.DataFrame(rows, schema=columns, orient="row"), got.faults)
 
 
-def _ids_fast(data: bytes, line_pattern: str) -> pl.DataFrame | None:
+def _ids_fast(data: bytes, line_pattern: str, *, with_text: bool) -> pl.DataFrame | None:
     try:
         text = pl.Series([data], dtype=pl.Binary).cast(pl.String)
     except pl.exceptions.ComputeError:  # not UTF-8: `read` names the line
@@ -108,5 +115,9 @@ def _ids_fast(data: bytes, line_pattern: str) -> pl.DataFrame | None:
     ids = lines.str.extract(line_pattern, 1)
     if ids.null_count():
         return None
-    return pl.DataFrame({"line": pl.int_range(1, ids.len() + 1, dtype=pl.Int64, eager=True),
-                         "id": ids})
+    frame = pl.DataFrame({"line": pl.int_range(1, ids.len() + 1, dtype=pl.Int64, eager=True),
+                          "id": ids})
+    if with_text:  # the pattern admits only valid JSON strings: polars decodes them
+        literal = lines.str.extract(line_pattern, 2)
+        frame = frame.with_columns(literal.str.json_decode(pl.String).alias("text"))
+    return frame

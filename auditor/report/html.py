@@ -4,7 +4,11 @@ literally; an SVG in an <img> cannot run script either.
 
 The `nb` filter keeps what must never be split across lines whole (a rule code, a protocol
 rule, a column name, a file name) and lets a path break only after a `/`; `words` lets a
-table header break only between its words."""
+table header break only between its words.
+
+Text from a run is shown to `MAX_TEXT` characters (`clip`): a note of 100,000 characters
+without a space would otherwise keep the PDF's line breaking busy for minutes; the run's own
+file holds it whole."""
 
 from __future__ import annotations
 
@@ -28,6 +32,26 @@ _UNBREAKABLE = re.compile(
     r"|\b[\w-]+\.(?:csv|json|jsonl|txt|sha256|pdf|html)\b)")  # a file name
 
 
+MAX_TEXT = 4000
+"""The most characters of one value from a run the page shows (a note, an ID, a message)."""
+
+
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    """TEXT, cut to LIMIT characters with a word saying so."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (cut here: {len(text):,} characters in all, whole in the run)"
+
+
+def _finalize(value: Any) -> Any:
+    """Every `{{ value }}` of the templates: a plain string is clipped (`clip`); what the
+    auditor composed itself (Markup, a figure's data URI) is left whole."""
+    if isinstance(value, str) and not isinstance(value, Markup) and not value.startswith(
+            "data:image/"):
+        return clip(value)
+    return value
+
+
 def _nb(text: str) -> str:
     return f'<span class="nb">{escape(text)}</span>'
 
@@ -35,7 +59,7 @@ def _nb(text: str) -> str:
 def nobreak(value: Any) -> Markup:
     """VALUE escaped, with codes, column names and file names kept on one line and paths
     breakable only after a slash."""
-    text = "" if value is None else str(value)
+    text = "" if value is None else clip(str(value))
     out, last = [], 0
     for m in _UNBREAKABLE.finditer(text):
         out.append(str(escape(text[last:m.start()])))
@@ -50,7 +74,7 @@ def nobreak(value: Any) -> Markup:
 
 def words(value: Any) -> Markup:
     """VALUE escaped, breakable only between words (a header never splits `min–max`)."""
-    return Markup(" ".join(_nb(w) for w in str(value).split(" ")))
+    return Markup(" ".join(_nb(w) for w in clip(str(value)).split(" ")))
 
 
 @cache
@@ -62,6 +86,7 @@ def _env() -> jinja2.Environment:
         trim_blocks=False,
         lstrip_blocks=False,
         keep_trailing_newline=True,
+        finalize=_finalize,
     )
     env.filters["nb"] = nobreak
     env.filters["words"] = words

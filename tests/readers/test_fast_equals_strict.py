@@ -138,7 +138,7 @@ INPUT_LINES = [
 def _read_inputs(data: bytes, pattern: str) -> tuple[list[tuple[int, str]] | None, list]:
     read = jsonl_records.read_ids(data, name="in.jsonl", line_pattern=pattern,
                                   schema="input_line", label="input-line",
-                                  surely_valid=_plain_input)
+                                  surely_valid=_plain_input, text_key="text")
     faults = [(f.line, f.kind, f.message) for f in read.faults]
     return (None if read.value is None else read.value.rows()), faults
 
@@ -151,12 +151,16 @@ def test_input_ids_read_as_the_strict_parser_reads_them(lines: list[bytes], nl: 
     assert fast == _read_inputs(data, r"^\x00(\x00)\x01$")  # no line matches: line by line
     read = jsonl_records.read(data, name="in.jsonl", schema="input_line", label="input-line")
     if read.value is not None:
-        assert fast[0] == [(n, obj["id"]) for n, obj in read.value]
+        assert fast[0] == [(n, obj["id"], obj["text"]) for n, obj in read.value]
 
 
 def test_a_canonical_inputs_file_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     lines = [json.dumps({"id": f"ev-{i}", "text": f'"quoted" \u00e9 {i}\n'}) for i in range(5)]
     data = ("\n".join(lines) + "\n").encode()
     monkeypatch.setattr(jsonl_records, "read", None)  # the line-by-line path would fail
-    read = jsonl_records.read_ids(data, name="in.jsonl", line_pattern=_INPUT_LINE)
-    assert read.value.rows() == [(i + 1, f"ev-{i}") for i in range(5)] and not read.faults
+    read = jsonl_records.read_ids(data, name="in.jsonl", line_pattern=_INPUT_LINE,
+                                  text_key="text")
+    assert read.value.rows() == [(i + 1, f"ev-{i}", f'"quoted" \u00e9 {i}\n')
+                                 for i in range(5)] and not read.faults
+    ids_only = jsonl_records.read_ids(data, name="in.jsonl", line_pattern=_INPUT_LINE)
+    assert ids_only.value.columns == ["line", "id"]

@@ -448,6 +448,23 @@ def model_files(view: RunView) -> dict[str, str]:
     return {p: h for p, h in view.files_on_disk.items() if p.startswith("model/") and h}
 
 
+def _num_ooms(stats: Any) -> int:
+    n = stats.get("num_ooms") if isinstance(stats, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) else 0
+
+
+def pass_ooms(view: RunView) -> dict[tuple[str, str, int], int]:
+    """Per pass with a memory trace, the out-of-memory events PyTorch's allocator counted
+    during it: `memory_stats_after.num_ooms` minus `memory_stats_before.num_ooms` (a
+    counter of the process; a missing one counts 0). Only passes with at least one."""
+    out = {}
+    for key, doc in view.memory_traces.items():
+        n = _num_ooms(doc.get("memory_stats_after")) - _num_ooms(doc.get("memory_stats_before"))
+        if n > 0:
+            out[key] = n
+    return out
+
+
 @per_view
 def pass_windows(view: RunView) -> pl.DataFrame:
     """Per timeline entry: `line`, the key, `status`, `t_elapsed` (the timer's record) and
@@ -472,10 +489,25 @@ def duration_summaries(view: RunView) -> pl.DataFrame:
                  e.max().alias("max"), e.mean().alias("mean")))
 
 
+INVISIBLE = r"[\p{Default_Ignorable_Code_Point}\p{Cf}]"
+"""Characters a reader does not see: zero-width spaces and joiners, the BOM (U+FEFF), the
+soft hyphen, direction marks and the other format and default-ignorable code points."""
+
+
 def normalized_id(column: str = "id") -> pl.Expr:
-    """An identifier as a reader would take it: NFC-normalised, surrounding whitespace cut.
-    Two IDs with the same normalized form and different bytes look the same and are not."""
-    return pl.col(column).str.normalize("NFC").str.strip_chars()
+    """An identifier as a reader would take it: compatibility-normalised (NFKC: a fullwidth
+    `：` is `:`), invisible characters (`INVISIBLE`) removed, surrounding whitespace cut. Two
+    IDs with the same normalized form and different bytes look the same (`ev-1`,
+    `ev-1` with a U+200B or a U+FEFF, `ev-1 `) and are not."""
+    return (pl.col(column).str.normalize("NFKC").str.replace_all(INVISIBLE, "")
+            .str.strip_chars())
+
+
+def casefolded_id(column: str = "id") -> pl.Expr:
+    """`normalized_id`, case-folded: IDs equal under it and not under `normalized_id` differ
+    only by case, which many corpora use for distinct items (`typing:Final`,
+    `typing:final`); whether they are one text is for the inputs to say."""
+    return normalized_id(column).str.to_lowercase()
 
 
 def lookalikes(view: RunView, ids: list[str]) -> dict[str, str]:

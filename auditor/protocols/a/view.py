@@ -104,7 +104,7 @@ class RunView:
     set_check: dict | None
     splits: Mapping[str, pl.DataFrame]
     inputs: pl.DataFrame | None
-    """`line`, `id` of the evaluation inputs file the manifest names (`inputs_path`)."""
+    """`line`, `id`, `text` of the evaluation inputs file the manifest names (`inputs_path`)."""
     inputs_path: str | None
     claims: dict | None
     """claims.json: the typed summaries, rankings, projections and memory figures."""
@@ -310,7 +310,7 @@ class _Loader(Loader):
 
     def load_inputs(self, manifest: dict | None) -> tuple[str | None, pl.DataFrame | None]:
         """The inputs file the manifest names (`corpus.inputs_file`), else the runner's
-        usual one when present: `line`, `id` per text."""
+        usual one when present: `line`, `id`, `text` per text."""
         corpus = (manifest or {}).get("corpus")
         declared = corpus.get("inputs_file") if isinstance(corpus, dict) else None
         rel = declared if isinstance(declared, str) else INPUTS
@@ -320,7 +320,7 @@ class _Loader(Loader):
             return (rel if isinstance(declared, str) else None), None
         read = jsonl_records.read_ids(self.data[rel], name=rel, line_pattern=_INPUT_LINE,
                                       schema="input_line", label="input-line",
-                                      surely_valid=_plain_input)
+                                      surely_valid=_plain_input, text_key="text")
         for f in read.faults:
             self.report(f, ref="A3.1")
         if read.value is None or read.errors:

@@ -461,9 +461,10 @@ def m_a0405(root: Path) -> None:
     name = rf.read_json(root, "environment.json")["gpu_model"]
     for p in sorted((root / "evidence/placement").rglob("*.json")):
         edit_json(root, p.relative_to(root).as_posix(), lambda d: d.update(
-            input_devices={"cuda:0": 4, "cuda:1": 4},
+            input_devices={"cuda:0": 4, "cuda:1": 4}, gpus_visible=2,
             gpus_used=[{"index": 0, "name": name}, {"index": 1, "name": name}]), rehash=False)
-    edit_json(root, "environment.json", lambda e: _set(e, "gpu_count", 2), rehash=False)
+    edit_json(root, "environment.json", lambda e: e.update(gpu_count=2, gpus_visible=2),
+              rehash=False)
     edit_rows(root, lambda rows: [r.update(gpu_count="2") for r in rows])
 
 

@@ -1,17 +1,18 @@
 """A0102: revisions and seed are pinned, the same wherever they appear, and the model files
 are the ones pinned.
 
-What it checks: each row's `corpus_revision`, `model_revision`, `tokenizer_revision` and
-`seed` equal the manifest's `revisions` and `seed`; `manifest.corpus.revision` equals
+What it checks: each row's `corpus_revision`, `model_revision`, `tokenizer_revision` and `seed`
+equal the manifest's `revisions` and `seed`; `manifest.corpus.revision` equals
 `revisions.corpus`; `environment.json`'s `code_version` equals `revisions.code`; and when the
-run keeps its weights and tokenizer under `model/`, the model and tokenizer revisions are
-each `sha256:<hex>` of one of those files (hashed by the auditor, not declared).
+run keeps its weights and tokenizer under `model/`, the model and tokenizer revisions are each
+`sha256:<hex>` of one of those files (hashed by the auditor, not declared).
 Reads: CSV `corpus_revision`, `model_revision`, `tokenizer_revision`, `seed`; manifest
-`/revisions`, `/seed`, `/corpus/revision`; environment `/code_version`; the bytes of the
-files under `model/`.
+`/revisions`, `/seed`, `/corpus/revision`, `/replay/tokenizer/file`,
+`/replay/tokenizer/sha256`, `/replay/model/exported_from`; environment `/code_version`; the
+bytes of the files under `model/`.
 Why it matters: A1.2 pins the corpus, model, tokenizer and code and announces the seed; a row
-measured with another model revision is not the same experiment, and a revision that is not
-the hash of the weights kept pins nothing.
+measured with another model revision is not the same experiment, and a revision that is not the
+hash of the weights kept pins nothing.
 Example: row 4 says `model_revision` sha256:aaaa while the manifest pins sha256:bbbb; or
 `model/weights.pt` was replaced and no longer hashes to `revisions.model`.
 """
@@ -63,6 +64,29 @@ def check(view: RunView) -> Iterator[Finding]:
                     f"{what} kept is not the one pinned", artifact=MANIFEST,
                     pointer=f"/revisions/{what}", observed=rev[what],
                     expected={p: f"sha256:{h}" for p, h in sorted(kept.items())[:10]})
+    # The replay section names which kept file is the tokenizer: it is the one pinned.
+    replay = m.get("replay") if isinstance(m.get("replay"), dict) else {}
+    tok = replay.get("tokenizer") if isinstance(replay.get("tokenizer"), dict) else {}
+    tok_file = tok.get("file")
+    if isinstance(tok_file, str) and tok_file in kept:
+        actual = f"sha256:{kept[tok_file]}"
+        if rev["tokenizer"] != actual:
+            yield RULE.finding(f"revisions.tokenizer is not the SHA-256 of {tok_file}, the "
+                               "tokenizer the replay section names", artifact=MANIFEST,
+                               pointer="/revisions/tokenizer", observed=rev["tokenizer"],
+                               expected=actual, tokenizer_file=tok_file)
+        if isinstance(tok.get("sha256"), str) and f"sha256:{tok['sha256']}" != actual:
+            yield RULE.finding(f"{tok_file} does not hash to the SHA-256 the replay section "
+                               "records for it", artifact=tok_file,
+                               observed=actual, expected=f"sha256:{tok['sha256']}",
+                               pointer="/replay/tokenizer/sha256")
+    model = replay.get("model") if isinstance(replay.get("model"), dict) else {}
+    exported = model.get("exported_from")
+    if isinstance(exported, str) and exported != rev["model"]:
+        yield RULE.finding("the replay model was exported from another model than "
+                           "revisions.model", artifact=MANIFEST,
+                           pointer="/replay/model/exported_from", observed=exported,
+                           expected=rev["model"])
 
 
 RULE = check

@@ -1,7 +1,8 @@
 """A0205: every count and value the CSV claims equals its recomputation.
 
 What it checks: per row, `observed_ids` (lines with an ID) and `quality_value` (within 1e-4,
-the CSV's rounding) against the output file; and the booleans `ids_match`, `format_valid`,
+the CSV's rounding; an empty cell on a row that claims `corpus_accepted` false is "not
+recorded", A8.3) against the output file; and the booleans `ids_match`, `format_valid`,
 `corpus_accepted` when the row says false but the recomputation says true (an overstated
 `true` is reported by A0201, A0202, A0203 or A0204, which say why).
 Reads: every output line's `id` and `label`; `corpus/references.jsonl`;
@@ -38,8 +39,12 @@ def check(view: RunView) -> Iterator[Finding]:
                            artifact=RESULTS, row=row, observed=claim,
                            expected=got, field="observed_ids", output=f)
     qv, qr = pl.col("quality_value"), pl.col("re_quality_value")
-    # Both empty is agreement (no usable output, honestly not recorded); one empty is not.
-    wrong_q = (pl.when(qv.is_null() | qr.is_null())
+    # Both empty is agreement (no usable output, honestly not recorded); one empty is not,
+    # except an empty cell on a row that claims no acceptance: a failed pass whose metric
+    # was not recorded (A8.3: empty is "not recorded") hides nothing.
+    unclaimed = qv.is_null() & qr.is_not_null() & pl.col("corpus_accepted").not_()
+    wrong_q = (pl.when(unclaimed).then(False)
+               .when(qv.is_null() | qr.is_null())
                .then(qv.is_null() != qr.is_null())
                .otherwise((qv - qr).abs() > QUALITY_ABS_TOL))
     for row, claim, got, f in r.filter(wrong_q).select(

@@ -2,9 +2,14 @@
 looks like another.
 
 What it checks: duplicate and empty lines in the expected ID list itself; IDs with
-surrounding whitespace; and distinct IDs that become the same once Unicode-normalised (NFC)
-and trimmed (`café` written precomposed and decomposed, `ev-1` and `ev-1 `).
-Reads: `corpus/expected_ids.txt` (every line).
+surrounding whitespace; distinct IDs that become the same once normalised as a reader takes
+them (`derive.normalized_id`: NFKC, invisible characters removed, trimmed): `café` written
+precomposed and decomposed, `ev-1` and `ev-1 `, `ev-1` with a zero-width space or a BOM;
+and IDs that differ only by case when the evaluation inputs give them the same text (many
+corpora use case for distinct items, `typing:Final` and `typing:final`: those stay
+accepted; without the inputs file, a warning).
+Reads: `corpus/expected_ids.txt` (every line); the evaluation inputs' `id` and `text`, for
+IDs that differ only by case.
 Why it matters: A2.1 and A2.5 compare outputs against this list; a duplicate in it makes
 "each expected ID exactly once" unsatisfiable or hides a short corpus (999 distinct IDs
 counted as 1,000), and two IDs a reader cannot tell apart let one text count twice.
@@ -20,7 +25,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import EXPECTED
-from auditor.protocols.a.derive import normalized_id
+from auditor.protocols.a.derive import casefolded_id, normalized_id
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -46,15 +51,41 @@ def check(view: RunView) -> Iterator[Finding]:
                            "from the trimmed one", artifact=EXPECTED, line=line, observed=i,
                            expected=i.strip())
     # Distinct IDs (exact duplicates are reported above) that normalise to the same text.
-    keyed = e.unique("id", keep="first").with_columns(normalized_id().alias("key"))
-    twins = keyed.filter(pl.col("key").is_duplicated() & (pl.col("key") != "")
-                         & (pl.col("id") == pl.col("id").str.strip_chars())).filter(
+    keyed = e.unique("id", keep="first").with_columns(normalized_id().alias("key"),
+                                                      casefolded_id().alias("folded"))
+    keyed = keyed.filter((pl.col("key") != "") & (pl.col("id") == pl.col("id").str.strip_chars()))
+    twins = keyed.filter(pl.col("key").is_duplicated()).filter(
         pl.col("line") > pl.col("line").min().over("key"))
     for line, i, key in twins.select("line", "id", "key").head(20).iter_rows():
         first = keyed.filter(pl.col("key") == key).sort("line")["id"][0]
-        yield RULE.finding(f"{i!r} differs from {first!r} only by Unicode normalisation",
-                           artifact=EXPECTED, line=line, observed=i, expected="IDs that "
-                           "differ as text a reader sees", same_as=first)
-
+        yield RULE.finding(f"{i!r} differs from {first!r} only by Unicode normalisation or "
+                           "invisible characters", artifact=EXPECTED, line=line, observed=i,
+                           expected="IDs that differ as text a reader sees", same_as=first)
+    # Distinct under normalisation, equal once case-folded: one text twice, or two items?
+    cased = (keyed.unique("key", keep="first").filter(pl.col("folded").is_duplicated())
+             .sort("line"))
+    if cased.height == 0:
+        return
+    inputs = view.inputs if "inputs" in view.available else None
+    if inputs is not None:
+        cased = cased.join(inputs.unique("id", keep="first").select("id", "text"), on="id",
+                           how="left")
+    else:
+        cased = cased.with_columns(pl.lit(None, dtype=pl.String).alias("text"))
+    for group in cased.partition_by("folded", maintain_order=True)[:20]:
+        first = group.row(0, named=True)
+        for other in group.slice(1).iter_rows(named=True):
+            if inputs is None:
+                yield RULE.finding(f"{other['id']!r} differs from {first['id']!r} only by "
+                                   "case, and no inputs file says whether they are one text",
+                                   artifact=EXPECTED, line=other["line"], severity="warning",
+                                   observed=other["id"], expected="IDs that differ as text a "
+                                   "reader sees", same_as=first["id"])
+            elif other["text"] is not None and other["text"] == first["text"]:
+                yield RULE.finding(f"{other['id']!r} differs from {first['id']!r} only by case "
+                                   "and the inputs give both the same text: one text counted "
+                                   "twice", artifact=EXPECTED, line=other["line"],
+                                   observed=other["id"], expected="each text under one ID",
+                                   same_as=first["id"], inputs=view.inputs_path)
 
 RULE = check

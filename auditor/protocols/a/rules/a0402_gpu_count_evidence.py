@@ -5,9 +5,12 @@ What it checks: every pass has its placement evidence
 of distinct GPUs its device map shows holding parameters or inputs (`parameter_devices`,
 `input_devices`; the declared `gpus_used` list is not evidence of use, and an entry of it no
 device map backs is an error), the row's `device` holds the parameters and is the device the
-pass asked for, and `environment.json`'s `gpu_count` is the most GPUs any pass used.
+pass asked for; on a GPU row no parameter tensor and no input batch was on the CPU (a
+fallback) and the pass's memory trace was read on that device; and `environment.json`'s
+`gpu_count` is the most GPUs any pass used.
 Reads: placement `parameter_devices`, `input_devices`, `requested_device`,
-`gpus_used[].index`; CSV `gpu_count`, `device`; environment `gpu_count`.
+`gpus_used[].index`; memory trace `device`; CSV `gpu_count`, `device`; environment
+`gpu_count`.
 Why it matters: A4.2: a leased lot of two GPUs does not mean the program used both; the count
 must come from what the process did, not from the offer or from the GPUs visible.
 Example: row 5 says `gpu_count` 2 while its placement shows all parameters on `cuda:0`.
@@ -21,7 +24,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import ENVIRONMENT, RESULTS
-from auditor.protocols.a.derive import KEY, gpus_used, pass_gpus, pass_name
+from auditor.protocols.a.derive import KEY, gpu_index, gpus_used, pass_gpus, pass_name
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -58,6 +61,24 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"pass {name} asked for another device than its row's",
                                artifact=view.placement_files[key],
                                pointer="/requested_device", observed=doc["requested_device"],
+                               expected=r["device"])
+        if gpu_index(r["device"]) is not None:
+            for part, what in (("parameter_devices", "parameter tensors"),
+                               ("input_devices", "input batches")):
+                held = doc[part]
+                off = {d: n for d, n in held.items() if n > 0 and gpu_index(d) is None}
+                if off:
+                    yield RULE.finding(
+                        f"{sum(off.values())} of {sum(held.values())} {what} of pass {name} "
+                        f"were on {', '.join(sorted(off))}: a {r['device']} pass that fell "
+                        "back to the CPU", artifact=view.placement_files[key],
+                        pointer=f"/{part}", observed=dict(held), expected=f"all on {r['device']}")
+        trace = view.memory_traces.get(key)
+        if trace is not None and isinstance(trace.get("device"), str) and (
+                _norm(trace["device"]) != _norm(r["device"])):
+            yield RULE.finding(f"the memory of pass {name} was read on {trace['device']}, not "
+                               "on the row's device", artifact=view.memory_trace_files[key],
+                               pointer="/device", observed=trace["device"],
                                expected=r["device"])
     for f, unbacked in pass_gpus(view).filter(pl.col("unbacked").list.len() > 0).select(
             "file", "unbacked").iter_rows():

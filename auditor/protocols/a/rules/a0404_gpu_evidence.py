@@ -4,11 +4,12 @@ What it checks: no CUDA or ROCm device is claimed (in a pass's device map, a row
 or the environment's `device`) on a torch build that cannot use one (a `+cpu` build, or a
 `cpu` runtime); no GPU model is named (environment `gpu_model`) when no pass's device map
 holds a GPU; the environment's `gpu_model` is the driver's name of the GPUs the device maps
-show (their identity records, as the runner writes them: sorted, `, `-joined); and every GPU
-a device map shows has the driver's identity record.
+show (their identity records, as the runner writes them: sorted, `, `-joined); every GPU
+a device map shows has the driver's identity record; and no process (its placement's
+`gpus_visible`) nor the environment saw fewer GPUs than the device maps show used.
 Reads: placement `parameter_devices`, `input_devices`, `gpus_used[].index`,
-`gpus_used[].name`; CSV `device`; environment `device`, `gpu_model`, `torch_version`,
-`runtime.name`, `runtime.version`.
+`gpus_used[].name`, `gpus_visible`; CSV `device`; environment `device`, `gpu_model`,
+`gpus_visible`, `torch_version`, `runtime.name`, `runtime.version`.
 Why it matters: A4.1 records the real GPU and the observed environment; a GPU named in the
 files that no pass put a tensor on, or a CUDA pass on a CPU-only build, is a declaration,
 not an observation, and an offer's cost per corpus would be computed for hardware that never
@@ -26,6 +27,7 @@ import polars as pl
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import ENVIRONMENT, RESULTS
 from auditor.protocols.a.derive import (
+    KEY,
     gpu_index,
     gpu_models,
     is_gpu_device,
@@ -69,6 +71,18 @@ def check(view: RunView) -> Iterator[Finding]:
             else "the environment's GPU model is not the driver's name of the GPUs the "
                  "passes used", artifact=ENVIRONMENT, pointer="/gpu_model",
             observed=env["gpu_model"], expected=shown)
+    visible = {k: d.get("gpus_visible") for k, d in view.placement.items()}
+    for v, ph, r, f, n in gpus.select(*KEY, "file", "gpu_count").iter_rows():
+        seen = visible.get((v, ph, r))
+        if isinstance(seen, int) and seen < n:
+            yield RULE.finding(f"the process saw {seen} GPU(s) and its device map shows "
+                               f"tensors on {n}", artifact=f, pointer="/gpus_visible",
+                               observed=seen, expected=f">= {n}")
+    used = int(gpus["gpu_count"].max() or 0) if gpus.height else 0
+    if isinstance(env.get("gpus_visible"), int) and env["gpus_visible"] < used:
+        yield RULE.finding(f"the environment saw {env['gpus_visible']} GPU(s) and the passes "
+                           f"used {used}", artifact=ENVIRONMENT, pointer="/gpus_visible",
+                           observed=env["gpus_visible"], expected=f">= {used}")
     for f, missing in gpus.filter(pl.col("unidentified").list.len() > 0).select(
             "file", "unidentified").iter_rows():
         yield RULE.finding(f"GPU(s) {missing} held the pass's tensors but have no identity "

@@ -1,17 +1,17 @@
 """A0602: passes ran in the order drawn in advance (or alternating), and the times agree.
 
 What it checks: every timeline entry sits at its `order_index` in `manifest.pass_order` (same
-variant, phase and run), the entries' times follow that order (each starts after the
-previous one ended), and with several variants the warm passes are not run in blocks (all of
-one variant, then the next) unless the manifest says how the order was drawn
-(`pass_order_method`).
-Reads: manifest `/pass_order`, `/pass_order_method`; timeline `order_index`, `variant_id`,
-`phase`, `run_index`, `started_at`, `ended_at`.
-Why it matters: A6.2: alternating or pre-drawn order spreads drift (heat, clocks, caches)
-over the variants; an order recorded but not followed, or times that contradict it, means
-the recorded order is not what ran.
-Example: pass_order puts `batch-4/warm-1` at index 5 and the timeline runs it at index 7;
-or warm-3 starts before warm-2 ended.
+variant, phase and run), the entries' times follow that order (each starts after the previous
+one ended, and none ends after the manifest's `completed_at`), and with several variants the
+warm passes are not run in blocks (all of one variant, then the next) unless the manifest says
+how the order was drawn (`pass_order_method`).
+Reads: manifest `/pass_order`, `/pass_order_method`, `/completed_at`; timeline `order_index`,
+`variant_id`, `phase`, `run_index`, `started_at`, `ended_at`.
+Why it matters: A6.2: alternating or pre-drawn order spreads drift (heat, clocks, caches) over
+the variants; an order recorded but not followed, or times that contradict it, means the
+recorded order is not what ran.
+Example: pass_order puts `batch-4/warm-1` at index 5 and the timeline runs it at index 7; or
+warm-3 starts before warm-2 ended.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from auditor.model import Finding
 from auditor.protocols.a.artifacts import MANIFEST, TIMELINE
 from auditor.protocols.a.derive import KEY
 from auditor.protocols.a.view import RunView
+from auditor.readers import timestamps
 from auditor.rule import rule
 
 
@@ -51,6 +52,14 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(f"pass at order_index {oi} started before the previous one ended",
                            artifact=TIMELINE, line=line, observed=oi,
                            expected="times increasing with order_index")
+    done = timestamps.column([m["completed_at"]])[0] if isinstance(
+        m.get("completed_at"), str) else None
+    last = view.timeline["ended"].max()
+    if done is not None and last is not None and done < last:
+        yield RULE.finding("the run is declared complete before its last pass ended",
+                           artifact=MANIFEST, pointer="/completed_at",
+                           observed=m["completed_at"],
+                           expected=f"at or after {last.isoformat()} ({TIMELINE})")
     warm = [p["variant_id"] for p in sorted(m["pass_order"], key=lambda p: p["order_index"])
             if p["phase"] == "warm"]
     switches = sum(a != b for a, b in itertools.pairwise(warm))

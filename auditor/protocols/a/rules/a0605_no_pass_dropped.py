@@ -2,14 +2,18 @@
 
 What it checks: every cold or warm pass of `timeline.jsonl` has its row in
 `resultats-bruts.csv`, and a pass whose status is `oom` or `error` has a typed `incident` in
-its timeline entry: a `kind` equal to its status and a `message` that is not blank. Notes are
-free text and are not read: the incident is the explanation.
+its timeline entry: a `kind` equal to its status and a `message` that is not blank; a pass
+recorded `ok` during which PyTorch's allocator counted an out-of-memory event (its memory
+trace's `num_ooms` grew) has an `oom` incident saying how it recovered. Notes are free text
+and are not read: the incident is the explanation.
 Reads: timeline `variant_id`, `phase`, `run_index`, `status`, `incident.kind`,
-`incident.message`; CSV `variant_id`, `phase`, `run_index`.
+`incident.message`; CSV `variant_id`, `phase`, `run_index`; memory traces
+`memory_stats_before.num_ooms`, `memory_stats_after.num_ooms`.
 Why it matters: A6.4: a slow or failed pass left out of the table biases the summary; its row
 stays and the incident is explained.
 Example: the timeline shows `batch-8/warm-4` ended in `oom` and the CSV has no such row; or
-its entry says `"incident": null`.
+its entry says `"incident": null`; or `batch-8/warm-4` recorded ok while its trace's
+`num_ooms` went from 0 to 1.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import RESULTS, TIMELINE
-from auditor.protocols.a.derive import KEY, pass_name
+from auditor.protocols.a.derive import KEY, pass_name, pass_ooms
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -35,6 +39,17 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(f"pass {pass_name(v, p, r)} ran ({status}) but has no row",
                            artifact=TIMELINE, line=line, observed="no row",
                            expected=f"a row in {RESULTS}", status=status)
+    ooms = pass_ooms(view)
+    for f in passes.filter(pl.col("status") == "ok").iter_rows(named=True):
+        key = (f["variant_id"], f["phase"], f["run_index"])
+        if ooms.get(key) and f["incident_kind"] != "oom":
+            yield RULE.finding(f"pass {pass_name(*key)} is recorded ok, but its allocator "
+                               f"counted {ooms[key]} out-of-memory event(s) during it",
+                               artifact=TIMELINE, line=f["line"], pointer="/status",
+                               observed="ok without an oom incident",
+                               expected="status oom, or an oom incident saying how the pass "
+                                        "recovered", trace=view.memory_trace_files.get(key),
+                               protocol_ref="A10.3")
     failed = view.timeline.filter(pl.col("status") != "ok")
     for f in failed.iter_rows(named=True):
         name = pass_name(f["variant_id"], f["phase"], f["run_index"])

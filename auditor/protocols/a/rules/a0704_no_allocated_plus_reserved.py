@@ -2,8 +2,8 @@
 
 What it checks: the typed memory figures a run states: `claims.json` `memory_figures` (in
 their unit, at the precision written) and the extra figures of memory traces
-(`other_sources`, fields outside the schema); none may equal baseline allocated + baseline
-reserved or peak allocated + peak reserved of its pass (of any pass when the figure names
+(`other_sources`, fields outside the schema); none may equal an allocated figure plus a
+reserved one of its pass (baseline or peak, mixed too; of any pass when the figure names
 none). An error comes only from those typed fields; a note whose wording adds allocated and
 reserved, or whose number equals such a sum, gets a warning quoting the sentence.
 Reads: claims `/memory_figures` (`name`, `value`, `unit`, `variant_id`, `phase`,
@@ -38,11 +38,13 @@ _MEMORY = re.compile(r"alloc|reserv|memory|\bmem\b|vram", re.IGNORECASE)
 
 
 def _sums(d: dict) -> list[int]:
+    """Every allocated figure plus every reserved one, a baseline and a peak mixed too
+    (`baseline_allocated_bytes + peak_reserved_bytes` counts memory twice all the same)."""
     out = []
-    for a, r in (("baseline_allocated_bytes", "baseline_reserved_bytes"),
-                 ("peak_allocated_bytes", "peak_reserved_bytes")):
-        if d.get(a) and d.get(r):
-            out.append(d[a] + d[r])
+    for a in ("baseline_allocated_bytes", "peak_allocated_bytes"):
+        for r in ("baseline_reserved_bytes", "peak_reserved_bytes"):
+            if d.get(a) and d.get(r):
+                out.append(d[a] + d[r])
     return out
 
 

@@ -1,11 +1,13 @@
 """A0901: the package total is the offer's whole-package price times the lots.
 
-What it checks: the manifest's offer exists in the offers file and is priced per lot; the
+What it checks: rows that state a package total name an offer in the manifest (without one
+the total cannot be checked: missing evidence); the manifest's offer exists in the offers
+file and is priced per lot, a B200 lot holding two GPUs; the
 rows' `duration_days` is the offer's, `lots` the manifest's, and `package_total_usd_minor`
 (of the first row; A0902 holds the others to it) equals `price_per_lot_usd_minor` x `lots`;
 what the manifest restates of the offer (`economics.duration_days`, `gpu_model`,
 `package_total_usd_minor`, when given) is the offer's.
-Reads: manifest `/economics`; offers `offer_id`, `price_basis`, `duration_days`,
+Reads: manifest `/economics`; offers `offer_id`, `price_basis`, `gpus_per_lot`, `duration_days`,
 `price_per_lot_usd_minor`, `gpu_model`; CSV `duration_days`, `lots`,
 `package_total_usd_minor`.
 Why it matters: A9.1 and A9.2: the price compared is the whole 3-, 7- or 30-day package times
@@ -23,7 +25,7 @@ import polars as pl
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import MANIFEST, RESULTS
 from auditor.protocols.a.derive import chosen_offer
-from auditor.protocols.a.economics import package_total
+from auditor.protocols.a.economics import B200_GPUS_PER_LOT, is_b200, package_total
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -34,6 +36,13 @@ from auditor.rule import rule
 def check(view: RunView) -> Iterator[Finding]:
     econ = view.manifest.get("economics")
     if not econ:
+        priced = view.results.filter(pl.col("package_total_usd_minor").is_not_null())
+        for row, got in priced.select("row", "package_total_usd_minor").head(1).iter_rows():
+            yield RULE.finding("the rows state a package total but the manifest names no "
+                               "offer it could be checked against", artifact=RESULTS, row=row,
+                               observed=got, expected="an offer named in manifest "
+                               "/economics, or an empty cell", field="package_total_usd_minor",
+                               missing_evidence=True)
         return
     chosen = chosen_offer(view)
     if chosen is None:
@@ -47,6 +56,12 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding("the offer is priced per GPU; a package is priced per lot",
                            artifact=view.offers_path, pointer=f"/offers/{n}/price_basis",
                            observed=offer["price_basis"], expected="lot", protocol_ref="A9.2")
+    elif is_b200(offer) and offer["gpus_per_lot"] != B200_GPUS_PER_LOT:
+        yield RULE.finding(f"a B200 lot holds {B200_GPUS_PER_LOT} GPUs and its rate covers the "
+                           f"lot; offer {offer['offer_id']} counts {offer['gpus_per_lot']}",
+                           artifact=view.offers_path, pointer=f"/offers/{n}/gpus_per_lot",
+                           observed=offer["gpus_per_lot"], expected=B200_GPUS_PER_LOT,
+                           protocol_ref="A9.2")
     total = package_total(offer, econ["lots"])
     r = view.results
     for col, want in (("duration_days", offer["duration_days"]), ("lots", econ["lots"])):

@@ -1,0 +1,289 @@
+"""Red-team round on protocol A: lies a dishonest submitter tells with every file made
+consistent (the manifest re-hashed, as a submitter may), each of which must raise the rule
+that recomputes the fact; and the legitimate runs that look like them (IDs that differ only
+by case for distinct texts, a multi-GPU B200 lot, an empty cell for a figure not recorded)
+that must stay accepted."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import runfactory as rf
+from test_mutations import _row, _shift, edit_json, edit_rows, edit_timeline
+
+from auditor.engine import run_check
+from auditor.model import AuditResult
+
+EXPECTED = "corpus/expected_ids.txt"
+INPUTS = "corpus/eval-inputs.jsonl"
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("redteam")
+    return {"cpu": rf.make_clean_run(base / "cpu", claims=True),
+            "cuda": rf.make_clean_run(base / "cuda", device="cuda:0", claims=True),
+            "b200": rf.make_clean_run(base / "b200", device="cuda:0", gpus_per_lot=2,
+                                      claims=True)}
+
+
+def _copy(templates: dict[str, Path], flavour: str, tmp_path: Path) -> Path:
+    root = tmp_path / "run"
+    shutil.copytree(templates[flavour], root)
+    return root
+
+
+def _errors(result: AuditResult) -> list[tuple[str, str | None, str]]:
+    return [(f.code, f.artifact, f.message) for f in result.findings if f.severity == "error"]
+
+
+# -- a duplicated ID among the expected IDs ---------------------------------------------------
+
+def _ids(root: Path) -> list[str]:
+    return (root / EXPECTED).read_text(encoding="utf-8").splitlines()
+
+
+def _rename_id(root: Path, old: str, new: str, *, text_of: str | None = None) -> None:
+    """ID OLD is NEW in every file that names it (the list, references, inputs, outputs);
+    with TEXT_OF, its input text becomes that ID's: one text listed twice."""
+    (root / EXPECTED).write_text("".join((new if i == old else i) + "\n" for i in _ids(root)),
+                                 encoding="utf-8")
+    texts = {x["id"]: x["text"] for x in rf.read_jsonl(root, INPUTS)}
+    for rel in ["corpus/references.jsonl", INPUTS,
+                *(p.relative_to(root).as_posix() for p in (root / "outputs").rglob("*.jsonl"))]:
+        lines = rf.read_jsonl(root, rel)
+        for x in lines:
+            if x["id"] == old:
+                x["id"] = new
+                if rel == INPUTS and text_of is not None:
+                    x["text"] = texts[text_of]
+        rf.write_jsonl(root, rel, lines)
+    rf.rehash(root)
+
+
+def _twin(make: Callable[[str], str], same_text: bool = False) -> Callable[[Path], None]:
+    def change(root: Path) -> None:
+        ids = _ids(root)
+        _rename_id(root, ids[11], make(ids[10]), text_of=ids[10] if same_text else None)
+    return change
+
+
+# -- economics ----------------------------------------------------------------------------
+
+def _no_offer_package_x5(root: Path) -> None:
+    edit_json(root, "manifest.json", lambda m: m.update(economics=None))
+    edit_rows(root, lambda rows: [r.update(package_total_usd_minor=str(
+        5 * int(r["package_total_usd_minor"]))) for r in rows])
+
+
+def _b200_offer(root: Path, **changes: object) -> None:
+    edit_json(root, "economics/offers.json", lambda o: o["offers"][0].update(
+        gpu_model="B200", **changes))
+
+
+def _two_b200(root: Path, lots: int) -> None:
+    """Both GPUs of a B200 lot used by every pass (device maps, identities, rows, environment),
+    billed as LOTS lots."""
+    b200 = "NVIDIA B200"
+    for p in sorted((root / "evidence/placement").rglob("*.json")):
+        edit_json(root, p.relative_to(root).as_posix(), lambda d: d.update(
+            parameter_devices={"cuda:0": 6, "cuda:1": 6}, input_devices={"cuda:0": 15,
+                                                                         "cuda:1": 15},
+            gpus_used=[{"index": 0, "name": b200, "uuid": "GPU-0"},
+                       {"index": 1, "name": b200, "uuid": "GPU-1"}], gpus_visible=2),
+            rehash=False)
+    edit_json(root, "environment.json", lambda e: e.update(gpu_count=2, gpus_visible=2,
+                                                           gpu_model=b200), rehash=False)
+    _b200_offer(root)
+    price = rf.read_json(root, "economics/offers.json")["offers"][0]["price_per_lot_usd_minor"]
+    edit_json(root, "manifest.json", lambda m: m["economics"].update(lots=lots))
+    edit_rows(root, lambda rows: [r.update(gpu_count="2", gpu_model=b200, lots=str(lots),
+                                           package_total_usd_minor=str(price * lots))
+                                  for r in rows])
+
+
+def _cost_per_corpus(value: float, unit: str = "usd_minor") -> Callable[[Path], None]:
+    def change(root: Path) -> None:
+        edit_json(root, "claims.json", lambda c: c.update(projections=[{
+            "figure": "cost_per_accepted_corpus", "variant_id": None, "value": value,
+            "unit": unit, "period_days": 7, "accepted_corpora": 1}]))
+    return change
+
+
+def _offer_of_another_gpu(root: Path) -> None:
+    edit_json(root, "economics/offers.json", lambda o: o["offers"][0].update(gpu_model="A100"))
+    _cost_per_corpus(123456)(root)
+
+
+PACKAGE = 123456  # runfactory's offer: one lot, 7 days
+
+# -- memory, out of memory, a GPU run that fell back to the CPU ----------------------------
+
+TRACE = "traces/memory/batch-1/warm-1.json"
+PLACEMENT = "evidence/placement/batch-1/warm-1.json"
+
+
+def _mixed_sum(root: Path) -> None:
+    t = rf.read_json(root, TRACE)
+    edit_json(root, "claims.json", lambda c: c.update(memory_figures=[{
+        "name": "footprint", "value": t["baseline_allocated_bytes"] + t["peak_reserved_bytes"],
+        "unit": "bytes", "source": "torch.cuda", "variant_id": "batch-1", "phase": "warm",
+        "run_index": 1}]))
+
+
+def _oom_counted(incident: dict | None) -> Callable[[Path], None]:
+    def change(root: Path) -> None:
+        edit_json(root, TRACE, lambda t: t["memory_stats_after"].update(num_ooms=1),
+                  rehash=False)
+        edit_timeline(root, lambda t: next(
+            e for e in t if (e["variant_id"], e["phase"], e["run_index"])
+            == ("batch-1", "warm", 1)).update(incident=incident))
+    return change
+
+
+def _placement(**changes: object) -> Callable[[Path], None]:
+    def change(root: Path) -> None:
+        edit_json(root, PLACEMENT, lambda d: d.update(**changes))
+    return change
+
+LIES: dict[str, tuple[str, Callable[[Path], None], str]] = {
+    "a package total x5 on rows of a run naming no offer": ("cpu", _no_offer_package_x5,
+                                                            "A0901"),
+    "a B200 offer counting one GPU per lot": ("b200", lambda r: (_b200_offer(r, gpus_per_lot=1),
+                                                                 rf.rehash(r)), "A0901"),
+    "two B200 GPUs billed as two lots": ("b200", lambda r: _two_b200(r, 2), "A0405"),
+    "a cost per accepted corpus for a GPU offer, from a CPU run": (
+        "cpu", _cost_per_corpus(PACKAGE), "A0405"),
+    "a cost per accepted corpus for an offer of another GPU": (
+        "cuda", _offer_of_another_gpu, "A0405"),
+    "a cost per accepted corpus of a fifth of the package for one corpus": (
+        "cuda", _cost_per_corpus(PACKAGE / 5), "A0904"),
+    "a cost per accepted corpus in dollars, 100x too small": (
+        "cuda", _cost_per_corpus(PACKAGE / 10000, "usd"), "A0904"),
+    "a memory figure of baseline allocated + peak reserved": ("cuda", _mixed_sum, "A0704"),
+    "an out-of-memory event the allocator counted, recorded ok": (
+        "cuda", _oom_counted(None), "A0605"),
+    "a cuda:0 pass whose input batches were on the CPU": (
+        "cuda", _placement(input_devices={"cpu": 30}), "A0402"),
+    "a cuda:0 pass with 11 of its 12 parameters on the CPU": (
+        "cuda", _placement(parameter_devices={"cuda:0": 1, "cpu": 11}), "A0402"),
+    "a cuda:0 pass whose memory was read on the CPU": (
+        "cuda", lambda root: edit_json(root, TRACE, lambda t: t.update(device="cpu")), "A0402"),
+    "a process that saw no GPU used one": ("cuda", _placement(gpus_visible=0), "A0404"),
+    "an environment that saw no GPU while the passes used one": (
+        "cuda", lambda root: edit_json(root, "environment.json",
+                                       lambda e: e.update(gpus_visible=0)), "A0404"),
+    "an expected ID twice, once with a zero-width space": (
+        "cpu", _twin(lambda i: i + "\u200b"), "A0207"),
+    "an expected ID twice, once with a zero-width joiner inside": (
+        "cpu", _twin(lambda i: i[:2] + "\u200d" + i[2:]), "A0207"),
+    "an expected ID twice, once behind a BOM": ("cpu", _twin(lambda i: "\ufeff" + i), "A0207"),
+    "an expected ID twice, once with a soft hyphen": (
+        "cpu", _twin(lambda i: i + "\u00ad"), "A0207"),
+    "an expected ID twice, once with a fullwidth hyphen (NFKC)": (
+        "cpu", _twin(lambda i: i.replace("-", "\uff0d")), "A0207"),
+    "an expected ID twice, once upper-case, with the same text": (
+        "cpu", _twin(str.upper, same_text=True), "A0207"),
+    "an OOM row claimed accepted with its metric left empty": (
+        "cuda", lambda root: _oom(root, accepted="true"), "A0204"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIES))
+def test_a_consistent_lie_is_rejected(templates: dict[str, Path], tmp_path: Path,
+                                      name: str) -> None:
+    flavour, lie, code = LIES[name]
+    root = _copy(templates, flavour, tmp_path)
+    lie(root)
+    result = run_check(root)
+    assert not [f for f in result.findings if f.code == "A0000"], "the auditor crashed"
+    own = [f for f in result.findings if f.code == code and f.severity == "error"]
+    assert own, f"{code} not raised; errors: {_errors(result)}"
+    assert result.verdict != "accepted" and result.exit_code == 1
+    assert all(f.artifact and f.message for f in own)
+
+
+def _oom(root: Path, quality_value: str = "", accepted: str = "false") -> None:
+    """batch-4's warm-3 ran out of memory after 10 answers; its row stays with the time until
+    failure; its metric is not recorded (an empty cell)."""
+    def oom(t: list[dict]) -> None:
+        e = next(x for x in t if (x["variant_id"], x["phase"], x["run_index"])
+                 == ("batch-4", "warm", 3))
+        e.update(status="oom", elapsed_seconds=0.25, ended_at=_shift(e["started_at"], 0.251),
+                 incident={"kind": "oom", "message": "CUDA out of memory"})
+    edit_timeline(root, oom)
+    lines = rf.read_jsonl(root, "outputs/batch-4/warm-3.jsonl")[:10]
+    rf.write_jsonl(root, "outputs/batch-4/warm-3.jsonl", lines)
+    rf.recompute_claims(root)
+    rf.write_claims(root)
+    edit_rows(root, lambda rows: _row(rows, "batch-4", "warm", 3).update(
+        elapsed_seconds="0.25", quality_value=quality_value, corpus_accepted=accepted,
+        notes="status oom; INCIDENT oom: CUDA out of memory"))
+
+
+LEGITIMATE: dict[str, tuple[str, Callable[[Path], None]]] = {
+    "IDs that differ only by case, for two texts": ("cpu", _twin(str.upper)),
+    "an honest OOM row whose metric is not recorded": ("cuda", _oom),
+    "two B200 GPUs under one lot": ("b200", lambda r: _two_b200(r, 1)),
+    "a cost per accepted corpus of the package over one corpus": (
+        "cuda", _cost_per_corpus(PACKAGE)),
+    "a cost per accepted corpus in dollars": ("cuda", _cost_per_corpus(PACKAGE / 100, "usd")),
+    "an out-of-memory event the pass recovered from, with its incident": (
+        "cuda", _oom_counted({"kind": "oom", "message": "OOM at batch 8; retried at batch 4"})),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEGITIMATE))
+def test_a_legitimate_run_stays_accepted(templates: dict[str, Path], tmp_path: Path,
+                                         name: str) -> None:
+    flavour, change = LEGITIMATE[name]
+    root = _copy(templates, flavour, tmp_path)
+    change(root)
+    result = run_check(root)
+    assert _errors(result) == []
+    assert result.verdict == "accepted" and result.exit_code == 0
+
+
+def test_case_twins_without_inputs_are_a_warning(templates: dict[str, Path],
+                                                 tmp_path: Path) -> None:
+    root = _copy(templates, "cpu", tmp_path)
+    _twin(str.upper, same_text=True)(root)
+    (root / INPUTS).unlink()
+    edit_json(root, "manifest.json", lambda m: m["corpus"].pop("inputs_file"))
+    result = run_check(root)
+    (f,) = [f for f in result.findings if f.code == "A0207"]
+    assert f.severity == "warning" and f.line == 12
+
+
+# -- hostile text in the report ----------------------------------------------------------
+
+def test_a_huge_unbroken_note_is_clipped_in_the_report(templates: dict[str, Path],
+                                                       tmp_path: Path) -> None:
+    """A note of 100,000 characters without a space kept WeasyPrint's line breaking busy for
+    minutes; the page shows its first `MAX_TEXT` characters and says where the rest is."""
+    import time
+
+    from auditor.report.build import build_report
+    from auditor.report.html import MAX_TEXT
+
+    root = _copy(templates, "cpu", tmp_path)
+    edit_rows(root, lambda rows: rows[0].update(notes="A" * 100_000))
+    start = time.monotonic()
+    build_report(root, tmp_path / "report")
+    assert time.monotonic() - start < 120
+    page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert "A" * MAX_TEXT in page and "A" * (MAX_TEXT + 1) not in page
+    assert "100,000 characters in all" in page
+
+
+def test_a_run_declared_complete_before_its_last_pass_ended(templates: dict[str, Path],
+                                                            tmp_path: Path) -> None:
+    root = _copy(templates, "cpu", tmp_path)
+    last = max(e["ended_at"] for e in rf.read_jsonl(root, "timeline.jsonl"))
+    edit_json(root, "manifest.json", lambda m: m.update(completed_at=_shift(last, -1)))
+    result = run_check(root)
+    (f,) = [f for f in result.findings if f.severity == "error"]
+    assert (f.code, f.artifact, f.pointer) == ("A0602", "manifest.json", "/completed_at")
