@@ -44,7 +44,8 @@ class Fault:
     """`error`: the record (or file) is not usable; `warning`: read, with a caveat."""
     kind: str = "format"
     """A short stable tag: `encoding`, `syntax`, `schema`, `header`, `type`, `units`,
-    `duplicate`, `truncated`, `limit`, `gap`, `reset`, `order`, `empty`, `format`; the
+    `duplicate`, `truncated`, `limit`, `gap`, `reset`, `order` (time going back), `repeat`
+    (a reading at the time of the previous one), `empty`, `format`; the
     evidence readers add `missing` (a tool's no-value cells, counted), `timezone` (local
     times read without a known offset) and `coverage` (a file that cannot show which window
     it covers: no times, or one sample per device)."""

@@ -31,6 +31,9 @@ Conventions (documented for reviewers):
     of the outputs file). A policy's figures pool its `ok` trials: the sum of energy over the
     sum of wall times, or of answers, and exist only when every `ok` trial has one, from the
     same domains.
+- **Time order**: a trace whose time goes back anywhere (the reader's `order` warning: an
+  edited or merged file, a clock step) measures no window; a reading at the time of the
+  previous one (`repeat`) is only left without an interval.
 - **Resolution**: a window shorter than the declared minimum (`energy.minimums`:
   `window_seconds`), a power series with fewer readings over the window than
   `sample_periods`, or a counter that changed fewer than `counter_updates` times inside it
@@ -403,6 +406,42 @@ def trials(view: RunView) -> list[Trial]:
     return out
 
 
+MIN_DISTINCT_COPIED = 10
+"""A latency sequence with fewer distinct values than this (a coarse timer) can repeat
+honestly from one trial to another; one with more cannot."""
+
+
+@per_view
+def copied_latencies(view: RunView) -> list[list[Trial]]:
+    """Groups of ok trials (of one policy or several, in trials.csv order) whose outputs hold
+    the very same sequence of latencies, of at least `MIN_P95_VALUES` values and
+    `MIN_DISTINCT_COPIED` distinct ones: timed once, reported as several trials."""
+    if view.outputs is None:
+        return []
+    ok = {t.key: t for t in trials(view) if t.status == "ok"}
+    lat = pl.col("latency_ms")
+    per_file = (view.outputs.filter(pl.col("valid") & lat.is_not_null())
+                .group_by("policy_id", "trial_index", maintain_order=True)
+                .agg(lat.alias("lats"), lat.n_unique().alias("distinct"))
+                .filter((pl.col("distinct") >= MIN_DISTINCT_COPIED)
+                        & (pl.col("lats").list.len() >= MIN_P95_VALUES))
+                .with_columns(pl.col("lats").hash().alias("digest")))
+    groups: dict[int, list[tuple[list[float], list[Trial]]]] = {}
+    for pid, k, lats, _, digest in per_file.iter_rows():
+        t = ok.get((pid, k))
+        if t is None:
+            continue
+        same = groups.setdefault(digest, [])
+        hit = next((g for g in same if g[0] == lats), None)  # equal lists, not only hashes
+        if hit is None:
+            same.append((lats, [t]))
+        else:
+            hit[1].append(t)
+    order = {t.key: i for i, t in enumerate(ok.values())}
+    return [sorted(ts, key=lambda t: order[t.key]) for gs in groups.values() for _, ts in gs
+            if len(ts) > 1]
+
+
 def _markers(ev: Evidence | None) -> tuple[int, int] | None:
     if ev is None:
         return None
@@ -494,8 +533,9 @@ class Energy:
     """A trial's energy over its window, or why there is none."""
 
     status: str
-    """`measured`, or why not: `no_trace`, `fault`, `unavailable`, `no_window`,
-    `no_domain`, `not_covered`, `gap`, `below_resolution`."""
+    """`measured`, or why not: `no_trace`, `fault`, `disordered` (time goes back in the
+    trace), `unavailable`, `no_window`, `no_domain`, `not_covered`, `gap`,
+    `below_resolution`."""
     reason: str | None
     trace: str | None = None
     tool: str | None = None
@@ -547,6 +587,11 @@ def trial_energy(view: RunView, ev: Evidence | None, t: Trial) -> Energy:
     base = {"trace": ev.path, "tool": ev.tool}
     if not ev.usable:
         return Energy("fault", f"{ev.path} could not be read (see its B0002 findings)", **base)
+    if ev.time_back:
+        lines = ", ".join(str(n) for n in ev.time_back[:5])
+        return Energy("disordered", f"{ev.path}: time goes back at line(s) {lines} (an edited "
+                      "or merged trace, or a clock step): its intervals are not the tool's",
+                      **base)
     if ev.frame is None or ev.frame.is_empty():
         reasons = [f"{u.get('source')}: {u.get('reason')}" for u in
                    ev.meta.get("unavailable") or [] if isinstance(u, Mapping)]
@@ -829,6 +874,10 @@ class Placement:
     assigned: list[dict[str, Any]] = field(default_factory=list)
     """Windows ML: the session's providers and devices after compilation."""
     captured_at: float | None = None
+    record_policy: str | None = None
+    """The policy the file says it records (our runner's and Windows ML records)."""
+    model_sha256: str | None = None
+    """The SHA-256 of the model the file says it placed (ORT and Windows ML records)."""
     problem: str | None = None
     """Why there are no shares (no placed operation, an unreadable file)."""
 
@@ -857,6 +906,10 @@ def placements(view: RunView) -> dict[str, Placement]:
             p.problem = "no placement file could be read"
             continue
         meta = pick.meta
+        p.record_policy = meta.get("policy_id") if isinstance(meta.get("policy_id"), str) \
+            else None
+        p.model_sha256 = meta.get("model_sha256") if isinstance(meta.get("model_sha256"), str) \
+            else None
         p.captured_at = epoch_s(meta.get("captured_at")) or epoch_s(
             (meta.get("diagnostic") or {}).get("started_at")
             if isinstance(meta.get("diagnostic"), Mapping) else None)
@@ -919,6 +972,21 @@ def capture_outside(view: RunView, p: Placement) -> str | None:
         return "captured before the run was declared"
     if end is not None and p.captured_at > end + CAPTURE_MARGIN_S:
         return "captured after the run's last trial"
+    return None
+
+
+def placement_of_other(view: RunView, p: Placement) -> str | None:
+    """Why P's file (where its format names them) records another policy or another model
+    than the policy it stands for: the record's `policy_id`, and its model's SHA-256 against
+    the artifact the policy declares it runs (`policies[].artifact_sha256`)."""
+    pol = policies(view).get(p.policy_id)
+    if p.record_policy is not None and p.record_policy != p.policy_id:
+        return f"it records policy {p.record_policy!r}, not {p.policy_id!r}"
+    want = pol.artifact_sha256 if pol is not None else None
+    if p.model_sha256 is not None and isinstance(want, str) \
+            and p.model_sha256.lower() != want.lower():
+        return (f"it placed the model {p.model_sha256[:16]}..., the policy runs the artifact "
+                f"{want[:16]}...")
     return None
 
 

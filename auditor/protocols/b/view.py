@@ -86,6 +86,9 @@ class Evidence:
     """What the reader said about the content (no reading, no placed operation)."""
     usable: bool = True
     """False when the file's format is at fault (its B0002 findings say where)."""
+    time_back: tuple[int, ...] = ()
+    """Lines where the file's time goes back against the previous reading of its series
+    (the reader's `order` warnings): intervals there are not the tool's."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -278,7 +281,9 @@ class _Loader(Loader):
         for f in wrong:
             self.report(f)
         return Evidence(rel, module.INFO.name, module.INFO.tool, read.value, read.meta,
-                        content, usable=not any(f.severity == "error" for f in wrong))
+                        content, usable=not any(f.severity == "error" for f in wrong),
+                        time_back=tuple(sorted({f.line or 0 for f in read.faults
+                                                if f.kind == "order"})))
 
     def load_power(self, offset: str | None) -> dict[TrialKey, Evidence]:
         out: dict[TrialKey, Evidence] = {}

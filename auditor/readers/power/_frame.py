@@ -52,9 +52,10 @@ def with_point_intervals(df: pl.DataFrame, by: Sequence[str] = ("source", "devic
 
 def order_faults(df: pl.DataFrame, log: FaultLog, *, by: Sequence[str] = ("device",),
                  what: str = "sample") -> None:
-    """A warning for each sample whose time goes back (or stands still) against the previous
-    sample of the same series: the file was edited, merged or the clock jumped. A sample is
-    one `line` (with the `by` columns): pass one row per sample where a sample spans lines."""
+    """A warning for each sample whose time goes back (kind `order`) or stands still (kind
+    `repeat`: a tool that reads a value twice within one update) against the previous sample
+    of the same series: the file was edited, merged or the clock jumped. A sample is one
+    `line` (with the `by` columns): pass one row per sample where a sample spans lines."""
     samples = (df.filter(pl.col("end").is_not_null())
                .unique(subset=["line", *by], keep="first", maintain_order=True)
                .sort("line"))
@@ -65,10 +66,11 @@ def order_faults(df: pl.DataFrame, log: FaultLog, *, by: Sequence[str] = ("devic
     bad = samples.with_columns(prev=prev).filter(pl.col("end") <= pl.col("prev"))
     for r in bad.iter_rows(named=True):
         where = ", ".join(f"{k} {r[k]}" for k in by if r[k] is not None)
-        back = "goes back" if r["end"] < r["prev"] else "repeats the previous time"
+        goes_back = r["end"] < r["prev"]
+        back = "goes back" if goes_back else "repeats the previous time"
         log.warning(f"This {what}{f' ({where})' if where else ''} {back}: "
                     f"{r['end']:%Y-%m-%d %H:%M:%S.%f} after {r['prev']:%Y-%m-%d %H:%M:%S.%f}.",
-                    kind="order", line=r["line"])
+                    kind="order" if goes_back else "repeat", line=r["line"])
 
 
 def drop_repeats(df: pl.DataFrame, log: FaultLog, *, key: Iterable[str] = ("end", "device"),

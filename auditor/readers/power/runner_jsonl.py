@@ -208,8 +208,10 @@ def _counters(df: pl.DataFrame, log: FaultLog, meta: dict[str, Any]) -> pl.DataF
         log.error(f"The counter value {r['value']} is beyond its max_range {r['max_range']}.",
                   kind="type", line=r["line"], field=r["field"])
     for r in c.filter(pl.col("interval_s") <= 0).iter_rows(named=True):
-        log.warning("This counter reading is not later than the previous one of its series: "
-                    "no power for this interval.", kind="order", line=r["line"])
+        back = r["interval_s"] < 0
+        log.warning(f"This counter reading is {'earlier than' if back else 'at the time of'} "
+                    "the previous one of its series: no power for this interval.",
+                    kind="order" if back else "repeat", line=r["line"])
     meta["wraps"] = int(c["wrapped"].fill_null(False).sum())
     good = c.filter(pl.col("delta") >= 0).with_columns(
         energy_j=pl.col("delta") * pl.col("unit").replace_strict(_SCALE, return_dtype=pl.Float64))

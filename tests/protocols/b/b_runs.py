@@ -173,9 +173,11 @@ def answer(spec: Spec, pol: Pol, k: int, j: int) -> str:
     return ref
 
 
-def latencies(pol: Pol, n: int, wall_s: float) -> list[float]:
-    """N latencies around the policy's, spread over +-20 %, scaled to fit inside the window."""
-    raw = [pol.latency_ms * (0.8 + 0.4 * ((k * 7919) % 1000) / 1000) for k in range(n)]
+def latencies(pol: Pol, n: int, wall_s: float, trial: int = 1) -> list[float]:
+    """N latencies around the policy's, spread over +-20 %, scaled to fit inside the window;
+    the same values in another order in each TRIAL (a trial's latencies are its own, B0305)."""
+    raw = [pol.latency_ms * (0.8 + 0.4 * ((k * 7919 + 7 * trial) % 1000) / 1000)
+           for k in range(n)]
     budget = 0.9 * wall_s * 1000
     scale = min(1.0, budget / sum(raw))
     return [round(x * scale, 6) for x in raw]
@@ -335,7 +337,7 @@ def build(root: Path, spec: Spec) -> Path:
             continue
         w.labels = [answer(spec, pol, k, j) for j in range(n)]
         w.latencies = (pol.latency_fn(k, n) if pol.latency_fn is not None
-                       else latencies(pol, n, wall))
+                       else latencies(pol, n, wall, k))
         ext, data = trace(spec, w)
         _write(root, f"outputs/{pid}/trial-{k}.jsonl", _jsonl(
             [{"id": ids[j % spec.prompts], "label": lab, "latency_ms": lat}

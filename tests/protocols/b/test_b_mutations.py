@@ -72,6 +72,13 @@ def m_b0203(root: Path) -> None:
     br.edit_jsonl(root, "outputs/cpu/trial-2.jsonl", bad)
 
 
+def m_b0305(root: Path) -> None:
+    """cpu trial 2's answers and latencies are trial 1's, copied (the same values, so every
+    p95 and sum claimed stays right)."""
+    shutil.copy(root / "outputs/cpu/trial-1.jsonl", root / "outputs/cpu/trial-2.jsonl")
+    br.rehash(root)
+
+
 def m_b0401(root: Path) -> None:
     (root / "placement/torch-cuda.torch.json").unlink()
     br.rehash(root)
@@ -172,6 +179,7 @@ MUTATIONS: dict[str, tuple[str, Mutation]] = {
     "B0302": ("", _build(replace(br.synthetic_spec(), order=_order))),
     "B0303": ("synthetic", _set_row("trials.csv", "cpu", 4, p95_latency_ms="9.9")),
     "B0304": ("synthetic", _set_row("trials.csv", "torch-cuda", 2, energy_j="79.2")),
+    "B0305": ("synthetic", m_b0305),
     "B0401": ("synthetic", m_b0401),
     "B0402": ("", _build(_syn(**{"ort-cuda": {"verdict": "rejected", "placement": (
         ".ort.json", br.ort_placement("ort-cuda", "CUDAExecutionProvider",

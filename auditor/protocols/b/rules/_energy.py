@@ -14,7 +14,8 @@ from auditor.protocols.b.view import RunView
 
 TRIAL_CLAIMS = ("energy_j", "average_power_w", "joules_per_inference")
 POLICY_CLAIMS = ("average_power_w", "joules_per_inference")
-NO_MEASUREMENT = frozenset({"no_trace", "fault", "unavailable", "no_window", "no_domain"})
+NO_MEASUREMENT = frozenset({"no_trace", "fault", "disordered", "unavailable", "no_window",
+                            "no_domain"})
 
 
 def claimed(row: dict[str, Any], columns: tuple[str, ...]) -> list[str]:

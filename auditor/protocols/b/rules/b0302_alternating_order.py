@@ -2,17 +2,21 @@
 
 What it checks: in `manifest.trial_order` no policy runs twice in a row while another
 policy still has trials to run; every trial that ran has `order_position` equal to its place
-in `trial_order`; and the trials' windows (markers, else started_at) follow that order.
+in `trial_order`; and the trials' windows (markers, else started_at/ended_at) follow that order,
+one after the other: no window starts before the previous one has ended.
 Reads: manifest `/trial_order`; trials.csv `policy_id`, `trial_index`, `order_position`,
 `status`, `started_at`; the window markers of the power traces.
 Why it matters: B3: alternating spreads drift (temperature, background work, battery level)
 over every policy; five trials of one policy then five of the other would put the drift into
 the comparison.
+Trials whose windows overlap ran at the same time, each the other's foreground load (B2):
+neither is a trial of one policy alone.
 Example: `trial_order` `[["cpu",1],["cpu",2],["npu",1],...]`: cpu ran twice in a row.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 from auditor.model import Finding
@@ -58,6 +62,15 @@ def check(view: RunView) -> Iterator[Finding]:
                            f"{recorded[first][1]} there", **at_trial(t),
                            observed=[list(k) for k in by_time[:first + 1]],
                            expected=[list(k) for k in recorded[:first + 1]])
+
+
+    for prev, t in itertools.pairwise(timed):
+        if prev.end is not None and t.start is not None and t.start < prev.end:
+            yield RULE.finding(f"{t.name}'s window starts {(prev.end - t.start) / 1e9:.6g} s "
+                               f"before {prev.name}'s ends: the two trials ran at the same "
+                               "time", **at_trial(t), field="started_at",
+                               observed=[list(prev.key), list(t.key)],
+                               expected="windows one after the other")
 
 
 RULE = check

@@ -5,9 +5,9 @@ What it checks: per ok trial whose row claims energy, the trace measures the win
 `energy_source` are the recomputed ones at their rounding; per policy, policies.csv
 `average_power_w` and `joules_per_inference` are the pooled figures of its ok trials (sum of
 energy over sum of wall times, or of answers). A figure claimed with no trace, an unreadable
-one, one whose instruments gave nothing, no known window, or no domain the auditor sums, is
-unsupported; a trace that does not cover the window, has a gap or is below resolution is
-B0601-B0603's.
+one, one whose time goes back, one whose instruments gave nothing, no known window, or no
+domain the auditor sums, is unsupported; a trace that does not cover the window, has a gap
+or is below resolution is B0601-B0603's.
 Reads: trials.csv `energy_j`, `average_power_w`, `joules_per_inference`, `energy_source`,
 `status`; policies.csv `average_power_w`, `joules_per_inference`; power/<policy_id>/trial-<n>.*
 (readings over the window); outputs (answer counts).

@@ -4,13 +4,16 @@ What it checks: each accelerator policy that started has a placement file
 (`placement/<policy_id>.<ext>`) that a placement reader reads and that places at least one
 operation on a device; where the format records when it was captured (our torch and ORT
 records, a Windows ML record), that instant lies within the run (between the declaration and
-the last trial's end, give or take `CAPTURE_MARGIN_S`). Absent or empty evidence is missing
-evidence (B10: latency without placement evidence is incomplete).
-Reads: placement/* (each file's reader, its nodes and devices, its capture time); manifest
-`/policies/*/role`, `/status`, `/declared_at`; the trials' windows.
+the last trial's end, give or take `CAPTURE_MARGIN_S`); where it names the policy it records
+and the model it placed, they are this policy and the artifact it declares
+(`policies[].artifact_sha256`), for every policy with a placement file. Absent or empty
+evidence is missing evidence (B10: latency without placement evidence is incomplete).
+Reads: placement/* (each file's reader, its nodes and devices, its capture time, its
+`policy_id` and `model_sha256`); manifest `/policies/*/role`, `/status`,
+`/artifact_sha256`, `/declared_at`; the trials' windows.
 Why it matters: B4: placement evidence is captured alongside the power trace; a figure of
 an accelerator policy without it cannot say the accelerator ran anything, and evidence from
-another session says nothing about this one.
+another session, another policy or another model says nothing about this one.
 Example: `npu` has latency and energy but no `placement/npu.*` file.
 """
 
@@ -32,6 +35,13 @@ from auditor.rule import rule
 def check(view: RunView) -> Iterator[Finding]:
     places = derive.placements(view)
     for pol in derive.policies(view).values():
+        p = places.get(pol.policy_id)
+        other = derive.placement_of_other(view, p) if p is not None else None
+        if p is not None and other:
+            yield RULE.finding(f"policy {pol.policy_id}: its placement evidence {p.used} is "
+                               f"not its own: {other}", artifact=p.used or p.files[0],
+                               policy_id=pol.policy_id, observed=other,
+                               expected="a record of this policy and its artifact")
         if pol.role != "accelerator" or pol.status == "cannot_start":
             continue
         p = places.get(pol.policy_id)

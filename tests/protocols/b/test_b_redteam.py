@@ -1,0 +1,237 @@
+"""A dishonest submitter's edits of clean protocol B runs (the manifest re-hashed, as the
+submitter may) that the audit once accepted, each with the rule that now catches it; and
+legitimate variations of a clean run that must stay accepted. Found by attacking the
+auditor (placement of another model, overlapping windows, latencies copied between trials,
+a trace whose time goes back)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import b_runs as br
+import pytest
+
+from auditor.engine import audit, run_check
+from auditor.protocols.b import derive
+
+
+def _copy(runs, name: str, tmp_path: Path) -> Path:
+    root = tmp_path / "run"
+    shutil.copytree(runs[name], root)
+    return root
+
+
+def _errors(root: Path) -> dict[str, list[str]]:
+    result = run_check(root)
+    out: dict[str, list[str]] = {}
+    for f in result.findings:
+        if f.severity == "error":
+            out.setdefault(f.code, []).append(f.message)
+    return out
+
+
+# -- lies ------------------------------------------------------------------------------------
+
+def test_placement_record_of_another_model_is_not_this_policys(runs, tmp_path: Path) -> None:
+    """ort-cuda's ORT record says it placed another model than the artifact it declares."""
+    root = _copy(runs, "synthetic", tmp_path)
+    doc = json.loads((root / "placement/ort-cuda.ort.json").read_text(encoding="utf-8"))
+    doc["model_sha256"] = "f" * 64
+    (root / "placement/ort-cuda.ort.json").write_text(json.dumps(doc), encoding="utf-8")
+    br.rehash(root)
+    errors = _errors(root)
+    assert list(errors) == ["B0401"], errors
+    assert "not its own" in errors["B0401"][0] and "ffffffffffffffff" in errors["B0401"][0]
+
+
+def test_placement_record_of_another_policy_is_not_this_policys(runs, tmp_path: Path) -> None:
+    """torch-cuda's placement file is the cpu policy's record (policy_id cpu)."""
+    root = _copy(runs, "synthetic", tmp_path)
+    shutil.copy(root / "placement/cpu.torch.json", root / "placement/torch-cuda.torch.json")
+    br.rehash(root)
+    errors = _errors(root)
+    assert any("records policy 'cpu'" in m for m in errors.get("B0401", [])), errors
+
+
+def test_the_record_of_the_declared_artifact_passes(runs, tmp_path: Path) -> None:
+    """The same record naming the artifact the policy declares is its own."""
+    root = _copy(runs, "synthetic", tmp_path)
+    want = hashlib.sha256(b"synthetic onnx export\n").hexdigest()
+    doc = json.loads((root / "placement/ort-cuda.ort.json").read_text(encoding="utf-8"))
+    doc["model_sha256"] = want
+    (root / "placement/ort-cuda.ort.json").write_text(json.dumps(doc), encoding="utf-8")
+    br.rehash(root)
+    assert run_check(root).verdict == "accepted"
+
+
+def test_overlapping_windows_ran_at_the_same_time(tmp_path: Path) -> None:
+    """Every trial starts a millisecond after the previous one: the windows overlap, the
+    order as declared and every figure honest."""
+    def together(spec: br.Spec, order: list[tuple[str, int]]) -> list[tuple[datetime, float]]:
+        walls = {p.policy_id: p.wall_s for p in spec.policies}
+        return [(br.T0 + timedelta(milliseconds=i), walls[pid])
+                for i, (pid, _) in enumerate(order)]
+
+    root = br.build(tmp_path / "run", replace(br.synthetic_spec(), schedule=together))
+    errors = _errors(root)
+    assert list(errors) == ["B0302"], errors
+    assert all("ran at the same time" in m for m in errors["B0302"])
+    assert len(errors["B0302"]) == 14  # each of the 15 windows but the first
+
+
+def test_latencies_copied_between_policies(runs, tmp_path: Path) -> None:
+    """ort-cuda trial 1's answers are torch-cuda trial 1's (claims recomputed from them)."""
+    root = _copy(runs, "synthetic", tmp_path)
+    shutil.copy(root / "outputs/torch-cuda/trial-1.jsonl", root / "outputs/ort-cuda/trial-1.jsonl")
+    lat = [json.loads(x)["latency_ms"] for x in
+           (root / "outputs/ort-cuda/trial-1.jsonl").read_text(encoding="utf-8").splitlines()]
+    lats = [json.loads(x)["latency_ms"] for k in range(1, 6) for x in
+            (root / f"outputs/ort-cuda/trial-{k}.jsonl").read_text(encoding="utf-8").splitlines()]
+    br.edit_csv(root, "trials.csv", lambda rows: br.row(rows, "ort-cuda", 1).update(
+        p95_latency_ms=br.num(br.nearest_rank(lat))))
+    br.edit_csv(root, "policies.csv", lambda rows: br.row(rows, "ort-cuda").update(
+        p95_latency_ms=br.num(br.nearest_rank(lats))))
+    errors = _errors(root)
+    assert list(errors) == ["B0305"], errors
+    assert "torch-cuda trial 1" in errors["B0305"][0]
+
+
+def test_a_coarse_timer_may_repeat_its_latencies(runs, tmp_path: Path) -> None:
+    """Latencies of a millisecond timer (a few distinct values) alike in two trials are not a
+    copy: the rule needs `MIN_DISTINCT_COPIED` distinct values."""
+    root = _copy(runs, "synthetic", tmp_path)
+    for k in (1, 2):
+        br.edit_jsonl(root, f"outputs/cpu/trial-{k}.jsonl", lambda lines: [
+            {**x, "latency_ms": float(i % 2 + 1)} for i, x in enumerate(lines)])
+    view = audit(root)[0]
+    assert derive.copied_latencies(view) == []
+    assert "B0305" not in _errors(root)
+
+
+def _swap_times(text: str, a: str, b: str) -> str:
+    return text.replace(a, "\0").replace(b, a).replace("\0", b)
+
+
+def test_powermetrics_time_going_back_measures_no_window(runs, tmp_path: Path) -> None:
+    """Two sample headers of a powermetrics log swapped in time (each sample's power the
+    same, so the sum does not move): the trace was edited, its energy is no figure."""
+    root = _copy(runs, "macos", tmp_path)
+    p = root / "power/cpu/trial-1.txt"
+    p.write_text(_swap_times(p.read_text(encoding="utf-8"), "10:00:03 2026", "10:00:04 2026"),
+                 encoding="utf-8")
+    br.rehash(root)
+    result = run_check(root)
+    assert {f.code for f in result.findings if f.severity == "error"} == {"B0304"}
+    assert any("time goes back" in f.message for f in result.findings if f.code == "B0304")
+    assert any(f.code == "B0002" and f.severity == "warning" for f in result.findings)
+
+
+def test_runner_counter_read_back_in_time_measures_no_window(runs, tmp_path: Path) -> None:
+    root = _copy(runs, "synthetic", tmp_path)
+
+    def swap(recs: list[dict]) -> None:
+        cs = [x for x in recs if x["kind"] == "counter" and x["source"] == "nvml"]
+        cs[5]["t"], cs[9]["t"] = cs[9]["t"], cs[5]["t"]
+    br.edit_jsonl(root, "power/cpu/trial-1.jsonl", swap)
+    errors = _errors(root)
+    assert "B0304" in errors and set(errors) <= {"B0304", "B0604"}, errors
+    assert any("time goes back" in m for m in errors["B0304"])
+
+
+def test_a_reading_at_the_time_of_the_previous_one_is_no_disorder(runs, tmp_path: Path) -> None:
+    """An NVML power sample read twice within one update repeats its timestamp: a `repeat`
+    warning, the energy (from the counters) still measured."""
+    root = _copy(runs, "synthetic", tmp_path)
+
+    def repeat(recs: list[dict]) -> list[dict]:
+        i = next(i for i, x in enumerate(recs) if x["kind"] == "sample")
+        return [*recs[:i + 1], {**recs[i], "watts": 45.5}, *recs[i + 1:]]
+    br.edit_jsonl(root, "power/torch-cuda/trial-2.jsonl", repeat)
+    result = run_check(root)
+    assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
+
+
+# -- legitimate variations ----------------------------------------------------------------------
+
+Edit = Callable[[Path], None]
+
+
+def _offset_times(root: Path) -> None:
+    tz = timezone(timedelta(hours=1))
+
+    def f(rows: list[dict[str, str]]) -> None:
+        for x in rows:
+            for c in ("started_at", "ended_at"):
+                if x[c]:
+                    x[c] = datetime.fromisoformat(x[c]).astimezone(tz).isoformat(
+                        timespec="microseconds")
+    br.edit_csv(root, "trials.csv", f)
+
+
+def _crlf_hwinfo(root: Path) -> None:
+    for p in (root / "power").rglob("*.csv"):
+        p.write_bytes(p.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    br.rehash(root)
+
+
+def _utf8_hwinfo(root: Path) -> None:
+    for p in (root / "power").rglob("*.csv"):
+        p.write_bytes(p.read_bytes().decode("cp1252").encode("utf-8"))
+    br.rehash(root)
+
+
+def _policy_left_out(root: Path) -> None:
+    br.edit_json(root, "manifest.json", lambda m: m.setdefault("policies_left_out", []).append(
+        {"policy_id": "ort-trt", "role": "accelerator", "runtime": "onnxruntime",
+         "compute_units": "TensorrtExecutionProvider", "precision": "float32",
+         "reason": "no TensorRT on this machine", "when": "available", "notes": ""}),
+        seal=False)
+
+
+def _utc_powermetrics(root: Path) -> None:
+    for p in (root / "power").rglob("*.txt"):
+        p.write_text(re.sub(
+            r"\(([A-Z][a-z]{2} [A-Z][a-z]{2} +\d+) (\d\d):(\d\d:\d\d) (\d{4}) \+0100\)",
+            lambda m: f"({m[1]} {int(m[2]) - 1:02d}:{m[3]} {m[4]} +0000)",
+            p.read_text(encoding="utf-8")), encoding="utf-8")
+    br.rehash(root)
+
+
+def _rows_by_time(root: Path) -> None:
+    br.edit_csv(root, "trials.csv", lambda rows: rows.sort(key=lambda x: int(x["order_position"])))
+
+
+LEGIT: dict[str, tuple[str, Edit]] = {
+    "trial times written with a local UTC offset": ("macos", _offset_times),
+    "HWiNFO logs with CRLF line ends": ("windows", _crlf_hwinfo),
+    "HWiNFO logs re-encoded as UTF-8": ("windows", _utf8_hwinfo),
+    "a policy left out, not available on the machine": ("synthetic", _policy_left_out),
+    "powermetrics sample times in UTC": ("macos", _utc_powermetrics),
+    "trials.csv rows in the order they ran": ("synthetic", _rows_by_time),
+}
+
+
+@pytest.mark.parametrize("what", sorted(LEGIT))
+def test_legitimate_variations_stay_accepted(runs, tmp_path: Path, what: str) -> None:
+    template, edit = LEGIT[what]
+    root = _copy(runs, template, tmp_path)
+    edit(root)
+    result = run_check(root)
+    assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
+
+
+def test_a_failed_trial_recorded_and_run_again_is_accepted(tmp_path: Path) -> None:
+    """torch-cuda trial 3 failed (its row kept, no outputs); a sixth trial at the end gives
+    the policy its five ok trials."""
+    order = [*br.trial_order(br.synthetic_spec()), ("torch-cuda", 6)]
+    root = br.build(tmp_path / "run", replace(br.synthetic_spec(), order=order,
+                                              failed=frozenset({("torch-cuda", 3)})))
+    result = run_check(root)
+    assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
