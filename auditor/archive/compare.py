@@ -1,8 +1,9 @@
 """`audit compare DIR`: the configurations of an archive's index side by side, for
 procurement, and their signed report.
 
-A configuration is (GPU model as evidenced, variant, precision), costed per offer. Its
-figures come only from the index (what the auditor recomputed from each run's raw files):
+A configuration is (protocol, GPU model as evidenced, variant or policy, precision), costed
+per offer. Its figures come only from the index (what the auditor recomputed from each
+run's raw files):
 
 - copies of one run (the same manifest hash, so the same evidence) count once;
 - a configuration accepted in a run is ranked with that run's warm median, throughput and,
@@ -12,15 +13,20 @@ figures come only from the index (what the auditor recomputed from each run's ra
   ranked (A10.2), whatever its time; runs with no configuration to compare (not audited,
   refused, or rejected before one could be read) are listed too.
 
-Ranked by cost per accepted corpus, then warm median. The report reuses the run report's
-machinery (`auditor.report.build.write_signed_dir`: atomic output, PDF/A with attachments,
-PAdES signature, DSSE bundle), so `audit verify` checks it the same way.
+Ranked within its protocol, never across: protocol A configurations by cost per accepted
+corpus, then warm median; protocol B policies by joules per inference, then median trial wall
+time (a trial's wall time is not a warm pass's, so the two are never in one ranking). The
+report reuses the run report's machinery (`auditor.report.build.write_signed_dir`: atomic
+output, PDF/A with attachments, PAdES signature, DSSE bundle), so `audit verify` checks it
+the same way.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -32,10 +38,13 @@ CPU = "CPU"
 """The GPU model of a configuration whose run used no GPU."""
 TEMPLATE = "comparison.html.j2"
 CSV_COLUMNS = (
-    "rank", "status", "gpu_model", "config_id", "precision", "offer_id", "runs",
+    "rank", "status", "protocol", "gpu_model", "config_id", "precision", "offer_id", "runs",
     "accepted_runs", "all_runs", "experiments", "median_warm_s", "min_warm_s", "max_warm_s",
     "throughput_per_s", "package_total_usd_minor", "cost_per_accepted_corpus_usd_minor",
-    "reason")
+    "joules_per_inference", "average_power_w", "p95_ms", "reason")
+#: The protocol B figures a row carries, as the run summary's `extra` names them.
+ENERGY_FIGURES = {"joules_per_inference": "joules_per_inference",
+                  "average_power_w": "avg_power_w", "p95_ms": "p95_ms"}
 
 
 @dataclass(frozen=True)
@@ -43,11 +52,16 @@ class ConfigRow:
     """One line of the comparison: a configuration (and offer, when ranked)."""
 
     rank: int | None
-    """1 = cheapest per accepted corpus; None for a configuration not accepted."""
+    """Within its protocol: 1 = cheapest per accepted corpus (A) or fewest joules per
+    inference (B); None for a configuration not accepted."""
     status: str
     """`accepted`; else the runs' verdict (`rejected`, `incomplete`) or `not accepted` (a
     pass of it was not accepted in a run otherwise accepted)."""
+    protocol: str
+    """The runs' protocol (`accepted-corpus-cost`, `residency-energy`)."""
     gpu_model: str
+    """Protocol A: the GPU model as evidenced (`CPU` for none); protocol B: the policy's
+    runtime and compute units."""
     config_id: str
     precision: str | None
     offer_id: str | None
@@ -60,13 +74,18 @@ class ConfigRow:
     """... and all of them."""
     experiments: tuple[str, ...]
     median_warm_s: float | None
-    """Median over the runs of their warm median."""
+    """Median over the runs of their warm median (protocol A) or of their median trial
+    wall time (protocol B)."""
     min_warm_s: float | None
     max_warm_s: float | None
     """Smallest and largest warm median among those runs."""
     throughput_per_s: float | None
     package_total_usd_minor: int | None
     cost_per_accepted_corpus_usd_minor: float | None
+    joules_per_inference: float | None
+    average_power_w: float | None
+    p95_ms: float | None
+    """Protocol B: medians over the runs of the policy's recomputed figures; None for A."""
     reason: str | None
     """Not accepted: the main reason; accepted without a cost: why there is none."""
 
@@ -97,7 +116,7 @@ class Comparison:
             return {**asdict(r), "experiments": list(r.experiments)}
 
         return {
-            "schema_version": "1", "index_sha256": self.index_sha256, "runs": self.runs,
+            "schema_version": "2", "index_sha256": self.index_sha256, "runs": self.runs,
             "duplicates": self.duplicates, "verdicts": dict(self.verdicts),
             "ranked": [row(r) for r in self.ranked],
             "not_accepted": [row(r) for r in self.not_accepted],
@@ -110,13 +129,18 @@ def _median(values: list[Any]) -> Any:
     return statistics.median(vals) if vals else None
 
 
+def _finite(v: Any) -> float | None:
+    ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    return float(v) if ok else None
+
+
 def _median_int(values: list[Any]) -> int | None:
     vals = [v for v in values if v is not None]
     return statistics.median_low(vals) if vals else None
 
 
-Key = tuple[str, str, str | None]
-"""A configuration: (GPU model as evidenced, variant, precision)."""
+Key = tuple[str, str, str, str | None]
+"""A configuration: (protocol, GPU model as evidenced, variant or policy, precision)."""
 
 
 @dataclass
@@ -132,7 +156,7 @@ class _Groups:
 def _group(configs: Any) -> _Groups:
     g = _Groups({}, {}, {}, {})
     for c in configs.iter_rows(named=True):
-        key = (c["gpu_model"] or CPU, c["config_id"], c["precision"])
+        key = (c["protocol"] or "unknown", _device(c), c["config_id"], c["precision"])
         g.seen[key] = g.seen.get(key, 0) + 1
         g.accepted[key] = g.accepted.get(key, 0) + bool(c["accepted"])
         if not c["accepted"]:
@@ -143,24 +167,38 @@ def _group(configs: Any) -> _Groups:
         here = [o for o in c["costs"] or [] if o["measured_here"]] or [
             {"offer_id": None, "package_total_usd_minor": None,
              "cost_per_accepted_corpus_usd_minor": None,
-             "why_not": f"no offer of {key[0]} among the run's offers"}]
+             "why_not": (f"no offer of {key[1]} among the run's offers"
+                         if c["protocol"] != PROTOCOL_B else "no cost in protocol B")}]
         for o in here:
             g.ranked.setdefault((*key, o["offer_id"]), []).append({**c, "offer": o})
     return g
+
+
+def _device(c: dict[str, Any]) -> str:
+    """The GPU model as evidenced (protocol A); a protocol B policy's runtime and compute
+    units, which name the accelerator it was placed on (an NPU is no GPU, and no CPU)."""
+    if c["protocol"] == PROTOCOL_B:
+        extra = json.loads(c["extra_json"]) if c.get("extra_json") else {}
+        parts = [str(extra[k]) for k in ("runtime", "compute_units") if extra.get(k)]
+        return " ".join(parts) or c["gpu_model"] or CPU
+    return c["gpu_model"] or CPU
 
 
 def _row(g: _Groups, key: tuple, items: list[dict], status: str,
          offer_id: str | None) -> ConfigRow:
     """One line of the comparison: the median over its runs of their figures."""
     medians = [i["median_s"] for i in items if i["median_s"] is not None]
+    extras = [json.loads(i["extra_json"]) if i.get("extra_json") else {} for i in items]
+    energy = {name: _median([_finite(e.get(src)) for e in extras])
+              for name, src in ENERGY_FIGURES.items()}
     offers = [i.get("offer") or {} for i in items]
     reasons = ([o.get("why_not") for o in offers] if status == "accepted" else
                [f"{i['reason']}: {i['run_reason']}" if i["run_reason"] and i["reason"]
                 else i["reason"] or i["run_reason"] for i in items])
     return ConfigRow(
-        rank=None, status=status, gpu_model=key[0], config_id=key[1], precision=key[2],
-        offer_id=offer_id, runs=len(items), accepted_runs=g.accepted[key[:3]],
-        all_runs=g.seen[key[:3]],
+        rank=None, status=status, protocol=key[0], gpu_model=key[1], config_id=key[2],
+        precision=key[3], offer_id=offer_id, runs=len(items), accepted_runs=g.accepted[key[:4]],
+        all_runs=g.seen[key[:4]],
         experiments=tuple(sorted({i["experiment_id"] for i in items if i["experiment_id"]})),
         median_warm_s=_median(medians), min_warm_s=min(medians, default=None),
         max_warm_s=max(medians, default=None),
@@ -169,7 +207,29 @@ def _row(g: _Groups, key: tuple, items: list[dict], status: str,
                                              for o in offers]),
         cost_per_accepted_corpus_usd_minor=_median(
             [o.get("cost_per_accepted_corpus_usd_minor") for o in offers]),
-        reason=next((r for r in reasons if r), None))
+        **energy, reason=next((r for r in reasons if r), None))
+
+
+PROTOCOL_B = "residency-energy"
+
+
+def _rank_key(r: ConfigRow) -> tuple:
+    """Protocol A: cheapest per accepted corpus, then fastest warm median; protocol B:
+    fewest joules per inference, then shortest median trial; a missing figure last."""
+    first = (r.joules_per_inference if r.protocol == PROTOCOL_B
+             else r.cost_per_accepted_corpus_usd_minor)
+    return (r.protocol, first is None, first or 0.0, r.median_warm_s is None,
+            r.median_warm_s or 0.0, r.gpu_model, r.config_id, r.precision or "",
+            r.offer_id or "")
+
+
+def _numbered(ranked: list[ConfigRow]) -> Iterator[ConfigRow]:
+    """RANKED (sorted by `_rank_key`) numbered from 1 within each protocol."""
+    n, protocol = 0, None
+    for r in ranked:
+        n = n + 1 if r.protocol == protocol else 1
+        protocol = r.protocol
+        yield replace(r, rank=n)
 
 
 def compare(archive_dir: Path) -> Comparison:
@@ -192,23 +252,20 @@ def compare(archive_dir: Path) -> Comparison:
     empty = runs.filter(pl.col("configurations").list.len() == 0)["source"]
     nothing = idx.filter(~pl.col("source").is_in(audited["source"].implode())
                          | pl.col("source").is_in(empty.implode()))
-    g = _group(runs.select("source", "experiment_id", "verdict",
+    g = _group(runs.select("source", "protocol", "experiment_id", "verdict",
                            pl.col("reason").alias("run_reason"), "configurations")
                .explode("configurations").drop_nulls("configurations")
                .unnest("configurations"))
-    ranked = sorted((_row(g, k, v, "accepted", k[3]) for k, v in g.ranked.items()),
-                    key=lambda r: (r.cost_per_accepted_corpus_usd_minor is None,
-                                   r.cost_per_accepted_corpus_usd_minor or 0.0,
-                                   r.median_warm_s is None, r.median_warm_s or 0.0,
-                                   r.gpu_model, r.config_id, r.precision or "",
-                                   r.offer_id or ""))
-    others = sorted((_row(g, k, v, k[3], None) for k, v in g.other.items()),
-                    key=lambda r: (r.gpu_model, r.config_id, r.precision or "", r.status))
+    ranked = sorted((_row(g, k, v, "accepted", k[4]) for k, v in g.ranked.items()),
+                    key=_rank_key)
+    others = sorted((_row(g, k, v, k[4], None) for k, v in g.other.items()),
+                    key=lambda r: (r.protocol, r.gpu_model, r.config_id, r.precision or "",
+                                   r.status))
     return Comparison(
         index_sha256=_sha256(path), runs=runs.height, duplicates=audited.height - runs.height,
         verdicts=tuple((v, int(n)) for v, n in
                        idx["verdict"].value_counts(sort=True).iter_rows()),
-        ranked=tuple(replace(r, rank=n) for n, r in enumerate(ranked, start=1)),
+        ranked=tuple(_numbered(ranked)),
         not_accepted=tuple(others),
         other_runs=tuple((s, f"{v}: {r}" if r else v) for s, r, v in
                          nothing.select("source", "reason", "verdict").iter_rows()))

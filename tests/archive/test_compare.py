@@ -114,3 +114,36 @@ def test_compare_refuses_what_is_not_a_finished_index(tmp_path: Path) -> None:
         compare(tmp_path)
     res = CliRunner().invoke(cli, ["compare", str(tmp_path), "--key", __file__])
     assert res.exit_code != 0
+
+
+def test_protocol_b_policies_are_ranked_apart_by_energy(tmp_path: Path) -> None:
+    """A trial's wall time is not a warm pass's: in an archive of protocol A and B runs,
+    each protocol has its own ranking, numbered from 1, B's by joules per inference."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protocols" / "b"))
+    import b_fixtures
+    import b_runs
+
+    src = tmp_path / "src"
+    archfactory.accepted(src / "a-run")
+    b_runs.synthetic(src / "b-synthetic")
+    b_fixtures.macos_clean(src / "b-macos")
+    out = tmp_path / "out"
+    audit_archive([src], out, jobs=1)
+    cmp = compare(out)
+    a = [r for r in cmp.ranked if r.protocol == "accepted-corpus-cost"]
+    b = [r for r in cmp.ranked if r.protocol == "residency-energy"]
+    assert a and b and [r.rank for r in a] == list(range(1, len(a) + 1))
+    assert [r.rank for r in b] == list(range(1, len(b) + 1))
+    assert all(r.joules_per_inference is None for r in a)
+    energies = [r.joules_per_inference for r in b]
+    assert all(e is not None and e > 0 for e in energies) and energies == sorted(energies)
+    assert all(r.package_total_usd_minor is None and r.p95_ms for r in b)
+    doc = json.loads(CliRunner().invoke(cli, ["compare", str(out), "--format", "json"]).output)
+    Draft202012Validator(schemas.load("comparison")).validate(doc)
+    assert {r["protocol"] for r in doc["ranked"]} == {"accepted-corpus-cost",
+                                                      "residency-energy"}
+    text = CliRunner().invoke(cli, ["compare", str(out)]).output
+    assert "Protocol B policies accepted (ranked apart" in text
+    assert text.index("Ranked (accepted configurations only") < text.index("Protocol B")
