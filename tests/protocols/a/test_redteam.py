@@ -287,3 +287,20 @@ def test_a_run_declared_complete_before_its_last_pass_ended(templates: dict[str,
     result = run_check(root)
     (f,) = [f for f in result.findings if f.severity == "error"]
     assert (f.code, f.artifact, f.pointer) == ("A0602", "manifest.json", "/completed_at")
+
+
+def test_a_note_past_the_csv_readers_cell_limit_says_so(templates: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    """A note one character longer than the CSV reader's limit on one cell (131,072) was
+    reported as a "CSV quoting error"; the finding names the file, the line where the row
+    starts and the limit."""
+    import csv
+
+    limit = csv.field_size_limit()
+    root = _copy(templates, "cpu", tmp_path)
+    edit_rows(root, lambda rows: rows[2].update(notes="A" * (limit + 1)))
+    result = run_check(root)
+    (f,) = [f for f in result.findings if f.severity == "error"]
+    assert (f.code, f.artifact, f.line, f.row) == ("A0801", "resultats-bruts.csv", 4, 3)
+    assert f"{limit:,} characters" in f.message and "quoting" not in f.message
+    assert result.verdict == "rejected"
