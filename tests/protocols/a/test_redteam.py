@@ -304,3 +304,28 @@ def test_a_note_past_the_csv_readers_cell_limit_says_so(templates: dict[str, Pat
     assert (f.code, f.artifact, f.line, f.row) == ("A0801", "resultats-bruts.csv", 4, 3)
     assert f"{limit:,} characters" in f.message and "quoting" not in f.message
     assert result.verdict == "rejected"
+
+
+def test_a_cold_pass_that_loaded_in_no_time_is_a_warning(templates: dict[str, Path],
+                                                        tmp_path: Path) -> None:
+    """A fresh process loads the model before its cold pass: a `load_seconds` of 0 is not
+    plausible (the model was already there, or the clock was too coarse): a warning naming
+    the pass; an empty one (not recorded) is not judged."""
+    root = _copy(templates, "cpu", tmp_path)
+    entries = rf.read_jsonl(root, "timeline.jsonl")
+    line = 1 + next(n for n, e in enumerate(entries)
+                    if (e["variant_id"], e["phase"], e["run_index"]) == ("batch-4", "cold", 1))
+    assert entries[line - 1]["fresh_process"] and entries[line - 1]["load_seconds"] > 0
+
+    def load(seconds: float | None) -> Callable[[list[dict]], None]:
+        return lambda t: t[line - 1].update(load_seconds=seconds)
+
+    edit_timeline(root, load(0))
+    result = run_check(root)
+    (f,) = result.findings
+    assert (f.code, f.severity, f.artifact, f.line) == ("A0606", "warning", "timeline.jsonl",
+                                                       line)
+    assert "batch-4/cold-1" in f.message and f.evidence["observed"] == 0
+    assert result.verdict == "accepted" and result.exit_code == 0
+    edit_timeline(root, load(None))
+    assert run_check(root).findings == ()
