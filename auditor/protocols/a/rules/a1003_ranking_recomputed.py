@@ -60,6 +60,7 @@ def _judge(r: dict, where: str, accepted: set[str], figures: dict[str, float]
     basis, listed, values = r["basis"], r["variants"], r.get("values")
     unit, scale = basis["unit"], _SCALE[basis["unit"]]
     what = basis_text(basis)
+    figure = f"{basis['statistic']} {basis['phase']} {basis['measure']}"
     want = ranked(figures, basis["order"])
 
     def shown(seconds: float) -> str:
@@ -68,7 +69,7 @@ def _judge(r: dict, where: str, accepted: set[str], figures: dict[str, float]
     own = [(k, v) for k, v in enumerate(listed) if v in accepted]  # the others: A1002
     for k, v in own:
         if v not in figures:
-            yield RULE.finding(f"variant {v} is ranked by its {what}, but none of its "
+            yield RULE.finding(f"variant {v} is ranked by its {figure}, but none of its "
                                f"{basis['phase']} passes completed with a duration",
                                artifact=CLAIMS, pointer=f"{where}/variants/{k}", observed=v,
                                expected=f"a variant ranked by its {basis['phase']} passes")
@@ -78,13 +79,13 @@ def _judge(r: dict, where: str, accepted: set[str], figures: dict[str, float]
                            f"{', '.join(missing)}", artifact=CLAIMS,
                            pointer=f"{where}/variants", observed=listed, expected=want)
     if values is not None and len(values) != len(listed):
-        yield RULE.finding(f"the ranking gives {len(values)} figures for {len(listed)} "
+        yield RULE.finding(f"the ranking gives {len(values)} figure(s) for {len(listed)} "
                            "variants", artifact=CLAIMS, pointer=f"{where}/values",
                            observed=len(values), expected=len(listed))
     elif values is not None:
         for k, v in own:
             if v in figures and abs(values[k] * scale - figures[v]) > SLACK_S:
-                yield RULE.finding(f"the {what} of {v} in the ranking differs from the one of "
+                yield RULE.finding(f"the {figure} of {v} in the ranking differs from the one of "
                                    "its kept durations", artifact=CLAIMS,
                                    pointer=f"{where}/values/{k}",
                                    observed=f"{values[k]} {unit}", expected=shown(figures[v]))
@@ -94,7 +95,7 @@ def _judge(r: dict, where: str, accepted: set[str], figures: dict[str, float]
         worse = [(a, fa) for _, a, fa in seq[:j] if sign * (fa - fb) > SLACK_S]
         if worse:
             a, fa = worse[0]
-            yield RULE.finding(f"{a} is ranked before {b} ({what}), but its figure is "
+            yield RULE.finding(f"{a} is ranked before {b} ({what}), but its {figure} is "
                                f"{shown(fa)} against {shown(fb)}", artifact=CLAIMS,
                                pointer=f"{where}/variants/{k}", observed=listed,
                                expected=[v for v in want if v in listed])
