@@ -281,6 +281,7 @@ def write_claims(path: Path) -> dict[str, Any]:
     accepted = sorted({r["variant_id"] for r in rows if r["corpus_accepted"] == "true"}
                       - {r["variant_id"] for r in rows if r["corpus_accepted"] != "true"})
     medians = {s["variant_id"]: s["value"] for s in summaries if s["statistic"] == "median"}
+    ranked = sorted((v for v in accepted if v in medians), key=lambda v: (medians[v], v))
     n_accepted = len({r["corpus_revision"] for r in rows if r["corpus_accepted"] == "true"})
     first = rows[0]
     figure = ({"name": "peak_reserved", "value": int(first["peak_reserved_bytes"]),
@@ -290,11 +291,12 @@ def write_claims(path: Path) -> dict[str, Any]:
               {"name": "process_peak_rss", "value": 812_000_000, "unit": "bytes",
                "source": "resource.getrusage"})
     claims = {
-        "schema_version": "1", "experiment_id": manifest["experiment_id"],
+        "schema_version": "2", "experiment_id": manifest["experiment_id"],
         "summaries": summaries,
-        "rankings": [{"basis": "median warm elapsed_seconds",
-                      "variants": sorted(accepted, key=lambda v: (medians.get(v, 0), v))}]
-        if accepted else [],
+        "rankings": [{"basis": {"measure": "elapsed_seconds", "phase": "warm",
+                                "statistic": "median", "unit": "s", "order": "ascending"},
+                      "variants": ranked, "values": [medians[v] for v in ranked]}]
+        if ranked else [],
         "projections": [{"figure": "corpora_per_period", "variant_id": None,
                          "value": n_accepted, "unit": "corpora", "period_days": 7,
                          "accepted_corpora": n_accepted}] if n_accepted else [],

@@ -103,3 +103,29 @@ def test_the_runner_states_its_claims_as_typed_fields(clean_run: Path, failing_r
     rehash(run)
     result = run_check(run)
     assert "A0604" in {f.code for f in result.findings if f.severity == "error"}
+
+
+def test_the_runners_ranking_has_a_typed_basis_the_auditor_recomputes(
+        clean_run: Path, tmp_path: Path) -> None:
+    """The ranking states its basis as typed fields and each variant's median; the order
+    reversed with its figures is caught by A1003."""
+    import shutil
+
+    from runfactory import rehash
+
+    doc = json.loads((clean_run / "claims.json").read_text())
+    assert doc["schema_version"] == "2"
+    (r,) = doc["rankings"]
+    assert r["basis"] == {"measure": "elapsed_seconds", "phase": "warm", "statistic": "median",
+                          "unit": "s", "order": "ascending"}
+    medians = {s["variant_id"]: s["value"] for s in doc["summaries"]
+               if (s["phase"], s["statistic"]) == ("warm", "median")}
+    assert r["values"] == [medians[v] for v in r["variants"]] == sorted(r["values"])
+    assert len(r["variants"]) >= 2
+    run = tmp_path / "run"
+    shutil.copytree(clean_run, run)
+    r["variants"], r["values"] = r["variants"][::-1], r["values"][::-1]
+    (run / "claims.json").write_text(json.dumps(doc))
+    rehash(run)
+    result = run_check(run)
+    assert {f.code for f in result.findings if f.severity == "error"} == {"A1003"}

@@ -2,7 +2,9 @@
 and protocol B's tables): the raw cells as strings exactly as written, the typed frame, and
 every format fault as data (kind, row, line, column name, value).
 
-Fault kinds: `limit` (a file larger than `MAX_BYTES`, not parsed), `encoding`, `quoting`,
+Fault kinds: `limit` (a file larger than `MAX_BYTES`, not parsed; or a cell longer than the
+`csv` module's field size limit, `csv.field_size_limit()`, 131,072 characters by default: the
+table is not read past it), `encoding`, `quoting`,
 `header`, `cells`, `type` (also an integer beyond 64 bits or a number that overflows to
 infinity: reported, never read as "not recorded"), `decimal_comma`, `empty`, `duplicate_row`
 (two rows for one primary key), `line_ending` (a warning: RFC 4180 ends records with CRLF).
@@ -43,10 +45,17 @@ def _short(value: str, limit: int = 80) -> str:
     return value if len(value) <= limit else f"{value[:limit]}... ({len(value)} characters)"
 
 
+_FIELD_LIMIT = re.compile(r"field larger than field limit \((\d+)\)")
+"""The `csv.Error` of a cell longer than `csv.field_size_limit()` (CPython's wording); the
+limit it names is the one the reader applied."""
+
+
 def read_csv_records(text: str) -> tuple[list[tuple[int, list[str]]], dict | None]:
     """RFC 4180 records of a CSV text: (start line, cells). Quoted fields may hold commas,
-    doubled quotes and line breaks. Returns the records parsed before any quoting fault, and
-    that fault (`line`, `message`) or None."""
+    doubled quotes and line breaks. Returns the records parsed before any fault, and that
+    fault (`kind`, `line`, `message`, `row`, `value`) or None: `quoting` (`line` where the
+    reader stopped), or `limit` for a cell longer than the reader's field size limit (`line`
+    where that record starts, `row` its data row, `value` the limit, in words)."""
     records: list[tuple[int, list[str]]] = []
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     start = 1
@@ -55,7 +64,19 @@ def read_csv_records(text: str) -> tuple[list[tuple[int, list[str]]], dict | Non
             records.append((start, cells))
             start = reader.line_num + 1
     except csv.Error as exc:
-        return records, {"line": reader.line_num, "message": f"CSV quoting error: {exc}"}
+        big = _FIELD_LIMIT.search(str(exc))
+        if big:
+            limit = int(big.group(1))
+            row = len(records) or None  # records[0] is the header: this is data row len()
+            where = f"data row {row}" if row else "the header"
+            return records, {"kind": "limit", "line": start, "row": row,
+                             "value": f"a cell of more than {limit:,} characters",
+                             "message": f"a cell of the record at line {start} ({where}) is "
+                                        f"longer than {limit:,} characters, the CSV reader's "
+                                        "size limit for one cell: the table is not read past "
+                                        "it"}
+        return records, {"kind": "quoting", "line": reader.line_num, "row": None,
+                         "value": None, "message": f"CSV quoting error: {exc}"}
     return records, None
 
 
@@ -105,7 +126,8 @@ def _parse(data: bytes, table: dict[str, Any]
         text = text[1:]
     records, qerr = read_csv_records(text)
     if qerr:
-        fault("quoting", qerr["message"], line=qerr["line"])
+        fault(qerr["kind"], qerr["message"], line=qerr["line"], row=qerr["row"],
+              value=qerr["value"])
     # RFC 4180 ends records with CRLF; bare LF outside quoted fields is a (lenient) warning.
     # Quoted fields may hold bare line breaks: mask them, keeping offsets, before looking.
     unquoted = re.sub(r'"(?:[^"]|"")*"',

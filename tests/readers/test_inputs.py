@@ -158,6 +158,21 @@ def test_csv_record_start_lines_count_quoted_newlines() -> None:
     assert fault is not None and fault["line"] == 2
 
 
+def test_a_cell_past_the_readers_size_limit_is_a_limit_not_a_quoting_error() -> None:
+    """A well-quoted cell longer than `csv.field_size_limit()` stops the reader: the fault
+    says so, with the line where its record starts, its data row and the limit."""
+    limit = csv.field_size_limit()
+    text = 'a,b\r\n1,x\r\n2,"' + "y\r\n" + "z" * limit + '"\r\n3,w\r\n'
+    records, fault = read_csv_records(text)
+    assert [cells for _, cells in records] == [["a", "b"], ["1", "x"]]
+    assert fault is not None
+    assert (fault["kind"], fault["line"], fault["row"]) == ("limit", 3, 2)
+    assert f"{limit:,} characters" in fault["message"] and "line 3" in fault["message"]
+    assert "quoting" not in fault["message"]
+    _, fault = read_csv_records('a,b\r\n1,"' + "z" * (limit - 1) + '"\r\n')
+    assert fault is None  # just under the limit is read
+
+
 def _csv(rows: list[dict], quote: bool = True) -> bytes:
     """RFC 4180 bytes of ROWS; with quote=False cells are joined raw (an unquoted comma)."""
     buf = io.StringIO()

@@ -489,6 +489,30 @@ def duration_summaries(view: RunView) -> pl.DataFrame:
                  e.max().alias("max"), e.mean().alias("mean")))
 
 
+def ranking_figures(view: RunView, phase: str, statistic: str) -> dict[str, float]:
+    """Per accepted variant (`variants_accepted`), the STATISTIC (`median`, `min`, `max`,
+    `mean`) of its PHASE durations, in seconds, from `duration_summaries`: what a ranking of
+    claims.json is recomputed from. A variant with no completed pass of that phase has none."""
+    accepted = variants_accepted(view)
+    return {v: value for v, ph, value in duration_summaries(view).select(
+                "variant_id", "phase", statistic).iter_rows()
+            if ph == phase and v in accepted and value is not None}
+
+
+def ranked(figures: dict[str, float], order: str) -> list[str]:
+    """FIGURES' variants in ORDER (`ascending`: the smallest first), equal figures by name."""
+    sign = 1 if order == "ascending" else -1
+    return sorted(figures, key=lambda v: (sign * figures[v], v))
+
+
+def basis_text(basis: str | dict[str, Any]) -> str:
+    """A ranking's basis in words: a typed one (claims schema version 2) spelled out, a free
+    text one (version 1) as written."""
+    if isinstance(basis, str):
+        return basis
+    return f"{basis['statistic']} {basis['phase']} {basis['measure']}, {basis['order']}"
+
+
 INVISIBLE = r"[\p{Default_Ignorable_Code_Point}\p{Cf}]"
 """Characters a reader does not see: zero-width spaces and joiners, the BOM (U+FEFF), the
 soft hyphen, direction marks and the other format and default-ignorable code points."""

@@ -434,6 +434,11 @@ def m_a1002(root: Path) -> None:
         variants=["batch-4", "batch-1"]))
 
 
+def m_a1003(root: Path) -> None:  # the accepted variants ranked slowest first, with figures
+    edit_claims(root, lambda c: c["rankings"][0].update(  # true to each variant
+        variants=c["rankings"][0]["variants"][::-1], values=c["rankings"][0]["values"][::-1]))
+
+
 def m_a0105(root: Path) -> None:  # a cold pass's evidence copied from another process
     edit_json(root, "evidence/placement/batch-4/cold-1.json",
               lambda d: _set(d, "pid", rf.read_json(
@@ -515,6 +520,7 @@ MUTATIONS: dict[str, tuple[str, Mutation]] = {
     "A0807": ("cpu", m_a0807), "A0901": ("cpu", m_a0901), "A0902": ("cpu", m_a0902),
     "A0903": ("cpu", m_a0903), "A0904": ("cpu+claims", m_a0904), "A0905": ("cpu", m_a0905),
     "A1001": ("cpu", m_a1001), "A1002": ("cpu+claims", m_a1002),
+    "A1003": ("cpu+claims", m_a1003),
 }
 
 

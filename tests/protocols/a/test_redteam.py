@@ -287,3 +287,177 @@ def test_a_run_declared_complete_before_its_last_pass_ended(templates: dict[str,
     result = run_check(root)
     (f,) = [f for f in result.findings if f.severity == "error"]
     assert (f.code, f.artifact, f.pointer) == ("A0602", "manifest.json", "/completed_at")
+
+
+def test_a_note_past_the_csv_readers_cell_limit_says_so(templates: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    """A note one character longer than the CSV reader's limit on one cell (131,072) was
+    reported as a "CSV quoting error"; the finding names the file, the line where the row
+    starts and the limit."""
+    import csv
+
+    limit = csv.field_size_limit()
+    root = _copy(templates, "cpu", tmp_path)
+    edit_rows(root, lambda rows: rows[2].update(notes="A" * (limit + 1)))
+    result = run_check(root)
+    (f,) = [f for f in result.findings if f.severity == "error"]
+    assert (f.code, f.artifact, f.line, f.row) == ("A0801", "resultats-bruts.csv", 4, 3)
+    assert f"{limit:,} characters" in f.message and "quoting" not in f.message
+    assert result.verdict == "rejected"
+
+
+def test_a_cold_pass_that_loaded_in_no_time_is_a_warning(templates: dict[str, Path],
+                                                        tmp_path: Path) -> None:
+    """A fresh process loads the model before its cold pass: a `load_seconds` of 0 is not
+    plausible (the model was already there, or the clock was too coarse): a warning naming
+    the pass; an empty one (not recorded) is not judged."""
+    root = _copy(templates, "cpu", tmp_path)
+    entries = rf.read_jsonl(root, "timeline.jsonl")
+    line = 1 + next(n for n, e in enumerate(entries)
+                    if (e["variant_id"], e["phase"], e["run_index"]) == ("batch-4", "cold", 1))
+    assert entries[line - 1]["fresh_process"] and entries[line - 1]["load_seconds"] > 0
+
+    def load(seconds: float | None) -> Callable[[list[dict]], None]:
+        return lambda t: t[line - 1].update(load_seconds=seconds)
+
+    edit_timeline(root, load(0))
+    result = run_check(root)
+    (f,) = result.findings
+    assert (f.code, f.severity, f.artifact, f.line) == ("A0606", "warning", "timeline.jsonl",
+                                                       line)
+    assert "batch-4/cold-1" in f.message and f.evidence["observed"] == 0
+    assert result.verdict == "accepted" and result.exit_code == 0
+    edit_timeline(root, load(None))
+    assert run_check(root).findings == ()
+
+
+# -- rankings: typed basis, recomputed from the passes -----------------------------------------
+
+def _ranking(**changes: object) -> Callable[[Path], None]:
+    """The run's one ranking (the accepted variants by median warm time, fastest first, with
+    their medians) with CHANGES: each a value or a function of the ranking."""
+    def change(root: Path) -> None:
+        def edit(c: dict) -> None:
+            r = c["rankings"][0]
+            r.update({k: v(r) if callable(v) else v for k, v in changes.items()})
+        edit_json(root, "claims.json", edit)
+    return change
+
+
+def _reversed(key: str) -> Callable[[dict], list]:
+    return lambda r: r[key][::-1]
+
+
+def _basis(**changes: object) -> Callable[[dict], dict]:
+    return lambda r: {**r["basis"], **changes}
+
+
+RANKING_LIES: dict[str, Callable[[Path], None]] = {
+    "slowest first, each figure true": _ranking(variants=_reversed("variants"),
+                                                values=_reversed("values")),
+    "slowest first, the figures swapped to look ascending": _ranking(
+        variants=_reversed("variants")),
+    "an accepted variant left out": _ranking(variants=lambda r: r["variants"][:1],
+                                             values=lambda r: r["values"][:1]),
+    "a figure 10% faster than its passes": _ranking(
+        values=lambda r: [r["values"][0] * 0.9, *r["values"][1:]]),
+    "figures in seconds labelled ms": _ranking(basis=_basis(unit="ms")),
+    "fastest first, declared descending": _ranking(basis=_basis(order="descending")),
+    "ranked by median cold time with the warm order and figures": _ranking(
+        basis=_basis(phase="cold")),
+    "one figure too few": _ranking(values=lambda r: r["values"][:1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RANKING_LIES))
+def test_a_ranking_that_its_passes_do_not_give_is_rejected(
+        templates: dict[str, Path], tmp_path: Path, name: str) -> None:
+    root = _copy(templates, "cpu", tmp_path)
+    assert len(rf.read_json(root, "claims.json")["rankings"][0]["variants"]) == 2
+    RANKING_LIES[name](root)
+    result = run_check(root)
+    errors = _errors(result)
+    assert errors and {code for code, _, _ in errors} == {"A1003"}, errors
+    assert all(artifact == "claims.json" for _, artifact, _ in errors)
+    assert all(f.pointer and f.pointer.startswith("/rankings/0/") for f in result.findings
+               if f.code == "A1003")
+    assert result.verdict == "rejected" and result.exit_code == 1
+
+
+def _tie(root: Path) -> None:
+    """batch-1's warm passes took exactly as long as batch-4's (CSV and timeline, each
+    window shortened to match); claims rewritten."""
+    rows = rf.read_rows(root)
+    took = {r["run_index"]: r["elapsed_seconds"] for r in rows
+            if (r["variant_id"], r["phase"]) == ("batch-4", "warm")}
+    for r in rows:
+        if (r["variant_id"], r["phase"]) == ("batch-1", "warm"):
+            r["elapsed_seconds"] = took[r["run_index"]]
+    rf.write_rows(root, rows)
+
+    def timeline(t: list[dict]) -> None:
+        for e in t:
+            if (e["variant_id"], e["phase"]) == ("batch-1", "warm"):
+                e["elapsed_seconds"] = float(took[str(e["run_index"])])
+                e["ended_at"] = _shift(e["started_at"], e["elapsed_seconds"] + 0.0005)
+    edit_timeline(root, timeline)
+    rf.write_claims(root)
+
+
+RANKING_LEGITIMATE: dict[str, Callable[[Path], None]] = {
+    "no ranking at all": lambda root: edit_json(root, "claims.json",
+                                                lambda c: c.update(rankings=[])),
+    "no rankings key": lambda root: edit_json(root, "claims.json",
+                                              lambda c: c.pop("rankings")),
+    "figures in ms": _ranking(basis=_basis(unit="ms"),
+                              values=lambda r: [v * 1000 for v in r["values"]]),
+    "slowest first, declared descending": _ranking(
+        basis=_basis(order="descending"), variants=_reversed("variants"),
+        values=_reversed("values")),
+    "figures rounded to the millisecond": _ranking(
+        values=lambda r: [round(v, 3) for v in r["values"]]),
+    "equal medians, in the order written": _tie,
+    "equal medians, the other way round": lambda root: (
+        _tie(root), _ranking(variants=_reversed("variants"),
+                             values=_reversed("values"))(root)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RANKING_LEGITIMATE))
+def test_a_ranking_its_passes_give_is_accepted(templates: dict[str, Path], tmp_path: Path,
+                                               name: str) -> None:
+    root = _copy(templates, "cpu", tmp_path)
+    RANKING_LEGITIMATE[name](root)
+    result = run_check(root)
+    assert [f.to_json() for f in result.findings] == []
+    assert result.verdict == "accepted" and result.exit_code == 0
+
+
+def test_tied_medians_are_equal(templates: dict[str, Path], tmp_path: Path) -> None:
+    """The tie the legitimate cases rest on: both variants' warm medians are the same."""
+    root = _copy(templates, "cpu", tmp_path)
+    _tie(root)
+    medians = {s["variant_id"]: s["value"] for s in rf.read_json(root, "claims.json")
+               ["summaries"] if (s["phase"], s["statistic"]) == ("warm", "median")}
+    assert medians["batch-1"] == medians["batch-4"]
+
+
+def test_a_free_text_basis_is_a_warning_on_old_claims_and_refused_on_new(
+        templates: dict[str, Path], tmp_path: Path) -> None:
+    """Schema version 1 (older runs): a free-text basis, the order not recomputed (a
+    warning); version 2 requires the typed basis and the figures."""
+    root = _copy(templates, "cpu", tmp_path)
+
+    def old(c: dict) -> None:
+        c["schema_version"] = "1"
+        c["rankings"] = [{"basis": "median warm elapsed_seconds",
+                          "variants": c["rankings"][0]["variants"][::-1]}]
+    edit_json(root, "claims.json", old)
+    result = run_check(root)
+    (f,) = result.findings
+    assert (f.code, f.severity, f.pointer) == ("A1003", "warning", "/rankings/0/basis")
+    assert result.verdict == "accepted"
+    edit_json(root, "claims.json", lambda c: c.update(schema_version="2"))
+    result = run_check(root)
+    assert result.verdict != "accepted"
+    assert any(f.artifact == "claims.json" and f.severity == "error" for f in result.findings)

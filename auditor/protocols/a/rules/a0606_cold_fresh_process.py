@@ -1,12 +1,17 @@
 """A0606: each cold pass ran in a fresh process of its own.
 
 What it checks: cold passes in `timeline.jsonl` have `fresh_process` true and a pid no other
-entry (cold pass, warm-up or warm pass) used.
-Reads: timeline `phase`, `pid`, `fresh_process`.
+entry (cold pass, warm-up or warm pass) used. A cold pass in a fresh process whose
+`load_seconds` is 0 gets a warning naming the pass: a new process loads the model before its
+first pass (A5.2 times that apart), which takes time; a zero says the model was already
+loaded, or that the clock was too coarse to see the load (hence a warning, not an error). An
+empty `load_seconds` (not recorded, A8.3) is not judged.
+Reads: timeline `phase`, `pid`, `fresh_process`, `load_seconds`.
 Why it matters: A6.5: first passes are comparable only when each starts from a new process;
 a "cold" pass run after another pass in the same process inherits its caches and compiled
 kernels.
-Example: `batch-4/cold-1` ran with pid 4012, the pid of `batch-1/cold-1`.
+Example: `batch-4/cold-1` ran with pid 4012, the pid of `batch-1/cold-1`; or
+`batch-1/cold-2` claims a fresh process and `"load_seconds": 0`.
 """
 
 from __future__ import annotations
@@ -39,6 +44,13 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"cold pass {name} shares its process (pid {c['pid']}) with "
                                "another pass", artifact=TIMELINE, line=c['line'],
                                observed=c["pid"], expected="a pid of its own")
+        elif c["load_seconds"] == 0:
+            yield RULE.finding(f"cold pass {name} ran in a fresh process but its model load "
+                               "took 0 s: a new process loads the model first, so either it "
+                               "was already loaded or the clock was too coarse to see it",
+                               artifact=TIMELINE, line=c["line"], severity="warning",
+                               observed=0, expected="load_seconds > 0 (or empty: not "
+                                                    "recorded)")
 
 
 RULE = check

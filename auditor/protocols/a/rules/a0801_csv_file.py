@@ -1,9 +1,13 @@
 """A0801: `resultats-bruts.csv` is UTF-8 RFC 4180 CSV with exactly the header of RUN_DIR.md.
 
 What it checks: the bytes decode as UTF-8 (no byte-order mark), the quoting parses (RFC 4180:
-a quoted field ends with a quote followed by a comma or line end), and the header row is
-exactly the 38 column names of RUN_DIR.md in order.
-Reads: the bytes of `resultats-bruts.csv` (encoding, quoting, header row).
+a quoted field ends with a quote followed by a comma or line end), no cell is longer than the
+CSV reader's size limit (`csv.field_size_limit()`, 131,072 characters: a longer cell, such as
+a huge `notes`, is reported at the line where its record starts, with the limit, and the table
+is not read past it), the file is not larger than the reader's `MAX_BYTES`, and the header row
+is exactly the 38 column names of RUN_DIR.md in order.
+Reads: the bytes of `resultats-bruts.csv` (encoding, quoting, cell and file sizes, header
+row).
 Why it matters: A8.1: one row per pass with exactly the listed columns; a renamed, missing or
 reordered column shifts every figure under the wrong name, and a file that does not parse
 cannot be audited at all.

@@ -3,14 +3,16 @@
 What it checks: each typed ranking of `claims.json` (`rankings`) lists only variants the
 auditor recomputes as accepted (every pass with its IDs exactly once, a valid format and the
 quality rule met). A note that ranks a variant that is not accepted ("fastest", "best",
-"recommended"...) gets a warning quoting the sentence, never an error.
+"recommended"...) gets a warning quoting the sentence, never an error. Whether a ranking's
+order, members and figures are the recomputed ones is A1003's.
 Reads: claims `/rankings` (`basis`, `variants`); the output files, references and expected
 IDs (acceptance recomputed); CSV `variant_id`, `notes` and manifest `/notes` (the warning
 only).
 Why it matters: A10.2: a faster configuration that is not accepted does not meet the same
 goal; ranking it against accepted ones compares speed on different work.
-Example: `batch-32` fails the quality rule and `{"basis": "median warm seconds",
-"variants": ["batch-32", "batch-8"]}` ranks it first.
+Example: `batch-32` fails the quality rule and `{"basis": {"measure": "elapsed_seconds",
+"phase": "warm", "statistic": "median", "unit": "s", "order": "ascending"}, "variants":
+["batch-32", "batch-8"], "values": [0.61, 1.04]}` ranks it first.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Iterator
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import CLAIMS
-from auditor.protocols.a.derive import note_matches, variants_accepted
+from auditor.protocols.a.derive import basis_text, note_matches, variants_accepted
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -36,8 +38,8 @@ def check(view: RunView) -> Iterator[Finding]:
     for n, ranking in enumerate((view.claims or {}).get("rankings") or []):
         for k, v in enumerate(ranking["variants"]):
             if v not in accepted:
-                yield RULE.finding(f"variant {v} is ranked ({ranking['basis']}) but is not "
-                                   "accepted", artifact=CLAIMS,
+                yield RULE.finding(f"variant {v} is ranked ({basis_text(ranking['basis'])}) "
+                                   "but is not accepted", artifact=CLAIMS,
                                    pointer=f"/rankings/{n}/variants/{k}", observed=v,
                                    expected=f"only accepted variants: {sorted(accepted)}",
                                    variant=v)
