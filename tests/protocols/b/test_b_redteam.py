@@ -378,3 +378,77 @@ def test_sparse_samples_judge_no_counter(tmp_path: Path) -> None:
     assert checks and {x.status for x in checks} == {"sparse"}
     assert "between two samples" in (checks[0].reason or "")
     assert "B0605" not in _errors(root)
+
+
+# -- the power source of the snapshot, of the trials, of the two sides of B7 -------------------
+
+def _power_source(policy: str | None, value: str, only: int | None = None) -> Edit:
+    """trials.csv: POLICY's rows (every row when None; only trial ONLY when given) record
+    VALUE as their power source."""
+    def edit(root: Path) -> None:
+        br.edit_csv(root, "trials.csv", lambda rows: [
+            r.update(power_source=value) for r in rows
+            if (policy is None or r["policy_id"] == policy)
+            and (only is None or r["trial_index"] == str(only))])
+    return edit
+
+
+def _findings(root: Path, code: str) -> list:
+    return [f for f in run_check(root).findings if f.code == code]
+
+
+@pytest.mark.parametrize("only", [None, 3])
+def test_baseline_on_battery_accelerators_on_ac(runs, tmp_path: Path, only: int | None
+                                                ) -> None:
+    """The CPU baseline's trials (all, or one of them) ran on battery, the accelerators' on
+    AC: B7's comparison is across power sources, never an accept; the snapshot (ac) differs
+    from those trials: a warning."""
+    root = _copy(runs, "synthetic", tmp_path)
+    _power_source("cpu", "battery", only)(root)
+    result = run_check(root)
+    errors = {f.code for f in result.findings if f.severity == "error"}
+    # B1003: policies.csv still claims the accelerators accepted
+    assert errors == {"B0701", "B1003"}, [(f.code, f.message) for f in result.findings]
+    b7 = [f for f in result.findings if f.code == "B0701"]
+    assert len(b7) == 2 and all("not the same power source" in f.message for f in b7)
+    assert result.verdict == "rejected"
+    warn = [f for f in result.findings if f.code == "B0101"]
+    assert [f.severity for f in warn] == ["warning"]
+    assert "environment.json /power_source/value says 'ac'" in warn[0].message
+    assert "trials.csv" in warn[0].message and "'battery'" in warn[0].message
+    assert warn[0].artifact == "trials.csv" and warn[0].row is not None
+
+
+def test_snapshot_on_battery_trials_on_ac_is_a_warning(runs, tmp_path: Path) -> None:
+    """environment.json was taken on battery, every trial then ran on AC (plugged in after
+    the snapshot): a warning naming both values and files, the run accepted."""
+    root = _copy(runs, "synthetic", tmp_path)
+    br.edit_json(root, "environment.json", lambda e: e["power_source"].update(value="battery"))
+    result = run_check(root)
+    assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
+    warn = [f for f in result.findings if f.code == "B0101"]
+    assert len(warn) == 1 and warn[0].severity == "warning"
+    assert "says 'battery'" in warn[0].message and "'ac'" in warn[0].message
+    assert "15 ok trial(s)" in warn[0].message
+    assert warn[0].evidence["environment_pointer"] == "/power_source/value"
+
+
+def test_power_mode_other_than_the_snapshot_is_a_warning(runs, tmp_path: Path) -> None:
+    root = _copy(runs, "synthetic", tmp_path)
+    br.edit_csv(root, "trials.csv", lambda rows: [r.update(power_mode="balanced")
+                                                  for r in rows])
+    result = run_check(root)
+    assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
+    warn = [f for f in result.findings if f.code == "B0101"]
+    assert len(warn) == 1 and "power mode 'balanced'" in warn[0].message
+    assert "/power_mode/value says 'performance'" in warn[0].message
+
+
+def test_every_trial_on_battery_compares_on_one_power_source(runs, tmp_path: Path) -> None:
+    """Every trial on battery, the snapshot too: one power source for both sides of B7,
+    nothing to say."""
+    root = _copy(runs, "synthetic", tmp_path)
+    _power_source(None, "battery")(root)
+    br.edit_json(root, "environment.json", lambda e: e["power_source"].update(value="battery"))
+    result = run_check(root)
+    assert result.verdict == "accepted" and result.findings == (), result.findings
