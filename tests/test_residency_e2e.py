@@ -481,3 +481,34 @@ def test_policies_that_run_still_alternate_when_others_drop_out(mixed: Path) -> 
     order = json.loads((mixed / "manifest.json").read_text())["trial_order"]
     assert order and all(a[0] != b[0] for a, b in itertools.pairwise(order))
     assert "B0302" not in {f.code for f in run_check(mixed).findings}
+
+
+def test_fake_nvml_counter_and_samples_agree_over_dense_windows(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The runner's own trace with the fake RAPL package (10 W, no samples) and NVML board
+    (50 W, updated every 2 ms) over windows long enough for many samples: the auditor's
+    cross-check of the NVML counter against its POWER_INSTANT samples judges every trial and
+    finds them in agreement (B0605 says nothing); RAPL, without samples, is not judged."""
+    from auditor.engine import audit, run_check
+    from auditor.protocols.b import derive
+
+    tmp = tmp_path_factory.mktemp("dense")
+    cfg = write_config(tmp, CPU_POLICIES, """repetitions = 40
+sampling_interval_s = 0.01
+min_sample_periods = 5
+min_counter_updates = 2
+idle_seconds = 0.1
+rapl_max_watts = 20.0
+""")
+    fakes = [ConstantPower(watts=10.0, max_range_uj=8_000_000, max_watts=20.0),
+             NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
+    out = residency(load_residency_config(cfg), tmp / "run", instruments=fakes)
+    view = audit(out)[0]
+    ok = [t for t in derive.trials(view) if t.status == "ok"]
+    assert len(ok) == 10
+    checks = [x for t in ok for x in (t.energy.cross_checks if t.energy else [])]
+    assert len(checks) == 10 and {x.samples for x in checks} == {"nvml:POWER_INSTANT"}
+    assert all(t.energy is not None and t.energy.measured for t in ok)
+    assert {x.status for x in checks} == {"agrees"}, [(x.status, x.reason) for x in checks]
+    result = run_check(out)
+    assert not [f for f in result.findings if f.code in ("B0605", "B0604")]

@@ -31,6 +31,14 @@ Conventions (documented for reviewers):
     of the outputs file). A policy's figures pool its `ok` trials: the sum of energy over the
     sum of wall times, or of answers, and exist only when every `ok` trial has one, from the
     same domains.
+- **Counters against samples** (B0605): a summed counter's average power over the stretch
+  its readings observe, against the same instrument's power samples (same domain and
+  device; `POWER_INSTANT` before rolling averages) integrated as above over the seconds of
+  the window they cover; judged only when the samples are dense (`sample_periods` readings,
+  no spacing or unobserved edge over `gap_factor` periods). Allowance: `CROSS_REL` of the
+  larger + `CROSS_ABS_W`, + the highest sample x the unobserved share of the window, + for
+  a rolling average the highest sample x `AVERAGING_S` / window; beyond
+  `CROSS_ERROR_FACTOR` allowances they disagree, between one and that many is the grey band.
 - **Time order**: a trace whose time goes back anywhere (the reader's `order` warning: an
   edited or merged file, a clock step) measures no window; a reading at the time of the
   previous one (`repeat`) is only left without an interval.
@@ -521,6 +529,11 @@ class Series:
     max_interval_s: float | None = None
     covered: bool = False
     uncovered: str | None = None
+    observed: tuple[float, float] | None = None
+    """The stretch of the window the readings observe (seconds from the window's start): a
+    counter's first and last reading inside it; intervals' first and last overlap with it."""
+    observed_s: float = 0.0
+    """Seconds of the window the readings observe (intervals: the sum of their overlaps)."""
 
     @property
     def name(self) -> str:
@@ -556,6 +569,9 @@ class Energy:
     """The summed power of those series over time, (seconds from the window's start,
     watts) at each step, from half a window before it to half a window after (the report's
     figure)."""
+    cross_checks: list[CrossCheck] = field(default_factory=list)
+    """Each summed counter against the same instrument's power samples over the window
+    (`counter_cross_checks`)."""
 
     @property
     def measured(self) -> bool:
@@ -647,6 +663,8 @@ def trial_energy(view: RunView, ev: Evidence | None, t: Trial) -> Energy:
                series=series, energy_j=energy, span=span, curve=curve,
                average_power_w=energy / wall if wall > 0 else None,
                joules_per_inference=energy / n if n else None)
+    if family == "runner-jsonl":
+        e.cross_checks = counter_cross_checks(frame, series, t0, t1, mins)
     uncovered = [f"{s.name}: {s.uncovered}" for s in series if not s.covered]
     if uncovered:
         e.status, e.reason = "not_covered", "; ".join(uncovered)
@@ -717,6 +735,8 @@ def _series(g: pl.DataFrame, dom: str, dev: int | None, src: str, kind: str, t0:
         s.energy_j = sum(en for _, _, en in inside if en)
         steps = [b - a for a, b, _ in inside]
         s.max_interval_s = max(steps) if steps else None
+        if len(reads) >= 2:
+            s.observed, s.observed_s = (reads[0], reads[-1]), reads[-1] - reads[0]
         edge = period if period else 0.0
         if len(reads) < 2:
             s.uncovered = f"{len(reads)} reading(s) inside the window, fewer than the two needed"
@@ -733,6 +753,9 @@ def _series(g: pl.DataFrame, dom: str, dev: int | None, src: str, kind: str, t0:
         joules = en if en is not None else (watts or 0.0) * (b - a)
         s.energy_j += joules * (min(b, t1) - max(a, t0)) / (b - a)
     s.readings = len(over)
+    if over:
+        s.observed = (max(over[0][0], t0), min(max(b for _, b, _, _ in over), t1))
+        s.observed_s = sum(min(b, t1) - max(a, t0) for a, b, _, _ in over)
     # how far apart the readings are: each reading's end after the previous one's (the
     # first: its own interval), so a missed reading shows whatever the tool's intervals say
     spacing = [b - a for a, b, _, _ in over[:1]]
@@ -747,6 +770,130 @@ def _series(g: pl.DataFrame, dom: str, dev: int | None, src: str, kind: str, t0:
     else:
         s.covered = True
     return s
+
+
+# -- counters against power samples ----------------------------------------------------------
+
+CROSS_REL = 0.05
+"""A power reading may be off by this share of the draw (NVML's nvmlDeviceGetPowerUsage: "on
+Fermi and Kepler GPUs the reading is accurate to within +/- 5% of current power draw"; NVML
+gives no figure for newer boards, EVIDENCE.md none at all: not verified on a GPU here)."""
+CROSS_ABS_W = 5.0
+"""... plus this many watts (nvidia-smi's manual for power.draw on older boards: "accurate to
+within +/- 5 watts"), which dominates at the low draws of an idle GPU."""
+CROSS_ERROR_FACTOR = 3.0
+"""A counter and its samples further apart than this many allowances disagree (an error: one
+of them is not the measurement); between one allowance and this many: the grey band (a
+warning)."""
+AVERAGING_S = 1.0
+"""An averaged power field averages over about this long (EVIDENCE.md: `power.draw` is a
+1-second average on Ampere and newer): it lags a change of load by up to that much."""
+AVERAGED_FIELDS = ("POWER_AVERAGE", "nvmlDeviceGetPowerUsage")
+"""Sample fields that are rolling averages, not instantaneous readings (NVML's
+nvmlDeviceGetPowerUsage is what `power.draw` reads)."""
+
+
+@dataclass
+class CrossCheck:
+    """A summed energy counter against the same instrument's power samples (same domain and
+    device) over a trial's window. `status`: `agrees`, `grey` (beyond the allowance, within
+    `CROSS_ERROR_FACTOR` of it), `disagrees`, or `sparse` (the samples are too few or too far
+    apart over the window to judge by: no judgement)."""
+
+    counter: str
+    """The counter's source (`nvml:nvmlDeviceGetTotalEnergyConsumption`)."""
+    samples: str
+    """The sample source compared (`nvml:POWER_INSTANT`)."""
+    domain: str
+    device: int | None
+    status: str
+    reason: str | None = None
+    counter_w: float | None = None
+    """The counter's average power: its energy over the stretch its readings observe."""
+    samples_w: float | None = None
+    """The samples' average power: their energy over the window (`_series`'s integration:
+    each reading held over its interval, pro rata at the edges) over the seconds of the
+    window their intervals cover."""
+    readings: int = 0
+    allowance_w: float | None = None
+
+    @property
+    def name(self) -> str:
+        dev = "" if self.device is None else f" {self.device}"
+        return f"{self.domain}{dev}"
+
+    @property
+    def ratio(self) -> float | None:
+        """The counter's power over the samples' (None when the samples say 0 W)."""
+        if self.counter_w is None or not self.samples_w:
+            return None
+        return self.counter_w / self.samples_w
+
+
+def _sample_rank(source: str) -> tuple[int, str]:
+    """Instantaneous readings first, then the others, rolling averages last (by name)."""
+    fld = source.partition(":")[2]
+    return (0 if fld == "POWER_INSTANT" else 2 if fld in AVERAGED_FIELDS else 1, source)
+
+
+def counter_cross_checks(frame: pl.DataFrame, series: list[Series], t0: float, t1: float,
+                         mins: Mapping[str, float]) -> list[CrossCheck]:
+    """Each covered counter series of our runner's trace against the power samples of the
+    same instrument, domain and device over the window [T0, T1] (seconds from its start),
+    where the trace has such samples (our runner writes NVML's; RAPL gives none).
+
+    The samples judge only when dense enough: at least `sample_periods` (and two) readings
+    over the window, none more than `gap_factor` declared sampling periods after the
+    previous one, and the stretches they leave unobserved at each edge of the window under
+    `gap_factor` periods; otherwise `sparse`. The two average powers then agree within an
+    allowance of `CROSS_REL` of the larger plus `CROSS_ABS_W` (a reading's accuracy), plus
+    the highest sample over the window times the share of the window the samples leave
+    unobserved (held at their mean there), plus, for a rolling average, the highest sample
+    times `AVERAGING_S` over the window (its lag at the edges)."""
+    period = mins.get("sampling_interval_s")
+    gap = mins["gap_factor"] * period if period else None
+    need = max(2, math.ceil(mins.get("sample_periods", 0.0)))
+    inst = pl.col("source").str.split(":").list.first()
+    samples = frame.filter(pl.col("energy_j").is_null() & pl.col("watts").is_not_null())
+    wall = t1 - t0
+    out: list[CrossCheck] = []
+    for c in series:
+        if c.kind != "counter" or not c.covered or c.observed_s <= 0 or wall <= 0:
+            continue
+        mine = samples.filter((inst == c.source.split(":")[0]) & (pl.col("domain") == c.domain)
+                              & pl.col("device").eq_missing(c.device))
+        if mine.is_empty():
+            continue
+        src = min(mine["source"].unique().to_list(), key=_sample_rank)
+        g = mine.filter(pl.col("source") == src).sort("e")
+        sm = _series(g, c.domain, c.device, src, "interval", t0, t1, period)
+        x = CrossCheck(c.source, src, c.domain, c.device, "sparse", readings=sm.readings)
+        out.append(x)
+        if gap is None:
+            x.reason = "no declared sampling period to judge the samples' density by"
+        elif sm.readings < need or sm.observed is None:
+            x.reason = f"{sm.readings} sample(s) over the window, fewer than {need}"
+        elif sm.max_interval_s is not None and sm.max_interval_s > gap:
+            x.reason = (f"{sm.max_interval_s:.3f} s between two samples, more than "
+                        f"{mins['gap_factor']:g} x the declared {period:g} s")
+        elif sm.observed[0] - t0 > gap or t1 - sm.observed[1] > gap:
+            x.reason = (f"the samples leave {sm.observed[0] - t0:.3f} s at the window's start "
+                        f"and {t1 - sm.observed[1]:.3f} s at its end unobserved")
+        if x.reason is not None:
+            continue
+        top = g.filter((pl.col("e") > t0) & (pl.col("s") < t1))["watts"].max() or 0.0
+        x.counter_w = c.energy_j / c.observed_s
+        x.samples_w = sm.energy_j / sm.observed_s
+        allowance = (CROSS_REL * max(x.counter_w, x.samples_w) + CROSS_ABS_W
+                     + top * max(0.0, wall - sm.observed_s) / wall)
+        if src.partition(":")[2] in AVERAGED_FIELDS:
+            allowance += top * AVERAGING_S / wall
+        x.allowance_w = allowance
+        diff = abs(x.counter_w - x.samples_w)
+        x.status = ("agrees" if diff <= allowance + FLOAT_EPS else
+                    "grey" if diff <= CROSS_ERROR_FACTOR * allowance + FLOAT_EPS
+                    else "disagrees")
+    return out
 
 
 def _span_text(a: float, b: float) -> str:

@@ -328,9 +328,12 @@ def build(root: Path, spec: Spec) -> Path:
     trace = spec.trace or runner_trace
     n = spec.prompts * spec.repetitions
     windows: list[Window] = []
+    env = environment(spec)  # each trial records the power state the snapshot says
+    state = {c: str(v) for c in ("power_source", "power_mode")
+             if (v := (env.get(c) or {}).get("value"))}
     for pos, ((pid, k), (start, wall)) in enumerate(zip(order, sched, strict=True), start=1):
         pol = pols[pid]
-        w = Window(pid, k, pos, start, wall)
+        w = Window(pid, k, pos, start, wall, **state)
         if (pid, k) in spec.failed:
             w.position = 0
             windows.append(w)

@@ -8,6 +8,7 @@ refs, the docstring's parts, a mutation per rule, every numbered rule of protoco
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Callable
@@ -128,6 +129,24 @@ def m_b0702(root: Path) -> None:
                                                       gpu_operation_share_floor=0.5))
 
 
+def m_b0605(root: Path) -> None:
+    """The CPU baseline's NVML energy counter doubled (its claims recomputed from it, the
+    accelerators the cheaper for it); its POWER_INSTANT samples in the same trace still say
+    30 W."""
+    def trace(spec: br.Spec, w: br.Window) -> tuple[str, bytes]:
+        ext, data = br.runner_trace(spec, w)
+        if w.policy_id != "cpu":
+            return ext, data
+        recs = [json.loads(x) for x in data.decode().splitlines()]
+        nvml = [r for r in recs if r["kind"] == "counter" and r["source"] == "nvml"]
+        for r in nvml:
+            r["value"] *= 2
+        w.energy_j = (w.energy_j or 0.0) + (nvml[-1]["value"] - nvml[0]["value"]) / 2e3
+        return ext, "".join(json.dumps(r) + "\n" for r in recs).encode()
+    shutil.rmtree(root)
+    br.build(root, replace(br.synthetic_spec(), trace=trace))
+
+
 def m_b0902(root: Path) -> None:
     br.edit_csv(root, "trials.csv", lambda rows: [r.update(power_source="battery")
                                                   for r in rows])
@@ -195,6 +214,7 @@ MUTATIONS: dict[str, tuple[str, Mutation]] = {
     "B0602": ("macos", m_b0602),
     "B0603": ("synthetic", m_b0603),
     "B0604": ("synthetic", _energy_doc("ort-cuda", 4, energy_j=99.0)),
+    "B0605": ("", m_b0605),
     "B0701": ("", _build(_syn(**{"torch-cuda": {"verdict": "rejected",
                                                 "watts": {"rapl": 15.0, "nvml": 60.0}}}))),
     "B0702": ("macos", m_b0702),

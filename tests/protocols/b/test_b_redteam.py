@@ -235,3 +235,220 @@ def test_a_failed_trial_recorded_and_run_again_is_accepted(tmp_path: Path) -> No
                                               failed=frozenset({("torch-cuda", 3)})))
     result = run_check(root)
     assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
+
+
+# -- energy counters against the same instrument's power samples (B0605) --------------------
+
+def _trace_with(pid: str, edit: Callable[[list[dict]], None]) -> br.Trace:
+    """Our runner's trace, policy PID's records edited by EDIT; the window's energy is then
+    recomputed honestly from the edited counters, so every claim agrees with the trace."""
+    def trace(spec: br.Spec, w: br.Window) -> tuple[str, bytes]:
+        ext, data = br.runner_trace(spec, w)
+        if w.policy_id != pid:
+            return ext, data
+        recs = [json.loads(x) for x in data.decode().splitlines()]
+        edit(recs)
+        scale = {"mJ": 1e-3, "uJ": 1e-6}
+        energy = 0.0
+        for src in {r["source"] for r in recs if r["kind"] == "counter"}:
+            mine = [r for r in recs if r["kind"] == "counter" and r["source"] == src]
+            energy += (mine[-1]["value"] - mine[0]["value"]) * scale[mine[0]["unit"]]
+        w.energy_j = energy
+        return ext, "".join(json.dumps(r) + "\n" for r in recs).encode()
+    return trace
+
+
+def _scale_counter(source: str, factor: float) -> Callable[[list[dict]], None]:
+    def edit(recs: list[dict]) -> None:
+        for r in recs:
+            if r["kind"] == "counter" and r["source"] == source:
+                r["value"] = round(r["value"] * factor)
+    return edit
+
+
+def _rapl_samples(watts: float) -> Callable[[list[dict]], None]:
+    """A RAPL power sample beside each RAPL counter reading (the schema allows them; our
+    runner writes none)."""
+    def edit(recs: list[dict]) -> None:
+        out = []
+        for r in recs:
+            out.append(r)
+            if r["kind"] == "counter" and r["source"] == "rapl":
+                out.append({"kind": "sample", "t": r["t"], "t_source": "host",
+                            "source": "rapl", "domain": "package", "device": 0,
+                            "field": "intel-rapl:0/power", "watts": watts})
+        recs[:] = out
+    return edit
+
+
+def _both(*edits: Callable[[list[dict]], None]) -> Callable[[list[dict]], None]:
+    def edit(recs: list[dict]) -> None:
+        for e in edits:
+            e(recs)
+    return edit
+
+
+def _run_with(tmp_path: Path, pid: str, edit: Callable[[list[dict]], None]) -> Path:
+    return br.build(tmp_path / "run", replace(br.synthetic_spec(), trace=_trace_with(pid, edit)))
+
+
+def test_baseline_nvml_counter_doubled_against_its_samples(tmp_path: Path) -> None:
+    """The CPU baseline's NVML energy counter multiplied by 2 (every claim recomputed from
+    it, so the accelerators look cheaper); its POWER_INSTANT samples in the same trace still
+    say 30 W."""
+    root = _run_with(tmp_path, "cpu", _scale_counter("nvml", 2.0))
+    errors = _errors(root)
+    assert list(errors) == ["B0605"], errors
+    assert len(errors["B0605"]) == 5  # each of the baseline's five trials
+    assert all("60 W" in m and "30 W" in m and "2.00 x" in m and "not the measurement" in m
+               for m in errors["B0605"]), errors
+    assert run_check(root).verdict == "rejected"
+
+
+def test_rapl_counter_doubled_against_rapl_samples(tmp_path: Path) -> None:
+    """The same lie on RAPL, in a trace that writes RAPL power samples beside the counter."""
+    root = _run_with(tmp_path, "cpu", _both(_rapl_samples(40.0), _scale_counter("rapl", 2.0)))
+    errors = _errors(root)
+    assert list(errors) == ["B0605"], errors
+    assert all("package 0 counter (rapl:" in m and "80 W" in m for m in errors["B0605"])
+
+
+def test_counter_off_within_the_grey_band_is_a_warning(tmp_path: Path) -> None:
+    """A counter 25 % above its samples (30 W): beyond a reading's accuracy (5 % + 5 W), not
+    clearly another figure: a warning naming both, the run accepted."""
+    root = _run_with(tmp_path, "cpu", _scale_counter("nvml", 1.25))
+    result = run_check(root)
+    own = [f for f in result.findings if f.code == "B0605"]
+    assert own and {f.severity for f in own} == {"warning"}, own
+    assert "37.5 W" in own[0].message and "30 W" in own[0].message
+    assert own[0].artifact == "power/cpu/trial-1.jsonl"
+    assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
+
+
+def _noisy(recs: list[dict]) -> None:
+    """NVML instant readings +-20 % around the draw, alternately (the counter unchanged)."""
+    samples = [r for r in recs if r["kind"] == "sample"]
+    for i, r in enumerate(samples):
+        r["watts"] = round(r["watts"] * (1.2 if i % 2 else 0.8), 3)
+
+
+def _lagging_average(recs: list[dict]) -> None:
+    """The samples are POWER_AVERAGE, a 1 s rolling average that starts from a 10 W idle
+    before the window: it lags the load for the window's first second."""
+    samples = [r for r in recs if r["kind"] == "sample"]
+    t0 = datetime.fromisoformat(samples[0]["t"])
+    for r in samples:
+        age = (datetime.fromisoformat(r["t"]) - t0).total_seconds()
+        r["field"] = "POWER_AVERAGE"
+        r["watts"] = round(10.0 + (r["watts"] - 10.0) * min(1.0, age / 1.0), 3)
+
+
+def _sparse_samples(recs: list[dict]) -> None:
+    """Every fourth NVML sample kept (0.2 s apart, more than 3 x the declared 0.05 s)."""
+    samples = [r for r in recs if r["kind"] == "sample"]
+    drop = {id(r) for i, r in enumerate(samples) if i % 4}
+    recs[:] = [r for r in recs if id(r) not in drop]
+
+
+COUNTER_VS_SAMPLES_LEGIT = {
+    "instant readings +-20 % around the counter's power": _noisy,
+    "a rolling average lagging the load at the window's start": _lagging_average,
+}
+
+
+@pytest.mark.parametrize("what", sorted(COUNTER_VS_SAMPLES_LEGIT))
+def test_samples_that_follow_the_counter_loosely_pass(tmp_path: Path, what: str) -> None:
+    root = _run_with(tmp_path, "cpu", COUNTER_VS_SAMPLES_LEGIT[what])
+    result = run_check(root)
+    assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
+    assert not [f for f in result.findings if f.code == "B0605"]
+    view = audit(root)[0]
+    checks = [x for t in derive.trials(view) if t.policy_id == "cpu"
+              for x in t.energy.cross_checks]
+    assert len(checks) == 5 and {x.status for x in checks} == {"agrees"}
+
+
+def test_sparse_samples_judge_no_counter(tmp_path: Path) -> None:
+    """Samples further apart than the declared gap factor allows are no evidence either
+    way: even a doubled counter beside them is not judged by them."""
+    root = _run_with(tmp_path, "cpu", _both(_sparse_samples, _scale_counter("nvml", 2.0)))
+    view = audit(root)[0]
+    checks = [x for t in derive.trials(view) if t.policy_id == "cpu"
+              for x in t.energy.cross_checks]
+    assert checks and {x.status for x in checks} == {"sparse"}
+    assert "between two samples" in (checks[0].reason or "")
+    assert "B0605" not in _errors(root)
+
+
+# -- the power source of the snapshot, of the trials, of the two sides of B7 -------------------
+
+def _power_source(policy: str | None, value: str, only: int | None = None) -> Edit:
+    """trials.csv: POLICY's rows (every row when None; only trial ONLY when given) record
+    VALUE as their power source."""
+    def edit(root: Path) -> None:
+        br.edit_csv(root, "trials.csv", lambda rows: [
+            r.update(power_source=value) for r in rows
+            if (policy is None or r["policy_id"] == policy)
+            and (only is None or r["trial_index"] == str(only))])
+    return edit
+
+
+def _findings(root: Path, code: str) -> list:
+    return [f for f in run_check(root).findings if f.code == code]
+
+
+@pytest.mark.parametrize("only", [None, 3])
+def test_baseline_on_battery_accelerators_on_ac(runs, tmp_path: Path, only: int | None
+                                                ) -> None:
+    """The CPU baseline's trials (all, or one of them) ran on battery, the accelerators' on
+    AC: B7's comparison is across power sources, never an accept; the snapshot (ac) differs
+    from those trials: a warning."""
+    root = _copy(runs, "synthetic", tmp_path)
+    _power_source("cpu", "battery", only)(root)
+    result = run_check(root)
+    errors = {f.code for f in result.findings if f.severity == "error"}
+    # B1003: policies.csv still claims the accelerators accepted
+    assert errors == {"B0701", "B1003"}, [(f.code, f.message) for f in result.findings]
+    b7 = [f for f in result.findings if f.code == "B0701"]
+    assert len(b7) == 2 and all("not the same power source" in f.message for f in b7)
+    assert result.verdict == "rejected"
+    warn = [f for f in result.findings if f.code == "B0101"]
+    assert [f.severity for f in warn] == ["warning"]
+    assert "environment.json /power_source/value says 'ac'" in warn[0].message
+    assert "trials.csv" in warn[0].message and "'battery'" in warn[0].message
+    assert warn[0].artifact == "trials.csv" and warn[0].row is not None
+
+
+def test_snapshot_on_battery_trials_on_ac_is_a_warning(runs, tmp_path: Path) -> None:
+    """environment.json was taken on battery, every trial then ran on AC (plugged in after
+    the snapshot): a warning naming both values and files, the run accepted."""
+    root = _copy(runs, "synthetic", tmp_path)
+    br.edit_json(root, "environment.json", lambda e: e["power_source"].update(value="battery"))
+    result = run_check(root)
+    assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
+    warn = [f for f in result.findings if f.code == "B0101"]
+    assert len(warn) == 1 and warn[0].severity == "warning"
+    assert "says 'battery'" in warn[0].message and "'ac'" in warn[0].message
+    assert "15 ok trial(s)" in warn[0].message
+    assert warn[0].evidence["environment_pointer"] == "/power_source/value"
+
+
+def test_power_mode_other_than_the_snapshot_is_a_warning(runs, tmp_path: Path) -> None:
+    root = _copy(runs, "synthetic", tmp_path)
+    br.edit_csv(root, "trials.csv", lambda rows: [r.update(power_mode="balanced")
+                                                  for r in rows])
+    result = run_check(root)
+    assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
+    warn = [f for f in result.findings if f.code == "B0101"]
+    assert len(warn) == 1 and "power mode 'balanced'" in warn[0].message
+    assert "/power_mode/value says 'performance'" in warn[0].message
+
+
+def test_every_trial_on_battery_compares_on_one_power_source(runs, tmp_path: Path) -> None:
+    """Every trial on battery, the snapshot too: one power source for both sides of B7,
+    nothing to say."""
+    root = _copy(runs, "synthetic", tmp_path)
+    _power_source(None, "battery")(root)
+    br.edit_json(root, "environment.json", lambda e: e["power_source"].update(value="battery"))
+    result = run_check(root)
+    assert result.verdict == "accepted" and result.findings == (), result.findings

@@ -5,7 +5,11 @@ commit) are not empty; environment.json gives a value for the machine model, the
 (`os.os_release` or the kernel), the power source (`ac` or `battery`) and the power mode; and
 every `ok` trial's row repeats the power source and power mode read at its start. A fact
 recorded as not available (with its reason) is missing evidence, not an error: the verdict
-is `incomplete` until it is recorded.
+is `incomplete` until it is recorded. A trial's power source or mode other than the
+environment snapshot's is a warning naming both values and files: it may be honest (the
+machine plugged in after the snapshot), but the snapshot then does not describe the trials;
+trials of an accelerator policy and of the CPU baseline on different power sources are
+B0701's error (B7 compares them only on the same power source).
 Reads: manifest `/artifact_sha256`, `/revisions/code`; environment.json `/machine/value`,
 `/os`, `/power_source/value`, `/power_mode/value`; trials.csv `power_source`, `power_mode`,
 `status`.
@@ -22,7 +26,7 @@ from collections.abc import Iterator
 
 from auditor.model import Finding
 from auditor.protocols.b import derive
-from auditor.protocols.b.artifacts import ENVIRONMENT, MANIFEST
+from auditor.protocols.b.artifacts import ENVIRONMENT, MANIFEST, TRIALS
 from auditor.protocols.b.rules._where import at_trial
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -57,6 +61,20 @@ def check(view: RunView) -> Iterator[Finding]:
                            missing_evidence=True)
     ok = [t for t in derive.trials(view) if t.status == "ok"]
     for col in ("power_source", "power_mode"):
+        said = (env.get(col) or {}).get("value") if isinstance(env.get(col), dict) else None
+        other = [t for t in ok if t.claims.get(col) not in (None, "") and said not in (None, "")
+                 and str(t.claims[col]).strip().lower() != str(said).strip().lower()]
+        if other:
+            first, what = other[0], col.replace("_", " ")
+            values = sorted({str(t.claims[col]) for t in other})
+            yield RULE.finding(
+                f"{ENVIRONMENT} /{col}/value says {said!r}, {len(other)} ok trial(s) in "
+                f"{TRIALS} record the {what} {' / '.join(map(repr, values))} at their start, "
+                f"the first {first.name} (row {first.row}): the {what} changed after the "
+                "snapshot, or one of the two is not what the machine was on",
+                **at_trial(first), field=col, severity="warning", observed=values,
+                expected=said, environment_pointer=f"/{col}/value",
+                trials=[t.name for t in other[:20]])
         lacking = [t for t in ok if t.claims.get(col) in (None, "")]
         if lacking:
             first = lacking[0]
