@@ -512,3 +512,33 @@ rapl_max_watts = 20.0
     assert {x.status for x in checks} == {"agrees"}, [(x.status, x.reason) for x in checks]
     result = run_check(out)
     assert not [f for f in result.findings if f.code in ("B0605", "B0604")]
+
+
+def test_cpu_policies_measured_by_nvml_alone_are_not_measured_on_both_sides(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A GPU machine without readable RAPL (most cloud VMs): the NVML board counter alone
+    would cost a CPU policy at the GPU's idle draw. The runner records such windows as not
+    measured, and the auditor derives the same from the trace (`_unit_not_measured`), so
+    the runner's honest summaries are not contradicted (no B0604) and the verdict says the
+    energy is missing (B1001), not a wrong figure."""
+    from auditor.engine import audit, run_check
+    from auditor.protocols.b import derive
+
+    tmp = tmp_path_factory.mktemp("nvml-only")
+    cfg = write_config(tmp, CPU_POLICIES, f"""repetitions = 5
+sampling_interval_s = 0.02
+min_sample_periods = 1
+min_counter_updates = 2
+idle_seconds = 0.1
+powercap_root = "{tmp / 'no-powercap'}"
+""")
+    fakes = [NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
+    out = residency(load_residency_config(cfg), tmp / "run", instruments=fakes)
+    ok = [t for t in derive.trials(audit(out)[0]) if t.status == "ok"]
+    assert ok and all(t.energy is not None and t.energy.status == "no_domain" for t in ok)
+    assert all("RAPL" in (t.energy.reason or "") for t in ok)
+    for t in ok:
+        doc = json.loads((out / f"energy/{t.policy_id}/trial-{t.trial_index}.json").read_text())
+        assert doc["status"] == "not_measured"
+    codes = {f.code for f in run_check(out).findings if f.severity == "error"}
+    assert "B0604" not in codes and "B1001" in codes

@@ -27,6 +27,9 @@ Conventions (documented for reviewers):
     inside the span of the intervals, and no two readings may be more than `gap_factor`
     (manifest `energy.minimums.gap_factor`, default `GAP_FACTOR`) declared sampling periods
     apart;
+  - our runner's counters must cover the unit the policy computes on (RAPL for a cpu-only
+    policy, NVML for a GPU policy: `_unit_not_measured`), else the window is not measured
+    (`no_domain`), as the runner itself records it;
   - average power = energy / wall time; joules per inference = energy / answers (the lines
     of the outputs file). A policy's figures pool its `ok` trials: the sum of energy over the
     sum of wall times, or of answers, and exist only when every `ok` trial has one, from the
@@ -596,6 +599,20 @@ def _runner_series(frame: pl.DataFrame) -> tuple[pl.DataFrame, str | None]:
     return pl.concat([nvml, rapl]), why
 
 
+def _unit_not_measured(pol: Policy | None, instruments: list[str]) -> str | None:
+    """Our runner's instruments must cover the unit a policy computes on: a cpu-only
+    policy measured by NVML alone would be costed at the GPU board's idle draw, a GPU
+    policy measured by RAPL alone at its CPU side only (the runner says the same: such a
+    window is not measured). The unit not measured, or None."""
+    if pol is None or not instruments:
+        return None
+    if not pol.accelerator and "rapl" not in instruments:
+        return "the CPU packages (RAPL)"
+    if "gpu" in pol.accelerator and "nvml" not in instruments:
+        return "the GPU (NVML)"
+    return None
+
+
 def trial_energy(view: RunView, ev: Evidence | None, t: Trial) -> Energy:
     """The energy of trial T over its window, from its trace EV (conventions above)."""
     if ev is None:
@@ -629,6 +646,11 @@ def trial_energy(view: RunView, ev: Evidence | None, t: Trial) -> Energy:
             return Energy("unavailable", why, **base)
         instruments = sorted(set(chosen["source"].str.split(":").list.first().to_list()))
         source = "+".join(instruments) or None
+        lacking = _unit_not_measured(policies(view).get(t.policy_id), instruments)
+        if lacking:
+            return Energy("no_domain", f"{lacking} where this policy computes are not "
+                          f"measured: {source or 'what the trace holds'} alone would misstate "
+                          "its cost", **base, source=source)
     else:
         present = set(frame["domain"].unique().to_list())
         domains = _domains(family, present)
