@@ -41,6 +41,21 @@ def _format_option(*choices: str, help_text: str = "") -> Any:
                                           "schemas/).")
 
 
+def _signing_options(command: Any) -> Any:
+    """--key, --cert and --chain: how a report (of a run or of an archive) is signed."""
+    file = click.Path(exists=True, dir_okay=False, path_type=Path)
+    for option in reversed((
+            click.option("--key", type=file, help="PEM private key (ECDSA P-256) that signs "
+                         "the PDF and the bundle; without it the report is unsigned and "
+                         "`audit verify` refuses it."),
+            click.option("--cert", type=file, help="PEM certificate of --key (required with "
+                         "--key)."),
+            click.option("--chain", type=file, help="PEM certificates between --cert and the "
+                         "root, embedded in the PDF."))):
+        command = option(command)
+    return command
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="gpubench-audit")
 def cli() -> None:
@@ -151,13 +166,7 @@ def explain(code: str) -> None:
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
               help="The report directory to write (replaced if it already holds a report).")
-@click.option("--key", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="PEM private key that signs the PDF and the bundle; without it the report "
-                   "is unsigned and `audit verify` refuses it.")
-@click.option("--cert", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="PEM certificate of --key (required with --key).")
-@click.option("--chain", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="PEM certificates between --cert and the root, embedded in the PDF.")
+@_signing_options
 @click.option("--offers", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Offers to compare in the economics section; default: the run's own.")
 @click.option("--replay", "replay_sample", type=click.IntRange(min=1), default=None,
@@ -269,12 +278,7 @@ def archive(sources: tuple[Path, ...], out_dir: Path, jobs: int | None, executor
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Write the signed comparison report (HTML, PDF, JSON, CSV, the index it "
                    "rests on) here; without it, only print the table.")
-@click.option("--key", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Signing key (PEM, ECDSA P-256), with --cert.")
-@click.option("--cert", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="The signing key's certificate (PEM).")
-@click.option("--chain", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Certificates between the signer and the root (PEM), embedded in the PDF.")
+@_signing_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
               show_default=True, help="The table printed: text for a terminal; json "
               "(schemas/comparison.schema.json) or csv for tools.")

@@ -139,11 +139,16 @@ min_counter_updates = 2
 idle_seconds = 0.3
 rapl_max_watts = 20.0
 """)
-    # an 8 J range at 10 W wraps every 0.8 s; two polls up to 0.4 s apart stay countable
-    fakes = [ConstantPower(watts=10.0, max_range_uj=8_000_000, max_watts=20.0),
-             NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
+    fakes = fake_instruments()
     out = tmp / "run"
     return residency(load_residency_config(cfg), out, instruments=fakes)
+
+
+def fake_instruments() -> list:
+    """RAPL at 10 W (an 8 J range: it wraps every 0.8 s; two polls up to 0.4 s apart stay
+    countable) and one NVML board at 50 W, updated every 2 ms."""
+    return [ConstantPower(watts=10.0, max_range_uj=8_000_000, max_watts=20.0),
+            NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -500,8 +505,7 @@ min_counter_updates = 2
 idle_seconds = 0.1
 rapl_max_watts = 20.0
 """)
-    fakes = [ConstantPower(watts=10.0, max_range_uj=8_000_000, max_watts=20.0),
-             NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
+    fakes = fake_instruments()
     out = residency(load_residency_config(cfg), tmp / "run", instruments=fakes)
     view = audit(out)[0]
     ok = [t for t in derive.trials(view) if t.status == "ok"]

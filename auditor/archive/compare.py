@@ -33,6 +33,7 @@ from typing import Any
 
 from auditor.archive import index
 from auditor.errors import AuditorError
+from auditor.protocols.names import LETTER, PROTOCOL_B
 
 CPU = "CPU"
 """The GPU model of a configuration whose run used no GPU."""
@@ -156,6 +157,7 @@ class _Groups:
 def _group(configs: Any) -> _Groups:
     g = _Groups({}, {}, {}, {})
     for c in configs.iter_rows(named=True):
+        c["extra"] = json.loads(c["extra_json"]) if c["extra_json"] else {}
         key = (c["protocol"] or "unknown", _device(c), c["config_id"], c["precision"])
         g.seen[key] = g.seen.get(key, 0) + 1
         g.accepted[key] = g.accepted.get(key, 0) + bool(c["accepted"])
@@ -178,8 +180,7 @@ def _device(c: dict[str, Any]) -> str:
     """The GPU model as evidenced (protocol A); a protocol B policy's runtime and compute
     units, which name the accelerator it was placed on (an NPU is no GPU, and no CPU)."""
     if c["protocol"] == PROTOCOL_B:
-        extra = json.loads(c["extra_json"]) if c.get("extra_json") else {}
-        parts = [str(extra[k]) for k in ("runtime", "compute_units") if extra.get(k)]
+        parts = [str(c["extra"][k]) for k in ("runtime", "compute_units") if c["extra"].get(k)]
         return " ".join(parts) or c["gpu_model"] or CPU
     return c["gpu_model"] or CPU
 
@@ -188,8 +189,7 @@ def _row(g: _Groups, key: tuple, items: list[dict], status: str,
          offer_id: str | None) -> ConfigRow:
     """One line of the comparison: the median over its runs of their figures."""
     medians = [i["median_s"] for i in items if i["median_s"] is not None]
-    extras = [json.loads(i["extra_json"]) if i.get("extra_json") else {} for i in items]
-    energy = {name: _median([_finite(e.get(src)) for e in extras])
+    energy = {name: _median([_finite(i["extra"].get(src)) for i in items])
               for name, src in ENERGY_FIGURES.items()}
     offers = [i.get("offer") or {} for i in items]
     reasons = ([o.get("why_not") for o in offers] if status == "accepted" else
@@ -208,9 +208,6 @@ def _row(g: _Groups, key: tuple, items: list[dict], status: str,
         cost_per_accepted_corpus_usd_minor=_median(
             [o.get("cost_per_accepted_corpus_usd_minor") for o in offers]),
         **energy, reason=next((r for r in reasons if r), None))
-
-
-PROTOCOL_B = "residency-energy"
 
 
 def _rank_key(r: ConfigRow) -> tuple:
@@ -292,7 +289,12 @@ def viewmodel(cmp: Comparison, *, generated_at: str, signer: str | None) -> dict
         "signature": signature_section(signer),
         "index_sha256": cmp.index_sha256,
         "runs": cmp.runs, "duplicates": cmp.duplicates, "verdicts": doc["verdicts"],
-        "ranked": doc["ranked"], "not_accepted": doc["not_accepted"],
+        "ranked": doc["ranked"],
+        "not_accepted": [{**r, "protocol_letter": LETTER.get(r["protocol"], "?")}
+                         for r in doc["not_accepted"]],
+        # each protocol's ranking is its own table (a trial's wall time is not a warm pass's)
+        "ranked_a": [r for r in doc["ranked"] if r["protocol"] != PROTOCOL_B],
+        "ranked_b": [r for r in doc["ranked"] if r["protocol"] == PROTOCOL_B],
         "other_runs": doc["other_runs"],
     }
 

@@ -9,11 +9,12 @@ import importlib
 from functools import cache
 
 from auditor.protocols.base import Protocol
+from auditor.protocols.names import PROTOCOL_A, PROTOCOL_B
 from auditor.rule import Rule
 
 PACKAGES: dict[str, str] = {
-    "accepted-corpus-cost": "auditor.protocols.a",
-    "residency-energy": "auditor.protocols.b",
+    PROTOCOL_A: "auditor.protocols.a",
+    PROTOCOL_B: "auditor.protocols.b",
 }
 
 

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from auditor.model import Severity
+from auditor.protocols.names import PROTOCOL_A, PROTOCOL_B
 from auditor.rule import Rule
 
-PROTOCOL_PREFIX = {"accepted-corpus-cost": "RA", "residency-energy": "RB"}
+PROTOCOL_PREFIX = {PROTOCOL_A: "RA", PROTOCOL_B: "RB"}
 """The code prefix of replay findings on a run of each protocol."""
 
 

@@ -20,12 +20,11 @@ from typing import Any
 
 import polars as pl
 
+from auditor.protocols.names import PROTOCOL_B
 from auditor.readers import json_doc, jsonl_records
 from auditor.readers.base import Fault
 from auditor.replay.compare import DEFAULT_FLOOR, Threshold
 
-PROTOCOL_A = "accepted-corpus-cost"
-PROTOCOL_B = "residency-energy"
 MANIFEST = "manifest.json"
 MAX_ANSWERS_BYTES = jsonl_records.MAX_BYTES
 """The largest answers or inputs file read (256 MiB)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from auditor.archive.compare import PROTOCOL_B
+from auditor.protocols.names import LETTER, PROTOCOL_B
 
 
 def archive(outcome: Any) -> str:
@@ -64,7 +64,7 @@ def comparison(cmp: Any) -> str:
     if cmp.not_accepted:
         head2 = ("status", "protocol", "GPU", "configuration", "precision", "runs",
                  "median s", "main reason")
-        rows2 = [(r.status, "B" if r.protocol == PROTOCOL_B else "A", r.gpu_model,
+        rows2 = [(r.status, LETTER.get(r.protocol, "?"), r.gpu_model,
                   r.config_id, r.precision or "", str(r.runs),
                   _num(r.median_warm_s, ".3f"), r.reason or "") for r in cmp.not_accepted]
         lines += ["", "Not accepted (never ranked):", *_table(head2, rows2)]

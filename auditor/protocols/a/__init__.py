@@ -15,6 +15,7 @@ from auditor.model import Finding, RunSummary
 from auditor.protocols._common import with_csv_line
 from auditor.protocols.a.artifacts import PARSED_PREFIXES, RESULTS, STREAMED_PREFIXES
 from auditor.protocols.base import Protocol
+from auditor.protocols.names import PROTOCOL_A
 
 
 def _load(files: Any) -> Any:
@@ -36,7 +37,7 @@ def _summarize(view: Any, result: Any) -> RunSummary:
 
 
 PROTOCOL = Protocol(
-    name="accepted-corpus-cost",
+    name=PROTOCOL_A,
     prefix="A",
     title="Protocol A: an accepted corpus before cost",
     rules_package="auditor.protocols.a.rules",

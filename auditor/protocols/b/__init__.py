@@ -16,6 +16,7 @@ from auditor.model import Finding, RunSummary
 from auditor.protocols._common import with_csv_line
 from auditor.protocols.b.artifacts import PARSED_PREFIXES, POLICIES, TRIALS
 from auditor.protocols.base import Protocol
+from auditor.protocols.names import PROTOCOL_B
 
 
 def _load(files: Any) -> Any:
@@ -37,7 +38,7 @@ def _summarize(view: Any, result: Any) -> RunSummary:
 
 
 PROTOCOL = Protocol(
-    name="residency-energy",
+    name=PROTOCOL_B,
     prefix="B",
     title="Protocol B: energy and accelerator residency",
     rules_package="auditor.protocols.b.rules",

@@ -6,16 +6,15 @@ that must stay accepted."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import runfactory as rf
+from test_evidence import _copy, _errors
 from test_mutations import _row, _shift, edit_json, edit_rows, edit_timeline
 
 from auditor.engine import run_check
-from auditor.model import AuditResult
 
 EXPECTED = "corpus/expected_ids.txt"
 INPUTS = "corpus/eval-inputs.jsonl"
@@ -28,16 +27,6 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "cuda": rf.make_clean_run(base / "cuda", device="cuda:0", claims=True),
             "b200": rf.make_clean_run(base / "b200", device="cuda:0", gpus_per_lot=2,
                                       claims=True)}
-
-
-def _copy(templates: dict[str, Path], flavour: str, tmp_path: Path) -> Path:
-    root = tmp_path / "run"
-    shutil.copytree(templates[flavour], root)
-    return root
-
-
-def _errors(result: AuditResult) -> list[tuple[str, str | None, str]]:
-    return [(f.code, f.artifact, f.message) for f in result.findings if f.severity == "error"]
 
 
 # -- a duplicated ID among the expected IDs ---------------------------------------------------
