@@ -17,8 +17,8 @@ from typing import Any
 
 import click
 
+from auditor import output
 from auditor.errors import AuditorError, VerificationFailed
-from auditor.output import FORMATS
 from auditor.replay import DEFAULT_SAMPLE
 
 SCHEMA_VERSION = "1"
@@ -62,14 +62,18 @@ def cli() -> None:
     """Audit GPU benchmark run directories and sign the reports that rest on them."""
 
 
-_FORMAT_HELP = "Output format: " + "; ".join(
-    f"{name}: {what}" for name, (_, what) in FORMATS.items()) + "."
+def _formats_option(family: Any, help_head: str = "") -> Any:
+    """`--format` of a command whose output has a format family (`auditor.output`): its
+    choices and their descriptions come from the family's registry."""
+    names = family.names()
+    described = "; ".join(f"{f.name}: {f.description}" for f in family.all())
+    return click.option("--format", "fmt", type=click.Choice(names), default=names[0],
+                        show_default=True, help=f"{help_head}{described}.")
 
 
 @cli.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text",
-              show_default=True, help=_FORMAT_HELP)
+@_formats_option(output.CHECK, "Output format: ")
 @click.option("--select", help="Comma-separated rule codes (or prefixes) to run; default all.")
 @click.option("--ignore", help="Comma-separated rule codes (or prefixes) to leave out.")
 @click.option("--waivers", "waivers_file", type=click.Path(path_type=Path),
@@ -83,12 +87,12 @@ def check(run_dir: Path, fmt: str, select: str | None, ignore: str | None,
     Exit 0 when no error finding (and no error rule left out unwaived), 1 otherwise, 2 for
     bad usage."""
     from auditor.engine import run_check
-    from auditor.output import renderer
     from auditor.waivers import load_waivers
 
     waivers = load_waivers(waivers_file) if waivers_file is not None else ()
     result = run_check(run_dir, select=_codes(select), ignore=_codes(ignore), waivers=waivers)
-    click.echo(renderer(fmt)(result, color=fmt == "text" and sys.stdout.isatty()), nl=False)
+    click.echo(output.render(output.CHECK, fmt, result,
+                             color=fmt == "text" and sys.stdout.isatty()), nl=False)
     sys.exit(result.exit_code)
 
 
@@ -196,8 +200,7 @@ def report(run_dir: Path, out_dir: Path, key: Path | None, cert: Path | None,
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed of the draw (recorded in the result); default: a fixed value mixed "
                    "with the manifest's SHA-256, so every reviewer draws the same IDs.")
-@_format_option("text", "json", help_text="text for a person; json: the sample, every answers "
-                "file's agreement and the findings (schemas/replay-result.schema.json).")
+@_formats_option(output.REPLAY)
 def replay(run_dir: Path, sample_size: int, seed: int | None, fmt: str) -> None:
     """Re-run a sample of the run's archived model and compare its labels with the answers.
 
@@ -210,11 +213,9 @@ def replay(run_dir: Path, sample_size: int, seed: int | None, fmt: str) -> None:
     Exit 0 when the agreement is met, 1 for a replay error finding (a run that is not
     replayable included), 2 for bad usage."""
     from auditor.replay.core import replay as run_replay
-    from auditor.replay.render import render
 
     result = run_replay(run_dir, sample_size=sample_size, seed=seed)
-    click.echo(_json(result.to_json()) if fmt == "json" else render(result),
-               nl=fmt == "json")
+    click.echo(output.render(output.REPLAY, fmt, result), nl=fmt == "json")
     sys.exit(result.exit_code)
 
 
@@ -254,8 +255,7 @@ def verify(report_dir: Path, ca: Path, fmt: str) -> None:
                    "local Ray instance).")
 @click.option("--force", is_flag=True, help="Audit every run again, even those the index holds.")
 @click.option("--quiet", is_flag=True, help="No progress and no per-failure lines.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="What to print at the end: a summary, or one JSON object.")
+@_formats_option(output.ARCHIVE, "What to print at the end: ")
 def archive(sources: tuple[Path, ...], out_dir: Path, jobs: int | None, executor: str,
             address: str | None, force: bool, quiet: bool, fmt: str) -> None:
     """Audit every run of SOURCES (run dirs, folders of runs, .tar, .tar.gz, .zip) into
@@ -264,12 +264,11 @@ def archive(sources: tuple[Path, ...], out_dir: Path, jobs: int | None, executor
     Exit 0 when every source was audited (whatever the verdicts), 1 when some could not be
     (not a run, refused for safety, a crash; one line each), 2 for bad usage."""
     from auditor.archive.core import audit_archive
-    from auditor.archive.output import renderer
     from auditor.archive.progress import Progress
 
     outcome = audit_archive(sources, out_dir, jobs=jobs, executor=executor, address=address,
                             force=force, progress=Progress(sys.stderr, quiet=quiet))
-    click.echo(renderer(fmt, "archive")(outcome), nl=False)
+    click.echo(output.render(output.ARCHIVE, fmt, outcome), nl=False)
     sys.exit(1 if outcome.failed else 0)
 
 
@@ -279,9 +278,7 @@ def archive(sources: tuple[Path, ...], out_dir: Path, jobs: int | None, executor
               help="Write the signed comparison report (HTML, PDF, JSON, CSV, the index it "
                    "rests on) here; without it, only print the table.")
 @_signing_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
-              show_default=True, help="The table printed: text for a terminal; json "
-              "(schemas/comparison.schema.json) or csv for tools.")
+@_formats_option(output.COMPARISON, "The table printed: ")
 def compare(archive_dir: Path, out_dir: Path | None, key: Path | None, cert: Path | None,
             chain: Path | None, fmt: str) -> None:
     """Compare the configurations of the archive index in ARCHIVE_DIR (audit archive's
@@ -289,7 +286,6 @@ def compare(archive_dir: Path, out_dir: Path | None, key: Path | None, cert: Pat
     reason. With --out, also write a signed report that audit verify checks."""
     from auditor.archive.compare import build_comparison_report
     from auditor.archive.compare import compare as make_comparison
-    from auditor.archive.output import renderer
 
     if out_dir is None:
         if key is not None or cert is not None:
@@ -297,7 +293,7 @@ def compare(archive_dir: Path, out_dir: Path | None, key: Path | None, cert: Pat
         cmp = make_comparison(archive_dir)
     else:
         cmp = build_comparison_report(archive_dir, out_dir, key=key, cert=cert, chain=chain)
-    click.echo(renderer(fmt, "comparison")(cmp), nl=False)
+    click.echo(output.render(output.COMPARISON, fmt, cmp), nl=False)
     if out_dir is not None:
         signed = ("signed" if key is not None else
                   "UNSIGNED (no --key): `audit verify` will refuse it")
@@ -337,9 +333,7 @@ def cost(offers_file: Path, offer_id: str | None, lots: str, accepted_results: s
 
 @cli.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True,
-              help="text for a person; json (schemas/evidence-summary.schema.json) for tools.")
+@_formats_option(output.EVIDENCE)
 @click.option("--local-utc-offset",
               help="UTC offset of a log written in local time, e.g. +01:00 (HWiNFO, nvidia-smi).")
 @click.option("--reader", "reader_name",
@@ -351,13 +345,11 @@ def evidence(file: Path, fmt: str, local_utc_offset: str | None,
 
     Exit 0 when the file is usable, 1 when it is not, 2 for bad usage."""
     from auditor.evidence import option_problem, summarise_file
-    from auditor.output import evidence_json, evidence_text
 
     if problem := option_problem(reader=reader_name, local_utc_offset=local_utc_offset):
         raise click.UsageError(problem)
     summary = summarise_file(file, reader=reader_name, local_utc_offset=local_utc_offset)
-    renderer = evidence_json if fmt == "json" else evidence_text
-    click.echo(renderer.render(summary), nl=fmt == "json")
+    click.echo(output.render(output.EVIDENCE, fmt, summary), nl=fmt == "json")
     sys.exit(summary.exit_code)
 
 

@@ -4,8 +4,8 @@ frame: for power, the samples, time span, median and largest interval, gaps, and
 domain, device and source the mean, min and max watts and the energy where known; for
 placement, the shares of `placement_shares`; and every fault with its line.
 
-The result is a small frozen `EvidenceSummary`; `auditor.output.evidence_text` and
-`evidence_json` only format it. A file is unusable (exit 1) when no reader takes it or its
+The result is a small frozen `EvidenceSummary`; the formats of
+`auditor.output.evidence` only format it. A file is unusable (exit 1) when no reader takes it or its
 reader returns no frame, a power frame has no reading, or a placement frame has no node with
 placement information.
 """
@@ -95,9 +95,9 @@ def summarise_file(path: Path, *, reader: str | None = None,
 def summarise(data: bytes, name: str, *, reader: str | None = None,
               local_utc_offset: str | None = None) -> EvidenceSummary:
     """What the auditor makes of one evidence file's bytes."""
-    module, read = evidence_kinds.read(data, name, reader=reader,
+    reader_used, read = evidence_kinds.read(data, name, reader=reader,
                                        local_utc_offset=local_utc_offset)
-    info = module.INFO if module else None
+    info = reader_used.info if reader_used else None
     base = {"file": name, "size_bytes": len(data), "reader": info.name if info else None,
             "family": info.family if info else None, "tool": info.tool if info else None,
             "description": info.description if info else None,

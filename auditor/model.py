@@ -15,6 +15,36 @@ SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 
 @dataclass(frozen=True)
+class Subject:
+    """The part of a run a finding is about, when it is about one part: a protocol A
+    variant or one of its passes (variant, phase, run), a protocol B policy or one of its
+    trials. The report scopes findings and gives each policy its verdict from this, never
+    from an evidence key."""
+
+    variant: str | None = None
+    phase: str | None = None
+    run: int | None = None
+    policy: str | None = None
+    trial: int | None = None
+
+    def describe(self) -> str | None:
+        """`batch-4 warm pass 2`, `variant batch-4`, `ort-cuda trial 3`, `policy ort-cuda`."""
+        if self.policy is not None:
+            return (f"{self.policy} trial {self.trial}" if self.trial is not None
+                    else f"policy {self.policy}")
+        if self.variant is not None:
+            if self.phase is not None and self.run is not None:
+                return f"{self.variant} {self.phase} pass {self.run}"
+            return f"variant {self.variant}"
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        parts = {"variant": self.variant, "phase": self.phase, "run": self.run,
+                 "policy": self.policy, "trial": self.trial}
+        return {k: v for k, v in parts.items() if v is not None}
+
+
+@dataclass(frozen=True)
 class Finding:
     """One fault or observation, tied to the rule that found it and the place it is.
 
@@ -43,6 +73,8 @@ class Finding:
     title: str = ""
     missing_evidence: bool = False
     """True when the finding is that required evidence is absent (drives `incomplete`)."""
+    subject: Subject | None = None
+    """The variant, pass, policy or trial the finding is about; None for the whole run."""
 
     @property
     def location(self) -> str | None:
@@ -82,6 +114,7 @@ class Finding:
             "artifact": self.artifact,
             "location": self.location,
             "region": self.region(),
+            "subject": self.subject.to_json() if self.subject is not None else None,
             "evidence": self.evidence,
         }
 

@@ -10,11 +10,11 @@ protocol's package (`auditor/protocols/<p>/rules/`), one module each.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from auditor.model import Finding, RuleInfo, Severity
+from auditor.model import Finding, RuleInfo, Severity, Subject
 
 CheckFn = Callable[[Any], Iterable[Finding]]
 DEFAULT_FIX = ("Read the rule (`audit explain CODE`), correct the cause in the pipeline that "
@@ -48,13 +48,16 @@ class Rule:
         pointer: str | None = None,
         observed: Any = None,
         expected: Any = None,
+        evidence: Mapping[str, Any] | None = None,
+        subject: Subject | None = None,
         severity: Severity | None = None,
         protocol_ref: str | None = None,
         missing_evidence: bool = False,
-        **evidence: Any,
     ) -> Finding:
-        """A finding of this rule; `observed`/`expected` go into its evidence."""
-        ev: dict[str, Any] = dict(evidence)
+        """A finding of this rule: where it is (ARTIFACT and the place in it), what it is
+        about (SUBJECT: a variant, pass, policy or trial), and its EVIDENCE, with OBSERVED
+        and EXPECTED added to it."""
+        ev: dict[str, Any] = dict(evidence or {})
         if observed is not None:
             ev["observed"] = observed
         if expected is not None:
@@ -72,6 +75,7 @@ class Rule:
             pointer=pointer,
             evidence=ev,
             missing_evidence=missing_evidence,
+            subject=subject,
         )
 
     def run(self, view: Any) -> Iterator[Finding]:

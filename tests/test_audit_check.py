@@ -17,8 +17,8 @@ import schemas
 from auditor.cli import cli
 from auditor.engine import run_check
 from auditor.errors import AuditorError
-from auditor.output import json as json_out
-from auditor.output import text
+from auditor.output.check import json as json_out
+from auditor.output.check import text
 from auditor.protocols import all_rules, get
 
 
@@ -113,7 +113,7 @@ def test_select_ignore_options(broken: Path, tmp_path: Path) -> None:
 
 
 def test_waivers_show_in_every_format(broken: Path, tmp_path: Path) -> None:
-    from auditor.output import FORMATS, renderer
+    from auditor.output import CHECK
     from auditor.waivers import load_waivers
 
     waivers = tmp_path / "waivers.json"
@@ -124,17 +124,17 @@ def test_waivers_show_in_every_format(broken: Path, tmp_path: Path) -> None:
     assert result.verdict == "accepted" and result.exit_code == 0
     assert [n.code for n in result.rules_not_run] == ["A0604", "A0701", "A0807"]
     assert [n.waiver is not None for n in result.rules_not_run] == [True, True, False]
-    for name in FORMATS:
-        out = renderer(name)(result)
+    for name in CHECK.names():
+        out = CHECK[name].render(result)
         assert "A0701" in out and "memory is not compared in this procurement" in out, name
     from jsonschema import Draft4Validator
     from paths import TESTS
 
     sarif_schema = json.loads((TESTS / "output/fixtures/sarif-schema-2.1.0.json").read_text())
-    log = json.loads(renderer("sarif")(result))
+    log = json.loads(CHECK["sarif"].render(result))
     assert list(Draft4Validator(sarif_schema).iter_errors(log)) == []
     assert list(schemas.validator("audit_result").iter_errors(
-        json.loads(renderer("json")(result)))) == []
+        json.loads(CHECK["json"].render(result)))) == []
     from auditor.report.viewmodel import verdict_section
 
     section = verdict_section(result, [], None)

@@ -305,7 +305,7 @@ def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | Non
     """Write the signed comparison report of ARCHIVE_DIR's index into OUT_DIR: report.html,
     report.pdf (comparison.json and .csv attached), comparison.json, comparison.csv, and a
     copy of the index and findings it rests on (`archive/`), all listed in the DSSE bundle."""
-    from auditor.archive.output import renderer
+    from auditor import output
     from auditor.report import dsse, html, plots
     from auditor.report.build import (
         StepTimer,
@@ -324,8 +324,8 @@ def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | Non
     vm = viewmodel(cmp, generated_at=generated_at,
                    signer=subject(cert) if cert is not None else None)
     page = html.render_page(TEMPLATE, vm, {"cost": plots.cost_vs_throughput(vm["ranked"])})
-    as_json = renderer("json", "comparison")(cmp).encode()
-    as_csv = renderer("csv", "comparison")(cmp).encode()
+    as_json = output.render(output.COMPARISON, "json", cmp).encode()
+    as_csv = output.render(output.COMPARISON, "csv", cmp).encode()
     files = {"comparison.json": as_json, "comparison.csv": as_csv,
              f"archive/{index.INDEX}": (archive_dir / index.INDEX).read_bytes()}
     if (archive_dir / index.FINDINGS).is_file():

@@ -1,28 +1,51 @@
-"""Output formats of `audit check`: one module per format, registered in `FORMATS`, each
-with `render(result, *, color=False) -> str`. They only format an `AuditResult`; adding a
-format is adding one module and one line here."""
+"""Output formats, one family per thing a command prints, one module per format:
+
+| family | package | renders |
+| --- | --- | --- |
+| `CHECK` | `auditor.output.check` | `audit check`'s `AuditResult` |
+| `EVIDENCE` | `auditor.output.evidence` | `audit evidence`'s `EvidenceSummary` |
+| `ARCHIVE` | `auditor.output.archive` | `audit archive`'s `ArchiveOutcome` |
+| `COMPARISON` | `auditor.output.comparison` | `audit compare`'s `Comparison` |
+| `REPLAY` | `auditor.output.replay` | `audit replay`'s `ReplayResult` |
+
+Each module declares `FORMAT = Format(name, description, render)`, its name being the
+module's; `render(value, *, color=False) -> str` only formats what it is given. Adding a
+format is adding one module: the registry finds it, `--format` offers it.
+"""
 
 from __future__ import annotations
 
-import importlib
-from typing import Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from auditor.model import AuditResult
-
-
-class Renderer(Protocol):
-    def __call__(self, result: AuditResult, *, color: bool = False) -> str: ...
+from auditor.registry import Registry
 
 
-FORMATS: dict[str, tuple[str, str]] = {
-    "text": ("auditor.output.text", "findings for a terminal, one line each, verdict last"),
-    "json": ("auditor.output.json", "the AuditResult (schemas/audit-result.schema.json)"),
-    "sarif": ("auditor.output.sarif", "SARIF 2.1.0, for code-scanning tools"),
-    "junit": ("auditor.output.junit", "JUnit XML: one test case per rule (GitLab, Jenkins)"),
-    "github": ("auditor.output.github", "GitHub Actions workflow-command annotations"),
-}
+@dataclass(frozen=True)
+class Format:
+    """One output format of one family."""
+
+    name: str
+    """What `--format` takes (the module's name)."""
+    description: str
+    """One line for `--help`."""
+    render: Callable[..., str]
+    """`render(value, *, color=False) -> str`: the text to print."""
 
 
-def renderer(name: str) -> Renderer:
-    """The `render` function of format NAME (a key of `FORMATS`)."""
-    return importlib.import_module(FORMATS[name][0]).render
+def _family(name: str, package: str) -> Registry[Format]:
+    return Registry(family=f"{name} output format", package=f"auditor.output.{package}",
+                    attribute="FORMAT", kind=Format, first=("text",))
+
+
+CHECK = _family("audit check", "check")
+EVIDENCE = _family("audit evidence", "evidence")
+ARCHIVE = _family("audit archive", "archive")
+COMPARISON = _family("audit compare", "comparison")
+REPLAY = _family("audit replay", "replay")
+
+
+def render(family: Registry[Format], name: str, value: Any, *, color: bool = False) -> str:
+    """VALUE in format NAME of FAMILY."""
+    return family[name].render(value, color=color)

@@ -101,7 +101,7 @@ def csv_fault_findings(rule: Rule, faults: pl.DataFrame, kinds: tuple[str, ...],
         ref = (column_refs or {}).get(r["column"]) if r["column"] else None
         yield rule.finding(r["message"], artifact=r["file"], row=r["row"], line=r["line"],
                            observed=r["value"], expected=expected, severity=r["severity"],
-                           protocol_ref=ref, **named)
+                           protocol_ref=ref, evidence=named)
 
 
 # -- the sealed run dir: the manifest's `artifacts` against the files on disk ---------------
@@ -115,7 +115,7 @@ def hash_mismatches(rule: Rule, view: Any) -> Iterator[Finding]:
         if actual is not None and actual != UNHASHED and actual != listed[rel]:
             yield rule.finding(f"{rel} changed after the manifest was written (SHA-256 differs)",
                                artifact=rel, observed=actual, expected=listed[rel],
-                               manifest=MANIFEST)
+                               evidence={"manifest": MANIFEST})
 
 
 def unlisted_files(rule: Rule, view: Any) -> Iterator[Finding]:
@@ -136,7 +136,8 @@ def listed_missing(rule: Rule, view: Any) -> Iterator[Finding]:
         if rel not in view.files_on_disk:
             yield rule.finding(f"{rel} is listed in the manifest but not in the run dir",
                                artifact=rel, missing_evidence=True,
-                               observed="absent", expected="present", manifest=MANIFEST)
+                               observed="absent", expected="present",
+                               evidence={"manifest": MANIFEST})
 
 
 # -- what every protocol's loader does around its readers ---------------------------------------

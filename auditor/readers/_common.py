@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -228,6 +229,44 @@ class ReaderInfo:
     """File name endings the format usually has (lower case, with the dot)."""
     description: str
     """One line: the format and how it is produced."""
+
+
+@dataclass(frozen=True)
+class EvidenceReader:
+    """One evidence reader as its registry (`auditor.readers.evidence_kinds`) finds it: each
+    module of `auditor.readers.power` and `auditor.readers.placement` declares one as
+    `READER`. Readers are tried in `rank` order, most specific first (JSON records named by
+    their `format`, then formats with a signature, then the CSVs told apart by header)."""
+
+    info: ReaderInfo
+    rank: int
+    """Its place in the order readers are tried (lower first)."""
+    sniff: Callable[[bytes], bool]
+    """Whether the first bytes of a file are this reader's format (False for b"")."""
+    read: Callable[..., Any]
+    """`read(data, *, name, **options) -> Read`."""
+    doc: str = ""
+    """The module's docstring: the format, versions and the tool's name -> domain table."""
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def family(self) -> str:
+        return self.info.family
+
+    @property
+    def tool(self) -> str:
+        return self.info.tool
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        return self.info.extensions
+
+    @property
+    def description(self) -> str:
+        return self.info.description
 
 
 def missing_line_end(text: str, lines: list[str], log: FaultLog) -> None:

@@ -1,61 +1,61 @@
-"""Which reader takes an evidence file: every power and placement reader in one table, and
-the choice by content (the first `HEAD_BYTES` only, never the whole file) and extension.
+"""Which reader takes an evidence file: every power and placement reader, found by the
+registries of `auditor.readers.power` and `auditor.readers.placement` (each module declares
+`READER`, an `EvidenceReader`), and the choice by content (the first `HEAD_BYTES` only, never
+the whole file) and extension.
 
-Each reader module exposes `INFO` (a `ReaderInfo`), `sniff(head) -> bool` and
-`read(data, *, name, **options) -> Read`. Readers are tried in the order below, most specific
-first (JSON records named by their `format`, then formats with a signature, then the CSVs
-told apart by their header); when several recognize a file, one whose usual extensions
-include the file's wins. A file no reader recognizes gets no reader.
+Readers are tried in `rank` order, most specific first (JSON records named by their
+`format`, then formats with a signature, then the CSVs told apart by their header); when
+several recognize a file, one whose usual extensions include the file's wins. A file no
+reader recognizes gets no reader. A new reader is one module (its `READER` and its rank)
+with its real files and tests: nothing here changes.
 """
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 from pathlib import PurePath
-from types import ModuleType
 from typing import Any
 
-from auditor.readers._common import HEAD_BYTES, FaultLog
+from auditor.readers._common import HEAD_BYTES, EvidenceReader, FaultLog
 from auditor.readers.base import Read
+from auditor.registry import Registry, RegistryError
 
-#: Reader modules, in the order they are tried.
-MODULES: tuple[str, ...] = (
-    "auditor.readers.placement.windows_ml",
-    "auditor.readers.placement.ort_record",
-    "auditor.readers.placement.torch_record",
-    "auditor.readers.placement.onnxruntime_profile",
-    "auditor.readers.power.powermetrics_plist",
-    "auditor.readers.power.nvidia_smi_xml",
-    "auditor.readers.power.runner_jsonl",
-    "auditor.readers.power.nvidia_smi_bundle",
-    "auditor.readers.power.nvidia_smi_q",
-    "auditor.readers.power.nvidia_smi_dmon",
-    "auditor.readers.power.nvidia_smi_table",
-    "auditor.readers.power.nvidia_smi_c2c",
-    "auditor.readers.power.powermetrics_text",
-    "auditor.readers.power.hwinfo",
-    "auditor.readers.power.nvidia_smi_csv",
-    "auditor.readers.placement.coreml_profiling_csv",
-    "auditor.readers.placement.coreml_compute_plan",
-    "auditor.readers.placement.coreml_profiling_text",
-)
+
+def _named_like_module(module: str, reader: EvidenceReader) -> None:
+    if reader.name != module.replace("_", "-"):
+        raise RegistryError(f"reader {reader.name!r} lives in {module}.py: a reader is named "
+                            "like its module, with dashes")
+
+
+POWER: Registry[EvidenceReader] = Registry(
+    family="power reader", package="auditor.readers.power", attribute="READER",
+    kind=EvidenceReader, key=lambda r: r.name, validate=_named_like_module)
+PLACEMENT: Registry[EvidenceReader] = Registry(
+    family="placement reader", package="auditor.readers.placement", attribute="READER",
+    kind=EvidenceReader, key=lambda r: r.name, validate=_named_like_module)
 
 
 @cache
-def readers() -> tuple[ModuleType, ...]:
-    return tuple(importlib.import_module(m) for m in MODULES)
+def readers() -> tuple[EvidenceReader, ...]:
+    """Every evidence reader, in the order they are tried."""
+    return tuple(sorted((*POWER.all(), *PLACEMENT.all()), key=lambda r: (r.rank, r.name)))
 
 
 def names() -> list[str]:
-    return [r.INFO.name for r in readers()]
+    return [r.name for r in readers()]
 
 
-def by_name(name: str) -> ModuleType | None:
-    return next((r for r in readers() if r.INFO.name == name), None)
+def by_name(name: str) -> EvidenceReader | None:
+    return next((r for r in readers() if r.name == name), None)
 
 
-def choose(head: bytes, filename: str) -> ModuleType | None:
+def rank(name: str | None) -> int:
+    """The place of reader NAME in the order readers are tried (unknown: last)."""
+    r = by_name(name) if name else None
+    return r.rank if r is not None else 1 << 30
+
+
+def choose(head: bytes, filename: str) -> EvidenceReader | None:
     """The reader for a file whose first bytes are `head` (at most `HEAD_BYTES` are looked at)."""
     head = head[:HEAD_BYTES]
     matches = []
@@ -68,11 +68,11 @@ def choose(head: bytes, filename: str) -> ModuleType | None:
     if not matches:
         return None
     ext = PurePath(filename).suffix.lower()
-    return next((r for r in matches if ext in r.INFO.extensions), matches[0])
+    return next((r for r in matches if ext in r.extensions), matches[0])
 
 
 def read(data: bytes, name: str, *, reader: str | None = None, **options: Any
-         ) -> tuple[ModuleType | None, Read[Any]]:
+         ) -> tuple[EvidenceReader | None, Read[Any]]:
     """Choose a reader (or take the one named) and read `data`; a file no reader takes is a
     `format` fault, never an exception."""
     module = by_name(reader) if reader else choose(data[:HEAD_BYTES], name)

@@ -51,8 +51,10 @@ class _Replay:
         rule = codes.rule_of(self.protocol, number)
         place = ({"pointer": pointer} if fault is None else
                  {"line": fault.line, "column": fault.column, "pointer": fault.pointer})
+        observed, expected = evidence.pop("observed", None), evidence.pop("expected", None)
         self.findings.append(rule.finding(message, artifact=artifact, missing_evidence=missing,
-                                          **place, **evidence))
+                                          **place, observed=observed, expected=expected,
+                                          evidence=evidence))
 
     def faults(self, number: str, faults: tuple[Fault, ...], what: str) -> None:
         shown = faults[:FAULTS_SHOWN]

@@ -25,7 +25,7 @@ from typing import Any
 
 from auditor import protocol_text, protocols
 from auditor.model import SEVERITY_ORDER, AuditResult, Finding
-from auditor.output.evidence import key_evidence
+from auditor.output.wording import key_evidence
 from auditor.report import attachments
 from auditor.rule import Rule
 
@@ -314,9 +314,10 @@ def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
         **own,
     }
     if replay is not None:
-        from auditor.replay import codes, render
+        from auditor.replay import codes
+        from auditor.report.replay_section import section
 
-        vm["replay"] = render.section(replay)
+        vm["replay"] = section(replay)
         rules += codes.for_protocol(replay.protocol)
     vm["appendix"] = appendix_section(
         cited_refs([vm, [c["protocol_ref"] for c in findings["causes"]]]), rules)

@@ -17,7 +17,7 @@ import runfactory as rf
 from jsonschema import Draft4Validator
 
 from auditor.engine import run_check
-from auditor.output import FORMATS, renderer
+from auditor.output import CHECK
 
 SARIF_SCHEMA = Path(__file__).parent / "fixtures" / "sarif-schema-2.1.0.json"
 DUP_FILE = "outputs/batch-1/warm-2.jsonl"
@@ -52,7 +52,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_every_format_renders_clean_and_broken_runs(clean: Path, broken: Path) -> None:
     for run, code in ((clean, 0), (broken, 1)):
-        for fmt in FORMATS:
+        for fmt in CHECK.names():
             proc = _cli("check", str(run), "--format", fmt)
             assert proc.returncode == code, (fmt, proc.stderr)
             assert proc.stdout.endswith("\n") and "Traceback" not in proc.stderr
@@ -61,14 +61,14 @@ def test_every_format_renders_clean_and_broken_runs(clean: Path, broken: Path) -
 def test_sarif_validates_against_the_official_schema(clean: Path, broken: Path) -> None:
     schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
     for run in (clean, broken):
-        log = json.loads(renderer("sarif")(run_check(run)))
+        log = json.loads(CHECK["sarif"].render(run_check(run)))
         errors = sorted(Draft4Validator(schema).iter_errors(log), key=lambda e: e.path)
         assert errors == [], [e.message for e in errors[:5]]
 
 
 def test_sarif_rules_and_locations(broken: Path) -> None:
     result = run_check(broken)
-    run = json.loads(renderer("sarif")(result))["runs"][0]
+    run = json.loads(CHECK["sarif"].render(result))["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == sorted(result.rules_run)
     a0201 = next(r for r in rules if r["id"] == "A0201")
@@ -91,7 +91,7 @@ def test_sarif_rules_and_locations(broken: Path) -> None:
 
 
 def test_github_annotation_points_at_the_duplicated_id(broken: Path) -> None:
-    out = renderer("github")(run_check(broken))
+    out = CHECK["github"].render(run_check(broken))
     dup = next(line for line in out.splitlines()
                if "title=A0201" in line and "more than once" in line)
     assert dup.startswith(f"::error file={broken}/{DUP_FILE},line=6,title=A0201 ")
@@ -106,7 +106,7 @@ def test_github_escapes_what_would_break_a_command() -> None:
 
     f = Finding("A0201", "error", "A2.1", "50% done\nnext: line", artifact="a,b:c.jsonl",
                 line=2, title="t")
-    out = renderer("github")(AuditResult("run", "accepted-corpus-cost", None, (f,), (), ()))
+    out = CHECK["github"].render(AuditResult("run", "accepted-corpus-cost", None, (f,), (), ()))
     first = out.splitlines()[0]
     assert "file=run/a%2Cb%3Ac.jsonl,line=2," in first
     assert first.endswith("::50%25 done%0Anext: line [A2.1]")
@@ -114,7 +114,7 @@ def test_github_escapes_what_would_break_a_command() -> None:
 
 def test_junit_is_well_formed_one_case_per_rule(broken: Path) -> None:
     result = run_check(broken)
-    root = ET.fromstring(renderer("junit")(result))
+    root = ET.fromstring(CHECK["junit"].render(result))
     suite = root.find("testsuite")
     assert suite is not None
     cases = suite.findall("testcase")
@@ -130,12 +130,12 @@ def test_junit_is_well_formed_one_case_per_rule(broken: Path) -> None:
 
 def test_json_and_text_stay_what_they_were(broken: Path) -> None:
     result = run_check(broken)
-    doc = json.loads(renderer("json")(result))
+    doc = json.loads(CHECK["json"].render(result))
     dup = next(f for f in doc["findings"]
                if f["code"] == "A0201" and "more than once" in f["message"])
     assert dup["location"] == "line 6" and dup["region"] == {"line": 6}
     row = next(f for f in doc["findings"] if f["code"] == "A0902")
     assert row["location"] == "row 3" and row["region"] == {"row": 3, "line": 4}
-    text = renderer("text")(result)
+    text = CHECK["text"].render(result)
     assert f"{DUP_FILE}:line 6 A0201 " in text and text.rstrip().splitlines()[-1].startswith(
         "rejected:")

@@ -126,7 +126,7 @@ def test_audit_evidence_on_each_fixture(rel):
 @pytest.mark.parametrize("rel", sorted(EXPECTED))
 def test_the_head_alone_names_the_reader(rel):
     head = (FIXTURES / rel).read_bytes()[:HEAD_BYTES]
-    assert evidence_kinds.choose(head, Path(rel).name).INFO.name == EXPECTED[rel][0]
+    assert evidence_kinds.choose(head, Path(rel).name).name == EXPECTED[rel][0]
 
 
 def test_text_output_and_usage_errors():

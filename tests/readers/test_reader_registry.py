@@ -14,11 +14,14 @@ from auditor.readers.power import _frame as power
 
 def test_every_reader_declares_itself():
     names = evidence_kinds.names()
-    assert len(names) == len(set(names)) == len(evidence_kinds.MODULES)
+    modules = (*evidence_kinds.POWER.modules, *evidence_kinds.PLACEMENT.modules)
+    assert len(names) == len(set(names)) == len(modules)
+    ranks = [r.rank for r in evidence_kinds.readers()]
+    assert len(ranks) == len(set(ranks)), "two readers share a rank: the order is not defined"
     for r in evidence_kinds.readers():
-        assert r.__doc__ and len(r.__doc__) > 200, r.__name__
-        assert r.INFO.family in ("power", "placement")
-        assert r.INFO.extensions and all(e.startswith(".") for e in r.INFO.extensions)
+        assert r.doc and len(r.doc) > 200, r.name
+        assert r.family in ("power", "placement")
+        assert r.extensions and all(e.startswith(".") for e in r.extensions)
         assert callable(r.sniff) and callable(r.read)
         assert r.sniff(b"") is False
 

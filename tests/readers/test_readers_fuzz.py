@@ -28,13 +28,13 @@ def check(read, name, family):
         assert read.value.schema == schema
 
 
-@pytest.mark.parametrize("reader", READERS, ids=lambda r: r.INFO.name)
+@pytest.mark.parametrize("reader", READERS, ids=lambda r: r.name)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.one_of(st.binary(max_size=2000),
                       st.text(max_size=2000).map(lambda t: t.encode("utf-8", "replace"))))
 def test_random_bytes(reader, data):
     r = reader.read(data, name="fuzz.bin")
-    check(r, "fuzz.bin", reader.INFO.family)
+    check(r, "fuzz.bin", reader.family)
 
 
 def _mutate(data: bytes, draw) -> bytes:
@@ -63,10 +63,10 @@ def _mutate(data: bytes, draw) -> bytes:
 def test_mutated_real_files(path, draw):
     data = _mutate(path.read_bytes(), draw.draw)
     module, r = evidence_kinds.read(data, path.name)
-    check(r, path.name, module.INFO.family if module else None)
+    check(r, path.name, module.family if module else None)
     # the reader the file's own format needs, whatever the sniffing says now
     own = evidence_kinds.choose(path.read_bytes()[:65536], path.name)
-    check(own.read(data, name=path.name), path.name, own.INFO.family)
+    check(own.read(data, name=path.name), path.name, own.family)
     summary = summarise(data, path.name)
     assert summary.exit_code in (0, 1)
 

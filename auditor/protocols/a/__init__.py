@@ -9,6 +9,7 @@ sections and run summary)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from auditor.model import Finding, RunSummary
@@ -26,8 +27,16 @@ def _load(files: Any) -> Any:
 
 def _locate(view: Any, f: Finding) -> Finding:
     """A CSV row's finding also gets the physical line where the row starts (SARIF and
-    GitHub annotations point at lines)."""
-    return with_csv_line(f, view.results_raw) if f.artifact == RESULTS else f
+    GitHub annotations point at lines), and a finding that does not name what it is about
+    gets the pass of its file or row."""
+    from auditor.protocols.a.view import pass_subject
+
+    f = with_csv_line(f, view.results_raw) if f.artifact == RESULTS else f
+    if f.subject is None:
+        subject = pass_subject(view, f)
+        if subject is not None:
+            f = dataclasses.replace(f, subject=subject)
+    return f
 
 
 def _summarize(view: Any, result: Any) -> RunSummary:

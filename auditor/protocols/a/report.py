@@ -840,21 +840,9 @@ def attachments(view: RunView) -> list[tuple[str, str]]:
 
 
 def finding_scope(view: RunView, finding: Finding) -> str | None:
-    """The pass a finding is about, in words (`batch-4 warm pass 2`), from the output file it
-    names or the CSV row it sits on; None when it is about the whole run."""
-    target = finding.evidence.get("output") if isinstance(finding.evidence, Mapping) else None
-    target = target or finding.artifact
-    idx = view.output_index
-    if isinstance(target, str) and idx is not None and "file" in idx.columns:
-        hit = idx.filter(pl.col("file") == target)
-        if hit.height:
-            return f"{hit['variant_id'][0]} {hit['phase'][0]} pass {hit['run_index'][0]}"
-    if finding.artifact == "resultats-bruts.csv" and finding.row is not None \
-            and view.results is not None and "row" in view.results.columns:
-        hit = view.results.filter(pl.col("row") == finding.row)
-        if hit.height:
-            return f"{hit['variant_id'][0]} {hit['phase'][0]} pass {hit['run_index'][0]}"
-    return None
+    """The pass or variant a finding is about, in words (`batch-4 warm pass 2`); None when
+    it is about the whole run."""
+    return finding.subject.describe() if finding.subject is not None else None
 
 
 def figures(vm: dict[str, Any]) -> dict[str, str | None]:

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 import schemas
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols._common import Loader, faults_frame
 from auditor.protocols.a import derive
 from auditor.protocols.a.artifacts import (
@@ -124,6 +124,27 @@ class RunView:
     @property
     def classes(self) -> tuple[str, ...]:
         return classes_of(self.manifest)
+
+
+def pass_subject(view: RunView, finding: Finding) -> Subject | None:
+    """The pass a finding is about, from the per-pass file it names (at fault, or as the
+    output file a CSV row claims about) or the CSV row it sits on; None for the whole run."""
+    target = finding.evidence.get("output") if isinstance(finding.evidence, Mapping) else None
+    for path in (target, finding.artifact):
+        if not isinstance(path, str):
+            continue
+        for prefix in (OUTPUTS, MEMORY_TRACES, PLACEMENT):
+            m = PASS_FILE.match(path.removeprefix(prefix)) if path.startswith(prefix) else None
+            if m:
+                return Subject(variant=m["variant"], phase=m["phase"], run=int(m["run"]))
+    if finding.artifact == RESULTS and finding.row is not None and view.results is not None \
+            and "row" in view.results.columns:
+        hit = view.results.filter(pl.col("row") == finding.row)
+        if hit.height and hit["variant_id"][0] is not None and hit["phase"][0] is not None \
+                and hit["run_index"][0] is not None:
+            return Subject(variant=hit["variant_id"][0], phase=hit["phase"][0],
+                           run=int(hit["run_index"][0]))
+    return None
 
 
 def classes_of(manifest: dict | None) -> tuple[str, ...]:

@@ -1053,8 +1053,7 @@ class Placement:
 
 def _module_rank(reader: str | None) -> int:
     """The reader's place in the registry's order, most specific first."""
-    order = [r.INFO.name for r in evidence_kinds.readers()]
-    return order.index(reader) if reader in order else len(order)
+    return evidence_kinds.rank(reader)
 
 
 @per_view

@@ -50,8 +50,7 @@ def _pct(value: float | None) -> str:
 # -- per-policy verdicts, from the audit -------------------------------------------------------
 
 def _policy_of(f: Finding) -> str | None:
-    pid = f.evidence.get("policy_id") if isinstance(f.evidence, Mapping) else None
-    return pid if isinstance(pid, str) else None
+    return f.subject.policy if f.subject is not None else None
 
 
 def policy_verdicts(view: RunView, result: AuditResult
@@ -381,11 +380,7 @@ def attachments(view: RunView) -> list[tuple[str, str]]:
 
 def finding_scope(view: RunView, finding: Finding) -> str | None:
     """The policy or trial a finding is about, in words."""
-    pid = _policy_of(finding)
-    k = finding.evidence.get("trial_index") if isinstance(finding.evidence, Mapping) else None
-    if pid is None:
-        return None
-    return f"{pid} trial {k}" if isinstance(k, int) else f"policy {pid}"
+    return finding.subject.describe() if finding.subject is not None else None
 
 
 def figures(vm: dict[str, Any]) -> dict[str, str | None]:

@@ -270,17 +270,17 @@ class _Loader(Loader):
             for f in read.faults:
                 self.report(f)
             return Evidence(rel, None, None, None, {}, usable=False)
-        if module.INFO.family != family:
-            self.report(Fault(rel, f"this is {module.INFO.description}, not {family} evidence",
+        if module.family != family:
+            self.report(Fault(rel, f"this is {module.description}, not {family} evidence",
                               kind="format"))
-            return Evidence(rel, module.INFO.name, module.INFO.tool, None, read.meta,
+            return Evidence(rel, module.name, module.tool, None, read.meta,
                             usable=False)
         content = tuple(f.message for f in read.faults if f.kind in CONTENT_FAULTS
                         and f.severity == "error")
         wrong = [f for f in read.faults if f.kind not in CONTENT_FAULTS]
         for f in wrong:
             self.report(f)
-        return Evidence(rel, module.INFO.name, module.INFO.tool, read.value, read.meta,
+        return Evidence(rel, module.name, module.tool, read.value, read.meta,
                         content, usable=not any(f.severity == "error" for f in wrong),
                         time_back=tuple(sorted({f.line or 0 for f in read.faults
                                                 if f.kind == "order"})))

@@ -23,6 +23,7 @@ import polars as pl
 
 from auditor.readers._common import (
     MAX_LOG_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     decode,
@@ -70,3 +71,6 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
                       line=i, value=raw)
     meta["operations"] = len(rows)
     return Read(_frame.finish(rows, log), log.faults(), meta)
+
+
+READER = EvidenceReader(INFO, rank=170, sniff=sniff, read=read, doc=__doc__ or "")

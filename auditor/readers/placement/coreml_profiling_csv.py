@@ -24,6 +24,7 @@ import polars as pl
 
 from auditor.readers._common import (
     MAX_LOG_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     decode,
@@ -102,3 +103,6 @@ def row_cost(text: str) -> float | None:
     except ValueError:
         return None
     return value if math.isfinite(value) and value >= 0 else None
+
+
+READER = EvidenceReader(INFO, rank=160, sniff=sniff, read=read, doc=__doc__ or "")

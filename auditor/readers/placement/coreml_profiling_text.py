@@ -30,6 +30,7 @@ import polars as pl
 
 from auditor.readers._common import (
     MAX_LOG_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     decode,
@@ -164,3 +165,6 @@ def _value(tokens: list[tuple[str | None, str | None, str | None]], pos: int, de
             raise ValueError("')' expected")
         return items, pos + 1
     raise ValueError(f"unexpected {punct!r}")
+
+
+READER = EvidenceReader(INFO, rank=180, sniff=sniff, read=read, doc=__doc__ or "")

@@ -30,7 +30,14 @@ from typing import Any
 
 import polars as pl
 
-from auditor.readers._common import FaultLog, ReaderInfo, decode, split_lines, too_large
+from auditor.readers._common import (
+    EvidenceReader,
+    FaultLog,
+    ReaderInfo,
+    decode,
+    split_lines,
+    too_large,
+)
 from auditor.readers.base import Read
 from auditor.readers.placement import _frame
 
@@ -158,3 +165,6 @@ def _nodes(events: list[tuple[dict[str, Any], int | None]], log: FaultLog,
         log.warning("No model_run event: the profile ends before its run closed (cut short?).",
                     kind="truncated")
     return [{k: v for k, v in n.items() if k != "runs"} for n in nodes.values()]
+
+
+READER = EvidenceReader(INFO, rank=40, sniff=sniff, read=read, doc=__doc__ or "")

@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from auditor.readers._common import FaultLog, ReaderInfo
+from auditor.readers._common import EvidenceReader, FaultLog, ReaderInfo
 from auditor.readers.base import Read
 from auditor.readers.placement import _frame
 
@@ -50,3 +50,6 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
             for i, n in enumerate(nodes)
             if isinstance(n, dict) and not _frame.is_bad(f"/nodes/{i}", bad)]
     return Read(_frame.finish(rows, log, "node"), log.faults(), meta)
+
+
+READER = EvidenceReader(INFO, rank=20, sniff=sniff, read=read, doc=__doc__ or "")

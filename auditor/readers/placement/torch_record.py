@@ -24,7 +24,7 @@ from typing import Any
 
 import polars as pl
 
-from auditor.readers._common import FaultLog, ReaderInfo
+from auditor.readers._common import EvidenceReader, FaultLog, ReaderInfo
 from auditor.readers.base import Read
 from auditor.readers.placement import _frame
 
@@ -88,3 +88,6 @@ def _from_counts(doc: dict[str, Any], bad: set[str], log: FaultLog) -> list[dict
             rows += [{"node": "", "op_type": kind, "provider": device,
                       "device": _frame.device_of(device)}] * n
     return rows
+
+
+READER = EvidenceReader(INFO, rank=30, sniff=sniff, read=read, doc=__doc__ or "")

@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from auditor.readers._common import FaultLog, ReaderInfo
+from auditor.readers._common import EvidenceReader, FaultLog, ReaderInfo
 from auditor.readers.base import Read
 from auditor.readers.placement import _frame
 
@@ -70,3 +70,6 @@ def _device(item: dict[str, Any]) -> str:
     if not provider:
         return "unknown"
     return _frame.device_of(item.get("device_type") or provider)
+
+
+READER = EvidenceReader(INFO, rank=10, sniff=sniff, read=read, doc=__doc__ or "")

@@ -55,6 +55,7 @@ import polars as pl
 
 from auditor.readers._common import (
     MAX_LOG_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     csv_rows,
@@ -249,3 +250,6 @@ def _long(wide: pl.DataFrame, columns: list[dict[str, Any]], log: FaultLog) -> p
             domain=pl.lit(c["domain"]), device=pl.lit(c["device"], pl.Int64),
             source=pl.lit(c["source"])))
     return _frame.conform(pl.concat(parts)) if parts else _frame.empty()
+
+
+READER = EvidenceReader(INFO, rank=140, sniff=sniff, read=read, doc=__doc__ or "")

@@ -24,6 +24,7 @@ import polars as pl
 
 from auditor.readers._common import (
     MAX_LOG_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     decode,
@@ -124,3 +125,6 @@ def _sections(lines: list[str]) -> list[tuple[str, str, int, list[str]]]:
         else:
             i += 1
     return out
+
+
+READER = EvidenceReader(INFO, rank=80, sniff=sniff, read=read, doc=__doc__ or "")

@@ -7,7 +7,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from auditor.readers._common import FaultLog, ReaderInfo, decode, split_lines, too_large
+from auditor.readers._common import (
+    EvidenceReader,
+    FaultLog,
+    ReaderInfo,
+    decode,
+    split_lines,
+    too_large,
+)
 from auditor.readers.base import Read
 from auditor.readers.power.nvidia_smi_table import ADVICE
 
@@ -39,3 +46,6 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[None]:
     log.error("This is nvidia-smi c2c output (chip-to-chip link speeds): not power evidence. "
               "To measure, " + ADVICE + ".", kind="format", line=1)
     return Read(None, log.faults(), meta)
+
+
+READER = EvidenceReader(INFO, rank=120, sniff=sniff, read=read, doc=__doc__ or "")

@@ -35,6 +35,7 @@ import polars as pl
 
 from auditor.readers._common import (
     MAX_LOG_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     csv_rows,
@@ -207,3 +208,6 @@ def _same_bus(cells: pl.DataFrame, header: list[str], names: list[str], log: Fau
         log.warning(f"Lines {', '.join(map(str, r['lines']))} give different GPU indexes for "
                     f"the same bus id {r[bus]} at the same time: copied or edited rows?",
                     kind="duplicate", line=r["lines"][1], field=bus)
+
+
+READER = EvidenceReader(INFO, rank=150, sniff=sniff, read=read, doc=__doc__ or "")

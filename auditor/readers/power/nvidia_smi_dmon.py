@@ -20,6 +20,7 @@ import polars as pl
 
 from auditor.readers._common import (
     MAX_LOG_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     decode,
@@ -125,3 +126,6 @@ def _is_number(text: str) -> bool:
         return math.isfinite(float(text)) and float(text) >= 0
     except ValueError:
         return False
+
+
+READER = EvidenceReader(INFO, rank=100, sniff=sniff, read=read, doc=__doc__ or "")

@@ -19,6 +19,7 @@ import polars as pl
 
 from auditor.readers._common import (
     MAX_LOG_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     decode,
@@ -99,3 +100,6 @@ def _snapshots(lines: list[str], first_line: int) -> list[_nvsmi.Snapshot]:
         elif m["key"] in _INFO:
             gpu.info[_INFO[m["key"]]] = m["value"].strip()
     return snaps
+
+
+READER = EvidenceReader(INFO, rank=90, sniff=sniff, read=read, doc=__doc__ or "")

@@ -14,6 +14,7 @@ from typing import Any
 
 from auditor.readers._common import (
     MAX_LOG_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     decode,
@@ -58,3 +59,6 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[None]:
               "rounded to whole watts, no per-sample times), not a power log. To measure, "
               + ADVICE + ".", kind="format", line=1)
     return Read(None, log.faults(), meta)
+
+
+READER = EvidenceReader(INFO, rank=110, sniff=sniff, read=read, doc=__doc__ or "")

@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from auditor.readers import _xml
-from auditor.readers._common import FaultLog, ReaderInfo, line_of_offset
+from auditor.readers._common import EvidenceReader, FaultLog, ReaderInfo, line_of_offset
 from auditor.readers.base import Read
 from auditor.readers.power import _nvsmi
 
@@ -79,3 +79,6 @@ def _snapshot(root: _xml.Element) -> _nvsmi.Snapshot:
                                for r in section.children]
         snap.gpus.append(g)
     return snap
+
+
+READER = EvidenceReader(INFO, rank=60, sniff=sniff, read=read, doc=__doc__ or "")

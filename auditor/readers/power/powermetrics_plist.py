@@ -36,6 +36,7 @@ import polars as pl
 
 from auditor.readers._common import (
     MAX_DOCUMENT_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     line_of_offset,
@@ -152,3 +153,6 @@ def _rows(doc: Any, line: int, index: int, log: FaultLog, meta: dict[str, Any],
 
 def _number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+READER = EvidenceReader(INFO, rank=50, sniff=sniff, read=read, doc=__doc__ or "")

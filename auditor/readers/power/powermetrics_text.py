@@ -44,6 +44,7 @@ import polars as pl
 
 from auditor.readers._common import (
     MAX_LOG_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     decode,
@@ -211,3 +212,6 @@ def _header_time(text: str, line: int, log: FaultLog
     if offset is None:
         return local, zone, False
     return to_utc(local, offset), zone, True
+
+
+READER = EvidenceReader(INFO, rank=130, sniff=sniff, read=read, doc=__doc__ or "")

@@ -35,6 +35,7 @@ import polars as pl
 import schemas
 from auditor.readers._common import (
     MAX_LOG_BYTES,
+    EvidenceReader,
     FaultLog,
     ReaderInfo,
     decode,
@@ -220,3 +221,6 @@ def _counters(df: pl.DataFrame, log: FaultLog, meta: dict[str, Any]) -> pl.DataF
         interval_s=pl.when(pl.col("interval_s") > 0).then(pl.col("interval_s")),
         watts=pl.when(pl.col("interval_s") > 0).then(pl.col("energy_j") / pl.col("interval_s")),
         source=pl.concat_str("source", pl.lit(":"), "field")))
+
+
+READER = EvidenceReader(INFO, rank=70, sniff=sniff, read=read, doc=__doc__ or "")

@@ -39,7 +39,7 @@ def check(view: RunView) -> Iterator[Finding]:
         for row, got in view.results.filter(bad.fill_null(True)).select("row", col).iter_rows():
             yield RULE.finding(f"{col} differs from the quality rule declared in the manifest",
                                artifact=RESULTS, row=row, observed=got,
-                               expected=want, field=col)
+                               expected=want, evidence={"field": col})
     if view.timeline is not None and view.timeline.height:
         first = view.timeline["started"].min()
         declared_at = timestamps.column([view.manifest["declared_at"]])[0]

@@ -44,7 +44,7 @@ def check(view: RunView) -> Iterator[Finding]:
         for row, got in bad.select("row", col).iter_rows():
             yield RULE.finding(f"{col} differs from the revision pinned in the manifest",
                                artifact=RESULTS, row=row, observed=got,
-                               expected=value, field=col)
+                               expected=value, evidence={"field": col})
     if m["corpus"]["revision"] != rev["corpus"]:
         yield RULE.finding("corpus.revision differs from revisions.corpus", artifact=MANIFEST,
                            pointer="/corpus/revision", observed=m["corpus"]["revision"],
@@ -74,7 +74,7 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"revisions.tokenizer is not the SHA-256 of {tok_file}, the "
                                "tokenizer the replay section names", artifact=MANIFEST,
                                pointer="/revisions/tokenizer", observed=rev["tokenizer"],
-                               expected=actual, tokenizer_file=tok_file)
+                               expected=actual, evidence={"tokenizer_file": tok_file})
         if isinstance(tok.get("sha256"), str) and f"sha256:{tok['sha256']}" != actual:
             yield RULE.finding(f"{tok_file} does not hash to the SHA-256 the replay section "
                                "records for it", artifact=tok_file,

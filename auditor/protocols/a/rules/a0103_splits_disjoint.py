@@ -43,7 +43,7 @@ def check(view: RunView) -> Iterator[Finding]:
                 yield RULE.finding(
                     f"{both.height} ID(s) are in both the {a} and the {b} set", artifact=pa,
                     line=both['line'][0], observed=both["id"].head(20).to_list(),
-                    expected="no shared ID", other=pb, count=both.height)
+                    expected="no shared ID", evidence={"other": pb, "count": both.height})
     corpus = (view.manifest or {}).get("corpus") if "manifest" in view.available else None
     for name in ("train", "tune"):
         declared = corpus.get(f"{name}_size") if isinstance(corpus, dict) else None
@@ -52,7 +52,7 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"corpus.{name}_size differs from the IDs archived in "
                                f"{SPLITS[name]}", artifact=MANIFEST,
                                pointer=f"/corpus/{name}_size", observed=declared,
-                               expected=listed, list_file=SPLITS[name])
+                               expected=listed, evidence={"list_file": SPLITS[name]})
 
 
 RULE = check

@@ -50,7 +50,7 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(f"the placement evidence of {pass_name(*(r[k] for k in KEY))} was "
                            f"written by pid {r['placement_pid']}, not by the pass's process",
                            artifact=r["file"], pointer="/pid", observed=r["placement_pid"],
-                           expected=r["pid"], timeline_line=r["line"])
+                           expected=r["pid"], evidence={"timeline_line": r["line"]})
 
 
 RULE = check

@@ -36,12 +36,13 @@ def check(view: RunView) -> Iterator[Finding]:
         if s["n_missing"]:
             yield RULE.finding(f"{s['n_missing']} expected ID(s) missing from the output{tail}",
                                artifact=s["file"], severity=sev, observed=s["missing_ids"],
-                               expected="every expected ID once", count=s["n_missing"])
+                               expected="every expected ID once",
+                               evidence={"count": s["n_missing"]})
         if s["n_dup"]:
             yield RULE.finding(f"{s['n_dup']} ID(s) answered more than once{tail}",
                                artifact=s["file"], line=s['dup_line'],
                                severity=sev, observed=s["dup_ids"],
-                               expected="each ID once", count=s["n_dup"])
+                               expected="each ID once", evidence={"count": s["n_dup"]})
 
 
 RULE = check

@@ -40,8 +40,10 @@ def check(view: RunView) -> Iterator[Finding]:
             + ("" if claimed else " (declared by the row: not accepted)"),
             artifact=s["file"], line=s['extra_line'],
             severity="error" if claimed else "warning",
-            observed=s["extra_ids"], expected="only expected IDs", count=s["n_extra"],
-            **({"lookalikes": twins} if twins else {}))
+            observed=s["extra_ids"], expected="only expected IDs",
+
+                           evidence={"count": s["n_extra"],
+                           **({"lookalikes": twins} if twins else {})})
 
 
 RULE = check

@@ -50,7 +50,8 @@ def check(view: RunView) -> Iterator[Finding]:
             + ("" if claimed else " (declared by the row: not valid)"),
             artifact=s["file"], line=s['line'],
             severity="error" if claimed else "warning", observed=why,
-            expected=f"JSON object with string id and a label among {classes}", count=s["n"])
+            expected=f"JSON object with string id and a label among {classes}",
+                           evidence={"count": s["n"]})
 
 
 RULE = check

@@ -44,7 +44,7 @@ def check(view: RunView) -> Iterator[Finding]:
             artifact=RESULTS, row=r["row"], observed=q,
             expected=f">= {qr['threshold']} and >= {floor:.4f} "
                      f"({qr['reference']['name']} {qr['reference']['value']} - {qr['tolerance']})",
-            output=r["file"])
+            evidence={"output": r["file"]})
 
 
 RULE = check

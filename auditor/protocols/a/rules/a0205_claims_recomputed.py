@@ -37,7 +37,7 @@ def check(view: RunView) -> Iterator[Finding]:
             "row", "observed_ids", "re_observed_ids", "file").iter_rows():
         yield RULE.finding("observed_ids differs from the lines with an ID in the output file",
                            artifact=RESULTS, row=row, observed=claim,
-                           expected=got, field="observed_ids", output=f)
+                           expected=got, evidence={"field": "observed_ids", "output": f})
     qv, qr = pl.col("quality_value"), pl.col("re_quality_value")
     # Both empty is agreement (no usable output, honestly not recorded); one empty is not,
     # except an empty cell on a row that claims no acceptance: a failed pass whose metric
@@ -52,13 +52,13 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding("quality_value differs from the metric recomputed from the outputs",
                            artifact=RESULTS, row=row, observed=claim,
                            expected=None if got is None else round(got, 6),
-                           field="quality_value", output=f)
+                           evidence={"field": "quality_value", "output": f})
     for col, truth in (("ids_match", "re_ids_match"), ("format_valid", "re_format_valid"),
                        ("corpus_accepted", "accepted")):
         for row, f in r.filter(~pl.col(col) & pl.col(truth)).select("row", "file").iter_rows():
             yield RULE.finding(f"{col} is false but the recomputation says true",
                                artifact=RESULTS, row=row, observed=False,
-                               expected=True, field=col, output=f)
+                               expected=True, evidence={"field": col, "output": f})
 
 
 RULE = check

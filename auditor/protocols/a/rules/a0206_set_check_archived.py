@@ -63,7 +63,7 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"archived {k} of {f} differs from the recomputation",
                                artifact=SET_CHECK, pointer=f"/passes/{n}/{k}",
                                observed=p[k] if not isinstance(p[k], list) else p[k][:20],
-                               expected=_expected(k, s), output=f)
+                               expected=_expected(k, s), evidence={"output": f})
     for f in sorted(set(stats) - seen):
         yield RULE.finding(f"no archived set check for {f}", artifact=SET_CHECK,
                            pointer="/passes", observed="no entry", expected=f)

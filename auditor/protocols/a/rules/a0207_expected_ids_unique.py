@@ -60,7 +60,8 @@ def check(view: RunView) -> Iterator[Finding]:
         first = keyed.filter(pl.col("key") == key).sort("line")["id"][0]
         yield RULE.finding(f"{i!r} differs from {first!r} only by Unicode normalisation or "
                            "invisible characters", artifact=EXPECTED, line=line, observed=i,
-                           expected="IDs that differ as text a reader sees", same_as=first)
+                           expected="IDs that differ as text a reader sees",
+                           evidence={"same_as": first})
     # Distinct under normalisation, equal once case-folded: one text twice, or two items?
     cased = (keyed.unique("key", keep="first").filter(pl.col("folded").is_duplicated())
              .sort("line"))
@@ -80,12 +81,12 @@ def check(view: RunView) -> Iterator[Finding]:
                                    "case, and no inputs file says whether they are one text",
                                    artifact=EXPECTED, line=other["line"], severity="warning",
                                    observed=other["id"], expected="IDs that differ as text a "
-                                   "reader sees", same_as=first["id"])
+                                   "reader sees", evidence={"same_as": first["id"]})
             elif other["text"] is not None and other["text"] == first["text"]:
                 yield RULE.finding(f"{other['id']!r} differs from {first['id']!r} only by case "
                                    "and the inputs give both the same text: one text counted "
                                    "twice", artifact=EXPECTED, line=other["line"],
                                    observed=other["id"], expected="each text under one ID",
-                                   same_as=first["id"], inputs=view.inputs_path)
+                                   evidence={"same_as": first["id"], "inputs": view.inputs_path})
 
 RULE = check

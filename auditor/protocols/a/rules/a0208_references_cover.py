@@ -30,7 +30,8 @@ def check(view: RunView) -> Iterator[Finding]:
     if missing.len():
         yield RULE.finding(f"{missing.len()} expected ID(s) have no reference label",
                            artifact=REFERENCES, observed=missing.head(20).to_list(),
-                           expected="one reference per expected ID", count=missing.len())
+                           expected="one reference per expected ID",
+                           evidence={"count": missing.len()})
     dup = refs.filter(pl.col("id").is_duplicated()).filter(
         pl.col("line") > pl.col("line").min().over("id"))
     for line, i in dup.select("line", "id").head(20).iter_rows():

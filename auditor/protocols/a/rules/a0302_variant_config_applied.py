@@ -42,7 +42,7 @@ def check(view: RunView) -> Iterator[Finding]:
                 "row", "variant_id", c, f"d_{c}").iter_rows():
             yield RULE.finding(f"{c} differs from the one declared for variant {v}",
                                artifact=RESULTS, row=row, observed=got,
-                               expected=want, field=c)
+                               expected=want, evidence={"field": c})
 
 
 RULE = check

@@ -46,7 +46,7 @@ def check(view: RunView) -> Iterator[Finding]:
             loc = f"{where}/eval_texts" if key == "eval_texts" else "/corpus/eval_size"
             yield RULE.finding(f"{key} differs from the number of expected IDs",
                                artifact=MANIFEST, pointer=loc, observed=value,
-                               expected=n_exp, expected_file=EXPECTED)
+                               expected=n_exp, evidence={"expected_file": EXPECTED})
 
 
 RULE = check

@@ -36,12 +36,12 @@ def check(view: RunView) -> Iterator[Finding]:
     if missing.len():
         yield RULE.finding(f"{missing.len()} expected ID(s) have no input text", artifact=rel,
                            observed=missing.head(20).to_list(), expected=f"every ID of "
-                           f"{EXPECTED}", count=missing.len())
+                           f"{EXPECTED}", evidence={"count": missing.len()})
     if extra.height:
         yield RULE.finding(f"{extra.height} input text(s) are not in the expected list",
                            artifact=rel, line=extra["line"][0],
                            observed=extra["id"].head(20).to_list(),
-                           expected="only expected IDs", count=extra.height)
+                           expected="only expected IDs", evidence={"count": extra.height})
     if repeated.height:
         yield RULE.finding(f"{repeated.height} input text(s) are listed more than once",
                            artifact=rel, line=repeated["line"][0],

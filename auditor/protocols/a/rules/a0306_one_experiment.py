@@ -28,7 +28,7 @@ def check(view: RunView) -> Iterator[Finding]:
     for row, got in bad.select("row", "experiment_id").head(20).iter_rows():
         yield RULE.finding("experiment_id differs from the manifest's: a row of another "
                            "experiment", artifact=RESULTS, row=row, observed=got, expected=want,
-                           field="experiment_id")
+                           evidence={"field": "experiment_id"})
     claims = view.claims
     if claims is not None and claims["experiment_id"] != want:
         yield RULE.finding("claims.json is about another experiment", artifact=CLAIMS,

@@ -48,7 +48,7 @@ def check(view: RunView) -> Iterator[Finding]:
         for row, got in bad.select("row", col).head(20).iter_rows():
             yield RULE.finding(f"{col} differs from the environment observed",
                                artifact=RESULTS, row=row, observed=got,
-                               expected=value, field=col, environment=ENVIRONMENT)
+                               expected=value, evidence={"field": col, "environment": ENVIRONMENT})
 
 
 RULE = check

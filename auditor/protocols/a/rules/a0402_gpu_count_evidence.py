@@ -49,7 +49,7 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"gpu_count differs from the GPUs pass {name} actually used",
                                artifact=RESULTS, row=r["row"],
                                observed=r["gpu_count"], expected=used[key],
-                               evidence_file=view.placement_files[key])
+                               evidence={"evidence_file": view.placement_files[key]})
         doc = view.placement[key]
         devices = doc["parameter_devices"]
         if devices and _norm(r["device"]) not in {_norm(d) for d in devices}:

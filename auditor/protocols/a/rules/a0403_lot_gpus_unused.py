@@ -36,7 +36,7 @@ def check(view: RunView) -> Iterator[Finding]:
             f"the lot holds {offer['gpus_per_lot']} GPUs and the program used {used}: the "
             "package price covers the whole lot, idle GPUs included",
             artifact=view.offers_path, pointer=f"/offers/{n}/gpus_per_lot",
-            observed=used, expected=offer["gpus_per_lot"], offer_id=offer["offer_id"])
+            observed=used, expected=offer["gpus_per_lot"], evidence={"offer_id": offer["offer_id"]})
 
 
 RULE = check

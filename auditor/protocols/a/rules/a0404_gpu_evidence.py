@@ -54,14 +54,14 @@ def check(view: RunView) -> Iterator[Finding]:
             for row, dev in gpu_rows.select("row", "device").head(20).iter_rows():
                 yield RULE.finding(f"row on {dev} from a build that cannot use a GPU ({build})",
                                    artifact=RESULTS, row=row, observed=dev, expected="cpu",
-                                   field="device")
+                                   evidence={"field": "device"})
         if gpus is not None:
             for f, held in gpus.filter(pl.col("gpu_count") > 0).select(
                     "file", "devices").head(20).iter_rows():
                 yield RULE.finding(f"the device map puts tensors on {held} while the build "
                                    f"cannot use a GPU ({build})", artifact=f,
                                    pointer="/parameter_devices", observed=held,
-                                   expected="cpu", environment=ENVIRONMENT)
+                                   expected="cpu", evidence={"environment": ENVIRONMENT})
     if gpus is None:
         return
     shown = ", ".join(sorted(gpu_models(view))) or None

@@ -53,7 +53,7 @@ def check(view: RunView) -> Iterator[Finding]:
                     f"({', '.join(sorted(models)) if used else 'no GPU'})", artifact=CLAIMS,
                     pointer=f"/projections/{k}", observed=p["value"],
                     expected="the package cost only", protocol_ref="A9.1",
-                    offer_id=offer["offer_id"])
+                    evidence={"offer_id": offer["offer_id"]})
     if used == 0:
         return  # a CPU run: its economics are the package cost only
     if models and not same_gpu(offer["gpu_model"], models):
@@ -69,7 +69,7 @@ def check(view: RunView) -> Iterator[Finding]:
                            f"{offer['offer_id']} hold {per_lot * lots}",
                            artifact=view.offers_path, pointer=f"/offers/{n}/gpus_per_lot",
                            observed=used, expected=f"<= {per_lot * lots}",
-                           lots=lots)
+                           evidence={"lots": lots})
     elif per_lot > 0 and lots > -(-used // per_lot):
         need = -(-used // per_lot)
         yield RULE.finding(f"{lots} lots billed for {used} GPU(s) used; {need} lot(s) of "
@@ -78,6 +78,6 @@ def check(view: RunView) -> Iterator[Finding]:
                               and lots == used else ""),
                            artifact=MANIFEST, pointer="/economics/lots", observed=lots,
                            expected=need, protocol_ref="A9.2" if is_b200(offer) else "A9.1",
-                           gpus_per_lot=per_lot, gpus_used=used)
+                           evidence={"gpus_per_lot": per_lot, "gpus_used": used})
 
 RULE = check

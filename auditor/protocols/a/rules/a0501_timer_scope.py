@@ -47,7 +47,7 @@ def check(view: RunView) -> Iterator[Finding]:
             "row", "elapsed_seconds", "window").iter_rows():
         yield RULE.finding("elapsed_seconds is longer than the pass lasted in the timeline",
                            artifact=RESULTS, row=row, observed=got,
-                           expected=f"<= {window:.6f} s", timer_scope=scope)
+                           expected=f"<= {window:.6f} s", evidence={"timer_scope": scope})
     if scope != "full_chain":
         return
     short = e < w - FULL_CHAIN_SLACK_S - FULL_CHAIN_SLACK_FRACTION * w
@@ -57,7 +57,7 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding("elapsed_seconds is shorter than its full-chain window allows: the "
                            "timer left part of the announced chain out", artifact=RESULTS,
                            row=row, observed=got, expected=f">= {floor:.6f} s (window "
-                           f"{window:.6f} s)", timer_scope=scope)
+                           f"{window:.6f} s)", evidence={"timer_scope": scope})
 
 
 RULE = check

@@ -37,7 +37,7 @@ def check(view: RunView) -> Iterator[Finding]:
     for row, got, el, ld in mixed.select("row", "elapsed_seconds", "t_elapsed",
                                          "load_seconds").iter_rows():
         yield RULE.finding("elapsed_seconds adds the loading time to the pass", artifact=RESULTS,
-                           row=row, observed=got, expected=el, load_seconds=ld)
+                           row=row, observed=got, expected=el, evidence={"load_seconds": ld})
     warm_load = view.timeline.filter((pl.col("phase") == "warm")
                                      & (pl.col("load_seconds") > 0))
     for line, ld in warm_load.select("line", "load_seconds").iter_rows():

@@ -57,7 +57,8 @@ def check(view: RunView) -> Iterator[Finding]:
                 f"{have} completed pass(es); it needs at least {need}: five passes support a "
                 "median and a min-max range only", artifact=CLAIMS,
                 pointer=f"/summaries/{n}/statistic", observed=s["statistic"],
-                expected=f"median and min-max (or at least {need} passes)", passes=have)
+                expected=f"median and min-max (or at least {need} passes)",
+                               evidence={"passes": have})
     for artifact, loc, hit, _, sentence in note_matches(view, _P95):
         yield RULE.finding(f"a note mentions a tail percentile ({hit!r}); notes are not judged: "
                            "state summaries in claims.json", artifact=artifact, **loc,

@@ -38,7 +38,7 @@ def check(view: RunView) -> Iterator[Finding]:
             "line", *KEY, "status").iter_rows():
         yield RULE.finding(f"pass {pass_name(v, p, r)} ran ({status}) but has no row",
                            artifact=TIMELINE, line=line, observed="no row",
-                           expected=f"a row in {RESULTS}", status=status)
+                           expected=f"a row in {RESULTS}", evidence={"status": status})
     ooms = pass_ooms(view)
     for f in passes.filter(pl.col("status") == "ok").iter_rows(named=True):
         key = (f["variant_id"], f["phase"], f["run_index"])
@@ -48,8 +48,8 @@ def check(view: RunView) -> Iterator[Finding]:
                                artifact=TIMELINE, line=f["line"], pointer="/status",
                                observed="ok without an oom incident",
                                expected="status oom, or an oom incident saying how the pass "
-                                        "recovered", trace=view.memory_trace_files.get(key),
-                               protocol_ref="A10.3")
+                                        "recovered", protocol_ref="A10.3",
+                               evidence={"trace": view.memory_trace_files.get(key)})
     failed = view.timeline.filter(pl.col("status") != "ok")
     for f in failed.iter_rows(named=True):
         name = pass_name(f["variant_id"], f["phase"], f["run_index"])

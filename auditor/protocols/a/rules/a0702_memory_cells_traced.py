@@ -42,8 +42,8 @@ def check(view: RunView) -> Iterator[Finding]:
             if r[c] != doc.get(c):
                 yield RULE.finding(f"{c} differs from the memory trace", artifact=RESULTS,
                                    row=r["row"], observed=r[c],
-                                   expected=doc.get(c), field=c,
-                                   trace=view.memory_trace_files[key])
+                                   expected=doc.get(c),
+                                   evidence={"field": c, "trace": view.memory_trace_files[key]})
 
 
 RULE = check

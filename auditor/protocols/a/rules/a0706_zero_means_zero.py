@@ -35,7 +35,7 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"{c} is 0 bytes on {dev}: a GPU pass holds memory; an "
                                "unmeasured figure is an empty cell", artifact=RESULTS,
                                row=row, observed=0,
-                               expected="the measured bytes, or empty", field=c)
+                               expected="the measured bytes, or empty", evidence={"field": c})
     unmeasured = {k for k, d in view.memory_traces.items() if not d["allocator_measured"]}
     cpu = view.results.filter(~gpu)
     for r in cpu.select("row", "variant_id", "phase", "run_index", *CELLS).iter_rows(named=True):
@@ -46,7 +46,8 @@ def check(view: RunView) -> Iterator[Finding]:
             if r[c] is not None:
                 yield RULE.finding(f"{c} is filled on a device whose allocator was not "
                                    "measured", artifact=RESULTS, row=r["row"],
-                                   observed=r[c], expected="empty (not recorded)", field=c)
+                                   observed=r[c], expected="empty (not recorded)",
+                                   evidence={"field": c})
 
 
 RULE = check

@@ -32,7 +32,7 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(f"GPU pass on {r['device']} without memory recorded "
                            f"({', '.join(missing)})", artifact=RESULTS,
                            row=r["row"], observed=None, expected="bytes",
-                           columns=missing)
+                           evidence={"columns": missing})
 
 
 RULE = check

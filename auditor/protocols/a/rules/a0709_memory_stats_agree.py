@@ -51,7 +51,8 @@ def check(view: RunView) -> Iterator[Finding]:
             elif stats[counter] != value:
                 yield RULE.finding(f"{figure} differs from the allocator's own {counter}",
                                    artifact=rel, pointer=f"/{figure}", observed=value,
-                                   expected=stats[counter], counter=f"/{snapshot}/{counter}")
+                                   expected=stats[counter],
+                                   evidence={"counter": f"/{snapshot}/{counter}"})
 
 
 RULE = check

@@ -41,8 +41,8 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding("the rows state a package total but the manifest names no "
                                "offer it could be checked against", artifact=RESULTS, row=row,
                                observed=got, expected="an offer named in manifest "
-                               "/economics, or an empty cell", field="package_total_usd_minor",
-                               missing_evidence=True)
+                               "/economics, or an empty cell", missing_evidence=True,
+                               evidence={"field": "package_total_usd_minor"})
         return
     chosen = chosen_offer(view)
     if chosen is None:
@@ -69,7 +69,7 @@ def check(view: RunView) -> Iterator[Finding]:
                 "row", col).iter_rows():
             yield RULE.finding(f"{col} differs from the package the manifest names",
                                artifact=RESULTS, row=row, observed=got,
-                               expected=want, field=col)
+                               expected=want, evidence={"field": col})
     # What the manifest restates of the offer (the runner writes these) is the offer's.
     for key, want in (("duration_days", offer["duration_days"]),
                       ("gpu_model", offer["gpu_model"]), ("package_total_usd_minor", total)):
@@ -82,8 +82,8 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding("package_total_usd_minor is not the package price x lots",
                            artifact=RESULTS, row=first["row"],
                            observed=first["package_total_usd_minor"], expected=total,
-                           price_per_lot=offer["price_per_lot_usd_minor"], lots=econ["lots"],
-                           gpus_per_lot=offer["gpus_per_lot"])
+                           evidence={"price_per_lot": offer["price_per_lot_usd_minor"],
+                                     "lots": econ["lots"], "gpus_per_lot": offer["gpus_per_lot"]})
 
 
 RULE = check

@@ -29,7 +29,7 @@ def check(view: RunView) -> Iterator[Finding]:
     for row, got in bad.select("row", "expected_ids").iter_rows():
         yield RULE.finding("expected_ids differs from the evaluation corpus every variant "
                            "must process", artifact=RESULTS, row=row,
-                           observed=got, expected=n, expected_file=EXPECTED)
+                           observed=got, expected=n, evidence={"expected_file": EXPECTED})
 
 
 RULE = check

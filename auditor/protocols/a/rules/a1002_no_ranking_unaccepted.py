@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.a.artifacts import CLAIMS
 from auditor.protocols.a.derive import basis_text, note_matches, variants_accepted
 from auditor.protocols.a.view import RunView
@@ -42,7 +42,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                    "but is not accepted", artifact=CLAIMS,
                                    pointer=f"/rankings/{n}/variants/{k}", observed=v,
                                    expected=f"only accepted variants: {sorted(accepted)}",
-                                   variant=v)
+                                   subject=Subject(variant=v))
     rejected = sorted({v for v in view.results["variant_id"].unique()} - accepted)
     for artifact, loc, hit, variant, sentence in note_matches(view, _RANKING):
         named = [v for v in rejected if v == variant or (variant is None and v in sentence)]
@@ -51,7 +51,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                f"({hit!r}); notes are not judged: state rankings in "
                                "claims.json", artifact=artifact, **loc, severity="warning",
                                observed=sentence, expected="no ranking of a variant that is "
-                               "not accepted", variant=named[0])
+                               "not accepted", subject=Subject(variant=named[0]))
 
 
 RULE = check

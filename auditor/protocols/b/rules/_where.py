@@ -1,25 +1,27 @@
 """Where a protocol B finding points: a trial's row of trials.csv, a policy's row of
 policies.csv (or its declaration in the manifest when the CSV has no row for it), and the
-identity every finding about a trial or a policy carries in its evidence (`policy_id`,
-`trial_index`), from which the report and the run summary give each policy its verdict."""
+subject every finding about a trial or a policy carries (`Subject(policy=, trial=)`), from
+which the report and the run summary give each policy its verdict."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from auditor.model import Subject
 from auditor.protocols.b.artifacts import MANIFEST, POLICIES, TRIALS
 from auditor.protocols.b.derive import PolicyFacts, Trial
 
 
 def at_trial(t: Trial) -> dict[str, Any]:
-    return {"artifact": TRIALS, "row": t.row, "policy_id": t.policy_id,
-            "trial_index": t.trial_index}
+    return {"artifact": TRIALS, "row": t.row,
+            "subject": Subject(policy=t.policy_id, trial=t.trial_index)}
 
 
 def at_policy(f: PolicyFacts) -> dict[str, Any]:
     if f.row is not None:
-        return {"artifact": POLICIES, "row": f.row, "policy_id": f.policy.policy_id}
-    return {"artifact": MANIFEST, "pointer": "/policies", "policy_id": f.policy.policy_id}
+        return {"artifact": POLICIES, "row": f.row, "subject": Subject(policy=f.policy.policy_id)}
+    return {"artifact": MANIFEST, "pointer": "/policies",
+            "subject": Subject(policy=f.policy.policy_id)}
 
 
 def claim(row: dict[str, Any], texts: dict[str, Any], column: str) -> tuple[Any, str | None]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST, POLICIES, TRIALS
 from auditor.protocols.b.view import RunView
@@ -35,21 +35,21 @@ def check(view: RunView) -> Iterator[Finding]:
     for i, (pid, n) in enumerate(m["trial_order"]):
         if (pid, n) not in rows:
             yield RULE.finding(f"trial {pid} {n} of trial_order has no trials.csv row",
-                               artifact=TRIALS, pointer=f"/trial_order/{i}", policy_id=pid,
-                               trial_index=n, observed="no row", expected=f"{pid} trial {n}",
-                               missing_evidence=aborted)
+                               artifact=TRIALS, pointer=f"/trial_order/{i}", observed="no row",
+                               expected=f"{pid} trial {n}",
+                               missing_evidence=aborted, subject=Subject(policy=pid, trial=n))
     per = m["trials_per_policy"]
     listed = set(view.policies["policy_id"].to_list())
     for pid in derive.policies(view):
         have = sum(1 for k in rows if k[0] == pid)
         if have < per:
             yield RULE.finding(f"policy {pid} has {have} trials.csv row(s), {per} declared",
-                               artifact=TRIALS, policy_id=pid, observed=have, expected=per,
-                               missing_evidence=aborted)
+                               artifact=TRIALS, observed=have, expected=per,
+                               missing_evidence=aborted, subject=Subject(policy=pid))
         if pid not in listed:
             yield RULE.finding(f"policy {pid} has no policies.csv row", artifact=POLICIES,
-                               policy_id=pid, observed="no row", expected=pid,
-                               missing_evidence=aborted)
+                               observed="no row", expected=pid,
+                               missing_evidence=aborted, subject=Subject(policy=pid))
 
 
 RULE = check

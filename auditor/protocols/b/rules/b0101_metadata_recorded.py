@@ -72,16 +72,18 @@ def check(view: RunView) -> Iterator[Finding]:
                 f"{TRIALS} record the {what} {' / '.join(map(repr, values))} at their start, "
                 f"the first {first.name} (row {first.row}): the {what} changed after the "
                 "snapshot, or one of the two is not what the machine was on",
-                **at_trial(first), field=col, severity="warning", observed=values,
-                expected=said, environment_pointer=f"/{col}/value",
-                trials=[t.name for t in other[:20]])
+                **at_trial(first), severity="warning", observed=values,
+                expected=said,
+                               evidence={"field": col, "environment_pointer": f"/{col}/value",
+                                         "trials": [t.name for t in other[:20]]})
         lacking = [t for t in ok if t.claims.get(col) in (None, "")]
         if lacking:
             first = lacking[0]
             yield RULE.finding(f"{len(lacking)} ok trial(s) do not record the "
                                f"{col.replace('_', ' ')} at their start, the first "
-                               f"{first.name}", **at_trial(first), field=col,
+                               f"{first.name}", **at_trial(first),
                                expected=f"the {col.replace('_', ' ')} of every trial",
-                               trials=[t.name for t in lacking[:20]], missing_evidence=True)
+                               missing_evidence=True,
+                               evidence={"field": col, "trials": [t.name for t in lacking[:20]]})
 
 RULE = check

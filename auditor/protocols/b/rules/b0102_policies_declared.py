@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST, POLICIES
 from auditor.protocols.b.rules._where import at_trial
@@ -47,13 +47,13 @@ def check(view: RunView) -> Iterator[Finding]:
         for col, want in (("role", pol.role), ("experiment_id", exp)):
             if t.claims.get(col) != want:
                 yield RULE.finding(f"{t.name}: {col} {t.claims.get(col)!r}, declared {want!r}",
-                                   **at_trial(t), field=col, observed=t.claims.get(col),
-                                   expected=want)
+                                   **at_trial(t), observed=t.claims.get(col),
+                                   expected=want, evidence={"field": col})
     if view.policies is None:
         return
     for r in view.policies.iter_rows(named=True):
         pol = pols.get(r["policy_id"])
-        where = {"artifact": POLICIES, "row": r["row"], "policy_id": r["policy_id"]}
+        where = {"artifact": POLICIES, "row": r["row"], "subject": Subject(policy=r["policy_id"])}
         if pol is None:
             yield RULE.finding(f"policies.csv names policy {r['policy_id']!r}, which the "
                                "manifest does not declare", **where, observed=r["policy_id"],
@@ -64,8 +64,8 @@ def check(view: RunView) -> Iterator[Finding]:
                           ("experiment_id", exp)):
             if r.get(col) != want:
                 yield RULE.finding(f"policy {pol.policy_id}: {col} {r.get(col)!r}, declared "
-                                   f"{want!r}", **where, field=col, observed=r.get(col),
-                                   expected=want)
+                                   f"{want!r}", **where, observed=r.get(col),
+                                   expected=want, evidence={"field": col})
 
 
 RULE = check

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST
 from auditor.protocols.b.view import RunView
@@ -38,8 +38,8 @@ def check(view: RunView) -> Iterator[Finding]:
         if actual and actual != recorded:
             yield RULE.finding(f"{rel} hashes to another SHA-256 than the one recorded for it",
                                artifact=MANIFEST, pointer=pointer, observed=actual,
-                               expected=recorded, file=rel,
-                               **({"policy_id": pid} if pid else {}))
+                               expected=recorded, subject=Subject(policy=pid) if pid else None,
+                               evidence={"file": rel})
 
 
 RULE = check

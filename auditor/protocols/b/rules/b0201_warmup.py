@@ -35,8 +35,9 @@ def check(view: RunView) -> Iterator[Finding]:
         done = t.claims.get("warmup_iterations")
         if t.status == "ok" and (done is None or done < max(floor, declared)):
             yield RULE.finding(f"{t.name} records {done} warm-up iteration(s)", **at_trial(t),
-                               field="warmup_iterations", observed=done,
-                               expected=max(floor, declared))
+                               observed=done,
+                               expected=max(floor, declared),
+                               evidence={"field": "warmup_iterations"})
 
 
 RULE = check

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.rules._where import at_trial
 from auditor.protocols.b.view import RunView
@@ -41,7 +41,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                expected=f"outputs/{t.policy_id}/trial-{t.trial_index}.jsonl",
                                missing_evidence=True)
             continue
-        where = {"artifact": s["file"], "policy_id": t.policy_id, "trial_index": t.trial_index}
+        where = {"artifact": s["file"], "subject": Subject(policy=t.policy_id, trial=t.trial_index)}
         if s["lines"] != n:
             yield RULE.finding(f"{t.name}: {s['lines']} answers, the sequence "
                                f"{derive.repetitions(view)} time(s) is {n}", **where,
@@ -58,8 +58,8 @@ def check(view: RunView) -> Iterator[Finding]:
         if claimed != s["lines"]:
             yield RULE.finding(f"{t.name}: the row claims {claimed} inferences, its outputs "
                                f"file holds {s['lines']} answers", **at_trial(t),
-                               field="inferences", observed=claimed, expected=s["lines"],
-                               output=s["file"])
+                               observed=claimed, expected=s["lines"],
+                               evidence={"field": "inferences", "output": s["file"]})
 
 
 RULE = check

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST
 from auditor.protocols.b.rules._where import at_trial
@@ -39,17 +39,16 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"trial_order runs {pid} twice in a row (positions {i + 1} and "
                                f"{i + 2}) while other policies still have trials",
                                artifact=MANIFEST, pointer=f"/trial_order/{i + 1}",
-                               policy_id=pid, observed=[list(order[i]), list(order[i + 1])],
-                               expected="alternating policies")
+                               observed=[list(order[i]), list(order[i + 1])],
+                               expected="alternating policies", subject=Subject(policy=pid))
     position = {k: i + 1 for i, k in enumerate(order)}
     ran = [t for t in derive.trials(view) if t.status == "ok"]
     for t in ran:
         if t.claims.get("order_position") != position.get(t.key):
             yield RULE.finding(f"{t.name}: order_position {t.claims.get('order_position')}, "
                                f"its place in trial_order is {position.get(t.key)}",
-                               **at_trial(t), field="order_position",
-                               observed=t.claims.get("order_position"),
-                               expected=position.get(t.key))
+                               **at_trial(t), observed=t.claims.get("order_position"),
+                               expected=position.get(t.key), evidence={"field": "order_position"})
     timed = sorted((t for t in ran if t.start is not None and t.key in position),
                    key=lambda t: t.start or 0)
     by_time = [t.key for t in timed]
@@ -68,9 +67,9 @@ def check(view: RunView) -> Iterator[Finding]:
         if prev.end is not None and t.start is not None and t.start < prev.end:
             yield RULE.finding(f"{t.name}'s window starts {(prev.end - t.start) / 1e9:.6g} s "
                                f"before {prev.name}'s ends: the two trials ran at the same "
-                               "time", **at_trial(t), field="started_at",
-                               observed=[list(prev.key), list(t.key)],
-                               expected="windows one after the other")
+                               "time", **at_trial(t), observed=[list(prev.key), list(t.key)],
+                               expected="windows one after the other",
+                               evidence={"field": "started_at"})
 
 
 RULE = check

@@ -44,7 +44,7 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(f"{t.name}: {', '.join(cols)} claimed, but no energy can be "
                            f"computed for its window ({t.energy.status}: {t.energy.reason})",
                            **at_trial(t), observed=cols, expected="empty energy cells",
-                           trace=t.energy.trace)
+                           evidence={"trace": t.energy.trace})
     for t in derive.trials(view):
         e = t.energy
         if t.status != "ok" or e is None or not e.measured:
@@ -55,12 +55,14 @@ def check(view: RunView) -> Iterator[Finding]:
             if said is not None and not agrees(said, text, value):
                 yield RULE.finding(f"{t.name}: {col} {text}, the trace gives {fmt(value)} "
                                    f"({e.source} over {', '.join(e.domains)})", **at_trial(t),
-                                   field=col, observed=said, expected=value, trace=e.trace)
+                                   observed=said, expected=value,
+                                   evidence={"field": col, "trace": e.trace})
         src = t.claims.get("energy_source")
         if src and (src or "").casefold() != (e.source or "").casefold():
             yield RULE.finding(f"{t.name}: energy_source {src!r}, the trace is {e.source!r}",
-                               **at_trial(t), field="energy_source", observed=src,
-                               expected=e.source, trace=e.trace)
+                               **at_trial(t), observed=src,
+                               expected=e.source,
+                               evidence={"field": "energy_source", "trace": e.trace})
     for f, cols, _bad in unsupported_policies(view, NO_MEASUREMENT):
         yield RULE.finding(f"policy {f.policy.policy_id}: {', '.join(cols)} claimed, but "
                            f"{f.energy_missing}", **at_policy(f), observed=cols,
@@ -73,8 +75,9 @@ def check(view: RunView) -> Iterator[Finding]:
             said, text = claim(f.claims, f.texts, col)
             if said is not None and not agrees(said, text, value):
                 yield RULE.finding(f"policy {f.policy.policy_id}: {col} {text}, its ok trials "
-                                   f"pool to {fmt(value)}", **at_policy(f), field=col,
-                                   observed=said, expected=value)
+                                   f"pool to {fmt(value)}", **at_policy(f), observed=said,
+                                   expected=value,
+                                   evidence={"field": col})
 
 
 RULE = check

@@ -33,9 +33,10 @@ def check(view: RunView) -> Iterator[Finding]:
         for t in group[1:]:
             yield RULE.finding(f"{t.name}: its {t.n_latencies} latencies are, value for value, "
                                f"those of {first.name}: they were not timed in this trial",
-                               **at_trial(t), field="p95_latency_ms",
-                               observed=t.outputs_file, expected="latencies of its own",
-                               copy_of=first.outputs_file, output=t.outputs_file)
+                               **at_trial(t), observed=t.outputs_file,
+                               expected="latencies of its own",
+                               evidence={"field": "p95_latency_ms", "copy_of": first.outputs_file,
+                                         "output": t.outputs_file})
 
 
 RULE = check

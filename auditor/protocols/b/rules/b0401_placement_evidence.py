@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST
 from auditor.protocols.b.view import RunView
@@ -40,19 +40,20 @@ def check(view: RunView) -> Iterator[Finding]:
         if p is not None and other:
             yield RULE.finding(f"policy {pol.policy_id}: its placement evidence {p.used} is "
                                f"not its own: {other}", artifact=p.used or p.files[0],
-                               policy_id=pol.policy_id, observed=other,
-                               expected="a record of this policy and its artifact")
+                               observed=other,
+                               expected="a record of this policy and its artifact",
+                               subject=Subject(policy=pol.policy_id))
         if pol.role != "accelerator" or pol.status == "cannot_start":
             continue
         p = places.get(pol.policy_id)
         if p is None:
             yield RULE.finding(f"accelerator policy {pol.policy_id} has no placement evidence "
                                f"(placement/{pol.policy_id}.<ext>): where it ran is not shown",
-                               artifact=MANIFEST, pointer="/policies", policy_id=pol.policy_id,
-                               observed="absent", expected=f"placement/{pol.policy_id}.*",
-                               missing_evidence=True)
+                               artifact=MANIFEST, pointer="/policies", observed="absent",
+                               expected=f"placement/{pol.policy_id}.*",
+                               missing_evidence=True, subject=Subject(policy=pol.policy_id))
             continue
-        where = {"artifact": p.used or p.files[0], "policy_id": pol.policy_id}
+        where = {"artifact": p.used or p.files[0], "subject": Subject(policy=pol.policy_id)}
         if p.problem:
             yield RULE.finding(f"policy {pol.policy_id}: its placement evidence places no "
                                f"operation ({p.problem})", **where, observed=p.problem,

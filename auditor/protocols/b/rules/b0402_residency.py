@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -43,8 +43,9 @@ def check(view: RunView) -> Iterator[Finding]:
         tier = derive.model_tier(view)
         yield RULE.finding(f"accelerator policy {pid} did not run on its accelerator: {why}"
                            f"{fast}" + (" for a deep-tier model" if tier == "deep" else ""),
-                           artifact=p.used, policy_id=pid, observed=p.operation_share,
-                           expected=f.policy.floor, fallback=p.fallback)
+                           artifact=p.used, observed=p.operation_share,
+                           expected=f.policy.floor, subject=Subject(policy=pid),
+                           evidence={"fallback": p.fallback})
 
 
 RULE = check

@@ -45,8 +45,8 @@ def check(view: RunView) -> Iterator[Finding]:
                 yield RULE.finding(f"policy {pid}: {col} {text or 'empty'}, the "
                                    + ("declaration says" if col.endswith("floor")
                                       else "placement evidence gives") + f" {fmt(value)}",
-                                   **at_policy(f), field=col, observed=said, expected=value,
-                                   placement=p.used if p else None)
+                                   **at_policy(f), observed=said, expected=value,
+                                   evidence={"field": col, "placement": p.used if p else None})
 
 
 RULE = check

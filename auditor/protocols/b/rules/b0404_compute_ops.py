@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -41,10 +41,11 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"accelerator policy {pol.policy_id}: compute operations ran on "
                                f"the CPU ({which}); CPU-node share "
                                f"{(p.cpu_node_share or 0):.1%}", artifact=p.used,
-                               policy_id=pol.policy_id, observed=on_cpu,
+                               observed=on_cpu,
                                expected="compute operations on "
                                         + "/".join(sorted(pol.accelerator)),
-                               severity="error" if deep else "warning")
+                               severity="error" if deep else "warning",
+                               subject=Subject(policy=pol.policy_id))
 
 
 RULE = check

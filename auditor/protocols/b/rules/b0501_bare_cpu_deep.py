@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -41,8 +41,9 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"policy {pol.policy_id} runs a deep-tier model on the bare CPU "
                                f"({pol.compute_units}); only the lite model may",
                                artifact="manifest.json", pointer="/policies",
-                               policy_id=pol.policy_id, observed=pol.compute_units,
-                               expected="an NPU or GPU provider")
+                               observed=pol.compute_units,
+                               expected="an NPU or GPU provider",
+                               subject=Subject(policy=pol.policy_id))
         p = places.get(pol.policy_id)
         if pol.role != "accelerator" or pol.runtime.lower() not in WINDOWS_ML or p is None \
                 or p.reader != "windows-ml":
@@ -50,17 +51,18 @@ def check(view: RunView) -> Iterator[Finding]:
         if p.fallback:
             yield RULE.finding(f"Windows ML policy {pol.policy_id}: {p.fallback}",
                                artifact=p.used, pointer="/compilation",
-                               policy_id=pol.policy_id, observed=p.fallback,
-                               expected="compiled for the assigned device")
+                               observed=p.fallback,
+                               expected="compiled for the assigned device",
+                               subject=Subject(policy=pol.policy_id))
         first = p.assigned[0] if p.assigned else {}
         ep, device = str(first.get("execution_provider")), str(first.get("device_type"))
         if deep and device not in DEEP_PROVIDERS.get(ep.lower(), set()):
             yield RULE.finding(f"Windows ML policy {pol.policy_id} was assigned {ep} on "
                                f"{device} for a deep-tier model: not an allowed NPU/GPU "
                                "provider (bare CPU is valid only for lite)", artifact=p.used,
-                               pointer="/assigned/0", policy_id=pol.policy_id,
-                               observed=f"{ep} ({device})",
-                               expected="QNN NPU, OpenVINO NPU/GPU, NvTensorRT-RTX, MIGraphX")
+                               pointer="/assigned/0", observed=f"{ep} ({device})",
+                               expected="QNN NPU, OpenVINO NPU/GPU, NvTensorRT-RTX, MIGraphX",
+                               subject=Subject(policy=pol.policy_id))
 
 
 RULE = check

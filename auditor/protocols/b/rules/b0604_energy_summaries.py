@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.derive import agrees
 from auditor.protocols.b.view import RunView
@@ -40,7 +40,7 @@ def check(view: RunView) -> Iterator[Finding]:
             continue
         doc = view.energy_docs.get(t.key)
         rel = f"energy/{t.policy_id}/trial-{t.trial_index}.json"
-        where = {"artifact": rel, "policy_id": t.policy_id, "trial_index": t.trial_index}
+        where = {"artifact": rel, "subject": Subject(policy=t.policy_id, trial=t.trial_index)}
         if doc is None:
             yield RULE.finding(f"{t.name} has a trace but no energy summary", **where,
                                observed="absent", expected=rel, missing_evidence=True)

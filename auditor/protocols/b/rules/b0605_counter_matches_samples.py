@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -64,11 +64,12 @@ def check(view: RunView) -> Iterator[Finding]:
                 text += (f", beyond the allowance of {x.allowance_w:.3g} W (within "
                          f"{derive.CROSS_ERROR_FACTOR:g} x it)")
             yield RULE.finding(
-                text, artifact=e.trace, policy_id=t.policy_id, trial_index=t.trial_index,
-                severity="error" if x.status == "disagrees" else "warning",
+                text, artifact=e.trace, severity="error" if x.status == "disagrees" else "warning",
                 observed={"counter_w": x.counter_w, "samples_w": x.samples_w},
                 expected=f"within {x.allowance_w:.3g} W of each other",
-                counter=x.counter, samples=x.samples, readings=x.readings)
+                subject=Subject(policy=t.policy_id, trial=t.trial_index),
+                               evidence={"counter": x.counter, "samples": x.samples,
+                                         "readings": x.readings})
 
 
 RULE = check

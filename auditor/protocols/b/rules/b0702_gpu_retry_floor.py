@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST
 from auditor.protocols.b.view import RunView
@@ -36,16 +36,18 @@ def check(view: RunView) -> Iterator[Finding]:
         if pol.gpu_floor is None:
             yield RULE.finding(f"GPU retry {pol.policy_id} declares no GPU operation-share "
                                "floor", artifact=MANIFEST, pointer="/policies",
-                               policy_id=pol.policy_id, observed=None,
-                               expected="gpu_operation_share_floor", severity=severity)
+                               observed=None,
+                               expected="gpu_operation_share_floor", severity=severity,
+                               subject=Subject(policy=pol.policy_id))
             continue
         p = places.get(pol.policy_id)
         share = p.gpu_share if p is not None and not p.problem else None
         if share is not None and share < pol.gpu_floor - derive.FLOAT_EPS:
             yield RULE.finding(f"GPU retry {pol.policy_id}: {share:.2%} of its operations on "
                                f"the GPU, below its declared GPU floor of {pol.gpu_floor:.2%}",
-                               artifact=p.used if p else MANIFEST, policy_id=pol.policy_id,
-                               observed=share, expected=pol.gpu_floor, severity=severity)
+                               artifact=p.used if p else MANIFEST, observed=share,
+                               expected=pol.gpu_floor, severity=severity,
+                               subject=Subject(policy=pol.policy_id))
 
 
 RULE = check

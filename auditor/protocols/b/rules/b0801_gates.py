@@ -53,7 +53,7 @@ def check(view: RunView) -> Iterator[Finding]:
                            observed={"accuracy": f.accuracy, "agreement": f.agreement},
                            expected={"accuracy": f">= {acc_floor}",
                                      "agreement": f">= {agr_floor}"},
-                           answers=f.answers_from)
+                           evidence={"answers": f.answers_from})
 
 
 RULE = check

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import GATES
 from auditor.protocols.b.derive import agrees
@@ -34,7 +34,8 @@ def check(view: RunView) -> Iterator[Finding]:
             if f.claims and said is not None and not agrees(said, text, value):
                 yield RULE.finding(f"policy {pid}: {col} {text}, its answers give "
                                    f"{fmt(value)} ({f.answers_from or 'no answers'})",
-                                   **at_policy(f), field=col, observed=said, expected=value)
+                                   **at_policy(f), observed=said, expected=value,
+                                   evidence={"field": col})
     g = view.gates
     if g is None:
         return
@@ -55,16 +56,17 @@ def check(view: RunView) -> Iterator[Finding]:
             if said is not None and not agrees(float(said), repr(said), value):
                 yield RULE.finding(f"gates.json: {pid} {key} {said}, its gate-pass answers "
                                    f"give {fmt(value)}", artifact=GATES,
-                                   pointer=f"/policies/{i}/{key}", policy_id=pid,
-                                   observed=said, expected=value)
+                                   pointer=f"/policies/{i}/{key}", observed=said, expected=value,
+                                   subject=Subject(policy=pid))
         passed = (acc is not None and agr is not None
                   and acc >= floors["accuracy_floor"] - derive.FLOAT_EPS
                   and agr >= floors["agreement_floor"] - derive.FLOAT_EPS)
         if entry.get("passed") != passed:
             yield RULE.finding(f"gates.json: {pid} passed {entry.get('passed')}, its answers "
                                f"{'pass' if passed else 'fail'}", artifact=GATES,
-                               pointer=f"/policies/{i}/passed", policy_id=pid,
-                               observed=entry.get("passed"), expected=passed)
+                               pointer=f"/policies/{i}/passed", observed=entry.get("passed"),
+                               expected=passed,
+                               subject=Subject(policy=pid))
 
 
 RULE = check

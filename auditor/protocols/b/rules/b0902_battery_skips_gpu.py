@@ -44,8 +44,9 @@ def check(view: RunView) -> Iterator[Finding]:
             if t.claims.get("power_source") == "battery":
                 yield RULE.finding(f"{t.name}: policy {pid} runs on the GPU "
                                    f"({p.assigned[0].get('execution_provider')}) and was "
-                                   "measured on battery", **at_trial(t), field="power_source",
-                                   observed="battery", expected="ac")
+                                   "measured on battery", **at_trial(t), observed="battery",
+                                   expected="ac",
+                                   evidence={"field": "power_source"})
 
 
 RULE = check

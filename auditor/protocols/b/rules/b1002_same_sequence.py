@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Subject
 from auditor.protocols.b import derive
 from auditor.protocols.b.rules._where import at_trial
 from auditor.protocols.b.view import RunView
@@ -35,15 +35,16 @@ def check(view: RunView) -> Iterator[Finding]:
         if said != sha:
             yield RULE.finding(f"{t.name} names another prompt sequence than "
                                "prompts/sequence.jsonl", **at_trial(t),
-                               field="prompt_sequence_sha256", observed=said, expected=sha)
+                               observed=said, expected=sha,
+                               evidence={"field": "prompt_sequence_sha256"})
         s = stats.get(t.key)
         if t.status == "ok" and s is not None and s["order_diffs"]:
             yield RULE.finding(f"{t.name}: {s['order_diffs']} answer(s) are not the sequence's "
                                f"prompt at their place, the first at line "
                                f"{s['order_first_line']} ({s['order_first_id']})",
                                artifact=s["file"], line=s["order_first_line"],
-                               policy_id=t.policy_id, trial_index=t.trial_index,
-                               observed=s["order_first_id"], expected="the sequence's order")
+                               observed=s["order_first_id"], expected="the sequence's order",
+                               subject=Subject(policy=t.policy_id, trial=t.trial_index))
 
 
 RULE = check

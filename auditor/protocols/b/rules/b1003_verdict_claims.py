@@ -40,9 +40,9 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"policy {pid}: verdict {said!r}, but "
                                + ("it is the declared baseline" if f.policy.is_baseline
                                   else "the declared baseline is another policy"), **where,
-                               field="verdict", observed=said,
+                               observed=said,
                                expected="baseline" if f.policy.is_baseline else
-                               "accepted or rejected")
+                               "accepted or rejected", evidence={"field": "verdict"})
             continue
         if said != "accepted":
             continue
@@ -62,8 +62,8 @@ def check(view: RunView) -> Iterator[Finding]:
             against.append("a deep-tier model on the bare CPU")
         if against:
             yield RULE.finding(f"policy {pid} is claimed accepted, but {'; '.join(against)}",
-                               **where, field="verdict", observed="accepted",
-                               expected="rejected")
+                               **where, observed="accepted",
+                               expected="rejected", evidence={"field": "verdict"})
 
 
 RULE = check

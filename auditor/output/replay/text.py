@@ -5,8 +5,8 @@ line format, and the replay verdict last. `--format json` is `ReplayResult.to_js
 
 from __future__ import annotations
 
-from auditor.output.evidence import with_evidence
-from auditor.replay import codes
+from auditor.output import Format
+from auditor.output.wording import with_evidence
 from auditor.replay.compare import Agreement
 from auditor.replay.result import ReplayResult
 
@@ -30,7 +30,7 @@ def agreement_line(a: Agreement) -> str:
             f"{a.threshold.describe()}: {a.status}{note}")
 
 
-def render(result: ReplayResult) -> str:
+def render(result: ReplayResult, *, color: bool = False) -> str:
     lines = [f"replay of {result.run_dir} (protocol {result.protocol}, experiment "
              f"{result.experiment_id or '?'})"]
     if result.model and result.tokenizer:
@@ -68,50 +68,4 @@ def render(result: ReplayResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def section(result: ReplayResult) -> dict[str, object]:
-    """The report's replay section (`vm["replay"]`, drawn by report.html.j2): JSON-safe data
-    only, like the rest of the view model."""
-    rows = []
-    for a in result.files:
-        agreement, interval = a.agreement, a.interval
-        rows.append({"tone": {"met": "ok", "failed": "bad", "inconclusive": "bad"}.get(
-            a.status, "muted"), "cells": {
-            "file": a.file, "config": a.config or "-", "threshold": a.threshold.describe(),
-            "agreement": ("-" if agreement is None else
-                          f"{a.agreed + a.ties}/{a.compared} ({agreement:.1%})"),
-            "interval": "-" if interval is None else f"{interval[0]:.1%} – {interval[1]:.1%}",
-            "status": a.status + (f" ({a.note})" if a.note else "")}})
-    failing = [a for a in result.files if a.status in ("failed", "inconclusive")]
-    verdict = result.verdict
-    why = ("Every judged answers file agrees with the archived model on the sampled IDs."
-           if verdict == "accepted" else
-           f"{len(failing)} answers file(s) disagree with the archived model beyond their "
-           "threshold: their answers were not all produced by it." if failing else
-           next((f.message for f in result.findings if f.severity == "error"),
-                "Replay could not run."))
-    s = result.sample
-    own = codes.for_protocol(result.protocol)
-    return {
-        "verdict": verdict, "headline": f"REPLAY {verdict.upper()}", "why": why,
-        "refs": sorted({r.protocol_ref for r in own}),
-        "codes": f"{own[0].code}-{own[-1].code}",
-        "sample": None if s is None else {"drawn": len(s.ids), "population": s.population,
-                                          "seed": s.seed, "seed_source": s.seed_source},
-        "model": result.model, "tokenizer": result.tokenizer,
-        "executed": result.to_json()["executed"],
-        "columns": [{"key": "file", "label": "Answers file"},
-                    {"key": "config", "label": "Variant or policy"},
-                    {"key": "threshold", "label": "Threshold"},
-                    {"key": "agreement", "label": "Agreement", "align": "r"},
-                    {"key": "interval", "label": "95% interval", "align": "r"},
-                    {"key": "status", "label": "Status"}],
-        "rows": rows,
-        "disagreements": [{"file": a.file, "items": [
-            f"{d.id}: answered {', '.join(d.answered)}, replayed {d.replayed}, margin "
-            + ("-" if d.margin is None else f"{d.margin:.4g}") + (" (tie)" if d.tie else "")
-            for d in a.disagreements[:SHOWN_IDS]],
-            "more": max(0, len(a.disagreements) - SHOWN_IDS)} for a in failing[:SHOWN_FILES]],
-        "more_files": max(0, len(failing) - SHOWN_FILES),
-        "findings": [{"code": f.code, "severity": f.severity, "protocol_ref": f.protocol_ref,
-                      "artifact": f.artifact, "message": f.message} for f in result.findings],
-    }
+FORMAT = Format("text", "for a person", render)

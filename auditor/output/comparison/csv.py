@@ -8,8 +8,10 @@ import csv
 import io
 from typing import Any
 
+from auditor.output import Format
 
-def comparison(cmp: Any) -> str:
+
+def render(cmp: Any, *, color: bool = False) -> str:
     from auditor.archive.compare import CSV_COLUMNS
 
     buf = io.StringIO()
@@ -19,3 +21,6 @@ def comparison(cmp: Any) -> str:
         w.writerow(["" if row[c] is None else str(row[c]).lower() if isinstance(row[c], bool)
                     else row[c] for c in CSV_COLUMNS])
     return buf.getvalue()
+
+
+FORMAT = Format("csv", "the comparison table as RFC 4180 CSV", render)

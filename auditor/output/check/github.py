@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from auditor.model import AuditResult
+from auditor.output import Format
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -46,3 +47,6 @@ def render(result: AuditResult, *, color: bool = False) -> str:
                          f"{len(result.rules_not_run)} not run, "
                          f"{len(result.unwaived)} unwaived)"))
     return "\n".join(lines) + "\n"
+
+
+FORMAT = Format("github", "GitHub Actions workflow-command annotations", render)

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from auditor import __version__
 from auditor.model import AuditResult, Finding, RuleInfo
+from auditor.output import Format
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -104,3 +105,6 @@ def sarif_log(result: AuditResult) -> dict[str, Any]:
 
 def render(result: AuditResult, *, color: bool = False) -> str:
     return json.dumps(sarif_log(result), indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+FORMAT = Format("sarif", "SARIF 2.1.0, for code-scanning tools", render)

@@ -6,7 +6,8 @@ last."""
 from __future__ import annotations
 
 from auditor.model import AuditResult
-from auditor.output.evidence import with_evidence
+from auditor.output import Format
+from auditor.output.wording import with_evidence
 
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m",
             "accepted": "\x1b[32m", "rejected": "\x1b[31m", "incomplete": "\x1b[33m"}
@@ -48,3 +49,6 @@ def render(result: AuditResult, *, color: bool = False) -> str:
                  f"{c['info']} info, {len(result.skipped)} rule(s) skipped, "
                  f"{len(result.rules_run)} run{not_run}")
     return "\n".join(lines) + "\n"
+
+
+FORMAT = Format("text", "findings for a terminal, one line each, verdict last", render)

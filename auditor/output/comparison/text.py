@@ -1,29 +1,11 @@
-"""`--format text`: what an archive audit did, or the comparison table, for a terminal."""
+"""`audit compare --format text`: the comparison table, for a terminal."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from auditor.output import Format
 from auditor.protocols.names import LETTER, PROTOCOL_B
-
-
-def archive(outcome: Any) -> str:
-    o = outcome.to_json()
-    verdicts = ", ".join(f"{n:,} {v}" for v, n in outcome.verdicts) or "empty"
-    per = (f", {o['per_run_seconds'] * 1000:.0f} ms per run" if o["per_run_seconds"]
-           is not None else "")
-    lines = [
-        f"{o['found']:,} found: {o['audited']:,} audited now ({o['seconds']:.1f} s over "
-        f"{o['jobs']} {o['executor']} worker(s){per}), {o['already_in_index']:,} already in "
-        "the index",
-        f"index: {verdicts}",
-        f"  {o['index']}",
-        f"  {o['findings']}",
-    ]
-    if outcome.failed:
-        lines.append(f"{outcome.failed:,} could not be audited (one line each above; "
-                     "reasons in the index)")
-    return "\n".join(lines) + "\n"
 
 
 def _money(minor: float | None) -> str:
@@ -34,7 +16,7 @@ def _num(x: float | None, fmt: str) -> str:
     return "" if x is None else format(x, fmt)
 
 
-def comparison(cmp: Any) -> str:
+def render(cmp: Any, *, color: bool = False) -> str:
     lines = [f"{cmp.runs:,} run(s) in the index ({cmp.duplicates:,} duplicate copies counted "
              f"once); configurations ranked: {len(cmp.ranked)}, not accepted: "
              f"{len(cmp.not_accepted)}, runs with none to compare: {len(cmp.other_runs)}"]
@@ -80,3 +62,6 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     fmt = "  " + "  ".join(f"{{:<{w}}}" for w in widths)
     return [fmt.format(*head).rstrip(), *(fmt.format(*r).rstrip() for r in rows)]
+
+
+FORMAT = Format("text", "the comparison table for a terminal", render)

@@ -12,6 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from auditor.model import AuditResult, Finding
+from auditor.output import Format
 
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -67,3 +68,6 @@ def render(result: AuditResult, *, color: bool = False) -> str:
                 f"{f.severity}: {_line(f)}" for f in others)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+FORMAT = Format("junit", "JUnit XML: one test case per rule (GitLab, Jenkins)", render)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from auditor.evidence import EvidenceSummary
+from auditor.output import Format
 from auditor.readers.base import Fault
 
 
-def render(s: EvidenceSummary) -> str:
+def render(s: EvidenceSummary, *, color: bool = False) -> str:
     out = [f"file      {s.file} ({s.size_bytes:,} bytes)"]
     if s.reader is None:
         out.append("reader    none recognizes this file")
@@ -73,3 +74,6 @@ def _num(v: float | None) -> str:
 
 def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v * 100:.2f}%"
+
+
+FORMAT = Format("text", "for a person", render)

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from auditor.evidence import EvidenceSummary, jsonable
+from auditor.output import Format
 
 
 def to_json(s: EvidenceSummary) -> dict[str, Any]:
@@ -22,5 +23,8 @@ def to_json(s: EvidenceSummary) -> dict[str, Any]:
     }
 
 
-def render(s: EvidenceSummary) -> str:
+def render(s: EvidenceSummary, *, color: bool = False) -> str:
     return json.dumps(to_json(s), indent=2, ensure_ascii=False)
+
+
+FORMAT = Format("json", "one JSON object (schemas/evidence-summary.schema.json)", render)

@@ -1,0 +1,1 @@
+"""`audit archive --format`: one module per format of the ArchiveOutcome."""

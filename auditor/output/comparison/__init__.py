@@ -1,0 +1,1 @@
+"""`audit compare --format`: one module per format of the Comparison."""

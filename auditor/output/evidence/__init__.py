@@ -1,0 +1,1 @@
+"""`audit evidence --format`: one module per format of the EvidenceSummary."""

@@ -1,0 +1,1 @@
+"""`audit replay --format`: one module per format of the ReplayResult."""
