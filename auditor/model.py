@@ -5,6 +5,7 @@ borders, in an archive's workers)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -268,29 +269,90 @@ class OfferCost:
     """True when the offer's GPU is one the run measured (its accepted count applies)."""
 
 
+ConfigVerdict = Literal["accepted", "rejected", "incomplete", "baseline"]
+"""A configuration's verdict: `baseline` is protocol B's CPU-only reference policy, what the
+others are compared with, never accepted or rejected itself."""
+
+
+@dataclass(frozen=True)
+class VariantFigures:
+    """Protocol A's figures of one variant besides the shared ones."""
+
+    batch: int | None
+    cold_median_s: float | None
+    """The median of the variant's cold passes."""
+    texts: int | None
+    """The evaluation texts of one corpus (the unit of throughput)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"batch": self.batch, "cold_median_s": self.cold_median_s, "texts": self.texts}
+
+
+@dataclass(frozen=True)
+class PolicyFigures:
+    """Protocol B's figures of one compute policy, each recomputed from the raw latencies,
+    power traces and placement evidence."""
+
+    role: str
+    runtime: str
+    compute_units: str
+    trials_ok: int
+    trials: int
+    p95_ms: float | None
+    latencies: int
+    avg_power_w: float | None
+    joules_per_inference: float | None
+    energy_source: str | None
+    energy_window_s: float | None
+    """Seconds of inference windows the energy was integrated over."""
+    energy_domains: str | None
+    energy_missing: str | None
+    """Why the policy has no energy figure (None when it has one)."""
+    operation_share: float | None
+    cost_share: float | None
+    operation_share_floor: float | None
+    accuracy: float | None
+    agreement: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
 @dataclass(frozen=True)
 class ConfigSummary:
     """One configuration of a run (a protocol A variant, a protocol B policy), as derived
-    from the run's raw evidence, never from its claims."""
+    from the run's raw evidence, never from its claims: what page 1 of the report, the
+    archive index and `audit compare` all read."""
 
     config_id: str
-    accepted: bool
-    """Protocol A: a pass recomputed as accepted; protocol B: the policy's verdict."""
+    verdict: ConfigVerdict
+    """`accepted` only when the audit accepts it (and the run)."""
     gpu_model: str | None
-    """As evidenced (driver/placement), None for a CPU run."""
+    """The GPU model(s) the placement evidence shows it used (protocol A), None for none."""
     gpu_count: int
     precision: str | None
     median_s: float | None
-    """Median warm pass time (A) / median trial wall time (B), successful ones only."""
+    """Warm median (A) or median trial wall time (B), seconds."""
     min_s: float | None
     max_s: float | None
     throughput_per_s: float | None
     """Texts (A) or inferences (B) per second at the median."""
     reason: str | None = None
-    """Why it is not accepted, in a few words."""
+    """Why it is not accepted, in a few words (None when accepted)."""
+    detail: str | None = None
+    """Why, in full: the finding that decides it (its code and message)."""
     costs: tuple[OfferCost, ...] = ()
-    extra: tuple[tuple[str, Any], ...] = ()
-    """Protocol-specific figures (p95 latency, joules per inference...), as (name, value)."""
+    figures: VariantFigures | PolicyFigures | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict == "accepted"
+
+    def figures_json(self) -> dict[str, Any]:
+        """The protocol's own figures as one JSON object (the archive index keeps it)."""
+        if isinstance(self.figures, PolicyFigures):
+            return {"verdict": self.verdict, **self.figures.to_json()}
+        return self.figures.to_json() if self.figures is not None else {}
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,7 @@ def record_row(rec: RunRecord, version: str, audit_id: str) -> dict[str, Any]:
                            o.cost_per_accepted_corpus_usd_minor,
                        "why_not": o.why_not, "measured_here": o.measured_here}
                       for o in c.costs],
-            "extra_json": json.dumps(dict(c.extra), default=str, sort_keys=True),
+            "extra_json": json.dumps(c.figures_json(), default=str, sort_keys=True),
         } for c in configs],
     }
 

@@ -39,6 +39,25 @@ class LoadedRun(TypingProtocol):
 RULE_MODULE = re.compile(r"^[a-z]\d{4}_\w+$")
 
 
+@dataclass(frozen=True)
+class ReportPart:
+    """What a protocol adds to the signed report, formatting its facts and summary only
+    (each protocol's `report.py` declares one as `REPORT`)."""
+
+    template: str
+    """The Jinja2 template of its sections (in `templates/`), included by report.html.j2."""
+    sections: Callable[..., dict[str, Any]]
+    """`sections(view, result, *, offers=None, offers_label=None)`: its view-model sections,
+    JSON values only, among them `summary` (the rows of page 1, drawn by the shared
+    template)."""
+    figures: Callable[[dict[str, Any]], dict[str, tuple[str, Any]]]
+    """`figures(vm)`: name -> (plot kind of `auditor.report.plots`, its data from VM)."""
+    finding_scope: Callable[[Any, Finding], str | None]
+    """`finding_scope(view, finding)`: the part of the run a finding affects, in words."""
+    attachments: Callable[[Any], list[tuple[str, str]]]
+    """`attachments(view)`: the run files the signed PDF carries besides the manifest."""
+
+
 @dataclass(frozen=True, eq=False)
 class Protocol:
     name: str
@@ -62,12 +81,8 @@ class Protocol:
     streamed_prefixes: tuple[str, ...] = ()
     """Run dir paths the loader reads one file at a time (`RunFiles.stream`), never all at
     once: the parsed files that can be many and large (a run's outputs)."""
-    report_module: str | None = None
-    """Dotted module with the protocol's report parts: `sections(view, result, offers=,
-    offers_label=)` (its view-model sections, among them `summary`: the rows of page 1, see
-    `auditor.report.viewmodel`), `figures(vm)` (name -> SVG), `TEMPLATE` (the Jinja2 template
-    of its sections, included by report.html.j2) and, optionally, `finding_scope(view,
-    finding)` (the part of the run a finding affects, in words)."""
+    report: Callable[[], ReportPart] | None = None
+    """The protocol's report part, imported on first use (`auditor.registry.lazy`)."""
 
     @property
     def internal_error_code(self) -> str:

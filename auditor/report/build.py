@@ -112,8 +112,11 @@ def render_report(view: Any, result: AuditResult, *, offers: dict | None,
                                        tool_version=__version__, generated_at=generated_at,
                                        signer=signer, replay=replay)
     with timer.step("plots"):
-        module = viewmodel.protocol_report(result.protocol)
-        figs = module.figures(vm) if module is not None and view is not None else {}
+        from auditor.report import plots
+
+        part = viewmodel.protocol_report(result.protocol)
+        figs = (plots.draw(part.figures(vm)) if part is not None and view is not None
+                else {})
     with timer.step("html"):
         page = html.render(vm, figs)
     return vm, page, figs

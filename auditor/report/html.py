@@ -104,9 +104,9 @@ def render(vm: dict[str, Any], plots: dict[str, str | None]) -> str:
     protocol supplies the template of its own sections."""
     from auditor.report.viewmodel import protocol_report
 
-    module = protocol_report(vm.get("protocol"))
+    part = protocol_report(vm.get("protocol"))
     return render_page("report.html.j2", vm, plots,
-                       protocol_template=getattr(module, "TEMPLATE", None))
+                       protocol_template=part.template if part is not None else None)
 
 
 def render_page(template: str, vm: dict[str, Any], plots: dict[str, str | None],

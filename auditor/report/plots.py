@@ -257,3 +257,15 @@ def placement_shares(placement: list[dict[str, Any]]) -> str | None:
     ax.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=6,
               frameon=False, fontsize=8)
     return _svg(fig)
+
+
+PLOTS = {"durations": durations, "memory": memory, "cost": cost,
+         "cost_vs_throughput": cost_vs_throughput, "power_traces": power_traces,
+         "placement_shares": placement_shares}
+"""The figures a report part may ask for (`ReportPart.figures`), by kind."""
+
+
+def draw(specs: dict[str, tuple[str, Any]]) -> dict[str, str | None]:
+    """Each figure of SPECS (name -> (plot kind, its data)) as SVG text, None where there is
+    nothing to draw."""
+    return {name: PLOTS[kind](data) for name, (kind, data) in specs.items()}

@@ -18,7 +18,6 @@ a golden file (tests/protocols/a/golden/report_viewmodel.json) and rendered by a
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -26,10 +25,10 @@ from typing import Any
 from auditor import protocol_text, protocols
 from auditor.model import SEVERITY_ORDER, AuditResult, Finding
 from auditor.output.wording import key_evidence
+from auditor.protocols.base import ReportPart
 from auditor.report import attachments
 from auditor.rule import Rule
 
-NOT_RECORDED = "not recorded"
 SHOWN_PER_GROUP = 6
 """A cause lists at most this many findings of one rule and file; the rest are counted (every
 finding is in audit.json, attached to the PDF)."""
@@ -37,25 +36,6 @@ REF = re.compile(r"(?<![\w.])(A\d{1,2}\.\d{1,2}|B\d{1,2}|RUN_DIR)(?!\w|\.\w)")
 """A protocol rule cited in the report's text (`A2.1`, `B7`, `RUN_DIR`)."""
 
 Scope = Callable[[Finding], str | None]
-
-
-def json_safe(value: Any) -> Any:
-    """A JSON-safe copy (tuples to lists, unknown objects to str)."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return str(value)
-
-
-def lookup(d: Any, *keys: str, default: Any = None) -> Any:
-    for k in keys:
-        if not isinstance(d, Mapping) or k not in d:
-            return default
-        d = d[k]
-    return d
 
 
 # -- findings grouped by cause --------------------------------------------------------------
@@ -279,10 +259,10 @@ def signature_section(signer: str | None) -> dict[str, Any]:
     }
 
 
-def protocol_report(protocol: str | None) -> Any:
-    """The report module of PROTOCOL's package (None for an unknown protocol)."""
+def protocol_report(protocol: str | None) -> ReportPart | None:
+    """The report part of PROTOCOL (None for an unknown protocol)."""
     p = protocols.get(protocol) if protocol else None
-    return importlib.import_module(p.report_module) if p and p.report_module else None
+    return p.report() if p is not None and p.report is not None else None
 
 
 def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
@@ -296,9 +276,9 @@ def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
     module = protocol_report(result.protocol)
     own = ({} if module is None or view is None else
            module.sections(view, result, offers=offers, offers_label=offers_label))
-    scope_fn = getattr(module, "finding_scope", None) if view is not None else None
     findings = findings_section(result, {r.code: r for r in rules},
-                                (lambda f: scope_fn(view, f)) if scope_fn else None)
+                                (lambda f: module.finding_scope(view, f))
+                                if module is not None and view is not None else None)
     summary = own.pop("summary", None)
     vm: dict[str, Any] = {
         "title": f"Audit report: {result.experiment_id or 'unknown experiment'}",
@@ -322,8 +302,8 @@ def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
     vm["appendix"] = appendix_section(
         cited_refs([vm, [c["protocol_ref"] for c in findings["causes"]]]), rules)
     files = None if view is None else view.files_on_disk
-    own_files = getattr(module, "attachments", None) if view is not None else None
-    vm["attachments"] = attachments.listed(set(files or ()), own_files(view) if own_files else (),
+    own_files = module.attachments(view) if module is not None and view is not None else ()
+    vm["attachments"] = attachments.listed(set(files or ()), own_files,
                                            replay=replay is not None)
     vm["artifacts"] = artifacts_section(files)
     vm["rules"] = rules_section(rules)

@@ -13,10 +13,11 @@ import dataclasses
 from typing import Any
 
 from auditor.model import Finding, RunSummary
-from auditor.protocols._common import with_csv_line
 from auditor.protocols.a.artifacts import PARSED_PREFIXES, RESULTS, STREAMED_PREFIXES
-from auditor.protocols.base import Protocol
+from auditor.protocols.base import Protocol, ReportPart
 from auditor.protocols.names import PROTOCOL_A
+from auditor.protocols.sealed import with_csv_line
+from auditor.registry import lazy
 
 
 def _load(files: Any) -> Any:
@@ -57,5 +58,5 @@ PROTOCOL = Protocol(
     internal_error_ref="A10.1",
     locate=_locate,
     summarize=_summarize,
-    report_module="auditor.protocols.a.report",
+    report=lazy("auditor.protocols.a.report", "REPORT", ReportPart),
 )

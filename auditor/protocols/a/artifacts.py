@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from auditor.protocols._common import Artifact
+from auditor.protocols.loader import Artifact
 
 MANIFEST = "manifest.json"
 EXPECTED = "corpus/expected_ids.txt"
@@ -34,18 +34,18 @@ PASS_FILE = re.compile(
 ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("manifest", MANIFEST, "json_doc", "manifest", True,
              "the declaration fixed before measuring, and every file's SHA-256"),
-    Artifact("results", RESULTS, "csv_table", "resultats-bruts.table.json", True,
+    Artifact("results", RESULTS, "csv_table", "resultats-bruts", True,
              "one row per pass, failed passes included (A8)"),
     Artifact("expected_ids", EXPECTED, "id_list", None, True,
              "the evaluation IDs in input order"),
     Artifact("references", REFERENCES, "jsonl_id_label", "reference_line", True,
-             "the verified label of each evaluation ID"),
+             "the verified label of each evaluation ID", ref="A2.4"),
     Artifact("splits", "corpus/splits/", "id_list", None, True,
              "train and tune ID lists (A1.3)"),
     Artifact("outputs", OUTPUTS, "jsonl_id_label", "output_line", True,
              "every answer of every pass"),
     Artifact("timeline", TIMELINE, "jsonl_records", "timeline_entry", True,
-             "one entry per pass and warm-up block, in the order run"),
+             "one entry per pass and warm-up block, in the order run", ref="A6.4"),
     Artifact("memory_traces", MEMORY_TRACES, "json_doc", "memory_trace", True,
              "A7 baselines, peaks and memory_stats per pass"),
     Artifact("placement", PLACEMENT, "json_doc", "placement", True,
@@ -53,12 +53,13 @@ ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("environment", ENVIRONMENT, "json_doc", "environment", True,
              "the environment as observed (A4.1)"),
     Artifact("offers", OFFERS, "json_doc", "offers", False,
-             "the offers the economics use (required when the manifest names an offer)"),
+             "the offers the economics use (required when the manifest names an offer)",
+             special=True),
     Artifact("set_check", SET_CHECK, "json_doc", "set_check", True,
              "the archived set and duplicate verification (A2.6)"),
     Artifact("inputs", INPUTS, "jsonl_records", "input_line", False,
              "the evaluation texts in input order (required when the manifest names "
-             "`corpus.inputs_file`)"),
+             "`corpus.inputs_file`)", special=True),
     Artifact("claims", CLAIMS, "json_doc", "claims", False,
              "typed summaries, rankings, projections and memory figures the run states"),
 )

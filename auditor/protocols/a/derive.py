@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from auditor.protocols._common import per_view
+from auditor.protocols.cache import per_view
 
 if TYPE_CHECKING:
     from auditor.protocols.a.view import RunView

@@ -24,8 +24,15 @@ from typing import Any
 
 import polars as pl
 
-from auditor.model import AuditResult, ConfigSummary, Finding, OfferCost, RunSummary
-from auditor.protocols._common import summary_of
+from auditor.model import (
+    AuditResult,
+    ConfigSummary,
+    Finding,
+    OfferCost,
+    RunSummary,
+    VariantFigures,
+)
+from auditor.present import NOT_RECORDED, json_safe, lookup
 from auditor.protocols.a import derive
 from auditor.protocols.a.economics import (
     PackageCost,
@@ -37,7 +44,8 @@ from auditor.protocols.a.economics import (
     usd,
 )
 from auditor.protocols.a.view import RunView
-from auditor.report.viewmodel import NOT_RECORDED, json_safe, lookup
+from auditor.protocols.base import ReportPart
+from auditor.protocols.summary import summary_of
 
 TEMPLATE = "protocol_a.html.j2"
 """The sections of protocol A in the report page (included by report.html.j2)."""
@@ -652,8 +660,10 @@ def run_summary(view: RunView, result: AuditResult, timings: list[dict[str, Any]
                                else "not accepted"),
                       measured_here=bool(o["measured_here"]))
             for o in econ["offers"])
+        verdict = ("accepted" if vid in accepted else "rejected" if vid not in passes_ok
+                   or result.verdict == "accepted" else result.verdict)
         configs.append(ConfigSummary(
-            config_id=vid, accepted=vid in accepted,
+            config_id=vid, verdict=verdict,
             gpu_model=", ".join(models) or None,
             gpu_count=int(mine.get_column("gpu_count").max() or 0) if mine.height else 0,
             precision=lookup(declared.get(vid), "precision"),
@@ -663,9 +673,8 @@ def run_summary(view: RunView, result: AuditResult, timings: list[dict[str, Any]
                 "a pass is not accepted" if vid not in passes_ok
                 else f"run {result.verdict} (its own passes pass)"),
             costs=costs,
-            extra=(("batch", lookup(declared.get(vid), "batch")),
-                   ("cold_median_s", t["cold"]["median_s"]),
-                   ("texts", n_texts))))
+            figures=VariantFigures(batch=lookup(declared.get(vid), "batch"),
+                                   cold_median_s=t["cold"]["median_s"], texts=n_texts)))
     return summary_of(view, result, configs)
 
 
@@ -714,7 +723,8 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary,
     """Page 1's rows for protocol A, from the RunSummary: per variant, accepted or not, warm
     median and range, throughput and its cheapest cost per accepted corpus; per offer, the
     package cost and the cost per accepted corpus or why not; then what to buy."""
-    texts = next((v for c in summary.configurations for k, v in c.extra if k == "texts"), None)
+    texts = next((c.figures.texts for c in summary.configurations
+                  if isinstance(c.figures, VariantFigures)), None)
     per_text = {o["offer_id"]: o["per_corpus_text"] for o in econ["offers"]}
     rows = []
     for c in summary.configurations:
@@ -845,10 +855,12 @@ def finding_scope(view: RunView, finding: Finding) -> str | None:
     return finding.subject.describe() if finding.subject is not None else None
 
 
-def figures(vm: dict[str, Any]) -> dict[str, str | None]:
-    """The SVG figures of protocol A's sections, drawn from the view model only."""
-    from auditor.report import plots
+def figures(vm: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    """The figures of protocol A's sections: name -> (plot kind, its data from VM)."""
+    return {"durations": ("durations", vm["timings"]),
+            "memory": ("memory", vm["memory"]["variants"]),
+            "cost": ("cost", vm["economics"])}
 
-    return {"durations": plots.durations(vm["timings"]),
-            "memory": plots.memory(vm["memory"]["variants"]),
-            "cost": plots.cost(vm["economics"])}
+
+REPORT = ReportPart(template=TEMPLATE, sections=sections, figures=figures,
+                    finding_scope=finding_scope, attachments=attachments)

@@ -9,7 +9,7 @@ rules that need it are skipped with the reason. The CSV's format faults are kept
 (`results_faults`) for the A08xx rules.
 
 Output files (tens of millions of lines in a big run) are streamed: read and hashed one at
-a time, parsed and counted in batches of `BATCH_BYTES` (`derive.output_file_stats`), and only
+a time, parsed and counted in batches of `BATCH_BYTES` (`output_file_stats`), and only
 the lines of the files with a fault are kept, so memory is a batch's whatever the run.
 """
 
@@ -23,30 +23,23 @@ from typing import Any
 
 import polars as pl
 
-import schemas
 from auditor.model import Finding, Subject
-from auditor.protocols._common import Loader, faults_frame
-from auditor.protocols.a import derive
 from auditor.protocols.a.artifacts import (
-    CLAIMS,
-    ENVIRONMENT,
-    EXPECTED,
+    ARTIFACTS,
     INPUTS,
     MEMORY_TRACES,
     OFFERS,
     OUTPUTS,
     PASS_FILE,
     PLACEMENT,
-    REFERENCES,
     RESULTS,
-    SET_CHECK,
     SPLITS,
     TIMELINE,
     manifest_ref,
 )
+from auditor.protocols.a.derive import index_expected, output_file_stats
+from auditor.protocols.loader import Loader
 from auditor.readers import (
-    csv_table,
-    id_list,
     jsonl_id_label,
     jsonl_records,
     timestamps,
@@ -85,7 +78,7 @@ class RunView:
     """Output lines: `variant_id`, `phase`, `run_index`, `file`, `file_no` (the file's row in
     `output_index`; lines are in file, then line order), `line`, `id`, `label`, `valid`
     (parses and matches the line schema), `error` (why not). When `output_stats` is set,
-    only the lines of the files that are not clean (see `derive.output_file_stats`): a
+    only the lines of the files that are not clean (see `output_file_stats`): a
     clean file is one valid line with a declared label per expected ID in list order, all
     its counts are in `output_stats`. Otherwise (no expected IDs to compare with) every
     line. None when the run has no output file."""
@@ -176,7 +169,9 @@ class _Loader(Loader):
     # -- the artifacts -------------------------------------------------------------------
     def load(self) -> RunView:
         manifest = self.load_manifest()
-        expected = self.load_id_list(EXPECTED, "expected_ids")
+        plain = self.load_artifacts(ARTIFACTS)
+        expected, references = plain["expected_ids"], plain["references"]
+        results = plain["results"]
         splits: dict[str, pl.DataFrame] = {}
         for name, rel in SPLITS.items():
             df = self.load_id_list(rel, "splits")
@@ -184,37 +179,32 @@ class _Loader(Loader):
                 splits[name] = df
         if len(splits) < 2:  # both lists are needed; one absent or malformed: neither counts
             self.available.discard("splits")
-        references = self.load_references()
-        results_raw, results, faults = self.load_results()
         outputs, out_files, out_index, out_stats = self.load_outputs(
-            None if expected is None else derive.index_expected(expected, references),
+            None if expected is None else index_expected(expected, references),
             classes_of(manifest))
-        timeline = self.load_timeline()
+        timeline = self.timeline_frame(plain["timeline"])
         traces, trace_files = self.load_pass_docs(MEMORY_TRACES, "memory_traces",
                                                   "memory_trace")
         placement, placement_files = self.load_pass_docs(PLACEMENT, "placement", "placement")
-        environment = self.load_doc(ENVIRONMENT, "environment", "environment")
         offers_path = OFFERS
         econ = (manifest or {}).get("economics")
         if isinstance(econ, dict) and isinstance(econ.get("offers_file"), str):
             offers_path = econ["offers_file"]
         offers = self.load_doc(offers_path, "offers", "offers", required=bool(econ))
-        set_check = self.load_doc(SET_CHECK, "set_check", "set_check")
-        claims = self.load_doc(CLAIMS, "claims", "claims", required=False)
         inputs_path, inputs = self.load_inputs(manifest)
         unavailable = self.unavailable()
         return RunView(
-            root=self.files.root, manifest=manifest, results=results,
-            results_raw=results_raw, results_faults=faults, expected_ids=expected,
+            root=self.files.root, manifest=manifest, results=results.typed,
+            results_raw=results.raw, results_faults=results.faults, expected_ids=expected,
             references=references, outputs=outputs, output_files=out_files,
             output_index=out_index, timeline=timeline,
             memory_traces=MappingProxyType(traces),
             memory_trace_files=MappingProxyType(trace_files),
             placement=MappingProxyType(placement),
-            placement_files=MappingProxyType(placement_files), environment=environment,
-            offers=offers, offers_path=offers_path, set_check=set_check,
-            splits=MappingProxyType(splits), inputs=inputs, inputs_path=inputs_path,
-            claims=claims, files_on_disk=self.files.hashes,
+            placement_files=MappingProxyType(placement_files),
+            environment=plain["environment"], offers=offers, offers_path=offers_path,
+            set_check=plain["set_check"], splits=MappingProxyType(splits), inputs=inputs,
+            inputs_path=inputs_path, claims=plain["claims"], files_on_disk=self.files.hashes,
             load_findings=tuple(self.findings), available=frozenset(self.available),
             absent=frozenset(self.absent), unavailable_reason=unavailable,
             output_stats=out_stats,
@@ -224,41 +214,12 @@ class _Loader(Loader):
         return super().load_manifest("manifest", "A0001", lambda p: manifest_ref(p, "A10.1"),
                                      "the manifest")
 
-    def load_id_list(self, rel: str, kind: str) -> pl.DataFrame | None:
-        if rel not in self.data:
-            self.absent.add(kind)
-            return None
-        read = id_list.read(self.data[rel], name=rel)
-        for f in read.faults:
-            self.report(f)
-        if read.value is None:
-            self.bad(kind, f"{rel} is not valid UTF-8")
-            return None
-        self.available.add(kind)
-        return read.value
-
-    def load_references(self) -> pl.DataFrame | None:
-        if REFERENCES not in self.data:
-            self.absent.add("references")
-            return None
-        df = jsonl_id_label.decode_id_label_lines(self.data[REFERENCES], "reference_line")
-        bad = df.filter(~pl.col("valid")).head(20)
-        for line, err in zip(bad["line"], bad["error"], strict=True):
-            self.findings.append(Finding(
-                code="A0002", severity="error", protocol_ref="A2.4",
-                message=f"bad reference line: {err}", artifact=REFERENCES, line=line))
-        if bad.height:
-            self.bad("references", f"{REFERENCES} has malformed lines")
-            return None
-        self.available.add("references")
-        return df.select("line", "id", "label")
-
     def load_outputs(self, exp: pl.DataFrame | None, classes: tuple[str, ...]
                      ) -> tuple[pl.DataFrame | None, tuple[str, ...], pl.DataFrame,
                                 pl.DataFrame | None]:
         """(lines, files, index, per-file stats) of the output files, read one at a time and
         parsed in batches of `BATCH_BYTES`. With the expected IDs (EXP,
-        `derive.index_expected`), each batch is counted per file (`derive.output_file_stats`)
+        `index_expected`), each batch is counted per file (`output_file_stats`)
         and only the lines of the files that are not clean are kept; without them, every
         line."""
         index: list[tuple[int, str, str, int, str]] = []
@@ -291,7 +252,7 @@ class _Loader(Loader):
             if exp is None:
                 kept.append(lines)
                 return
-            rows, clean = derive.output_file_stats(lines, exp, classes)
+            rows, clean = output_file_stats(lines, exp, classes)
             stats.append(rows)
             kept.append(lines.filter(~pl.col("file_no").is_in(clean.implode())))
 
@@ -314,7 +275,7 @@ class _Loader(Loader):
             pl.col("file_no").set_sorted(), "line", "id", "label", "valid", "error")
         out_stats = None
         if exp is not None:
-            out_stats = pl.concat(stats) if stats else derive.output_file_stats(
+            out_stats = pl.concat(stats) if stats else output_file_stats(
                 frames, exp, classes)[0]
         return outputs, tuple(rels), idx.drop("file_no"), out_stats
 
@@ -350,19 +311,12 @@ class _Loader(Loader):
         self.available.add("inputs")
         return rel, read.value
 
-    def load_timeline(self) -> pl.DataFrame | None:
-        if TIMELINE not in self.data:
-            self.absent.add("timeline")
+    def timeline_frame(self, records: list[tuple[int, Any]] | None) -> pl.DataFrame | None:
+        """The timeline's entries as a frame, their times parsed (a time that is not RFC
+        3339 is a finding and leaves the timeline unavailable)."""
+        if records is None:
             return None
-        read = jsonl_records.read(self.data[TIMELINE], name=TIMELINE, schema="timeline_entry",
-                                  label="timeline-entry")
-        for f in read.faults:
-            self.report(f, ref="A6.4")
-        if read.value is None or read.errors:
-            self.bad("timeline", f"{TIMELINE} has malformed lines" if read.value is not None
-                     else f"{TIMELINE} is not valid UTF-8")
-            return None
-        rows = [_timeline_row(n, obj) for n, obj in read.value]
+        rows = [_timeline_row(n, obj) for n, obj in records]
         df = pl.DataFrame(rows, schema=_TIMELINE_SCHEMA, orient="row")
         started = timestamps.column(df["started_at"], "started")
         ended = timestamps.column(df["ended_at"], "ended")
@@ -372,8 +326,8 @@ class _Loader(Loader):
                               line=line), ref="A6.4")
         if bad.height:
             self.bad("timeline", f"{TIMELINE} has unreadable times")
+            self.available.discard("timeline")
             return None
-        self.available.add("timeline")
         return df.with_columns(started, ended)
 
     def load_pass_docs(self, prefix: str, kind: str, schema: str
@@ -410,19 +364,6 @@ class _Loader(Loader):
         if ok:
             self.available.add(kind)
         return docs, files
-
-    def load_results(self) -> tuple[pl.DataFrame | None, pl.DataFrame | None, pl.DataFrame]:
-        if RESULTS not in self.data:
-            self.absent.add("results")
-            return None, None, faults_frame(())
-        read = csv_table.read(self.data[RESULTS], name=RESULTS, table=schemas.results_table())
-        table = read.value
-        assert table is not None  # the CSV reader always returns a Table
-        if table.typed is None or read.errors:
-            self.bad("results", f"{RESULTS} has format errors (see the A08xx findings)")
-            return table.raw, None, faults_frame(read.faults)
-        self.available.add("results")
-        return table.raw, table.typed, faults_frame(read.faults)
 
 
 def _timeline_row(n: int, obj: dict[str, Any]) -> dict[str, Any]:

@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from auditor.model import Finding, RunSummary
-from auditor.protocols._common import with_csv_line
 from auditor.protocols.b.artifacts import PARSED_PREFIXES, POLICIES, TRIALS
-from auditor.protocols.base import Protocol
+from auditor.protocols.base import Protocol, ReportPart
 from auditor.protocols.names import PROTOCOL_B
+from auditor.protocols.sealed import with_csv_line
+from auditor.registry import lazy
 
 
 def _load(files: Any) -> Any:
@@ -48,5 +49,5 @@ PROTOCOL = Protocol(
     internal_error_ref="B10",
     locate=_locate,
     summarize=_summarize,
-    report_module="auditor.protocols.b.report",
+    report=lazy("auditor.protocols.b.report", "REPORT", ReportPart),
 )

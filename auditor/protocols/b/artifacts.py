@@ -11,8 +11,9 @@ file's extension and content, never from what the manifest says about it.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from auditor.protocols._common import Artifact
+from auditor.protocols.loader import Artifact
 
 MANIFEST = "manifest.json"
 PROMPTS = "prompts/sequence.jsonl"
@@ -42,11 +43,19 @@ ENERGY_FILE = re.compile(rf"^energy/(?P<policy>{_ID})/(?:trial-(?P<n>[1-9][0-9]*
 GATE_OUTPUT_FILE = re.compile(rf"^gates/(?P<policy>{_ID})\.jsonl\Z")
 
 
+def _plain_prompt(obj: Any) -> bool:
+    """A prompt line that surely matches prompt-line.schema.json (the schema is asked only
+    about the others)."""
+    return (isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"] != ""
+            and isinstance(obj.get("text"), str))
+
+
 ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("manifest", MANIFEST, "json_doc", "manifest_residency", True,
              "the declaration fixed before measuring, and every file's SHA-256", ref="B1"),
     Artifact("prompts", PROMPTS, "jsonl_records", "prompt_line", True,
-             "the fixed prompt sequence, in the order every trial classifies it", ref="B2"),
+             "the fixed prompt sequence, in the order every trial classifies it", ref="B2",
+             options={"surely_valid": lambda obj: _plain_prompt(obj)}),
     Artifact("references", REFERENCES, "jsonl_id_label", "reference_line", True,
              "the verified label of each prompt (the accuracy gate)", ref="B8"),
     Artifact("reference_outputs", REFERENCE_OUTPUTS, "jsonl_id_label", "reference_line", True,

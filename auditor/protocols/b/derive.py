@@ -81,8 +81,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from auditor.protocols._common import per_view
 from auditor.protocols.b.artifacts import PROMPTS
+from auditor.protocols.cache import per_view
 from auditor.readers import evidence_kinds, timestamps
 from auditor.readers.placement._frame import ACCELERATORS, device_of, placement_shares
 

@@ -21,12 +21,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from auditor.model import AuditResult, ConfigSummary, Finding, RunSummary
-from auditor.protocols._common import summary_of
+from auditor.model import AuditResult, ConfigSummary, Finding, PolicyFigures, RunSummary
+from auditor.present import NOT_RECORDED, json_safe, lookup
 from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import POLICIES, TRIALS
 from auditor.protocols.b.view import RunView
-from auditor.report.viewmodel import NOT_RECORDED, json_safe, lookup
+from auditor.protocols.base import ReportPart
+from auditor.protocols.summary import summary_of
 
 TEMPLATE = "protocol_b.html.j2"
 """The sections of protocol B in the report page (included by report.html.j2)."""
@@ -94,26 +95,29 @@ def summarize(view: RunView, result: AuditResult) -> RunSummary:
         walls = [t.wall_s for t in f.ok if t.wall_s is not None]
         p = places.get(pid)
         configs.append(ConfigSummary(
-            config_id=pid, accepted=verdict == "accepted", gpu_model=None, gpu_count=0,
+            config_id=pid, verdict=verdict, gpu_model=None, gpu_count=0,
             precision=f.policy.precision, median_s=f.median_wall_s,
             min_s=min(walls) if walls else None, max_s=max(walls) if walls else None,
             throughput_per_s=(per_trial / f.median_wall_s
                               if f.median_wall_s and per_trial else None),
-            reason=why,
-            extra=(("verdict", verdict), ("role", f.policy.role),
-                   ("runtime", f.policy.runtime), ("compute_units", f.policy.compute_units),
-                   ("trials_ok", len(f.ok)), ("trials", len(f.trials)),
-                   ("p95_ms", f.p95_ms), ("latencies", f.n_latencies),
-                   ("avg_power_w", f.average_power_w),
-                   ("joules_per_inference", f.joules_per_inference),
-                   ("energy_source", f.energy_source), ("energy_window_s", f.wall_s),
-                   ("energy_domains", ", ".join(f.domains) or None),
-                   ("energy_missing", f.energy_missing),
-                   ("operation_share", p.operation_share if p else None),
-                   ("cost_share", p.cost_share if p else None),
-                   ("operation_share_floor", f.policy.floor),
-                   ("accuracy", f.accuracy), ("agreement", f.agreement))))
+            reason=why, detail=verdicts[pid][2],
+            figures=PolicyFigures(
+                role=f.policy.role, runtime=f.policy.runtime,
+                compute_units=f.policy.compute_units, trials_ok=len(f.ok),
+                trials=len(f.trials), p95_ms=f.p95_ms, latencies=f.n_latencies,
+                avg_power_w=f.average_power_w, joules_per_inference=f.joules_per_inference,
+                energy_source=f.energy_source, energy_window_s=f.wall_s,
+                energy_domains=", ".join(f.domains) or None, energy_missing=f.energy_missing,
+                operation_share=p.operation_share if p else None,
+                cost_share=p.cost_share if p else None,
+                operation_share_floor=f.policy.floor, accuracy=f.accuracy,
+                agreement=f.agreement)))
     return summary_of(view, result, configs)
+
+
+def _figures(c: ConfigSummary) -> PolicyFigures:
+    assert isinstance(c.figures, PolicyFigures)
+    return c.figures
 
 
 TONE = {"accepted": "ok", "baseline": "muted", "rejected": "bad", "incomplete": "muted"}
@@ -124,39 +128,38 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary
     """Page 1: every policy's verdict and figures, then what to decide."""
     rows = []
     for c in summary.configurations:
-        x = dict(c.extra)
-        floor = x["operation_share_floor"]
-        share = ("—" if x["role"] != "accelerator" else
-                 f"{_pct(x['operation_share'])} (floor {_pct(floor)})")
-        verdict = x["verdict"] + (f": {c.reason}" if c.reason and x["verdict"] != "accepted"
-                                  and x["verdict"] != "baseline" else "")
-        rows.append({"tone": TONE[x["verdict"]], "values": {
-            "verdict": x["verdict"], "median_s": c.median_s, "p95_ms": x["p95_ms"],
-            "avg_power_w": x["avg_power_w"], "joules_per_inference": x["joules_per_inference"],
-            "operation_share": x["operation_share"]},
+        x = _figures(c)
+        share = ("—" if x.role != "accelerator" else
+                 f"{_pct(x.operation_share)} (floor {_pct(x.operation_share_floor)})")
+        verdict = c.verdict + (f": {c.reason}" if c.reason and c.verdict != "accepted"
+                               and c.verdict != "baseline" else "")
+        rows.append({"tone": TONE[c.verdict], "values": {
+            "verdict": c.verdict, "median_s": c.median_s, "p95_ms": x.p95_ms,
+            "avg_power_w": x.avg_power_w, "joules_per_inference": x.joules_per_inference,
+            "operation_share": x.operation_share},
             "cells": {
-                "policy": f"{c.config_id} ({x['compute_units']})",
+                "policy": f"{c.config_id} ({x.compute_units})",
                 "verdict": verdict,
                 "median": _fmt(c.median_s, "s"),
-                "p95": _fmt(x["p95_ms"], "ms"),
-                "power": (_fmt(x["avg_power_w"], "W") if x["avg_power_w"] is not None
+                "p95": _fmt(x.p95_ms, "ms"),
+                "power": (_fmt(x.avg_power_w, "W") if x.avg_power_w is not None
                           else "not measured"),
-                "jpi": (_fmt(x["joules_per_inference"], "J") if x["joules_per_inference"]
+                "jpi": (_fmt(x.joules_per_inference, "J") if x.joules_per_inference
                         is not None else "not measured"),
                 "share": share}})
-    accepted = [c for c in summary.configurations if dict(c.extra)["verdict"] == "accepted"]
-    accel = [c for c in summary.configurations if dict(c.extra)["role"] == "accelerator"]
+    accepted = [c for c in summary.configurations if c.verdict == "accepted"]
+    accel = [c for c in summary.configurations if _figures(c).role == "accelerator"]
     decision = []
     if accepted:
-        best = min(accepted, key=lambda c: (dict(c.extra)["joules_per_inference"] or 0,
+        best = min(accepted, key=lambda c: (_figures(c).joules_per_inference or 0,
                                             c.config_id))
-        bx = dict(best.extra)
+        bx = _figures(best)
         decision.append(
             f"Accepted: {', '.join(c.config_id for c in accepted)}: each ran on its "
             "accelerator at or above its floor, passed the gates, and drew less average power "
             "and fewer joules per inference than the CPU-only baseline on the same power "
             f"source. Lowest energy per inference: {best.config_id}, "
-            f"{_fmt(bx['joules_per_inference'], 'J')} ({bx['energy_source']}).")
+            f"{_fmt(bx.joules_per_inference, 'J')} ({bx.energy_source}).")
     elif accel:
         decision.append("No accelerator policy is accepted: keep the CPU-only policy, and "
                         "read each policy's verdict above for what to fix (B7: an accelerator "
@@ -165,8 +168,8 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary
         decision.append("The run declares no accelerator policy: it compares CPU runtimes "
                         "only, and no accelerator can be accepted from it.")
     cautions = []
-    missing = sorted({dict(c.extra)["energy_missing"] for c in summary.configurations
-                      if dict(c.extra)["energy_missing"] and c.median_s is not None})
+    missing = sorted({_figures(c).energy_missing or "" for c in summary.configurations
+                      if _figures(c).energy_missing and c.median_s is not None})
     if missing:
         cautions.append({"kind": "energy", "text": "Energy is not measured for every policy "
                          f"with latency: {missing[0]}. Latency without energy decides nothing "
@@ -383,9 +386,11 @@ def finding_scope(view: RunView, finding: Finding) -> str | None:
     return finding.subject.describe() if finding.subject is not None else None
 
 
-def figures(vm: dict[str, Any]) -> dict[str, str | None]:
-    """The SVG figures of protocol B's sections, drawn from the view model only."""
-    from auditor.report import plots
+def figures(vm: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    """The figures of protocol B's sections: name -> (plot kind, its data from VM)."""
+    return {"power": ("power_traces", vm["power"]),
+            "placement": ("placement_shares", vm["placement"])}
 
-    return {"power": plots.power_traces(vm["power"]),
-            "placement": plots.placement_shares(vm["placement"])}
+
+REPORT = ReportPart(template=TEMPLATE, sections=sections, figures=figures,
+                    finding_scope=finding_scope, attachments=attachments)

@@ -26,14 +26,12 @@ from typing import Any
 
 import polars as pl
 
-import schemas
 from auditor.model import Finding
-from auditor.protocols._common import Loader, faults_frame
 from auditor.protocols.b.artifacts import (
+    ARTIFACTS,
     BY_KIND,
     ENERGY,
     ENERGY_FILE,
-    ENVIRONMENT,
     GATE_OUTPUT_FILE,
     GATE_OUTPUTS,
     GATES,
@@ -41,22 +39,16 @@ from auditor.protocols.b.artifacts import (
     OUTPUTS,
     PLACEMENT,
     PLACEMENT_FILE,
-    POLICIES,
     POWER,
     POWER_FILE,
-    PROMPTS,
-    REFERENCE_OUTPUTS,
-    REFERENCES,
-    TRIALS,
     manifest_ref,
     placement_owner,
 )
+from auditor.protocols.loader import Loader
 from auditor.readers import (
-    csv_table,
     evidence_kinds,
     jsonl_id_label,
     jsonl_latency,
-    jsonl_records,
 )
 from auditor.readers.base import Fault
 from auditor.rundir import RunFiles
@@ -166,78 +158,33 @@ class _Loader(Loader):
         policy_ids = [p["policy_id"] for p in m.get("policies") or []
                       if isinstance(p, dict) and isinstance(p.get("policy_id"), str)]
         offset = m.get("local_utc_offset") if isinstance(m.get("local_utc_offset"), str) else None
-        trials_raw, trials, faults = self.load_table(TRIALS, "trials")
-        policies_raw, policies, faults2 = self.load_table(POLICIES, "policies")
-        prompts = self.load_prompts()
-        references = self.load_id_label(REFERENCES, "references", "reference_line")
-        ref_outputs = self.load_id_label(REFERENCE_OUTPUTS, "reference_outputs",
-                                         "reference_line")
+        plain = self.load_artifacts(ARTIFACTS)
+        trials, policies = plain["trials"], plain["policies"]
+        prompts = plain["prompts"]
         outputs, index = self.load_outputs()
         power = self.load_power(offset)
         placement = self.load_placement(policy_ids, offset)
-        environment = self.load_doc(ENVIRONMENT, "environment", "environment_residency")
-        gates = self.load_doc(GATES, "gates", "gates", required=False)
         energy = self.load_energy()
         gate_outputs = self.load_gate_outputs()
         unavailable = self.unavailable()
         return RunView(
-            root=self.files.root, manifest=manifest, trials=trials, trials_raw=trials_raw,
-            policies=policies, policies_raw=policies_raw,
-            csv_faults=pl.concat([faults, faults2]), prompts=prompts, references=references,
-            reference_outputs=ref_outputs, outputs=outputs, output_index=index,
-            gate_outputs=gate_outputs, power=MappingProxyType(power),
-            placement=MappingProxyType(placement), energy_docs=MappingProxyType(energy),
-            gates=gates, environment=environment, files_on_disk=self.files.hashes,
+            root=self.files.root, manifest=manifest, trials=trials.typed,
+            trials_raw=trials.raw, policies=policies.typed, policies_raw=policies.raw,
+            csv_faults=pl.concat([trials.faults, policies.faults]),
+            prompts=None if prompts is None else pl.DataFrame(
+                [(n, obj["id"]) for n, obj in prompts],
+                schema={"line": pl.Int64, "id": pl.String}, orient="row"),
+            references=plain["references"], reference_outputs=plain["reference_outputs"],
+            outputs=outputs, output_index=index, gate_outputs=gate_outputs,
+            power=MappingProxyType(power), placement=MappingProxyType(placement),
+            energy_docs=MappingProxyType(energy), gates=plain["gates"],
+            environment=plain["environment"], files_on_disk=self.files.hashes,
             load_findings=tuple(self.findings), available=frozenset(self.available),
             absent=frozenset(self.absent), unavailable_reason=unavailable)
 
-    # -- documents and tables ------------------------------------------------------------
     def load_manifest(self) -> dict | None:
         return super().load_manifest("manifest_residency", "B0001", manifest_ref,
                                      "the protocol B manifest")
-
-    def load_table(self, rel: str, kind: str
-                   ) -> tuple[pl.DataFrame | None, pl.DataFrame | None, pl.DataFrame]:
-        if rel not in self.data:
-            self.absent.add(kind)
-            return None, None, faults_frame(())
-        read = csv_table.read(self.data[rel], name=rel, table=schemas.table(kind))
-        table = read.value
-        assert table is not None  # the CSV reader always returns a Table
-        if table.typed is None or read.errors:
-            self.bad(kind, f"{rel} has format errors (see the B0008 findings)")
-            return table.raw, None, faults_frame(read.faults)
-        self.available.add(kind)
-        return table.raw, table.typed, faults_frame(read.faults)
-
-    def load_prompts(self) -> pl.DataFrame | None:
-        if PROMPTS not in self.data:
-            self.absent.add("prompts")
-            return None
-        read = jsonl_records.read(self.data[PROMPTS], name=PROMPTS, schema="prompt_line",
-                                  label="prompt-line", surely_valid=_plain_prompt)
-        for f in read.faults:
-            self.report(f)
-        if read.value is None or read.errors:
-            self.bad("prompts", f"{PROMPTS} has malformed lines")
-            return None
-        self.available.add("prompts")
-        return pl.DataFrame([(n, obj["id"]) for n, obj in read.value],
-                            schema={"line": pl.Int64, "id": pl.String}, orient="row")
-
-    def load_id_label(self, rel: str, kind: str, schema: str) -> pl.DataFrame | None:
-        if rel not in self.data:
-            self.absent.add(kind)
-            return None
-        df = jsonl_id_label.decode_id_label_lines(self.data[rel], schema)
-        bad = df.filter(~pl.col("valid")).head(20)
-        for line, err in zip(bad["line"], bad["error"], strict=True):
-            self.report(Fault(rel, f"bad line: {err}", line=line, kind="schema"))
-        if bad.height:
-            self.bad(kind, f"{rel} has malformed lines")
-            return None
-        self.available.add(kind)
-        return df.select("line", "id", "label")
 
     # -- per trial and per policy files ---------------------------------------------------
     def load_outputs(self) -> tuple[pl.DataFrame | None, pl.DataFrame]:
@@ -361,9 +308,3 @@ class _Loader(Loader):
             return None
         self.available.add("gate_outputs")
         return pl.concat(parts)
-
-
-def _plain_prompt(obj: Any) -> bool:
-    """A prompt line that surely matches prompt-line.schema.json."""
-    return (isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"] != ""
-            and isinstance(obj.get("text"), str))

@@ -100,9 +100,9 @@ def test_summary_per_policy(runs) -> None:
     assert s.protocol == "residency-energy" and s.verdict == "accepted"
     by = {c.config_id: c for c in s.configurations}
     assert [c.accepted for c in s.configurations] == [False, True, True]
-    cpu = dict(by["cpu"].extra)
+    cpu = by["cpu"].figures_json()
     assert cpu["verdict"] == "baseline" and cpu["avg_power_w"] == pytest.approx(70.0)
-    gpu = dict(by["torch-cuda"].extra)
+    gpu = by["torch-cuda"].figures_json()
     assert gpu["energy_source"] == "nvml+rapl" and gpu["operation_share_floor"] == 0.5
     assert by["torch-cuda"].throughput_per_s == pytest.approx(1000 / 1.2)
     assert by["torch-cuda"].median_s == pytest.approx(1.2)

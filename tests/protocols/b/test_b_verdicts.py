@@ -32,7 +32,7 @@ def test_runner_run_on_a_cpu_machine_is_incomplete(runs) -> None:
     assert all("energy unavailable" in f.message and "rapl" in f.message for f in b1001)
     assert codes(result) == {"B0101", "B1001"}
     summary = summarize(view, result)
-    verdicts = {c.config_id: dict(c.extra)["verdict"] for c in summary.configurations}
+    verdicts = {c.config_id: c.verdict for c in summary.configurations}
     assert verdicts == {"torch-cpu": "baseline", "ort-cpu": "incomplete"}
     facts = derive.policy_facts(view)
     assert all(f.p95_ms is not None and len(f.ok) == 5 for f in facts.values())
@@ -51,7 +51,7 @@ def test_synthetic_run_with_energy_is_accepted(runs) -> None:
     assert facts["cpu"].average_power_w == pytest.approx(70.0)
     assert facts["torch-cuda"].joules_per_inference == pytest.approx(0.072)
     assert facts["ort-cuda"].energy_source == "nvml+rapl"
-    verdicts = {c.config_id: dict(c.extra)["verdict"]
+    verdicts = {c.config_id: c.verdict
                 for c in summarize(view, result).configurations}
     assert verdicts == {"cpu": "baseline", "torch-cuda": "accepted", "ort-cuda": "accepted"}
 
@@ -118,6 +118,6 @@ def test_the_seed_float16_example(runs) -> None:
     (energy,) = [f for f in result.findings if f.code == "B0803"]
     assert energy.severity == "warning" and energy.subject.policy == "f16-ane"
     assert codes(result) == {"B0801"} and result.verdict == "rejected"
-    verdicts = {c.config_id: dict(c.extra)["verdict"]
+    verdicts = {c.config_id: c.verdict
                 for c in summarize(view, result).configurations}
     assert verdicts == {"cpu": "baseline", "f16-ane": "rejected"}

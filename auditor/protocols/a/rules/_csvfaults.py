@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols._common import csv_fault_findings
 from auditor.protocols.a.artifacts import COLUMN_REFS
 from auditor.protocols.a.view import RunView
+from auditor.protocols.sealed import csv_fault_findings
 from auditor.rule import Rule
 
 

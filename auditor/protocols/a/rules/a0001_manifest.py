@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols._common import manifest_findings
 from auditor.protocols.a.view import RunView
+from auditor.protocols.sealed import manifest_findings
 from auditor.rule import rule
 
 

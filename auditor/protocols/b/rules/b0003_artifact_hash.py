@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols._common import hash_mismatches
 from auditor.protocols.b.view import RunView
+from auditor.protocols.sealed import hash_mismatches
 from auditor.rule import rule
 
 

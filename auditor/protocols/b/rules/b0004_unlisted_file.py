@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols._common import unlisted_files
 from auditor.protocols.b.view import RunView
+from auditor.protocols.sealed import unlisted_files
 from auditor.rule import rule
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols._common import listed_missing
 from auditor.protocols.b.view import RunView
+from auditor.protocols.sealed import listed_missing
 from auditor.rule import rule
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols._common import csv_fault_findings
 from auditor.protocols.b.artifacts import COLUMN_REFS
 from auditor.protocols.b.view import RunView
+from auditor.protocols.sealed import csv_fault_findings
 from auditor.rule import rule
 
 KINDS = ("limit", "encoding", "quoting", "header", "cells", "type", "decimal_comma", "empty",
