@@ -17,9 +17,9 @@ from auditor.engine import run_check
 from runner.cli import cli as runner_cli
 
 
-def _execute(tmp: Path, fail: str = "") -> Path:
+def _execute(tmp: Path, fail: str = "", sleep_per_batch: float = 0.0) -> Path:
     corpus = write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=40))
-    cfg = write_config(tmp, corpus, fail=fail)
+    cfg = write_config(tmp, corpus, fail=fail, sleep_per_batch=sleep_per_batch)
     out = tmp / "run"
     result = CliRunner().invoke(runner_cli, ["execute", "--config", str(cfg), "--out", str(out),
                                              "--quiet"])
@@ -30,6 +30,14 @@ def _execute(tmp: Path, fail: str = "") -> Path:
 @pytest.fixture(scope="module")
 def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _execute(tmp_path_factory.mktemp("clean"))
+
+
+@pytest.fixture(scope="module")
+def paced_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run whose batch variants are told apart by their durations whatever the load: each
+    classify call sleeps 2 ms, so over 40 texts batch 1 takes at least 80 ms, batch 4 20 ms
+    and batch 8 10 ms (a sleep is a lower bound; a ranking's tie slack is 1 ms)."""
+    return _execute(tmp_path_factory.mktemp("paced"), sleep_per_batch=0.002)
 
 
 @pytest.fixture(scope="module")
@@ -106,14 +114,14 @@ def test_the_runner_states_its_claims_as_typed_fields(clean_run: Path, failing_r
 
 
 def test_the_runners_ranking_has_a_typed_basis_the_auditor_recomputes(
-        clean_run: Path, tmp_path: Path) -> None:
+        paced_run: Path, tmp_path: Path) -> None:
     """The ranking states its basis as typed fields and each variant's median; the order
     reversed with its figures is caught by A1003."""
     import shutil
 
     from runfactory import rehash
 
-    doc = json.loads((clean_run / "claims.json").read_text())
+    doc = json.loads((paced_run / "claims.json").read_text())
     assert doc["schema_version"] == "2"
     (r,) = doc["rankings"]
     assert r["basis"] == {"measure": "elapsed_seconds", "phase": "warm", "statistic": "median",
@@ -123,7 +131,7 @@ def test_the_runners_ranking_has_a_typed_basis_the_auditor_recomputes(
     assert r["values"] == [medians[v] for v in r["variants"]] == sorted(r["values"])
     assert len(r["variants"]) >= 2
     run = tmp_path / "run"
-    shutil.copytree(clean_run, run)
+    shutil.copytree(paced_run, run)
     r["variants"], r["values"] = r["variants"][::-1], r["values"][::-1]
     (run / "claims.json").write_text(json.dumps(doc))
     rehash(run)

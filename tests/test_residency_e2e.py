@@ -495,7 +495,7 @@ def test_fake_nvml_counter_and_samples_agree_over_dense_windows(
     cross-check of the NVML counter against its POWER_INSTANT samples judges every trial and
     finds them in agreement (B0605 says nothing); RAPL, without samples, is not judged."""
     from auditor.engine import audit, run_check
-    from auditor.protocols.b import derive
+    from auditor.protocols.b.facts.trials import trials as trial_facts
 
     tmp = tmp_path_factory.mktemp("dense")
     cfg = write_config(tmp, CPU_POLICIES, """repetitions = 40
@@ -508,7 +508,7 @@ rapl_max_watts = 20.0
     fakes = fake_instruments()
     out = residency(load_residency_config(cfg), tmp / "run", instruments=fakes)
     view = audit(out)[0]
-    ok = [t for t in derive.trials(view) if t.status == "ok"]
+    ok = [t for t in trial_facts(view) if t.status == "ok"]
     assert len(ok) == 10
     checks = [x for t in ok for x in (t.energy.cross_checks if t.energy else [])]
     assert len(checks) == 10 and {x.samples for x in checks} == {"nvml:POWER_INSTANT"}
@@ -526,7 +526,7 @@ def test_cpu_policies_measured_by_nvml_alone_are_not_measured_on_both_sides(
     the runner's honest summaries are not contradicted (no B0604) and the verdict says the
     energy is missing (B1001), not a wrong figure."""
     from auditor.engine import audit, run_check
-    from auditor.protocols.b import derive
+    from auditor.protocols.b.facts.trials import trials as trial_facts
 
     tmp = tmp_path_factory.mktemp("nvml-only")
     cfg = write_config(tmp, CPU_POLICIES, f"""repetitions = 5
@@ -538,7 +538,7 @@ powercap_root = "{tmp / 'no-powercap'}"
 """)
     fakes = [NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
     out = residency(load_residency_config(cfg), tmp / "run", instruments=fakes)
-    ok = [t for t in derive.trials(audit(out)[0]) if t.status == "ok"]
+    ok = [t for t in trial_facts(audit(out)[0]) if t.status == "ok"]
     assert ok and all(t.energy is not None and t.energy.status == "no_domain" for t in ok)
     assert all("RAPL" in (t.energy.reason or "") for t in ok)
     for t in ok:

@@ -23,7 +23,8 @@ OFFERS = REPO / "examples" / "offers.example.json"
 N_EVAL = 40
 
 
-def write_config(tmp: Path, corpus: Path, extra: str = "", fail: str = "") -> Path:
+def write_config(tmp: Path, corpus: Path, extra: str = "", fail: str = "",
+                 sleep_per_batch: float = 0.0) -> Path:
     cfg = tmp / "run.toml"
     cfg.write_text(f"""
 experiment_id = "tiny-test"
@@ -35,7 +36,7 @@ path = "{corpus}"
 eval_size = {N_EVAL}
 [workload]
 callable = "runner_workloads:Faulty"
-options = {{ epochs = 8, fail = [{fail}] }}
+options = {{ epochs = 8, fail = [{fail}], sleep_per_batch = {sleep_per_batch} }}
 [variants]
 batches = [1, 4, 8]
 context = 5

@@ -47,3 +47,9 @@ def epoch_ns(text: object) -> int | None:
 def column(values: Iterable[object], name: str = "") -> pl.Series:
     """A UTC datetime series (ns) of VALUES; null where a value is not RFC 3339."""
     return pl.Series(name, [epoch_ns(v) for v in values], dtype=pl.Int64).cast(DTYPE)
+
+
+def epoch_s(text: object) -> float | None:
+    """`epoch_ns` in seconds (None when TEXT is not an RFC 3339 date-time)."""
+    ns = epoch_ns(text)
+    return None if ns is None else ns / 1e9

@@ -36,5 +36,6 @@ def test_frame_schemas():
             assert f["type"] in allowed and f["description"] and isinstance(f["nullable"], bool)
     assert power.schema()["start"] == pl.Datetime("us", "UTC")
     assert list(power.schema()) == ["start", "end", "interval_s", "domain", "device", "watts",
-                                    "energy_j", "source", "line"]
+                                    "energy_j", "source", "line", "kind", "role", "instrument",
+                                    "includes", "rank", "averaging_s"]
     assert list(placement.schema()) == ["node", "op_type", "device", "provider", "cost", "line"]

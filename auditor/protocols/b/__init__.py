@@ -5,8 +5,9 @@ baseline, each figure recomputed from the raw latencies, power traces and placem
 evidence, in whatever format their tool wrote them.
 
 The package: `artifacts.py` (what the run dir holds), `view.py` (loading it through the
-readers), `derive.py` (every fact recomputed from raw evidence, once), `rules/` (one module
-per rule, `B` codes), `report.py` (its report sections and run summary)."""
+readers), `facts/` (every fact recomputed from raw evidence, once, one module per family),
+`summary.py` (the run's summary: per policy its verdict, why and figures), `rules/` (one
+module per rule, `B` codes), `report.py` (its report sections: formatting only)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def _locate(view: Any, f: Finding) -> Finding:
 
 
 def _summarize(view: Any, result: Any) -> RunSummary:
-    from auditor.protocols.b.report import summarize
+    from auditor.protocols.b.summary import summarize
 
     return summarize(view, result)
 

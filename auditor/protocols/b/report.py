@@ -1,4 +1,5 @@
-"""Protocol B's sections of the report's view model, and the run summary an archive keeps.
+"""Protocol B's sections of the report's view model: they format the protocol's facts
+(`facts/`) and its run summary (`summary.py`), and compute nothing of their own.
 
 Page 1 (`summary`) gives the verdict of every compute policy first, with its median wall
 time, p95 latency, average power, joules per inference and operation share against its floor,
@@ -12,7 +13,7 @@ the others are compared with, never accepted or rejected itself), `rejected` whe
 finding names it, `incomplete` when a finding says evidence of it is missing, `accepted` only
 when nothing is wrong with it and the run as a whole is accepted; a policy with nothing
 against it in a run that is not accepted takes the run's verdict, with that reason. Every
-figure is the auditor's recomputation (`derive.py`), never the run's claim. The tree holds
+figure is the auditor's recomputation (`facts/`), never the run's claim. The tree holds
 only JSON values, so it can be compared with a golden file and rendered by any template.
 """
 
@@ -23,11 +24,17 @@ from typing import Any
 
 from auditor.model import AuditResult, ConfigSummary, Finding, PolicyFigures, RunSummary
 from auditor.present import NOT_RECORDED, json_safe, lookup
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import POLICIES, TRIALS
+from auditor.protocols.b.facts.comparisons import comparisons
+from auditor.protocols.b.facts.crosscheck import Series
+from auditor.protocols.b.facts.declared import minimums, policies, repetitions
+from auditor.protocols.b.facts.placement import placements
+from auditor.protocols.b.facts.policies import policy_facts
+from auditor.protocols.b.facts.sequence import sequence
+from auditor.protocols.b.facts.trials import Trial, trials
+from auditor.protocols.b.summary import PolicyVerdict, policy_verdicts, summarize
 from auditor.protocols.b.view import RunView
 from auditor.protocols.base import ReportPart
-from auditor.protocols.summary import summary_of
 
 TEMPLATE = "protocol_b.html.j2"
 """The sections of protocol B in the report page (included by report.html.j2)."""
@@ -46,73 +53,6 @@ def _fmt(value: float | None, unit: str, digits: int = 4) -> str:
 
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.2f} %"
-
-
-# -- per-policy verdicts, from the audit -------------------------------------------------------
-
-def _policy_of(f: Finding) -> str | None:
-    return f.subject.policy if f.subject is not None else None
-
-
-def policy_verdicts(view: RunView, result: AuditResult
-                    ) -> dict[str, tuple[str, str | None, str | None]]:
-    """Per declared policy: (`baseline`, `accepted`, `rejected` or `incomplete`, why in a few
-    words (the first finding's rule), why in full (its message))."""
-    out: dict[str, tuple[str, str | None, str | None]] = {}
-    for pid, pol in derive.policies(view).items():
-        own = [f for f in result.findings if _policy_of(f) == pid and f.severity == "error"]
-        first = next((f for f in own if not f.missing_evidence), None) or next(iter(own), None)
-        short = f"{first.code} {first.title}" if first else None
-        full = f"{first.code}: {first.message}" if first else None
-        if pol.is_baseline:
-            out[pid] = ("baseline", "the CPU-only baseline (B7)"
-                        + (f"; {short}" if short else ""), full)
-        elif first is not None:
-            out[pid] = ("incomplete" if first.missing_evidence else "rejected", short, full)
-        elif result.verdict != "accepted":
-            why = f"nothing against it, but the run is {result.verdict}"
-            out[pid] = (result.verdict, why, why)
-        else:
-            out[pid] = ("accepted", None, None)
-    return out
-
-
-# -- the summary an archive keeps, and page 1 --------------------------------------------------
-
-def summarize(view: RunView, result: AuditResult) -> RunSummary:
-    """The small summary an archive keeps of one protocol B run: per policy its verdict from
-    the audit (`accepted` is True only for an accepted policy; the baseline's is `baseline`
-    in `extra`), the median wall time and its range over the ok trials, inferences per
-    second at the median, and in `extra` the p95, average power, joules per inference with
-    the energy source, the operation share and floor, accuracy and agreement."""
-    facts = derive.policy_facts(view)
-    places = derive.placements(view)
-    verdicts = policy_verdicts(view, result)
-    per_trial = derive.sequence(view)["n"] * derive.repetitions(view)
-    configs = []
-    for pid, f in facts.items():
-        verdict, why, _ = verdicts[pid]
-        walls = [t.wall_s for t in f.ok if t.wall_s is not None]
-        p = places.get(pid)
-        configs.append(ConfigSummary(
-            config_id=pid, verdict=verdict, gpu_model=None, gpu_count=0,
-            precision=f.policy.precision, median_s=f.median_wall_s,
-            min_s=min(walls) if walls else None, max_s=max(walls) if walls else None,
-            throughput_per_s=(per_trial / f.median_wall_s
-                              if f.median_wall_s and per_trial else None),
-            reason=why, detail=verdicts[pid][2],
-            figures=PolicyFigures(
-                role=f.policy.role, runtime=f.policy.runtime,
-                compute_units=f.policy.compute_units, trials_ok=len(f.ok),
-                trials=len(f.trials), p95_ms=f.p95_ms, latencies=f.n_latencies,
-                avg_power_w=f.average_power_w, joules_per_inference=f.joules_per_inference,
-                energy_source=f.energy_source, energy_window_s=f.wall_s,
-                energy_domains=", ".join(f.domains) or None, energy_missing=f.energy_missing,
-                operation_share=p.operation_share if p else None,
-                cost_share=p.cost_share if p else None,
-                operation_share_floor=f.policy.floor, accuracy=f.accuracy,
-                agreement=f.agreement)))
-    return summary_of(view, result, configs)
 
 
 def _figures(c: ConfigSummary) -> PolicyFigures:
@@ -203,21 +143,21 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary
 
 # -- the sections after the findings -----------------------------------------------------------
 
-def comparison_section(view: RunView,
-                       verdicts: dict[str, tuple[str, str | None, str | None]]
+def comparison_section(view: RunView, verdicts: dict[str, PolicyVerdict]
                        ) -> list[dict[str, Any]]:
     """Every policy with every figure and where it comes from."""
-    comps = derive.comparisons(view)
-    places = derive.placements(view)
+    comps = comparisons(view)
+    places = placements(view)
     gates = view.m.get("gates") or {}
     out = []
-    for pid, f in derive.policy_facts(view).items():
+    for pid, f in policy_facts(view).items():
         p = places.get(pid)
         c = comps.get(pid)
         out.append({
             "policy_id": pid, "role": f.policy.role, "runtime": f.policy.runtime,
             "compute_units": f.policy.compute_units, "precision": f.policy.precision,
-            "verdict": verdicts[pid][0], "why": verdicts[pid][2] or verdicts[pid][1],
+            "verdict": verdicts[pid].verdict,
+            "why": verdicts[pid].detail or verdicts[pid].reason,
             "trials": f"{len(f.ok)} ok of {len(f.trials)}",
             "median_wall": _fmt(f.median_wall_s, "s"),
             "p95": _fmt(f.p95_ms, "ms") + (f" (n = {f.n_latencies:,})" if f.n_latencies else ""),
@@ -241,7 +181,7 @@ def comparison_section(view: RunView,
     return out
 
 
-def _curve(t: derive.Trial) -> list[list[float]]:
+def _curve(t: Trial) -> list[list[float]]:
     """The summed power of the series the energy is computed from, as steps over time
     (seconds from the window's start), thinned evenly to at most `MAX_POINTS`."""
     curve = t.energy.curve if t.energy is not None else []
@@ -252,7 +192,7 @@ def _curve(t: derive.Trial) -> list[list[float]]:
 def power_section(view: RunView) -> list[dict[str, Any]]:
     """Per policy, every ok trial's power over time and its window, for the figure."""
     out: dict[str, dict[str, Any]] = {}
-    for t in derive.trials(view):
+    for t in trials(view):
         if t.status != "ok" or t.wall_s is None:
             continue
         entry = out.setdefault(t.policy_id, {"policy_id": t.policy_id, "trials": []})
@@ -266,7 +206,7 @@ def power_section(view: RunView) -> list[dict[str, Any]]:
 def trials_section(view: RunView) -> list[dict[str, Any]]:
     """Every trial, and the B6 summary of its trace over its window."""
     rows = []
-    for t in derive.trials(view):
+    for t in trials(view):
         e = t.energy
         rows.append({
             "policy_id": t.policy_id, "trial_index": t.trial_index, "row": t.row,
@@ -288,7 +228,7 @@ def trials_section(view: RunView) -> list[dict[str, Any]]:
     return rows
 
 
-def _series_name(s: derive.Series) -> str:
+def _series_name(s: Series) -> str:
     """`gpu 0 (nvml)`: the domain, the device and the instrument (our runner's) or the
     tool's own column name."""
     src = s.source.split(":", 1)[0] if ":" in s.source and "/" in s.source else s.source
@@ -298,8 +238,8 @@ def _series_name(s: derive.Series) -> str:
 def placement_section(view: RunView) -> list[dict[str, Any]]:
     """Per policy with placement evidence: the file, its tool, shares and compute operators."""
     out = []
-    pols = derive.policies(view)
-    for pid, p in derive.placements(view).items():
+    pols = policies(view)
+    for pid, p in placements(view).items():
         pol = pols.get(pid)
         out.append({
             "policy_id": pid, "role": pol.role if pol else None,
@@ -322,7 +262,7 @@ def placement_section(view: RunView) -> list[dict[str, Any]]:
 
 def measured_section(view: RunView) -> dict[str, Any]:
     m, env = view.m, view.environment or {}
-    seq = derive.sequence(view)
+    seq = sequence(view)
     mins = (m.get("energy") or {}).get("minimums") or {}
 
     def fact(key: str) -> str:
@@ -337,14 +277,14 @@ def measured_section(view: RunView) -> dict[str, Any]:
         "code": lookup(m, "revisions", "code"),
         "machine": fact("machine"), "os": str(os_text), "power_source": fact("power_source"),
         "power_mode": fact("power_mode"),
-        "prompts": f"{seq['n']:,} prompts, SHA-256 {seq['sha256'] or NOT_RECORDED}",
-        "repetitions": derive.repetitions(view), "warmup": m.get("warmup_iterations"),
+        "prompts": f"{seq.n:,} prompts, SHA-256 {seq.sha256 or NOT_RECORDED}",
+        "repetitions": repetitions(view), "warmup": m.get("warmup_iterations"),
         "trials_per_policy": m.get("trials_per_policy"),
         "baseline": m.get("baseline_policy"),
         "minimums": (f"sampling every {mins.get('sampling_interval_s')} s; a window of at "
                      f"least {mins.get('window_seconds')} s, {mins.get('sample_periods')} "
                      f"readings, {mins.get('counter_updates')} counter updates; gaps over "
-                     f"{derive.minimums(view)['gap_factor']:g} periods")
+                     f"{minimums(view)['gap_factor']:g} periods")
         if mins else NOT_RECORDED,
         "gates": json_safe(m.get("gates")), "floor": lookup(m, "placement",
                                                               "operation_share_floor"),

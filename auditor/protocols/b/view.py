@@ -210,15 +210,15 @@ class _Loader(Loader):
             "line", "id", "label", "latency_ms", "valid", "error")
         return outputs, idx
 
-    def read_evidence(self, rel: str, family: str, offset: str | None) -> Evidence:
+    def read_evidence(self, rel: str, wanted: str, offset: str | None) -> Evidence:
         """RELATIVE path read by the evidence reader its content and extension pick."""
         module, read = evidence_kinds.read(self.data[rel], rel, local_utc_offset=offset)
         if module is None:
             for f in read.faults:
                 self.report(f)
             return Evidence(rel, None, None, None, {}, usable=False)
-        if module.family != family:
-            self.report(Fault(rel, f"this is {module.description}, not {family} evidence",
+        if module.family != wanted:
+            self.report(Fault(rel, f"this is {module.description}, not {wanted} evidence",
                               kind="format"))
             return Evidence(rel, module.name, module.tool, None, read.meta,
                             usable=False)

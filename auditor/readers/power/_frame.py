@@ -1,6 +1,8 @@
 """The power frame every power reader returns, built from `schemas/power-samples.frame.json`,
-and the steps several readers share: conforming columns to the schema, deriving intervals
-from consecutive timestamps, and reporting time going backwards or repeated samples.
+and the steps several readers share: conforming columns to the schema, saying what each
+reading is (`describe`: counter or interval, energy or cross-check, instrument, the devices
+it includes, source rank, averaging), deriving intervals from consecutive timestamps, and
+reporting time going backwards or repeated samples.
 """
 
 from __future__ import annotations
@@ -36,6 +38,32 @@ def conform(df: pl.DataFrame) -> pl.DataFrame:
 
 def empty() -> pl.DataFrame:
     return pl.DataFrame(schema=schema())
+
+
+INCLUDES: dict[str, str] = {
+    "cpu": "cpu", "gpu": "gpu", "ane": "ane", "npu": "npu", "combined": "ane,cpu,gpu,npu",
+    "package": "ane,cpu,npu", "ppt": "cpu,npu", "psys": "cpu,gpu,npu"}
+"""The devices a domain's reading holds unless its reader says otherwise: a CPU package
+holds the CPU and an on-package NPU or Neural Engine, not a discrete GPU; a combined or
+whole-system reading holds them all; a part (dram, core, rail, other) holds none of them."""
+
+
+def describe(df: pl.DataFrame, *, instrument: str | pl.Expr,
+             includes: dict[str, str] | None = None, kind: str | pl.Expr = "interval",
+             role: str | pl.Expr = "energy", rank: int | pl.Expr = 0,
+             averaging_s: float | pl.Expr | None = None) -> pl.DataFrame:
+    """DF with the columns that say what each reading is (schemas/power-samples.frame.json):
+    INSTRUMENT, the devices each domain INCLUDES (`INCLUDES`, overridden per domain), KIND,
+    ROLE, source RANK and AVERAGING_S, each a value or an expression over DF's columns."""
+    table = {**INCLUDES, **(includes or {})}
+
+    def lit(v: object) -> pl.Expr:
+        return v if isinstance(v, pl.Expr) else pl.lit(v)
+
+    return conform(df.with_columns(
+        instrument=lit(instrument), kind=lit(kind), role=lit(role),
+        rank=lit(rank).cast(pl.Int64), averaging_s=lit(averaging_s).cast(pl.Float64),
+        includes=pl.col("domain").replace_strict(table, default="", return_dtype=pl.String)))
 
 
 def with_point_intervals(df: pl.DataFrame, by: Sequence[str] = ("source", "device")

@@ -42,6 +42,18 @@ READINGS = {"power_draw", "average_power_draw", "instant_power_draw",
             "instantaneous_power_draw"}
 
 
+def describe(frame: pl.DataFrame) -> pl.DataFrame:
+    """FRAME's readings as nvidia-smi's: a board's instantaneous reading ranks first, then
+    `power.draw` (a 1 s average on Ampere and newer, instantaneous before), then the explicit
+    1 s average (`power.draw.average`, `average_power_draw`)."""
+    src = pl.col("source").str.to_lowercase()
+    average = src.str.contains("average")
+    return _frame.describe(frame, instrument="nvidia-smi",
+                           rank=pl.when(src.str.contains("instant")).then(0)
+                           .when(average).then(2).otherwise(1),
+                           averaging_s=pl.when(average).then(1.0))
+
+
 def key(label: str) -> str:
     """`GPU Power Readings` and `gpu_power_readings` alike: lower case, `_` for spaces."""
     return "_".join(label.strip().lower().split())
@@ -128,7 +140,7 @@ def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any
     if not rows:
         log.error("No power reading in the file.", kind="empty")
         return None
-    frame = _frame.with_point_intervals(_frame.from_rows(rows))
+    frame = describe(_frame.with_point_intervals(_frame.from_rows(rows)))
     _frame.order_faults(_frame.from_rows(samples), log, by=("device",), what="report")
     _frame.snapshot_warning(frame, log)
     return frame

@@ -138,7 +138,8 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     _frame.order_faults(frame, log, by=(), what="row")
     frame = _frame.drop_repeats(frame, log, what="row")
     _frame.snapshot_warning(frame, log)
-    return Read(_frame.with_point_intervals(frame), log.faults(), meta)
+    return Read(_frame.describe(_frame.with_point_intervals(frame), instrument="hwinfo"),
+                log.faults(), meta)
 
 
 def _footer(lines: list[str], log: FaultLog, meta: dict[str, Any]) -> int:

@@ -30,7 +30,7 @@ from auditor.readers._common import (
     too_large,
 )
 from auditor.readers.base import Read
-from auditor.readers.power import _frame
+from auditor.readers.power import _frame, _nvsmi
 
 INFO = ReaderInfo(
     name="nvidia-smi-dmon", family="power", tool="nvidia-smi", extensions=(".txt", ".log"),
@@ -99,7 +99,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
         _frame.order_faults(frame, log, by=("device",), what="row")
         frame = _frame.with_point_intervals(frame)
         _frame.snapshot_warning(frame, log)
-    return Read(frame, log.faults(), meta)
+    return Read(_nvsmi.describe(frame), log.faults(), meta)
 
 
 def _time(cells: list[str], at: dict[str, int], offset: Any, line: int, log: FaultLog

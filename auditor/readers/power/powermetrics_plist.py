@@ -63,6 +63,12 @@ FIELDS = {
 _PLIST_HEAD = re.compile(rb"^[\s\x00]*(<\?xml[^>]*>\s*)?(<!DOCTYPE plist|<plist)")
 
 
+SOC_INCLUDES = {"package": "ane,cpu,gpu", "combined": "ane,cpu,gpu"}
+"""powermetrics' package (Apple silicon, and Intel's `CPUs+GT+SA`) and combined power hold
+the CPU, the GPU and the Neural Engine: a window sums one of them alone, never with the GPU
+line beside it."""
+
+
 def sniff(head: bytes) -> bool:
     return bool(_PLIST_HEAD.match(head)) and (
         b"elapsed_ns" in head or b"hw_model" in head or b"processor" in head)
@@ -101,7 +107,8 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     frame = _frame.from_rows(rows)
     _frame.order_faults(frame, log, by=(), what="sample")
     _frame.snapshot_warning(frame, log)
-    return Read(frame, log.faults(), meta)
+    return Read(_frame.describe(frame, instrument="powermetrics", includes=SOC_INCLUDES),
+                log.faults(), meta)
 
 
 def _rows(doc: Any, line: int, index: int, log: FaultLog, meta: dict[str, Any],

@@ -83,6 +83,12 @@ _POWER = re.compile(
 _SCALE = {"mW": 1e-3, "W": 1.0}
 
 
+SOC_INCLUDES = {"package": "ane,cpu,gpu", "combined": "ane,cpu,gpu"}
+"""powermetrics' package (Apple silicon, and Intel's `CPUs+GT+SA`) and combined power hold
+the CPU, the GPU and the Neural Engine: a window sums one of them alone, never with the GPU
+line beside it."""
+
+
 def sniff(head: bytes) -> bool:
     return (b"*** Sampled system activity" in head or b"*** Summary system activity" in head
             or (head.startswith(b"Machine model:") and b"OS version:" in head))
@@ -146,7 +152,8 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
                         log, by=(), what="sample")
     frame = _frame.from_rows(rows)
     _frame.snapshot_warning(frame, log)
-    return Read(frame, log.faults(), meta)
+    return Read(_frame.describe(frame, instrument="powermetrics", includes=SOC_INCLUDES),
+                log.faults(), meta)
 
 
 def _samples(lines: list[str], log: FaultLog, option: str | None,

@@ -102,7 +102,7 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
                         by=("source", "domain", "device"), what="sample")
     frame = _frame.drop_repeats(frame, log, key=("end", "device", "domain"), what="record")
     _frame.snapshot_warning(frame, log)
-    return Read(frame, log.faults(), meta)
+    return Read(describe(frame), log.faults(), meta)
 
 
 def _records(data: bytes, log: FaultLog) -> pl.DataFrame | None:
@@ -179,6 +179,27 @@ def _checked(df: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
         field, msg = text.split("\x1f", 1)
         log.error(f"The record {msg}: it is left out.", kind="schema", line=line, field=field)
     return df.filter(pl.col("problem").is_null()).drop("problem")
+
+
+AVERAGED_FIELDS = ("POWER_AVERAGE", "nvmlDeviceGetPowerUsage")
+"""NVML sample fields that are rolling averages over about 1 s (what `power.draw` reads),
+not instantaneous readings."""
+
+
+def describe(frame: pl.DataFrame) -> pl.DataFrame:
+    """FRAME's readings as our runner records them: each counter is the energy of its
+    instrument (`nvml:...`, `rapl:...`), each power sample only a cross-check of the counter
+    beside it (the runner's contract: a window's energy is its counters'), instantaneous
+    samples first; RAPL's psys zone is the SoC's platform power, not a discrete GPU's."""
+    field = pl.col("source").str.split(":").list.get(1, null_on_oob=True)
+    counter = pl.col("energy_j").is_not_null()
+    return _frame.describe(
+        frame, instrument=pl.col("source").str.split(":").list.first(),
+        includes={"psys": "cpu,npu"},
+        kind=pl.when(counter).then(pl.lit("counter")).otherwise(pl.lit("interval")),
+        role=pl.when(counter).then(pl.lit("energy")).otherwise(pl.lit("check")),
+        rank=pl.when(field == "POWER_INSTANT").then(0).otherwise(1),
+        averaging_s=pl.when(field.is_in(list(AVERAGED_FIELDS))).then(1.0))
 
 
 def _samples(df: pl.DataFrame) -> pl.DataFrame:

@@ -21,7 +21,7 @@ from paths import SHARED
 
 from auditor.engine import run_check
 from auditor.protocols import get
-from auditor.protocols.b.derive import PROTOCOL_PROMPTS
+from auditor.protocols.b.facts.declared import PROTOCOL_PROMPTS
 
 B = get("residency-energy")
 Mutation = Callable[[Path], None]

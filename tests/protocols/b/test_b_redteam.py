@@ -19,7 +19,7 @@ import b_runs as br
 import pytest
 
 from auditor.engine import audit, run_check
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.trials import copied_latencies, trials
 
 
 def _copy(runs, name: str, tmp_path: Path) -> Path:
@@ -111,7 +111,7 @@ def test_a_coarse_timer_may_repeat_its_latencies(runs, tmp_path: Path) -> None:
         br.edit_jsonl(root, f"outputs/cpu/trial-{k}.jsonl", lambda lines: [
             {**x, "latency_ms": float(i % 2 + 1)} for i, x in enumerate(lines)])
     view = audit(root)[0]
-    assert derive.copied_latencies(view) == []
+    assert copied_latencies(view) == []
     assert "B0305" not in _errors(root)
 
 
@@ -363,7 +363,7 @@ def test_samples_that_follow_the_counter_loosely_pass(tmp_path: Path, what: str)
     assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
     assert not [f for f in result.findings if f.code == "B0605"]
     view = audit(root)[0]
-    checks = [x for t in derive.trials(view) if t.policy_id == "cpu"
+    checks = [x for t in trials(view) if t.policy_id == "cpu"
               for x in t.energy.cross_checks]
     assert len(checks) == 5 and {x.status for x in checks} == {"agrees"}
 
@@ -373,7 +373,7 @@ def test_sparse_samples_judge_no_counter(tmp_path: Path) -> None:
     way: even a doubled counter beside them is not judged by them."""
     root = _run_with(tmp_path, "cpu", _both(_sparse_samples, _scale_counter("nvml", 2.0)))
     view = audit(root)[0]
-    checks = [x for t in derive.trials(view) if t.policy_id == "cpu"
+    checks = [x for t in trials(view) if t.policy_id == "cpu"
               for x in t.energy.cross_checks]
     assert checks and {x.status for x in checks} == {"sparse"}
     assert "between two samples" in (checks[0].reason or "")

@@ -8,7 +8,10 @@ from __future__ import annotations
 import pytest
 
 from auditor.engine import audit, run_check
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.comparisons import comparisons
+from auditor.protocols.b.facts.placement import placements, residency
+from auditor.protocols.b.facts.policies import policy_facts
+from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.report import summarize
 
 
@@ -34,7 +37,7 @@ def test_runner_run_on_a_cpu_machine_is_incomplete(runs) -> None:
     summary = summarize(view, result)
     verdicts = {c.config_id: c.verdict for c in summary.configurations}
     assert verdicts == {"torch-cpu": "baseline", "ort-cpu": "incomplete"}
-    facts = derive.policy_facts(view)
+    facts = policy_facts(view)
     assert all(f.p95_ms is not None and len(f.ok) == 5 for f in facts.values())
 
 
@@ -44,10 +47,10 @@ def test_synthetic_run_with_energy_is_accepted(runs) -> None:
     RAPL counters summed for every policy."""
     view, result = audit(runs["synthetic"])
     assert result.verdict == "accepted" and result.findings == ()
-    comps = derive.comparisons(view)
+    comps = comparisons(view)
     assert {pid: c.status for pid, c in comps.items()} == {"torch-cuda": "lower",
                                                            "ort-cuda": "lower"}
-    facts = derive.policy_facts(view)
+    facts = policy_facts(view)
     assert facts["cpu"].average_power_w == pytest.approx(70.0)
     assert facts["torch-cuda"].joules_per_inference == pytest.approx(0.072)
     assert facts["ort-cuda"].energy_source == "nvml+rapl"
@@ -73,7 +76,7 @@ def test_external_format_runs(runs, name: str, verdict: str, must: set[str]) -> 
 
 def test_one_sample_trace_covers_the_window_but_is_below_resolution(runs) -> None:
     view, _ = audit(runs["macos_one_sample"])
-    e = derive.trials(view)[0].energy
+    e = trials(view)[0].energy
     assert e is not None and e.status == "below_resolution" and e.tool == "powermetrics"
     assert e.source == "powermetrics" and e.domains == ("combined",)
     assert e.series[0].covered and e.series[0].readings == 1
@@ -82,16 +85,16 @@ def test_one_sample_trace_covers_the_window_but_is_below_resolution(runs) -> Non
 
 def test_windows_run_reads_hwinfo_local_times_with_the_manifest_offset(runs) -> None:
     view, _ = audit(runs["windows"])
-    t = derive.trials(view)[0]
+    t = trials(view)[0]
     assert t.energy is not None and t.energy.measured, t.energy
     assert t.energy.tool == "HWiNFO" and t.energy.domains == ("gpu:1", "package:0")
     assert t.energy.series[0].readings >= 3
-    assert derive.placements(view)["gpu"].operation_share == 1.0
+    assert placements(view)["gpu"].operation_share == 1.0
 
 
 def test_linux_run_points_at_the_cpu_fallback_and_the_one_poll_trace(runs) -> None:
     view, result = audit(runs["linux_nvidia_smi"])
-    p = derive.placements(view)["cuda"]
+    p = placements(view)["cuda"]
     assert p.reader == "onnxruntime-profile" and p.operation_share == 0.0
     assert p.cpu_node_share == 1.0 and p.compute_ops["QLinearConv"] == {"cpu": 53}
     b0601 = [f for f in result.findings if f.code == "B0601" and f.artifact == "trials.csv"]
@@ -104,13 +107,13 @@ def test_the_seed_float16_example(runs) -> None:
     59.71 % of the estimated cost on the Neural Engine; the energy measured on it is pointed
     out."""
     view, result = audit(runs["seed_float16"])
-    f16 = derive.policy_facts(view)["f16-ane"]
+    f16 = policy_facts(view)["f16-ane"]
     assert f16.accuracy == pytest.approx(0.9498) and f16.agreement == pytest.approx(0.9797)
     assert f16.p95_ms == pytest.approx(1.51) and f16.gate_passed is False
-    p = derive.placements(view)["f16-ane"]
+    p = placements(view)["f16-ane"]
     assert (p.placed, round(p.operation_share, 4), round(p.cost_share, 4)) == (
         165, 0.9091, 0.5971)
-    assert derive.residency(view, "f16-ane") is None  # not why it fails
+    assert residency(view, "f16-ane") is None  # not why it fails
     (gate,) = [f for f in result.findings if f.code == "B0801"]
     assert "94.98%" in gate.message and "97.97%" in gate.message and "1.51 ms" in gate.message
     assert gate.evidence["observed"] == {"accuracy": pytest.approx(0.9498),

@@ -1,5 +1,5 @@
 """The three B6 rules report the same shape of finding, each for its own reason a trace
-cannot support a claimed energy figure (`derive.Energy.status`)."""
+cannot support a claimed energy figure (`Energy.status`)."""
 
 from __future__ import annotations
 

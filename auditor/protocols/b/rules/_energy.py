@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from auditor.protocols.b import derive
-from auditor.protocols.b.derive import PolicyFacts, Trial
+from auditor.protocols.b.facts.policies import PolicyFacts, policy_facts
+from auditor.protocols.b.facts.trials import Trial, trials
 from auditor.protocols.b.view import RunView
 
 TRIAL_CLAIMS = ("energy_j", "average_power_w", "joules_per_inference")
@@ -25,7 +25,7 @@ def claimed(row: dict[str, Any], columns: tuple[str, ...]) -> list[str]:
 def unsupported_trials(view: RunView, statuses: frozenset[str]
                        ) -> Iterator[tuple[Trial, list[str]]]:
     """Ok trials whose row claims energy and whose window's energy shows one of STATUSES."""
-    for t in derive.trials(view):
+    for t in trials(view):
         cols = claimed(t.claims, TRIAL_CLAIMS)
         if t.status == "ok" and cols and t.energy is not None \
                 and t.energy.status in statuses:
@@ -36,7 +36,7 @@ def unsupported_policies(view: RunView, statuses: frozenset[str]
                          ) -> Iterator[tuple[PolicyFacts, list[str], Trial | None]]:
     """Policies claiming pooled energy without it, the first ok trial at fault showing one of
     STATUSES (no ok trial, or trials summing other domains: `NO_MEASUREMENT`'s rule)."""
-    for f in derive.policy_facts(view).values():
+    for f in policy_facts(view).values():
         cols = claimed(f.claims, POLICY_CLAIMS)
         if not cols or f.energy_missing is None:
             continue

@@ -9,7 +9,8 @@ from typing import Any
 
 from auditor.model import Subject
 from auditor.protocols.b.artifacts import MANIFEST, POLICIES, TRIALS
-from auditor.protocols.b.derive import PolicyFacts, Trial
+from auditor.protocols.b.facts.policies import PolicyFacts
+from auditor.protocols.b.facts.trials import Trial
 
 
 def at_trial(t: Trial) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST, POLICIES, TRIALS
+from auditor.protocols.b.facts.declared import policies
+from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -31,7 +32,7 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(f"the run is {m['status']}, not complete", artifact=MANIFEST,
                            pointer="/status", observed=m["status"], expected="complete",
                            missing_evidence=True)
-    rows = {t.key for t in derive.trials(view)}
+    rows = {t.key for t in trials(view)}
     for i, (pid, n) in enumerate(m["trial_order"]):
         if (pid, n) not in rows:
             yield RULE.finding(f"trial {pid} {n} of trial_order has no trials.csv row",
@@ -40,7 +41,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                missing_evidence=aborted, subject=Subject(policy=pid, trial=n))
     per = m["trials_per_policy"]
     listed = set(view.policies["policy_id"].to_list())
-    for pid in derive.policies(view):
+    for pid in policies(view):
         have = sum(1 for k in rows if k[0] == pid)
         if have < per:
             yield RULE.finding(f"policy {pid} has {have} trials.csv row(s), {per} declared",

@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import ENVIRONMENT, MANIFEST, TRIALS
+from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._where import at_trial
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -59,7 +59,7 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding("the OS build is not recorded", artifact=ENVIRONMENT, pointer="/os",
                            observed=None, expected="os_release or kernel_release",
                            missing_evidence=True)
-    ok = [t for t in derive.trials(view) if t.status == "ok"]
+    ok = [t for t in trials(view) if t.status == "ok"]
     for col in ("power_source", "power_mode"):
         said = (env.get(col) or {}).get("value") if isinstance(env.get(col), dict) else None
         other = [t for t in ok if t.claims.get(col) not in (None, "") and said not in (None, "")

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST, POLICIES
+from auditor.protocols.b.facts.declared import policies
+from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._where import at_trial
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -30,14 +31,14 @@ from auditor.rule import rule
       fix="Write every row from the declared policy it measured; declare one cpu-only baseline.")
 def check(view: RunView) -> Iterator[Finding]:
     m = view.m
-    pols = derive.policies(view)
+    pols = policies(view)
     base = pols.get(m["baseline_policy"])
     if base is None or base.role != "cpu-only":
         yield RULE.finding(f"baseline_policy {m['baseline_policy']!r} is not a declared "
                            "cpu-only policy", artifact=MANIFEST, pointer="/baseline_policy",
                            observed=m["baseline_policy"], expected="a cpu-only policy_id")
     exp = m["experiment_id"]
-    for t in derive.trials(view):
+    for t in trials(view):
         pol = pols.get(t.policy_id)
         if pol is None:
             yield RULE.finding(f"trials.csv names policy {t.policy_id!r}, which the manifest "

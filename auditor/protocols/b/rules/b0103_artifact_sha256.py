@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST
+from auditor.protocols.b.facts.declared import policies
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -29,7 +29,7 @@ def check(view: RunView) -> Iterator[Finding]:
     m = view.m
     art = (m.get("artifact") or {}).get("file")
     pairs = [(art, m["artifact_sha256"], "/artifact_sha256", None)]
-    for i, p in enumerate(derive.policies(view).values()):
+    for i, p in enumerate(policies(view).values()):
         if p.artifact_file and p.artifact_sha256:
             pairs.append((p.artifact_file, p.artifact_sha256,
                           f"/policies/{i}/artifact_sha256", p.policy_id))

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST
+from auditor.protocols.b.facts.declared import PROTOCOL_WARMUP
+from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._where import at_trial
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -26,12 +27,12 @@ from auditor.rule import rule
       fix="Run 100 batch-one classifications before each trial's window, and record them.")
 def check(view: RunView) -> Iterator[Finding]:
     declared = view.m["warmup_iterations"]
-    floor = derive.PROTOCOL_WARMUP
+    floor = PROTOCOL_WARMUP
     if declared < floor:
         yield RULE.finding(f"{declared} warm-up iteration(s) declared, the protocol asks "
                            f"{floor}", artifact=MANIFEST, pointer="/warmup_iterations",
                            observed=declared, expected=floor)
-    for t in derive.trials(view):
+    for t in trials(view):
         done = t.claims.get("warmup_iterations")
         if t.status == "ok" and (done is None or done < max(floor, declared)):
             yield RULE.finding(f"{t.name} records {done} warm-up iteration(s)", **at_trial(t),

@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST, PROMPTS
+from auditor.protocols.b.facts.declared import PROTOCOL_PROMPTS
+from auditor.protocols.b.facts.sequence import sequence
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -27,24 +28,24 @@ from auditor.rule import rule
       requires=("manifest", "prompts"),
       fix="Keep prompts/sequence.jsonl exactly as declared; declare its SHA-256 and length.")
 def check(view: RunView) -> Iterator[Finding]:
-    seq = derive.sequence(view)
+    seq = sequence(view)
     declared = view.m["prompt_sequence"]
-    if seq["sha256"] != declared["sha256"]:
+    if seq.sha256 != declared["sha256"]:
         yield RULE.finding("prompts/sequence.jsonl does not hash to the declared SHA-256",
                            artifact=MANIFEST, pointer="/prompt_sequence/sha256",
-                           observed=seq["sha256"], expected=declared["sha256"])
-    if seq["n"] != declared["prompts"]:
-        yield RULE.finding(f"the sequence holds {seq['n']} prompts, {declared['prompts']} "
-                           "declared", artifact=PROMPTS, observed=seq["n"],
+                           observed=seq.sha256, expected=declared["sha256"])
+    if seq.n != declared["prompts"]:
+        yield RULE.finding(f"the sequence holds {seq.n} prompts, {declared['prompts']} "
+                           "declared", artifact=PROMPTS, observed=seq.n,
                            expected=declared["prompts"])
-    if seq["duplicates"]:
-        yield RULE.finding(f"{len(seq['duplicates'])} prompt ID(s) listed twice",
-                           artifact=PROMPTS, observed=seq["duplicates"][:20],
+    if seq.duplicates:
+        yield RULE.finding(f"{len(seq.duplicates)} prompt ID(s) listed twice",
+                           artifact=PROMPTS, observed=list(seq.duplicates[:20]),
                            expected="unique IDs")
-    if seq["n"] != derive.PROTOCOL_PROMPTS:
-        yield RULE.finding(f"the sequence holds {seq['n']} prompts; the protocol's is "
-                           f"{derive.PROTOCOL_PROMPTS}", artifact=PROMPTS, severity="warning",
-                           observed=seq["n"], expected=derive.PROTOCOL_PROMPTS)
+    if seq.n != PROTOCOL_PROMPTS:
+        yield RULE.finding(f"the sequence holds {seq.n} prompts; the protocol's is "
+                           f"{PROTOCOL_PROMPTS}", artifact=PROMPTS, severity="warning",
+                           observed=seq.n, expected=PROTOCOL_PROMPTS)
 
 
 RULE = check

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.declared import repetitions
+from auditor.protocols.b.facts.sequence import sequence, trial_outputs
+from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._where import at_trial
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -28,10 +30,10 @@ from auditor.rule import rule
       severity="error", requires=("manifest", "trials", "prompts"),
       fix="Keep every answer of every trial, one valid line each, the sequence r times.")
 def check(view: RunView) -> Iterator[Finding]:
-    n = derive.sequence(view)["n"] * derive.repetitions(view)
+    n = sequence(view).n * repetitions(view)
     stats = {(r["policy_id"], r["trial_index"]): r
-             for r in derive.trial_outputs(view).iter_rows(named=True)}
-    for t in derive.trials(view):
+             for r in trial_outputs(view).iter_rows(named=True)}
+    for t in trials(view):
         if t.status != "ok":
             continue
         s = stats.get(t.key)
@@ -44,7 +46,7 @@ def check(view: RunView) -> Iterator[Finding]:
         where = {"artifact": s["file"], "subject": Subject(policy=t.policy_id, trial=t.trial_index)}
         if s["lines"] != n:
             yield RULE.finding(f"{t.name}: {s['lines']} answers, the sequence "
-                               f"{derive.repetitions(view)} time(s) is {n}", **where,
+                               f"{repetitions(view)} time(s) is {n}", **where,
                                observed=s["lines"], expected=n)
         if s["n_invalid"]:
             yield RULE.finding(f"{t.name}: {s['n_invalid']} invalid line(s), the first: "

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.declared import MIN_TRIALS
+from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.rules._where import at_policy
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -25,14 +26,14 @@ from auditor.rule import rule
       requires=("manifest", "trials"),
       fix="Re-run the policy until five trials complete; explain every failed trial in notes.")
 def check(view: RunView) -> Iterator[Finding]:
-    for f in derive.policy_facts(view).values():
+    for f in policy_facts(view).values():
         if f.trials and all(t.status == "skipped" for t in f.trials):
             continue  # a candidate rejected at a gate: B8 says so
-        if len(f.ok) < derive.MIN_TRIALS:
+        if len(f.ok) < MIN_TRIALS:
             why = f" ({f.policy.status}: {f.policy.reason})" if f.policy.reason else ""
             yield RULE.finding(f"policy {f.policy.policy_id} has {len(f.ok)} ok trial(s), "
-                               f"at least {derive.MIN_TRIALS} are needed{why}", **at_policy(f),
-                               observed=len(f.ok), expected=derive.MIN_TRIALS)
+                               f"at least {MIN_TRIALS} are needed{why}", **at_policy(f),
+                               observed=len(f.ok), expected=MIN_TRIALS)
 
 
 RULE = check

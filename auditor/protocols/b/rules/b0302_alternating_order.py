@@ -20,8 +20,8 @@ import itertools
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST
+from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._where import at_trial
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -42,7 +42,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                observed=[list(order[i]), list(order[i + 1])],
                                expected="alternating policies", subject=Subject(policy=pid))
     position = {k: i + 1 for i, k in enumerate(order)}
-    ran = [t for t in derive.trials(view) if t.status == "ok"]
+    ran = [t for t in trials(view) if t.status == "ok"]
     for t in ran:
         if t.claims.get("order_position") != position.get(t.key):
             yield RULE.finding(f"{t.name}: order_position {t.claims.get('order_position')}, "

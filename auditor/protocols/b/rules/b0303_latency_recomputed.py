@@ -6,7 +6,7 @@ has markers, the latencies of its outputs file add up to no more than the window
 timed inside it), and `p95_latency_ms` is their nearest-rank p95, claimed only over at least
 `MIN_P95_VALUES` latencies; per policy (policies.csv), `trials` is its number of ok trials,
 `median_wall_seconds` the median of their wall times and `p95_latency_ms` the nearest-rank
-p95 of all their latencies. Claims are compared at their rounding (derive.py).
+p95 of all their latencies. Claims are compared at their rounding (facts/claims.py).
 Reads: trials.csv `started_at`, `ended_at`, `wall_seconds`, `p95_latency_ms`, `status`;
 policies.csv `trials`, `median_wall_seconds`, `p95_latency_ms`; outputs `latency_ms`; the
 window markers of the power traces.
@@ -22,8 +22,9 @@ import re
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
-from auditor.protocols.b.derive import agrees
+from auditor.protocols.b.facts.claims import agrees
+from auditor.protocols.b.facts.policies import policy_facts
+from auditor.protocols.b.facts.trials import MIN_P95_VALUES, trials
 from auditor.protocols.b.rules._where import at_policy, at_trial, claim, fmt
 from auditor.protocols.b.view import RunView
 from auditor.readers import timestamps
@@ -42,7 +43,7 @@ def _ns_tolerance(text: str) -> int:
       fix="Compute wall times from the window markers and p95 (nearest rank) from the trial's "
           "own latencies.")
 def check(view: RunView) -> Iterator[Finding]:
-    for t in derive.trials(view):
+    for t in trials(view):
         if t.status != "ok":
             continue
         wall, text = claim(t.claims, t.texts, "wall_seconds")
@@ -67,7 +68,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                expected=f"<= {t.wall_s}", evidence={"output": t.outputs_file})
         p95, text = claim(t.claims, t.texts, "p95_latency_ms")
         yield from _p95(t.name, p95, text, t.p95_ms, t.n_latencies, at_trial(t))
-    for f in derive.policy_facts(view).values():
+    for f in policy_facts(view).values():
         if not f.claims:
             continue
         where = at_policy(f)
@@ -90,11 +91,11 @@ def check(view: RunView) -> Iterator[Finding]:
 
 def _p95(name: str, claimed: float | None, text: str | None, value: float | None, n: int,
          where: dict) -> Iterator[Finding]:
-    if claimed is not None and n < derive.MIN_P95_VALUES:
+    if claimed is not None and n < MIN_P95_VALUES:
         yield RULE.finding(f"{name}: a p95 of {text} ms is claimed over {n} latencies; fewer "
-                           f"than {derive.MIN_P95_VALUES} do not support a p95", **where,
+                           f"than {MIN_P95_VALUES} do not support a p95", **where,
                            observed=n,
-                           expected=f">= {derive.MIN_P95_VALUES} latencies",
+                           expected=f">= {MIN_P95_VALUES} latencies",
                            evidence={"field": "p95_latency_ms"})
     elif not agrees(claimed, text, value if n else None):
         yield RULE.finding(f"{name}: p95_latency_ms {text or 'empty'}, its latencies give "

@@ -1,7 +1,7 @@
 """B0304: energy figures are what the raw power trace gives over each window.
 
 What it checks: per ok trial whose row claims energy, the trace measures the window
-(`derive.trial_energy`) and `energy_j`, `average_power_w`, `joules_per_inference` and
+(`trial_energy`) and `energy_j`, `average_power_w`, `joules_per_inference` and
 `energy_source` are the recomputed ones at their rounding; per policy, policies.csv
 `average_power_w` and `joules_per_inference` are the pooled figures of its ok trials (sum of
 energy over sum of wall times, or of answers). A figure claimed with no trace, an unreadable
@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
-from auditor.protocols.b.derive import agrees
+from auditor.protocols.b.facts.claims import agrees
+from auditor.protocols.b.facts.policies import policy_facts
+from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._energy import (
     NO_MEASUREMENT,
     unsupported_policies,
@@ -45,7 +46,7 @@ def check(view: RunView) -> Iterator[Finding]:
                            f"computed for its window ({t.energy.status}: {t.energy.reason})",
                            **at_trial(t), observed=cols, expected="empty energy cells",
                            evidence={"trace": t.energy.trace})
-    for t in derive.trials(view):
+    for t in trials(view):
         e = t.energy
         if t.status != "ok" or e is None or not e.measured:
             continue
@@ -67,7 +68,7 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(f"policy {f.policy.policy_id}: {', '.join(cols)} claimed, but "
                            f"{f.energy_missing}", **at_policy(f), observed=cols,
                            expected="empty energy cells")
-    for f in derive.policy_facts(view).values():
+    for f in policy_facts(view).values():
         if f.energy_missing is not None:
             continue
         for col, value in (("average_power_w", f.average_power_w),

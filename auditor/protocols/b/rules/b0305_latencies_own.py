@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.trials import copied_latencies
 from auditor.protocols.b.rules._where import at_trial
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -28,7 +28,7 @@ from auditor.rule import rule
       fix="Time every trial and keep its own latencies; a trial that did not run is a failed "
           "row, not a copy of another.")
 def check(view: RunView) -> Iterator[Finding]:
-    for group in derive.copied_latencies(view):
+    for group in copied_latencies(view):
         first = group[0]
         for t in group[1:]:
             yield RULE.finding(f"{t.name}: its {t.n_latencies} latencies are, value for value, "

@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST
+from auditor.protocols.b.facts.declared import policies
+from auditor.protocols.b.facts.placement import capture_outside, placement_of_other, placements
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -33,10 +34,10 @@ from auditor.rule import rule
       fix="Capture the runtime's placement report (compute plan, ORT profile or graph "
           "assignment, Windows ML EP record) in the session that runs the trials, and keep it.")
 def check(view: RunView) -> Iterator[Finding]:
-    places = derive.placements(view)
-    for pol in derive.policies(view).values():
+    places = placements(view)
+    for pol in policies(view).values():
         p = places.get(pol.policy_id)
-        other = derive.placement_of_other(view, p) if p is not None else None
+        other = placement_of_other(view, p) if p is not None else None
         if p is not None and other:
             yield RULE.finding(f"policy {pol.policy_id}: its placement evidence {p.used} is "
                                f"not its own: {other}", artifact=p.used or p.files[0],
@@ -59,7 +60,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                f"operation ({p.problem})", **where, observed=p.problem,
                                expected="operations with a device", missing_evidence=True)
             continue
-        outside = derive.capture_outside(view, p)
+        outside = capture_outside(view, p)
         if outside:
             yield RULE.finding(f"policy {pol.policy_id}: its placement evidence was {outside}: "
                                "it is not of this session", **where, observed=p.captured_at,

@@ -21,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.declared import model_tier
+from auditor.protocols.b.facts.placement import placements, residency
+from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -31,16 +33,16 @@ from auditor.rule import rule
       fix="Fix the export or the runtime settings until the accelerator takes the model "
           "(operation share at or above the floor), or declare the policy CPU-only.")
 def check(view: RunView) -> Iterator[Finding]:
-    facts = derive.policy_facts(view)
-    places = derive.placements(view)
+    facts = policy_facts(view)
+    places = placements(view)
     for pid, f in facts.items():
-        why = derive.residency(view, pid)
+        why = residency(view, pid)
         if why is None:
             continue
         p = places[pid]
         fast = (f" (p95 {f.p95_ms:.3g} ms: a residency failure however fast)"
                 if f.p95_ms is not None else "")
-        tier = derive.model_tier(view)
+        tier = model_tier(view)
         yield RULE.finding(f"accelerator policy {pid} did not run on its accelerator: {why}"
                            f"{fast}" + (" for a deep-tier model" if tier == "deep" else ""),
                            artifact=p.used, observed=p.operation_share,

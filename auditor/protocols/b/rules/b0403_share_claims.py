@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
-from auditor.protocols.b.derive import agrees
+from auditor.protocols.b.facts.claims import agrees
+from auditor.protocols.b.facts.placement import placements
+from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.rules._where import at_policy, claim, fmt
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -29,8 +30,8 @@ from auditor.rule import rule
       fix="Write the shares computed from the policy's own placement file, and its declared "
           "floor.")
 def check(view: RunView) -> Iterator[Finding]:
-    places = derive.placements(view)
-    for pid, f in derive.policy_facts(view).items():
+    places = placements(view)
+    for pid, f in policy_facts(view).items():
         if f.policy.role != "accelerator" or not f.claims:
             continue
         p = places.get(pid)

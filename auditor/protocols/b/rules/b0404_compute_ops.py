@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.declared import model_tier, policies
+from auditor.protocols.b.facts.placement import placements
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -29,9 +30,9 @@ from auditor.rule import rule
       fix="Make the accelerator's provider take the compute operators (a supported opset, "
           "static shapes, the right data types), or declare the policy CPU-only.")
 def check(view: RunView) -> Iterator[Finding]:
-    deep = derive.model_tier(view) == "deep"
-    places = derive.placements(view)
-    for pol in derive.policies(view).values():
+    deep = model_tier(view) == "deep"
+    places = placements(view)
+    for pol in policies(view).values():
         p = places.get(pol.policy_id)
         if pol.role != "accelerator" or p is None or p.problem or p.fallback:
             continue  # no evidence (B0401) or a fallback (B0402): said there

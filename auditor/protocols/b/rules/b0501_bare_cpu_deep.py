@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.declared import WINDOWS_ML_RUNTIMES, model_tier, policies
+from auditor.protocols.b.facts.placement import placements
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -27,16 +28,15 @@ DEEP_PROVIDERS = {"qnnexecutionprovider": {"NPU"}, "openvinoexecutionprovider": 
                   "nvtensorrtrtxexecutionprovider": {"GPU"},
                   "migraphxexecutionprovider": {"GPU"}}
 """Execution provider -> the device types it may be bound to for a deep model (B5)."""
-WINDOWS_ML = frozenset({"windows-ml", "windowsml", "winml"})
 
 
 @rule(code="B0501", title="deep model on an NPU or GPU provider", protocol_ref="B5",
       severity="error", requires=("manifest",),
       fix="Run the deep model on an allowed NPU/GPU provider (or ship the lite model for CPU).")
 def check(view: RunView) -> Iterator[Finding]:
-    deep = derive.model_tier(view) == "deep"
-    places = derive.placements(view)
-    for pol in derive.policies(view).values():
+    deep = model_tier(view) == "deep"
+    places = placements(view)
+    for pol in policies(view).values():
         if deep and pol.role == "cpu-only" and not pol.is_baseline:
             yield RULE.finding(f"policy {pol.policy_id} runs a deep-tier model on the bare CPU "
                                f"({pol.compute_units}); only the lite model may",
@@ -45,8 +45,8 @@ def check(view: RunView) -> Iterator[Finding]:
                                expected="an NPU or GPU provider",
                                subject=Subject(policy=pol.policy_id))
         p = places.get(pol.policy_id)
-        if pol.role != "accelerator" or pol.runtime.lower() not in WINDOWS_ML or p is None \
-                or p.reader != "windows-ml":
+        if pol.role != "accelerator" or pol.runtime.lower() not in WINDOWS_ML_RUNTIMES \
+                or p is None or not p.session_recorded:
             continue  # the explicit CPU session is the comparison, not a candidate
         if p.fallback:
             yield RULE.finding(f"Windows ML policy {pol.policy_id}: {p.fallback}",

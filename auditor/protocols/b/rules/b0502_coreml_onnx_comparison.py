@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST
+from auditor.protocols.b.facts.declared import policies
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -27,7 +27,7 @@ from auditor.rule import rule
       fix="Evaluate the Core ML package against the accepted ONNX artifact (eval.py "
           "--compare-onnx) and keep its answers as reference/outputs.jsonl.")
 def check(view: RunView) -> Iterator[Finding]:
-    coreml = [p.policy_id for p in derive.policies(view).values()
+    coreml = [p.policy_id for p in policies(view).values()
               if p.runtime.lower() == "coreml"]
     if not coreml:
         return

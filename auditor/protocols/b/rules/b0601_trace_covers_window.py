@@ -1,7 +1,7 @@
 """B0601: the power trace covers the whole inference window of every trial with an energy figure.
 
 What it checks: for each ok trial whose row claims energy (and each policy claiming pooled
-figures), every power series the auditor sums (`derive.DOMAIN_RULES`) spans the trial's
+figures), every power series the auditor sums (`facts/energy.py`) spans the trial's
 window: the window's start and end lie inside the readings' intervals, and an energy counter
 is read within one sampling period of each edge, at least twice inside.
 Reads: power/<policy_id>/trial-<n>.* (reading times and intervals of the summed series);

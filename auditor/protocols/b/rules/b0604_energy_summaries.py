@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
-from auditor.protocols.b.derive import agrees
+from auditor.protocols.b.facts.claims import agrees
+from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -34,7 +34,7 @@ STATUS = {"measured": "measured", "below_resolution": "below_resolution"}
 def check(view: RunView) -> Iterator[Finding]:
     if not view.energy_docs and "energy" not in view.unavailable_reason:
         return  # the run keeps no summaries (an external harness): nothing to compare
-    for t in derive.trials(view):
+    for t in trials(view):
         e = t.energy
         if t.status != "ok" or e is None or e.trace is None:
             continue

@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.crosscheck import CROSS_ERROR_FACTOR
+from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -43,7 +44,7 @@ from auditor.rule import rule
       fix="Report the counter deltas as the instrument read them, and keep the power samples "
           "of the same trace; check the instrument where they disagree.")
 def check(view: RunView) -> Iterator[Finding]:
-    for t in derive.trials(view):
+    for t in trials(view):
         e = t.energy
         if t.status != "ok" or e is None or not e.measured:
             continue
@@ -58,11 +59,11 @@ def check(view: RunView) -> Iterator[Finding]:
                     f"{x.readings} samples ({x.samples}) {x.samples_w:.4g} W: {ratio}, "
                     f"{off:.3g} W apart")
             if x.status == "disagrees":
-                text += (f", beyond {derive.CROSS_ERROR_FACTOR:g} x the allowance of "
+                text += (f", beyond {CROSS_ERROR_FACTOR:g} x the allowance of "
                          f"{x.allowance_w:.3g} W: one of them is not the measurement")
             else:
                 text += (f", beyond the allowance of {x.allowance_w:.3g} W (within "
-                         f"{derive.CROSS_ERROR_FACTOR:g} x it)")
+                         f"{CROSS_ERROR_FACTOR:g} x it)")
             yield RULE.finding(
                 text, artifact=e.trace, severity="error" if x.status == "disagrees" else "warning",
                 observed={"counter_w": x.counter_w, "samples_w": x.samples_w},

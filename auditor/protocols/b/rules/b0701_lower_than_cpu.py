@@ -3,12 +3,12 @@ than the CPU-only baseline, on the same power source, the same domains summed.
 
 What it checks: for each accelerator policy whose ok trials and the baseline's all have a
 measured energy, both were measured on the same power source (trials.csv `power_source`),
-the same power domains are summed for both and they include the policy's accelerator and the
-CPU (`derive.DOMAINS_FOR`), and then the policy's pooled average power and joules per
-inference are both lower than the baseline's. A domain missing on either side makes the
-comparison `incomplete` (missing evidence); different power sources make it invalid; a
-policy not lower on both is rejected. A policy or baseline without pooled energy is
-B1001's.
+the same power domains are summed for both and they hold the policy's accelerator and the
+CPU (what each summed reading `includes`, `facts/comparisons.py`), and then the policy's
+pooled average power and joules per inference are both lower than the baseline's. A domain
+missing on either side makes the comparison `incomplete` (missing evidence); different
+power sources make it invalid; a policy not lower on both is rejected. A policy or baseline
+without pooled energy is B1001's.
 Reads: the pooled figures (power traces over every ok trial's window, answer counts);
 trials.csv `power_source`; manifest `/baseline_policy`, `/policies`.
 Why it matters: B7: "the accelerator policy is accepted only when it uses less average power
@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.comparisons import comparisons
+from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.rules._where import at_policy
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -34,8 +35,8 @@ from auditor.rule import rule
       fix="Keep the CPU-only policy as the default, or improve the accelerator path until it "
           "draws less power and energy per inference on the same machine and power source.")
 def check(view: RunView) -> Iterator[Finding]:
-    facts = derive.policy_facts(view)
-    for pid, c in derive.comparisons(view).items():
+    facts = policy_facts(view)
+    for pid, c in comparisons(view).items():
         f = facts[pid]
         if c.status == "incomplete" and (f.energy_missing or c.baseline == ""
                                          or facts[c.baseline].energy_missing):

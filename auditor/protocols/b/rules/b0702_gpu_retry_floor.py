@@ -17,8 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST
+from auditor.protocols.b.facts.claims import FLOAT_EPS
+from auditor.protocols.b.facts.declared import model_tier, policies
+from auditor.protocols.b.facts.placement import placements
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -28,9 +30,9 @@ from auditor.rule import rule
       fix="Declare the retry's GPU operation-share floor and meet it, or do not activate the "
           "deep model through the retry.")
 def check(view: RunView) -> Iterator[Finding]:
-    severity = "error" if derive.model_tier(view) == "deep" else "warning"
-    places = derive.placements(view)
-    for pol in derive.policies(view).values():
+    severity = "error" if model_tier(view) == "deep" else "warning"
+    places = placements(view)
+    for pol in policies(view).values():
         if not pol.is_gpu_retry:
             continue
         if pol.gpu_floor is None:
@@ -42,7 +44,7 @@ def check(view: RunView) -> Iterator[Finding]:
             continue
         p = places.get(pol.policy_id)
         share = p.gpu_share if p is not None and not p.problem else None
-        if share is not None and share < pol.gpu_floor - derive.FLOAT_EPS:
+        if share is not None and share < pol.gpu_floor - FLOAT_EPS:
             yield RULE.finding(f"GPU retry {pol.policy_id}: {share:.2%} of its operations on "
                                f"the GPU, below its declared GPU floor of {pol.gpu_floor:.2%}",
                                artifact=p.used if p else MANIFEST, observed=share,

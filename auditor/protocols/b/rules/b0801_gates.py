@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.claims import FLOAT_EPS
+from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.rules._where import at_policy, fmt
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -32,7 +33,7 @@ from auditor.rule import rule
 def check(view: RunView) -> Iterator[Finding]:
     gates = view.m["gates"]
     acc_floor, agr_floor = gates["accuracy_floor"], gates["agreement_floor"]
-    for f in derive.policy_facts(view).values():
+    for f in policy_facts(view).values():
         if f.policy.is_baseline or f.policy.status in ("cannot_start", "fault"):
             continue
         if f.accuracy is None or f.agreement is None:
@@ -43,9 +44,9 @@ def check(view: RunView) -> Iterator[Finding]:
         if f.gate_passed:
             continue
         fails = [f"accuracy {f.accuracy:.2%} (floor {acc_floor:.2%})"
-                 if f.accuracy < acc_floor - derive.FLOAT_EPS else None,
+                 if f.accuracy < acc_floor - FLOAT_EPS else None,
                  f"agreement {f.agreement:.2%} (floor {agr_floor:.2%})"
-                 if f.agreement < agr_floor - derive.FLOAT_EPS else None]
+                 if f.agreement < agr_floor - FLOAT_EPS else None]
         fast = f"; despite a p95 of {fmt(f.p95_ms, 3)} ms" if f.p95_ms is not None else ""
         yield RULE.finding(f"candidate {f.policy.policy_id} fails the gates: "
                            f"{', '.join(x for x in fails if x)}{fast}: rejected whatever its "

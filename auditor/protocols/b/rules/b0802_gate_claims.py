@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import GATES
-from auditor.protocols.b.derive import agrees
+from auditor.protocols.b.facts.claims import FLOAT_EPS, agrees
+from auditor.protocols.b.facts.policies import policy_facts
+from auditor.protocols.b.facts.sequence import gate_pass
 from auditor.protocols.b.rules._where import at_policy, claim, fmt
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -28,7 +29,7 @@ from auditor.rule import rule
       requires=("manifest", "references", "reference_outputs"),
       fix="Write accuracy and agreement computed from the policy's own answers.")
 def check(view: RunView) -> Iterator[Finding]:
-    for pid, f in derive.policy_facts(view).items():
+    for pid, f in policy_facts(view).items():
         for col, value in (("accuracy", f.accuracy), ("agreement", f.agreement)):
             said, text = claim(f.claims, f.texts, col)
             if f.claims and said is not None and not agrees(said, text, value):
@@ -45,12 +46,12 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"gates.json {key} {g.get(key)}, the manifest declares "
                                f"{floors[key]}", artifact=GATES, pointer=f"/{key}",
                                observed=g.get(key), expected=floors[key])
-    passes = derive.gate_pass(view)
+    passes = gate_pass(view)
     for i, entry in enumerate(g.get("policies") or []):
         pid = entry.get("policy_id")
         if entry.get("status") != "evaluated" or pid not in passes:
             continue
-        acc, agr, _ = passes[pid]
+        acc, agr = passes[pid].accuracy, passes[pid].agreement
         for key, value in (("accuracy", acc), ("agreement", agr)):
             said = entry.get(key)
             if said is not None and not agrees(float(said), repr(said), value):
@@ -59,8 +60,8 @@ def check(view: RunView) -> Iterator[Finding]:
                                    pointer=f"/policies/{i}/{key}", observed=said, expected=value,
                                    subject=Subject(policy=pid))
         passed = (acc is not None and agr is not None
-                  and acc >= floors["accuracy_floor"] - derive.FLOAT_EPS
-                  and agr >= floors["agreement_floor"] - derive.FLOAT_EPS)
+                  and acc >= floors["accuracy_floor"] - FLOAT_EPS
+                  and agr >= floors["agreement_floor"] - FLOAT_EPS)
         if entry.get("passed") != passed:
             yield RULE.finding(f"gates.json: {pid} passed {entry.get('passed')}, its answers "
                                f"{'pass' if passed else 'fail'}", artifact=GATES,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.rules._where import at_policy
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -26,7 +26,7 @@ from auditor.rule import rule
       fix="Measure energy on the first candidate that passes both gates; keep the rejected "
           "one's gate results and placement only.")
 def check(view: RunView) -> Iterator[Finding]:
-    for f in derive.policy_facts(view).values():
+    for f in policy_facts(view).values():
         if f.policy.is_baseline or f.gate_passed is not False:
             continue
         measured = [t for t in f.ok if (t.energy is not None and t.energy.measured)

@@ -18,9 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
 from auditor.protocols.b.artifacts import MANIFEST
-from auditor.protocols.b.rules.b0501_bare_cpu_deep import WINDOWS_ML
+from auditor.protocols.b.facts.declared import WINDOWS_ML_RUNTIMES, policies
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -35,7 +34,7 @@ RESULTS = ("passed", "failed", "not_applicable")
       fix="Unplug the machine and check which provider is selected; leave a session idle and "
           "check the discrete GPU powers down; record both results in power_state_checks.")
 def check(view: RunView) -> Iterator[Finding]:
-    if not any(p.runtime.lower() in WINDOWS_ML for p in derive.policies(view).values()):
+    if not any(p.runtime.lower() in WINDOWS_ML_RUNTIMES for p in policies(view).values()):
         return
     checks = view.m.get("power_state_checks")
     checks = checks if isinstance(checks, dict) else {}

@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.declared import WINDOWS_ML_RUNTIMES
+from auditor.protocols.b.facts.placement import placements
+from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.rules._where import at_trial
-from auditor.protocols.b.rules.b0501_bare_cpu_deep import WINDOWS_ML
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -33,10 +34,10 @@ def check(view: RunView) -> Iterator[Finding]:
     entry = checks.get("battery_skips_discrete_gpu") if isinstance(checks, dict) else None
     if isinstance(entry, dict) and entry.get("result") == "not_applicable":
         return
-    places = derive.placements(view)
-    for pid, f in derive.policy_facts(view).items():
+    places = placements(view)
+    for pid, f in policy_facts(view).items():
         p = places.get(pid)
-        if f.policy.runtime.lower() not in WINDOWS_ML or p is None or not p.assigned:
+        if f.policy.runtime.lower() not in WINDOWS_ML_RUNTIMES or p is None or not p.assigned:
             continue
         if str(p.assigned[0].get("device_type")) != "GPU":
             continue

@@ -7,7 +7,7 @@ and joules per inference). Energy not measured (no instrument, below resolution,
 that does not cover the window), with its reason, is not an error: the verdict is
 `incomplete`. Energy claimed where the traces cannot support it is B0304's and B0601-B0603's
 error, not this.
-Reads: the pooled energy (derive.py); policies.csv `p95_latency_ms`, `median_wall_seconds`,
+Reads: the pooled energy (facts/policies.py); policies.csv `p95_latency_ms`, `median_wall_seconds`,
 `average_power_w`, `joules_per_inference`; trials.csv `status`.
 Why it matters: B10: "the report is incomplete if it gives latency without placement
 evidence and energy" (placement evidence: B0401); a latency table alone cannot decide a
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.rules._energy import POLICY_CLAIMS, TRIAL_CLAIMS, claimed
 from auditor.protocols.b.rules._where import at_policy
 from auditor.protocols.b.view import RunView
@@ -33,7 +33,7 @@ from auditor.rule import rule
       fix="Measure energy over every trial's window (RAPL, NVML, powermetrics, HWiNFO) on a "
           "machine that exposes it, over a window above the declared resolution.")
 def check(view: RunView) -> Iterator[Finding]:
-    for f in derive.policy_facts(view).values():
+    for f in policy_facts(view).values():
         if not f.ok or f.gate_passed is False:
             continue
         if f.energy_missing is not None and (

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.sequence import sequence, trial_outputs
+from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._where import at_trial
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -27,10 +28,10 @@ from auditor.rule import rule
       fix="Run every policy on the one declared sequence, in its order; never regenerate it "
           "between policies.")
 def check(view: RunView) -> Iterator[Finding]:
-    sha = derive.sequence(view)["sha256"]
+    sha = sequence(view).sha256
     stats = {(r["policy_id"], r["trial_index"]): r
-             for r in derive.trial_outputs(view).iter_rows(named=True)}
-    for t in derive.trials(view):
+             for r in trial_outputs(view).iter_rows(named=True)}
+    for t in trials(view):
         said = t.claims.get("prompt_sequence_sha256")
         if said != sha:
             yield RULE.finding(f"{t.name} names another prompt sequence than "

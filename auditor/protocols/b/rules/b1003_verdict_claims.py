@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.b import derive
+from auditor.protocols.b.facts.comparisons import comparisons
+from auditor.protocols.b.facts.declared import MIN_TRIALS, model_tier
+from auditor.protocols.b.facts.placement import residency
+from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.rules._where import at_policy
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
@@ -29,9 +32,9 @@ from auditor.rule import rule
       fix="Write each policy's verdict from the protocol's order: gates, trials, residency, "
           "then energy against the baseline; baseline for the declared baseline only.")
 def check(view: RunView) -> Iterator[Finding]:
-    comps = derive.comparisons(view)
-    deep = derive.model_tier(view) == "deep"
-    for pid, f in derive.policy_facts(view).items():
+    comps = comparisons(view)
+    deep = model_tier(view) == "deep"
+    for pid, f in policy_facts(view).items():
         said = f.claims.get("verdict")
         if said is None:
             continue
@@ -47,12 +50,12 @@ def check(view: RunView) -> Iterator[Finding]:
         if said != "accepted":
             continue
         against = []
-        if len(f.ok) < derive.MIN_TRIALS:
+        if len(f.ok) < MIN_TRIALS:
             against.append(f"{len(f.ok)} ok trial(s)")
         if f.gate_passed is False:
             against.append("it fails a gate")
         if f.policy.role == "accelerator":
-            why = derive.residency(view, pid)
+            why = residency(view, pid)
             if why:
                 against.append(why)
             c = comps.get(pid)

@@ -1,0 +1,21 @@
+"""Every fact of a protocol B run the rules, the report and the run summary judge by,
+recomputed from raw evidence once per view (`auditor.protocols.cache.per_view`), each a
+frozen dataclass or a polars frame. A claim of the run (a trials.csv or policies.csv cell, a
+gate file) is only ever compared with these (`claims.agrees`).
+
+One module per family, each importing only those above it:
+
+| module | the facts |
+| --- | --- |
+| `claims` | how a claim agrees with a recomputed figure (its rounding) |
+| `declared` | the policies, model tier, repetitions and minimums the manifest declares |
+| `sequence` | the prompt sequence; per outputs file its lines, latencies, order; gate passes |
+| `crosscheck` | one power series over a window; counters against power samples (B0605) |
+| `energy` | a trial's energy over its window, from any trace (its frame says what it holds) |
+| `trials` | every trial: its row, outputs, window and energy; copied latencies |
+| `policies` | per policy: median wall time, p95, accuracy and agreement, pooled energy |
+| `placement` | per policy: where it ran (shares against its floor), the file's own run |
+| `comparisons` | each accelerator policy against the CPU-only baseline (B7) |
+
+Each module's docstring states its conventions (p95 by nearest rank: `auditor.stats`).
+"""

@@ -1,0 +1,137 @@
+"""What a protocol B run declares before measuring, read from its manifest once: the compute
+policies (role, runtime, compute units, floors, the accelerator each counts as its own), the
+model tier, the energy repetitions and minimums. A declaration is what the evidence is judged
+against, never evidence itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from auditor.protocols.cache import per_view
+from auditor.readers.placement._frame import ACCELERATORS, device_of
+
+if TYPE_CHECKING:
+    from auditor.protocols.b.view import RunView
+
+GAP_FACTOR = 1.5
+"""Readings more than this many declared sampling periods apart leave a gap (when the
+manifest declares no `gap_factor`): jitter passes, a missed reading does not."""
+PROTOCOL_WARMUP = 100
+PROTOCOL_PROMPTS = 1000
+MIN_TRIALS = 5
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One compute policy as the manifest declares it."""
+
+    policy_id: str
+    role: str
+    runtime: str
+    compute_units: str
+    status: str | None
+    reason: str | None
+    precision: str | None
+    is_baseline: bool
+    accelerator: frozenset[str]
+    """Devices that count as this policy's accelerator (empty for a cpu-only policy)."""
+    provider: str | None
+    """The execution provider asked for, for an ONNX Runtime or Windows ML policy that
+    names one: its nodes count exactly."""
+    floor: float | None
+    """The operation-share floor it must meet (its own, else the run's)."""
+    gpu_floor: float | None
+    """A GPU retry's own floor of GPU operations (B7)."""
+    is_gpu_retry: bool
+    placement_file: str | None
+    artifact_file: str | None
+    artifact_sha256: str | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.policy_id} ({self.runtime} {self.compute_units})"
+
+    @property
+    def computes_on(self) -> frozenset[str]:
+        """The devices whose power its windows must hold: the CPU for a cpu-only policy,
+        the CPU and its accelerator otherwise (the host runs the session either way)."""
+        return frozenset({"cpu"}) | (self.accelerator & {"gpu", "ane", "npu"})
+
+
+WINDOWS_ML_RUNTIMES = frozenset({"windows-ml", "windowsml", "winml"})
+"""How a manifest names the Windows ML runtime (`policies[].runtime`, lower case)."""
+
+_COREML_UNITS = {"cpuandneuralengine": {"ane"}, "cpu-and-ne": {"ane"},
+                 "cpuandgpu": {"gpu"}, "cpu-and-gpu": {"gpu"}, "all": {"ane", "gpu"}}
+_WINDOWS_POLICIES = {"default", "prefer_npu", "prefer_gpu", "max_performance",
+                     "max_efficiency", "min_overall_power"}
+
+
+def accelerator_of(role: str, runtime: str, compute_units: str) -> tuple[frozenset[str],
+                                                                         str | None]:
+    """(the devices a policy's operations count as on its accelerator, the execution
+    provider it names, if any)."""
+    if role != "accelerator":
+        return frozenset(), None
+    units = compute_units.strip()
+    key = units.lower()
+    if runtime.lower() == "coreml":
+        return frozenset(_COREML_UNITS.get(key, ACCELERATORS)), None
+    if key.endswith("executionprovider"):
+        device = device_of(units)
+        return (frozenset({device}) if device in ACCELERATORS else ACCELERATORS), units
+    if key.removeprefix("ortexecutionproviderdevicepolicy_") in _WINDOWS_POLICIES:
+        return frozenset({"npu", "gpu"}), None
+    device = device_of(units)
+    return (frozenset({device}) if device in ACCELERATORS else ACCELERATORS), None
+
+
+def number(v: Any) -> float | None:
+    """V as a float when it is a JSON number (not a boolean), else None."""
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+@per_view
+def policies(view: RunView) -> dict[str, Policy]:
+    """The declared policies, in manifest order."""
+    m = view.m
+    run_floor = number((m.get("placement") or {}).get("operation_share_floor"))
+    baseline = m.get("baseline_policy")
+    out: dict[str, Policy] = {}
+    for p in m.get("policies") or []:
+        if not isinstance(p, dict) or not isinstance(p.get("policy_id"), str):
+            continue
+        role, runtime = str(p.get("role")), str(p.get("runtime"))
+        units = str(p.get("compute_units"))
+        accel, provider = accelerator_of(role, runtime, units)
+        retry = (role == "accelerator" and (isinstance(p.get("retry_of"), str)
+                                            or (runtime.lower() == "coreml"
+                                                and units.lower() == "all")))
+        own = number(p.get("operation_share_floor"))
+        out[p["policy_id"]] = Policy(
+            policy_id=p["policy_id"], role=role, runtime=runtime, compute_units=units,
+            status=p.get("status"), reason=p.get("reason"), precision=p.get("precision"),
+            is_baseline=p["policy_id"] == baseline, accelerator=accel, provider=provider,
+            floor=(own if own is not None else run_floor) if role == "accelerator" else None,
+            gpu_floor=number(p.get("gpu_operation_share_floor")), is_gpu_retry=retry,
+            placement_file=p.get("placement_file"), artifact_file=p.get("artifact_file"),
+            artifact_sha256=p.get("artifact_sha256"))
+    return out
+
+
+def model_tier(view: RunView) -> str | None:
+    return view.m.get("model_tier")
+
+
+def repetitions(view: RunView) -> int:
+    r = (view.m.get("energy") or {}).get("repetitions")
+    return r if isinstance(r, int) and r > 0 else 1
+
+
+def minimums(view: RunView) -> dict[str, float]:
+    mins = (view.m.get("energy") or {}).get("minimums") or {}
+    out = {k: float(v) for k, v in mins.items()
+           if isinstance(v, int | float) and not isinstance(v, bool)}
+    out.setdefault("gap_factor", GAP_FACTOR)
+    return out
