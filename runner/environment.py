@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 import runner
-from runner.passes import now_iso
+from runner.a.passes import now_iso
 
 
 def runtime() -> dict[str, str | None]:

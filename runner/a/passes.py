@@ -1,5 +1,5 @@
 """One measured pass and one warm-up block: the code both the fresh cold-pass processes
-(`runner.pass_worker`) and the main process (warm passes) run, so every pass is timed,
+(`runner.a.pass_worker`) and the main process (warm passes) run, so every pass is timed,
 measured and written the same way.
 
 The timer covers the declared scope (A5.1): `full_chain` is reading the inputs file,
@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from runner.memory import MemoryProbe, placement
+from runner.a.memory import MemoryProbe, placement
 from runner.workloads.base import Workload
 
 INPUTS_FILE = "corpus/eval-inputs.jsonl"

@@ -90,11 +90,11 @@ def export(form: TensorForm, path: Path) -> OnnxExport:
 
 def export_in_fresh_process(workload: str, options: dict[str, Any], model_dir: Path,
                             context: int, path: Path) -> OnnxExport:
-    """Load the staged model (CPU, float32) in `python -m runner.residency.onnx_export` with
+    """Load the staged model (CPU, float32) in `python -m runner.onnx_export` with
     a fixed hash seed and export it there: the same model gives the same bytes every run."""
     job = json.dumps({"workload": workload, "options": options, "model_dir": str(model_dir),
                       "context": context, "path": str(path)})
-    proc = subprocess.run([sys.executable, "-m", "runner.residency.onnx_export", job],
+    proc = subprocess.run([sys.executable, "-m", "runner.onnx_export", job],
                           env=child_env(PYTHONHASHSEED="0"), capture_output=True, text=True)
     if proc.returncode != 0:
         tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])

@@ -1,0 +1,1 @@
+"""Protocol A (`runner execute`, `runner memory-probe`): an accepted corpus before cost."""
