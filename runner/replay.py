@@ -16,9 +16,8 @@ from typing import Any
 
 import torch
 
-from runner.b.layout import ONNX_FILE
 from runner.errors import RunnerError
-from runner.onnx_export import OnnxExport, export_in_fresh_process
+from runner.onnx_export import ONNX_FILE, OnnxExport, export_in_fresh_process
 from runner.revisions import file_sha256
 from runner.workloads.base import TensorForm
 

@@ -1,5 +1,6 @@
-"""The run configuration: a TOML file validated against `schemas/run-config.schema.json`, or
-the embedded default (`runner/defaults/default.toml`, the `make demo` run).
+"""The protocol A run configuration: a TOML file validated against
+`schemas/run-config.schema.json`, or the embedded default (`runner/defaults/default.toml`, the
+`make demo` run).
 
 Keys a user file leaves out take the base defaults below; `economics` is never borrowed from
 the default (a user run names its own offer or none). Relative paths in a file are resolved
@@ -8,13 +9,12 @@ against that file's folder.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import schemas
+from runner.config import experiment_id_from, merge, read_toml, resolve_path
 from runner.errors import RunnerError
 
 DEFAULT_CONFIG_NAME = "default.toml"
@@ -79,19 +79,6 @@ def load_config(path: Path | None) -> RunConfig:
     return _from_file(path, str(path))
 
 
-def read_toml(path: Path, kind: str) -> dict[str, Any]:
-    """A config file parsed and validated against its schema (`kind`); shared by both
-    protocols' configs. Every fault is a RunnerError naming the file and the key."""
-    if not path.is_file():
-        raise RunnerError(f"config file {path}: not found")
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise RunnerError(f"config file {path}: not valid TOML ({exc})") from None
-    _validate(raw, path, kind)
-    return raw
-
-
 def _from_file(path: Path, label: str) -> RunConfig:
     raw = read_toml(path, "run_config")
     base_dir = path.resolve().parent
@@ -135,41 +122,3 @@ def _from_file(path: Path, label: str) -> RunConfig:
         tolerance=float(q["tolerance"]),
         economics=economics,
     )
-
-
-def _validate(raw: dict[str, Any], path: Path, kind: str) -> None:
-    errors = sorted(schemas.validator(kind).iter_errors(raw), key=lambda e: e.path)
-    if not errors:
-        return
-    err = errors[0]
-    where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-    if err.validator == "additionalProperties":
-        # name the unknown key itself, not the table that holds it
-        allowed = set(err.schema.get("properties", {}))
-        unknown = sorted(k for k in err.instance if k not in allowed)
-        prefix = "" if where == "(top level)" else where + "."
-        raise RunnerError(f"config file {path}: unknown key {prefix}{unknown[0]} "
-                          f"(allowed here: {', '.join(sorted(allowed))})")
-    raise RunnerError(f"config file {path}: {where}: {err.message}")
-
-
-def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """`over` on top of `base`, tables merged key by key (arrays replaced whole)."""
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            out[key] = merge(base[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def resolve_path(base_dir: Path, value: str) -> Path:
-    """A path from a config file, relative to that file's folder."""
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else base_dir / p
-
-
-def experiment_id_from(path: Path) -> str:
-    stem = "".join(c if c.isalnum() or c in "._-" else "-" for c in path.stem)
-    return stem or "experiment"

@@ -35,13 +35,14 @@ from runner import artifacts
 from runner.a import claims
 from runner.a.config import RunConfig
 from runner.a.economics import ChosenOffer, choose_offer
-from runner.a.passes import INPUTS_FILE, PassSpec, now_iso, run_pass, run_warmup
+from runner.a.passes import INPUTS_FILE, PassSpec, run_pass, run_warmup
 from runner.a.setcheck import accepted, check_output, quality
 from runner.corpus import Corpus, load_corpus
 from runner.environment import observe
 from runner.manifest import Header, Revisions
 from runner.model import TrainedModel, child_env, resolve_device, train, workload_threads
 from runner.order import alternating_rounds
+from runner.records import now_iso
 from runner.replay import archive
 from runner.revisions import code_revision, file_sha256
 from runner.rundir import Progress, StagedRunDir, Steps, refuse_existing

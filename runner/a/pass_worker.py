@@ -17,7 +17,8 @@ from pathlib import Path
 
 import torch
 
-from runner.a.passes import PassSpec, incident_of, now_iso, run_pass
+from runner.a.passes import PassSpec, run_pass
+from runner.records import incident_of, now_iso
 from runner.workloads import resolve
 
 

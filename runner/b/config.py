@@ -17,8 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from runner.a.config import experiment_id_from, merge, read_toml, resolve_path
 from runner.b.energy.window import Minimums
+from runner.config import experiment_id_from, merge, read_toml, resolve_path
 from runner.errors import RunnerError
 
 DEFAULT_CONFIG_NAME = "residency.toml"

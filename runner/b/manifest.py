@@ -11,7 +11,6 @@ from typing import Any
 from runner.b.config import ResidencyConfig
 from runner.b.layout import (
     CONFIG_COPY,
-    ONNX_FILE,
     PROTOCOL,
     REFERENCE_FILE,
     SEQUENCE_FILE,
@@ -21,6 +20,7 @@ from runner.b.policies import requested_providers
 from runner.b.state import Declaration, Inputs, PolicyState
 from runner.b.trials import Instruments, TrialRun
 from runner.manifest import Header
+from runner.onnx_export import ONNX_FILE
 
 TRIAL_ORDER_METHOD = ("drawn from the seed before any measurement: one seeded permutation of "
                       "the run's policies per round (round n holds every policy's trial n), "

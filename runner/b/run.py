@@ -29,15 +29,12 @@ from typing import Any
 import torch
 
 from runner import artifacts
-from runner.a.memory import gpu_identity
-from runner.a.passes import now_iso
 from runner.b import claims, gates, readback
 from runner.b.config import PolicySpec, ResidencyConfig
 from runner.b.energy.base import Instrument
 from runner.b.layout import (
     CONFIG_COPY,
     LAYOUT,
-    ONNX_FILE,
     REFERENCE_FILE,
     SEQUENCE_FILE,
     rel_path,
@@ -61,10 +58,12 @@ from runner.b.trials import (
     run_trial,
 )
 from runner.corpus import load_corpus
-from runner.environment import loadavg
+from runner.environment import gpu_identity, loadavg
 from runner.manifest import Revisions
 from runner.model import train, workload_threads
+from runner.onnx_export import ONNX_FILE
 from runner.order import alternating_rounds
+from runner.records import now_iso
 from runner.replay import archive
 from runner.revisions import code_revision, file_sha256
 from runner.rundir import Progress, StagedRunDir, Steps, refuse_existing

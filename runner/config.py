@@ -1,0 +1,65 @@
+"""The configuration helpers both protocols' configurations share (`runner.a.config`,
+`runner.b.config`): a TOML file read and validated against its schema in `schemas/` with
+every fault naming the file and the key, a user file merged over the base defaults table by
+table, paths resolved against the file's folder, and the experiment id a file's name gives
+when it names none."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import schemas
+from runner.errors import RunnerError
+
+
+def read_toml(path: Path, kind: str) -> dict[str, Any]:
+    """A config file parsed and validated against its schema (`kind`); shared by both
+    protocols' configs. Every fault is a RunnerError naming the file and the key."""
+    if not path.is_file():
+        raise RunnerError(f"config file {path}: not found")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RunnerError(f"config file {path}: not valid TOML ({exc})") from None
+    _validate(raw, path, kind)
+    return raw
+
+
+def _validate(raw: dict[str, Any], path: Path, kind: str) -> None:
+    errors = sorted(schemas.validator(kind).iter_errors(raw), key=lambda e: e.path)
+    if not errors:
+        return
+    err = errors[0]
+    where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+    if err.validator == "additionalProperties":
+        # name the unknown key itself, not the table that holds it
+        allowed = set(err.schema.get("properties", {}))
+        unknown = sorted(k for k in err.instance if k not in allowed)
+        prefix = "" if where == "(top level)" else where + "."
+        raise RunnerError(f"config file {path}: unknown key {prefix}{unknown[0]} "
+                          f"(allowed here: {', '.join(sorted(allowed))})")
+    raise RunnerError(f"config file {path}: {where}: {err.message}")
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on top of `base`, tables merged key by key (arrays replaced whole)."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            out[key] = merge(base[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def resolve_path(base_dir: Path, value: str) -> Path:
+    """A path from a config file, relative to that file's folder."""
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else base_dir / p
+
+
+def experiment_id_from(path: Path) -> str:
+    stem = "".join(c if c.isalnum() or c in "._-" else "-" for c in path.stem)
+    return stem or "experiment"
