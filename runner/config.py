@@ -1,17 +1,31 @@
 """The configuration helpers both protocols' configurations share (`runner.a.config`,
-`runner.b.config`): a TOML file read and validated against its schema in `schemas/` with
-every fault naming the file and the key, a user file merged over the base defaults table by
-table, paths resolved against the file's folder, and the experiment id a file's name gives
-when it names none."""
+`runner.b.config`): the user's file or the embedded default (`runner/defaults/`), a TOML file
+read and validated against its schema in `schemas/` with every fault naming the file and the
+key, a user file merged over the base defaults table by table, paths resolved against the
+file's folder, and the experiment id a file's name gives when it names none."""
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import schemas
 from runner.errors import RunnerError
+
+T = TypeVar("T")
+
+
+def load(path: Path | None, default_name: str, from_file: Callable[[Path, str], T]) -> T:
+    """`from_file(path, label)` on the user's file (labelled by its path), or on the embedded
+    `runner/defaults/<default_name>` (labelled `embedded default`) when `path` is None."""
+    if path is None:
+        ref = resources.files("runner").joinpath("defaults", default_name)
+        with resources.as_file(ref) as default_path:
+            return from_file(Path(default_path), "embedded default")
+    return from_file(path, str(path))
 
 
 def read_toml(path: Path, kind: str) -> dict[str, Any]:
