@@ -27,8 +27,8 @@ from pathlib import Path
 
 import torch
 
+from runner.a.passes import INPUTS_FILE, PassSpec, run_pass
 from runner.corpus import load_corpus
-from runner.passes import INPUTS_FILE, PassSpec, run_pass
 from runner.workloads.base import TrainingData, Workload
 from runner.workloads.bow import BagOfWords
 

@@ -28,8 +28,8 @@ def cli() -> None:
 @click.option("--quiet", is_flag=True, help="No progress lines (for CI).")
 def execute(config_path: Path | None, out_dir: Path, quiet: bool) -> None:
     """Run protocol A and write the run directory OUT (docs/run-dir.md)."""
-    from runner.config import load_config
-    from runner.execute import execute as run
+    from runner.a.config import load_config
+    from runner.a.execute import execute as run
 
     _run_command(lambda say: run(load_config(config_path), out_dir, say), out_dir, quiet)
 
@@ -43,8 +43,8 @@ def execute(config_path: Path | None, out_dir: Path, quiet: bool) -> None:
 @click.option("--quiet", is_flag=True, help="No progress lines (for CI).")
 def residency(config_path: Path | None, out_dir: Path, quiet: bool) -> None:
     """Run protocol B and write the run directory OUT (docs/run-dir-residency.md)."""
-    from runner.residency.config import load_residency_config
-    from runner.residency.run import residency as run
+    from runner.b.config import load_residency_config
+    from runner.b.run import residency as run
 
     _run_command(lambda say: run(load_residency_config(config_path), out_dir, say), out_dir,
                  quiet)
@@ -74,7 +74,7 @@ def _run_command(run: Callable[[Callable[[str], None] | None], Path], out_dir: P
 @click.option("--device", default="auto", help="auto, cpu, cuda or cuda:N.")
 def memory_probe(device: str) -> None:
     """The seed's exercise: record A7 memory around a small synthetic MLP."""
-    from runner.probe import probe
+    from runner.a.probe import probe
 
     try:
         for line in probe(device):

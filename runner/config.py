@@ -1,82 +1,31 @@
-"""The run configuration: a TOML file validated against `schemas/run-config.schema.json`, or
-the embedded default (`runner/defaults/default.toml`, the `make demo` run).
-
-Keys a user file leaves out take the base defaults below; `economics` is never borrowed from
-the default (a user run names its own offer or none). Relative paths in a file are resolved
-against that file's folder.
-"""
+"""The configuration helpers both protocols' configurations share (`runner.a.config`,
+`runner.b.config`): the user's file or the embedded default (`runner/defaults/`), a TOML file
+read and validated against its schema in `schemas/` with every fault naming the file and the
+key, a user file merged over the base defaults table by table, paths resolved against the
+file's folder, and the experiment id a file's name gives when it names none."""
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import schemas
 from runner.errors import RunnerError
 
-DEFAULT_CONFIG_NAME = "default.toml"
-
-#: Values for keys a user config leaves out (the same as the embedded default run).
-BASE: dict[str, Any] = {
-    "seed": 20260924,
-    "device": "auto",
-    "notes": "",
-    "workload": {"callable": "runner.workloads.bow:BagOfWords", "options": {}},
-    "variants": {"announced_variable": "batch", "batches": [1, 4, 8], "precision": "float32",
-                 "context": 64},
-    "passes": {"warmup_iterations": 10, "warm_passes": 5, "timer_scope": "full_chain"},
-    "quality": {"metric": "macro_f1", "threshold": "from_tune", "tolerance": 0.10},
-}
+T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Economics:
-    offers_file: Path
-    offer_id: str
-    lots: int
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """The run asked for, every default applied; fixed before anything is measured."""
-
-    source: str
-    """Where the config came from: a file path, or 'embedded default'."""
-    experiment_id: str
-    seed: int
-    device: str
-    notes: str
-    corpus_path: Path | None
-    eval_size: int | None
-    max_texts: int | None
-    workload_callable: str
-    workload_options: dict[str, Any]
-    batches: tuple[int, ...]
-    precision: str
-    context: int
-    warmup_iterations: int
-    warm_passes: int
-    timer_scope: str
-    metric: str
-    threshold: float | str
-    tolerance: float
-    economics: Economics | None
-
-    @property
-    def variant_ids(self) -> tuple[str, ...]:
-        return tuple(f"batch-{b}" for b in self.batches)
-
-
-def load_config(path: Path | None) -> RunConfig:
-    """Read, validate and complete a config; `None` means the embedded default."""
+def load(path: Path | None, default_name: str, from_file: Callable[[Path, str], T]) -> T:
+    """`from_file(path, label)` on the user's file (labelled by its path), or on the embedded
+    `runner/defaults/<default_name>` (labelled `embedded default`) when `path` is None."""
     if path is None:
-        ref = resources.files("runner").joinpath("defaults", DEFAULT_CONFIG_NAME)
+        ref = resources.files("runner").joinpath("defaults", default_name)
         with resources.as_file(ref) as default_path:
-            return _from_file(Path(default_path), "embedded default")
-    return _from_file(path, str(path))
+            return from_file(Path(default_path), "embedded default")
+    return from_file(path, str(path))
 
 
 def read_toml(path: Path, kind: str) -> dict[str, Any]:
@@ -90,51 +39,6 @@ def read_toml(path: Path, kind: str) -> dict[str, Any]:
         raise RunnerError(f"config file {path}: not valid TOML ({exc})") from None
     _validate(raw, path, kind)
     return raw
-
-
-def _from_file(path: Path, label: str) -> RunConfig:
-    raw = read_toml(path, "run_config")
-    base_dir = path.resolve().parent
-    merged = merge(BASE, raw)
-    corpus = raw.get("corpus", {})
-    q = merged["quality"]
-    threshold = q["threshold"]
-    if isinstance(threshold, str) and threshold != "from_tune":
-        raise RunnerError(f"config file {path}: quality.threshold must be a number or "
-                          f"\"from_tune\", not {threshold!r}")
-    if not isinstance(threshold, str) and not 0 <= threshold <= 1:
-        raise RunnerError(f"config file {path}: quality.threshold {threshold} is outside [0, 1]")
-    eco = raw.get("economics")
-    economics = None
-    if eco is not None:
-        missing = [k for k in ("offers_file", "offer_id", "lots") if k not in eco]
-        if missing:
-            raise RunnerError(f"config file {path}: [economics] needs {', '.join(missing)}")
-        economics = Economics(resolve_path(base_dir, eco["offers_file"]), eco["offer_id"],
-                              eco["lots"])
-    v, p = merged["variants"], merged["passes"]
-    return RunConfig(
-        source=label,
-        experiment_id=raw.get("experiment_id") or experiment_id_from(path),
-        seed=merged["seed"],
-        device=merged["device"],
-        notes=merged["notes"],
-        corpus_path=resolve_path(base_dir, corpus["path"]) if "path" in corpus else None,
-        eval_size=corpus.get("eval_size"),
-        max_texts=corpus.get("max_texts"),
-        workload_callable=merged["workload"]["callable"],
-        workload_options=dict(merged["workload"].get("options", {})),
-        batches=tuple(v["batches"]),
-        precision=v["precision"],
-        context=v["context"],
-        warmup_iterations=p["warmup_iterations"],
-        warm_passes=p["warm_passes"],
-        timer_scope=p["timer_scope"],
-        metric=q["metric"],
-        threshold=threshold,
-        tolerance=float(q["tolerance"]),
-        economics=economics,
-    )
 
 
 def _validate(raw: dict[str, Any], path: Path, kind: str) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 import runner
-from runner.passes import now_iso
+from runner.records import now_iso
 
 
 def runtime() -> dict[str, str | None]:
@@ -80,6 +80,16 @@ def host() -> dict[str, Any]:
     return {"platform": platform.platform(), "machine": platform.machine(),
             "cpu_count": os.cpu_count() or 0,
             "hostname_sha256": hashlib.sha256(socket.gethostname().encode()).hexdigest()}
+
+
+def gpu_identity(index: int, cuda: Any) -> dict[str, Any]:
+    """One GPU as both protocols' records name it (index, name, UUID, memory); `cuda` is
+    `torch.cuda` or a fake with the same functions."""
+    props = cuda.get_device_properties(index)
+    uuid = getattr(props, "uuid", None)
+    return {"index": index, "name": str(props.name),
+            "uuid": None if uuid is None else str(uuid),
+            "total_memory_bytes": int(getattr(props, "total_memory", 0)) or None}
 
 
 def observe(device: str, gpus_used: list[dict[str, Any]], code_version: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import runner
-from runner.passes import now_iso
+from runner.records import now_iso
 
 RUNNER_NAME = "gpubench-audit runner"
 

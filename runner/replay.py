@@ -17,8 +17,7 @@ from typing import Any
 import torch
 
 from runner.errors import RunnerError
-from runner.residency.layout import ONNX_FILE
-from runner.residency.onnx_export import OnnxExport, export_in_fresh_process
+from runner.onnx_export import ONNX_FILE, OnnxExport, export_in_fresh_process
 from runner.revisions import file_sha256
 from runner.workloads.base import TensorForm
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.energy.base import Record, now_utc
+from runner.b.energy.base import Record, now_utc
 
 
 @dataclass

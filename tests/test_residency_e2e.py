@@ -29,11 +29,11 @@ from energy_fakes import ConstantPower, FakePynvml
 from runner_workloads import tiny_rows, write_jsonl
 
 import schemas
+from runner.b.config import load_residency_config
+from runner.b.energy.nvml import NvmlInstrument
+from runner.b.layout import LAYOUT
+from runner.b.run import residency
 from runner.cli import cli
-from runner.energy.nvml import NvmlInstrument
-from runner.residency.config import load_residency_config
-from runner.residency.layout import LAYOUT
-from runner.residency.run import residency
 
 N = 200
 R = 2

@@ -14,10 +14,10 @@ import pytest
 from energy_fakes import ConstantPower, FakePynvml, powercap_tree
 
 import schemas
-from runner.energy.base import Recorder, iso_utc
-from runner.energy.nvml import NvmlInstrument
-from runner.energy.rapl import RaplInstrument
-from runner.energy.window import Minimums, analyse
+from runner.b.energy.base import Recorder, iso_utc
+from runner.b.energy.nvml import NvmlInstrument
+from runner.b.energy.rapl import RaplInstrument
+from runner.b.energy.window import Minimums, analyse
 
 T0 = datetime(2026, 11, 2, 9, 0, 0, tzinfo=UTC)
 MINS = Minimums(sampling_interval_s=0.1, sample_periods=10, counter_updates=5,

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from runner.b import claims
+from runner.b.config import PolicySpec, load_residency_config
+from runner.b.policies import ModelFiles, availability, start
 from runner.cli import cli
 from runner.environment import machine_model, power_mode, power_source
 from runner.errors import RunnerError
 from runner.order import alternating_rounds
-from runner.residency import claims
-from runner.residency.config import PolicySpec, load_residency_config
-from runner.residency.policies import ModelFiles, availability, start
 from runner.workloads.bow import BagOfWords
 
 REPO = Path(__file__).resolve().parent.parent
@@ -89,7 +89,7 @@ def test_ort_fallback_is_a_fault_with_the_active_providers(tmp_path: Path) -> No
         pytest.skip("this onnxruntime build has CUDA")
     from runner_workloads import tiny_rows
 
-    from runner.residency.onnx_export import export
+    from runner.onnx_export import export
     from runner.workloads.base import TrainingData
 
     rows = tiny_rows(n_eval=4)
@@ -165,7 +165,7 @@ def test_a_failure_mid_run_leaves_no_complete_looking_dir(tmp_path: Path,
                                                           ) -> None:
     from runner_workloads import tiny_rows, write_jsonl
 
-    from runner.residency import run as run_mod
+    from runner.b import run as run_mod
 
     corpus = write_jsonl(tmp_path / "corpus.jsonl", tiny_rows(n_eval=20))
     cfg = cfg_file(tmp_path, f'[corpus]\npath = "{corpus}"\neval_size = 20\n'
@@ -188,9 +188,9 @@ def test_a_failure_mid_run_leaves_no_complete_looking_dir(tmp_path: Path,
 def test_verdicts_follow_b4_b7_b8() -> None:
     from dataclasses import replace
 
-    from runner.residency.gates import GateResult
-    from runner.residency.readback import judge as _verdict
-    from runner.residency.state import PolicyState
+    from runner.b.gates import GateResult
+    from runner.b.readback import judge as _verdict
+    from runner.b.state import PolicyState
 
     cfg = load_residency_config(None)
     acc = PolicySpec("gpu", "torch", "cuda", "accelerator", "float32", "always")
@@ -226,10 +226,10 @@ def test_energy_must_cover_the_unit_a_policy_computes_on() -> None:
     """NVML alone cannot give a cpu-only policy's cost (it would be the GPU board's idle
     draw), nor RAPL alone a GPU policy's; B7 compares only figures from the same
     instruments."""
-    from runner.energy.window import Analysis
-    from runner.residency.readback import _require_coverage
-    from runner.residency.readback import judge as _verdict
-    from runner.residency.state import PolicyState
+    from runner.b.energy.window import Analysis
+    from runner.b.readback import _require_coverage
+    from runner.b.readback import judge as _verdict
+    from runner.b.state import PolicyState
 
     def measured(source: str) -> Analysis:
         return Analysis("measured", None, "t0", "t1", 2.0, energy_j=140.0,

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 from runner_workloads import tiny_rows, write_jsonl
 
+from runner.a.config import load_config
 from runner.cli import cli
-from runner.config import load_config
 
 REPO = Path(__file__).resolve().parent.parent
 OFFERS = REPO / "examples" / "offers.example.json"

@@ -14,11 +14,11 @@ import torch
 from click.testing import CliRunner
 
 import schemas
-from runner import memory
-from runner import probe as probe_mod
+from runner.a import memory
+from runner.a import probe as probe_mod
+from runner.a.memory import MemoryProbe, placement
+from runner.a.passes import PassSpec, run_pass
 from runner.cli import cli
-from runner.memory import MemoryProbe, placement
-from runner.passes import PassSpec, run_pass
 from runner.workloads.base import Workload
 
 
@@ -168,7 +168,7 @@ def test_fresh_process_peak_rss_is_its_own_not_the_parents() -> None:
         ballast[i] = 1
     parent, _ = memory.peak_rss()
     out = subprocess.run(
-        [sys.executable, "-c", "from runner.memory import peak_rss; print(peak_rss()[0])"],
+        [sys.executable, "-c", "from runner.a.memory import peak_rss; print(peak_rss()[0])"],
         capture_output=True, text=True, check=True).stdout
     del ballast
     assert int(out) < parent - (512 << 20)

@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import schemas
+from runner.a.execute import draw_pass_order
+from runner.a.setcheck import accepted, check_output, quality, read_lines
 from runner.artifacts import csv_text
 from runner.corpus import build_default_frame, corpus_revision, validate_frame
 from runner.errors import RunnerError
-from runner.execute import draw_pass_order
-from runner.setcheck import accepted, check_output, quality, read_lines
 
 CLASSES = ("a", "b", "c")
 ids_st = st.text(alphabet=st.characters(blacklist_categories=("Cs",),

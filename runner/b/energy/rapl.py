@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runner.energy.base import Record, now_utc
+from runner.b.energy.base import Record, now_utc
 
 POWERCAP = Path("/sys/class/powercap")
 _TOP_ZONE = re.compile(r"^intel-rapl:(\d+)$")

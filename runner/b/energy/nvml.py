@@ -17,7 +17,7 @@ import contextlib
 from datetime import UTC, datetime
 from typing import Any
 
-from runner.energy.base import Record, iso_utc, now_utc
+from runner.b.energy.base import Record, iso_utc, now_utc
 
 COUNTER_FIELD = "nvmlDeviceGetTotalEnergyConsumption"
 POWER_FIELDS = ("POWER_INSTANT", "POWER_AVERAGE")

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from runner.config import experiment_id_from, merge, read_toml, resolve_path
-from runner.energy.window import Minimums
+from runner.b.energy.window import Minimums
+from runner.config import experiment_id_from, load, merge, read_toml, resolve_path
 from runner.errors import RunnerError
 
 DEFAULT_CONFIG_NAME = "residency.toml"
@@ -121,11 +120,7 @@ class ResidencyConfig:
 
 def load_residency_config(path: Path | None) -> ResidencyConfig:
     """Read, validate and complete a config; `None` means the embedded default."""
-    if path is None:
-        ref = resources.files("runner").joinpath("defaults", DEFAULT_CONFIG_NAME)
-        with resources.as_file(ref) as default_path:
-            return _from_file(Path(default_path), "embedded default")
-    return _from_file(path, str(path))
+    return load(path, DEFAULT_CONFIG_NAME, _from_file)
 
 
 def _from_file(path: Path, label: str) -> ResidencyConfig:

@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from runner.environment import gpu_identity
+
 
 def _is_cuda(device: str) -> bool:
     return torch.device(device).type == "cuda"
@@ -138,11 +140,3 @@ def placement(variant_id: str, phase: str, run_index: int, pid: int, requested_d
 def _cuda_index(device: str, cuda: Any) -> int:
     index = torch.device(device).index
     return int(cuda.current_device()) if index is None else int(index)
-
-
-def gpu_identity(index: int, cuda: Any) -> dict[str, Any]:
-    props = cuda.get_device_properties(index)
-    uuid = getattr(props, "uuid", None)
-    return {"index": index, "name": str(props.name),
-            "uuid": None if uuid is None else str(uuid),
-            "total_memory_bytes": int(getattr(props, "total_memory", 0)) or None}

@@ -29,27 +29,18 @@ from typing import Any
 import torch
 
 from runner import artifacts
-from runner.corpus import load_corpus
-from runner.energy.base import Instrument
-from runner.environment import loadavg
-from runner.manifest import Revisions
-from runner.memory import gpu_identity
-from runner.model import train, workload_threads
-from runner.order import alternating_rounds
-from runner.passes import now_iso
-from runner.replay import archive
-from runner.residency import claims, gates, readback
-from runner.residency.config import PolicySpec, ResidencyConfig
-from runner.residency.layout import (
+from runner.b import claims, gates, readback
+from runner.b.config import PolicySpec, ResidencyConfig
+from runner.b.energy.base import Instrument
+from runner.b.layout import (
     CONFIG_COPY,
     LAYOUT,
-    ONNX_FILE,
     REFERENCE_FILE,
     SEQUENCE_FILE,
     rel_path,
 )
-from runner.residency.placement import ort_placement, torch_placement
-from runner.residency.policies import (
+from runner.b.placement import ort_placement, torch_placement
+from runner.b.policies import (
     CannotStart,
     ModelFiles,
     OrtPolicy,
@@ -57,8 +48,8 @@ from runner.residency.policies import (
     availability,
     start,
 )
-from runner.residency.state import Declaration, Inputs, PolicyState
-from runner.residency.trials import (
+from runner.b.state import Declaration, Inputs, PolicyState
+from runner.b.trials import (
     Instruments,
     TrialRun,
     default_instruments,
@@ -66,6 +57,14 @@ from runner.residency.trials import (
     open_instruments,
     run_trial,
 )
+from runner.corpus import load_corpus
+from runner.environment import gpu_identity, loadavg
+from runner.manifest import Revisions
+from runner.model import train, workload_threads
+from runner.onnx_export import ONNX_FILE
+from runner.order import alternating_rounds
+from runner.records import now_iso
+from runner.replay import archive
 from runner.revisions import code_revision, file_sha256
 from runner.rundir import Progress, StagedRunDir, Steps, refuse_existing
 from runner.workloads import resolve

@@ -1,5 +1,5 @@
 """One measured pass and one warm-up block: the code both the fresh cold-pass processes
-(`runner.pass_worker`) and the main process (warm passes) run, so every pass is timed,
+(`runner.a.pass_worker`) and the main process (warm passes) run, so every pass is timed,
 measured and written the same way.
 
 The timer covers the declared scope (A5.1): `full_chain` is reading the inputs file,
@@ -15,15 +15,12 @@ from __future__ import annotations
 import json
 import os
 import time
-import traceback
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from runner.memory import MemoryProbe, placement
+from runner.a.memory import MemoryProbe, placement
+from runner.records import incident_of, now_iso
 from runner.workloads.base import Workload
 
 INPUTS_FILE = "corpus/eval-inputs.jsonl"
@@ -61,18 +58,6 @@ class PassSpec:
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def incident_of(exc: BaseException) -> dict[str, str]:
-    """The timeline's incident for an exception: `oom` for out-of-memory, else `error`."""
-    oom = isinstance(exc, torch.OutOfMemoryError | MemoryError)
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return {"kind": "oom" if oom else "error", "message": message[:500],
-            "exception": "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000]}
 
 
 def read_inputs(run_dir: Path) -> tuple[list[str], list[str]]:

@@ -31,23 +31,25 @@ from typing import Any
 
 import polars as pl
 
-from runner import artifacts, claims
-from runner.config import RunConfig
+from runner import artifacts
+from runner.a import claims
+from runner.a.config import RunConfig
+from runner.a.economics import ChosenOffer, choose_offer
+from runner.a.passes import INPUTS_FILE, PassSpec, run_pass, run_warmup
+from runner.a.setcheck import accepted, check_output, quality
 from runner.corpus import Corpus, load_corpus
-from runner.economics import ChosenOffer, choose_offer
 from runner.environment import observe
 from runner.manifest import Header, Revisions
 from runner.model import TrainedModel, child_env, resolve_device, train, workload_threads
 from runner.order import alternating_rounds
-from runner.passes import INPUTS_FILE, PassSpec, now_iso, run_pass, run_warmup
+from runner.records import now_iso
 from runner.replay import archive
 from runner.revisions import code_revision, file_sha256
 from runner.rundir import Progress, StagedRunDir, Steps, refuse_existing
-from runner.setcheck import accepted, check_output, quality
 from runner.workloads import WorkloadFactory, resolve
 from runner.workloads.base import Workload
 
-# kept importable from here: tests and older callers use runner.execute's names
+# kept importable from here: tests and older callers use runner.a.execute's names
 __all__ = ["TIMER_SCOPES", "draw_pass_order", "execute", "resolve_device"]
 
 TIMER_SCOPES = {
@@ -293,7 +295,7 @@ def run_passes(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration,
 
 def _cold_pass(cfg: RunConfig, spec: PassSpec, root: Path, model_dir: Path, jobs: Path,
                threads: int) -> dict[str, Any]:
-    """One cold pass in a fresh `python -m runner.pass_worker` process (A6.5)."""
+    """One cold pass in a fresh `python -m runner.a.pass_worker` process (A6.5)."""
     stem = f"{spec.variant_id}-{spec.phase}-{spec.run_index}"
     job, result = jobs / f"{stem}.json", jobs / f"{stem}.result.json"
     job.write_text(json.dumps({
@@ -304,7 +306,7 @@ def _cold_pass(cfg: RunConfig, spec: PassSpec, root: Path, model_dir: Path, jobs
     env = child_env()
     started = now_iso()
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "runner.pass_worker", str(job)], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "runner.a.pass_worker", str(job)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, stderr = proc.communicate()
     if result.is_file():

@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from runner.b.config import PolicySpec
+from runner.b.gates import GateResult
+from runner.b.policies import ModelFiles, RunningPolicy
 from runner.corpus import Corpus
 from runner.manifest import Revisions
 from runner.model import TrainedModel
-from runner.residency.config import PolicySpec
-from runner.residency.gates import GateResult
-from runner.residency.onnx_export import OnnxExport
-from runner.residency.policies import ModelFiles, RunningPolicy
+from runner.onnx_export import OnnxExport
 from runner.workloads import WorkloadFactory
 
 

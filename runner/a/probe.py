@@ -17,8 +17,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from runner.execute import resolve_device
-from runner.memory import MemoryProbe
+from runner.a.memory import MemoryProbe
+from runner.model import resolve_device
 
 
 def synthetic_step(device: str, width: int = 1024, batch: int = 256, seed: int = 0) -> None:

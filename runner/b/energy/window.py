@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from runner.energy.base import Record, parse_time
+from runner.b.energy.base import Record, parse_time
 
 UNIT_J = {"mJ": 1e-3, "uJ": 1e-6}
 

@@ -8,19 +8,19 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from runner.manifest import Header
-from runner.residency.config import ResidencyConfig
-from runner.residency.layout import (
+from runner.b.config import ResidencyConfig
+from runner.b.layout import (
     CONFIG_COPY,
-    ONNX_FILE,
     PROTOCOL,
     REFERENCE_FILE,
     SEQUENCE_FILE,
     rel_path,
 )
-from runner.residency.policies import requested_providers
-from runner.residency.state import Declaration, Inputs, PolicyState
-from runner.residency.trials import Instruments, TrialRun
+from runner.b.policies import requested_providers
+from runner.b.state import Declaration, Inputs, PolicyState
+from runner.b.trials import Instruments, TrialRun
+from runner.manifest import Header
+from runner.onnx_export import ONNX_FILE
 
 TRIAL_ORDER_METHOD = ("drawn from the seed before any measurement: one seeded permutation of "
                       "the run's policies per round (round n holds every policy's trial n), "

@@ -1,4 +1,4 @@
-"""A cold pass in a fresh process (A6.5): `python -m runner.pass_worker JOB.json`.
+"""A cold pass in a fresh process (A6.5): `python -m runner.a.pass_worker JOB.json`.
 
 The job names the workload, the staged model directory, the run dir and the pass. The worker
 loads the model (timed apart as `load_seconds`, A5.2), runs the pass with the same machinery
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import torch
 
-from runner.passes import PassSpec, incident_of, now_iso, run_pass
+from runner.a.passes import PassSpec, run_pass
+from runner.records import incident_of, now_iso
 from runner.workloads import resolve
 
 

@@ -34,8 +34,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from runner.energy.base import now_utc
-from runner.residency.policies import CPU_PROVIDER, OrtPolicy, TorchPolicy, ort_session
+from runner.b.energy.base import now_utc
+from runner.b.policies import CPU_PROVIDER, OrtPolicy, TorchPolicy, ort_session
 
 COMPUTE_OPS = frozenset({
     "Gather", "GatherElements", "GatherND", "Gemm", "MatMul", "MatMulInteger", "Conv",

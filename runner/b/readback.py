@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from runner import artifacts
-from runner.energy.window import Analysis, Minimums, analyse
+from runner.b import claims
+from runner.b.config import ResidencyConfig
+from runner.b.energy.window import Analysis, Minimums, analyse
+from runner.b.manifest import build_manifest
+from runner.b.state import Declaration, Inputs, PolicyState
+from runner.b.trials import Instruments, TrialRun
 from runner.environment import observe_residency
-from runner.residency import claims
-from runner.residency.config import ResidencyConfig
-from runner.residency.manifest import build_manifest
-from runner.residency.state import Declaration, Inputs, PolicyState
-from runner.residency.trials import Instruments, TrialRun
 
 
 def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,

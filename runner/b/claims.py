@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.energy.window import Analysis
+from runner.b.energy.window import Analysis
 
 
 def nearest_rank(values: Sequence[float], q: float = 0.95) -> float | None:

@@ -11,7 +11,6 @@ from runner import artifacts
 PROTOCOL = "residency-energy"
 SEQUENCE_FILE = "prompts/sequence.jsonl"
 REFERENCE_FILE = "reference/outputs.jsonl"
-ONNX_FILE = "model/model.onnx"
 CONFIG_COPY = "config/residency.toml"
 
 #: Which schema covers which file of a protocol B run dir (docs/run-dir-residency.md).

@@ -1,8 +1,9 @@
-"""The ONNX artifact the ONNX Runtime policies run: the workload's torch module exported once
-with `torch.onnx.export(..., external_data=False)`, so the weights live in the one file whose
+"""The ONNX artifact both protocols' runs archive for `audit replay` (`runner.replay`) and
+protocol B's ONNX Runtime policies run: the workload's torch module exported once with
+`torch.onnx.export(..., external_data=False)`, so the weights live in the one file whose
 SHA-256 is recorded (torch 2.13 defaults to dynamo=True and external data). Both input axes
 are dynamic (a prompt's token count, the batch), so one export serves batch one. ORT's
-agreement with torch is the parity gate.
+agreement with torch is protocol B's parity gate.
 
 The exporter names intermediate values in an order that follows Python's string hashing, so
 two processes export the same model to different bytes unless the hash seed is fixed: the
@@ -31,6 +32,9 @@ from runner.model import child_env
 from runner.revisions import file_sha256
 from runner.workloads import resolve
 from runner.workloads.base import TensorForm
+
+#: Where both protocols' run dirs keep the export (docs/run-dir.md, docs/run-dir-residency.md).
+ONNX_FILE = "model/model.onnx"
 
 # sample texts for tracing: several words, so no dynamic axis is specialised to 0 or 1
 _SAMPLE = ["alpha beta gamma delta epsilon zeta", "eta theta iota kappa lambda mu nu"]
@@ -90,11 +94,11 @@ def export(form: TensorForm, path: Path) -> OnnxExport:
 
 def export_in_fresh_process(workload: str, options: dict[str, Any], model_dir: Path,
                             context: int, path: Path) -> OnnxExport:
-    """Load the staged model (CPU, float32) in `python -m runner.residency.onnx_export` with
+    """Load the staged model (CPU, float32) in `python -m runner.onnx_export` with
     a fixed hash seed and export it there: the same model gives the same bytes every run."""
     job = json.dumps({"workload": workload, "options": options, "model_dir": str(model_dir),
                       "context": context, "path": str(path)})
-    proc = subprocess.run([sys.executable, "-m", "runner.residency.onnx_export", job],
+    proc = subprocess.run([sys.executable, "-m", "runner.onnx_export", job],
                           env=child_env(PYTHONHASHSEED="0"), capture_output=True, text=True)
     if proc.returncode != 0:
         tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from runner import artifacts
-from runner.energy.base import Instrument, Record, Recorder, parse_time, unavailable
-from runner.energy.nvml import NvmlInstrument
-from runner.energy.rapl import RaplInstrument
+from runner.b.energy.base import Instrument, Record, Recorder, parse_time, unavailable
+from runner.b.energy.nvml import NvmlInstrument
+from runner.b.energy.rapl import RaplInstrument
+from runner.b.policies import RunningPolicy
 from runner.environment import Observed, power_mode, power_source
-from runner.passes import incident_of
-from runner.residency.policies import RunningPolicy
+from runner.records import incident_of
 
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from runner.b.config import PolicySpec
 from runner.errors import RunnerError
 from runner.model import resolve_device
-from runner.residency.config import PolicySpec
 from runner.workloads import WorkloadFactory
 from runner.workloads.base import TensorForm, Workload
 
