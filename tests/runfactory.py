@@ -6,7 +6,9 @@ docs/run-dir.md and the schemas, with no dependency on `runner` or `auditor`.
 files after a test mutated them (plain Python, a second, independent implementation of the
 metrics the auditor computes with polars); `write_claims(path)` writes the typed claims the
 CSV supports; `rehash(path)` rewrites the manifest's SHA-256 table so only the rule under
-test can catch a mutation.
+test can catch a mutation; `edit_rows`, `edit_json`, `edit_timeline` and `edit_output` change
+one artifact of a built run (re-hashed, but for the outputs, whose claims the caller
+recomputes), and `pass_row`, `set_at`, `shift_iso` find and change what they edit.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import hashlib
 import io
 import json
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -365,6 +367,9 @@ def rehash(path: Path) -> None:
     _dump(root / "manifest.json", manifest)
 
 
+_rehash = rehash  # for edit_json, whose `rehash=` keyword hides the function
+
+
 def quality(refs: dict[str, str], preds: dict[str, str], classes: Sequence[str],
             metric: str) -> float | None:
     """The metric of one pass, in plain Python (the auditor's polars version is checked
@@ -471,3 +476,55 @@ def recompute_claims(path: Path, keep: Iterable[tuple[int, str]] = ()) -> None:
         "expected_file": "corpus/expected_ids.txt", "expected_count": len(expected),
         "expected_duplicates": sorted(i for i, c in counts.items() if c > 1), "passes": passes})
     rehash(root)
+
+
+# -- editing a built run --------------------------------------------------------------------
+
+def pass_row(rows: list[dict], variant: str, phase: str, run: int) -> dict:
+    """The CSV row of one pass."""
+    return next(r for r in rows if (r["variant_id"], r["phase"], r["run_index"])
+                == (variant, phase, str(run)))
+
+
+def edit_rows(root: Path, fn: Callable[[list[dict]], None]) -> None:
+    rows = read_rows(root)
+    fn(rows)
+    write_rows(root, rows)
+    rehash(root)
+
+
+def edit_json(root: Path, rel: str, fn: Callable[[dict], None], rehash: bool = True) -> None:
+    doc = read_json(root, rel)
+    fn(doc)
+    write_json(root, rel, doc)
+    if rehash:
+        _rehash(root)
+
+
+def edit_timeline(root: Path, fn: Callable[[list[dict]], None]) -> None:
+    entries = read_jsonl(root, "timeline.jsonl")
+    fn(entries)
+    write_jsonl(root, "timeline.jsonl", entries)
+    rehash(root)
+
+
+def edit_output(root: Path, rel: str, fn: Callable[[list[dict]], list[dict] | None]) -> None:
+    """Edit one output file in place (FN's result, if any, replaces its lines); not re-hashed:
+    the caller recomputes the claims on it (`recompute_claims`), which re-hashes."""
+    lines = read_jsonl(root, rel)
+    out = fn(lines)
+    write_jsonl(root, rel, lines if out is None else out)
+
+
+def set_at(d: dict, path: str, value: object) -> None:
+    """Set the value at PATH (`a/0/b`: keys, and indexes into lists) of a JSON document."""
+    *head, last = path.split("/")
+    for k in head:
+        d = d[int(k)] if isinstance(d, list) else d[k]
+    d[last] = value
+
+
+def shift_iso(ts: str, seconds: float) -> str:
+    """An RFC 3339 UTC instant SECONDS later (earlier when negative)."""
+    t = datetime.fromisoformat(ts.replace("Z", "+00:00")) + timedelta(seconds=seconds)
+    return t.isoformat().replace("+00:00", "Z")

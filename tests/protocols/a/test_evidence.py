@@ -13,22 +13,16 @@ from pathlib import Path
 
 import pytest
 import runfactory as rf
-from test_mutations import (
-    _row,
-    _set,
-    _shift,
+from runfactory import (
     edit_json,
     edit_output,
     edit_rows,
     edit_timeline,
-    m_a0305,
-    m_a0306,
-    m_a0404,
-    m_a0405,
-    m_a0607,
-    m_a0608,
-    m_a0709,
+    pass_row,
+    set_at,
+    shift_iso,
 )
+from test_mutations import MUTATIONS
 
 from auditor.engine import audit, run_check
 from auditor.model import AuditResult
@@ -96,7 +90,7 @@ def c1_full_chain_too_short(root: Path) -> None:
         e["elapsed_seconds"] = round(e["elapsed_seconds"] / 2, 6)
     edit_timeline(root, halve)
     t = next(x for x in rf.read_jsonl(root, "timeline.jsonl") if x["phase"] == "warm")
-    edit_rows(root, lambda rows: _row(rows, t["variant_id"], "warm", t["run_index"]).update(
+    edit_rows(root, lambda rows: pass_row(rows, t["variant_id"], "warm", t["run_index"]).update(
         elapsed_seconds=str(t["elapsed_seconds"])))
 
 
@@ -107,7 +101,7 @@ def c1_duplicate_timeline_entry(root: Path) -> None:
 def c1_cold_in_warmup_process(root: Path) -> None:
     edit_timeline(root, lambda t: t[1].update(pid=5000))
     rel = f"evidence/placement/{t1(root)}.json"
-    edit_json(root, rel, lambda d: _set(d, "pid", 5000))
+    edit_json(root, rel, lambda d: set_at(d, "pid", 5000))
 
 
 def t1(root: Path) -> str:
@@ -132,7 +126,7 @@ def c1_inputs_reordered(root: Path) -> None:
 
 
 def c1_split_size(root: Path) -> None:
-    edit_json(root, "manifest.json", lambda m: _set(m, "corpus/train_size", 7), rehash=False)
+    edit_json(root, "manifest.json", lambda m: set_at(m, "corpus/train_size", 7), rehash=False)
 
 
 def c1_manifest_restates_offer_wrongly(root: Path) -> None:
@@ -176,7 +170,7 @@ def c2_nan_in_a_trace(root: Path) -> None:
 
 
 def c2_bad_date(root: Path) -> None:
-    edit_json(root, "environment.json", lambda e: _set(e, "observed_at", "2026-13-45T25:00:00Z"))
+    edit_json(root, "environment.json", lambda e: set_at(e, "observed_at", "2026-13-45T25:00:00Z"))
 
 
 def c2_expected_id_padded(root: Path) -> None:
@@ -206,7 +200,7 @@ def c2_output_id_other_normalisation(root: Path) -> None:
 
 def _row_index(root: Path, v: str, p: str, r: int) -> int:
     rows = rf.read_rows(root)
-    return rows.index(_row(rows, v, p, r)) + 1
+    return rows.index(pass_row(rows, v, p, r)) + 1
 
 
 # -- class 3: bounded resources -----------------------------------------------------------
@@ -245,27 +239,27 @@ def c5_empty_model_revision_cell(root: Path) -> None:
 
 
 def c5_empty_model_revision_declared(root: Path) -> None:
-    edit_json(root, "manifest.json", lambda m: _set(m, "revisions/model", ""), rehash=False)
+    edit_json(root, "manifest.json", lambda m: set_at(m, "revisions/model", ""), rehash=False)
 
 
 #: name -> (template, mutation, rule that must raise an error, protocol rule it must cite)
 LIES: dict[str, tuple[str, Callable[[Path], None], str, str | None]] = {
     "c1 cuda claimed on a +cpu build": ("cpu", c1_cuda_claim_on_cpu_build, "A0404", "A4.1"),
-    "c1 GPU model the device maps do not show": ("cpu", m_a0404, "A0404", None),
+    "c1 GPU model the device maps do not show": ("cpu", MUTATIONS["A0404"].mutate, "A0404", None),
     "c1 a declared gpus_used list": ("cpu", c1_declared_gpu_list, "A0402", "A4.2"),
-    "c1 peaks not in memory_stats": ("cuda", m_a0709, "A0709", "A7.2"),
+    "c1 peaks not in memory_stats": ("cuda", MUTATIONS["A0709"].mutate, "A0709", "A7.2"),
     "c1 full-chain elapsed half its window": ("cpu", c1_full_chain_too_short, "A0501", None),
-    "c1 a row without timeline entry": ("cpu", m_a0607, "A0607", None),
+    "c1 a row without timeline entry": ("cpu", MUTATIONS["A0607"].mutate, "A0607", None),
     "c1 a pass with two timeline entries": ("cpu", c1_duplicate_timeline_entry, "A0607", None),
-    "c1 warm pass outside the warmed process": ("cpu", m_a0608, "A0608", None),
+    "c1 warm pass outside the warmed process": ("cpu", MUTATIONS["A0608"].mutate, "A0608", None),
     "c1 cold pass in the warm-up process": ("cpu", c1_cold_in_warmup_process, "A0606", None),
     "c1 a pass naming another's output": ("cpu", c1_pass_points_at_other_files, "A0105", None),
     "c1 model file not the pinned revision": ("cpu", c1_model_file_replaced, "A0102", "A1.2"),
-    "c1 inputs file missing an ID": ("cpu", m_a0305, "A0305", None),
+    "c1 inputs file missing an ID": ("cpu", MUTATIONS["A0305"].mutate, "A0305", None),
     "c1 inputs file reordered": ("cpu", c1_inputs_reordered, "A0305", None),
     "c1 declared split size": ("cpu", c1_split_size, "A0103", None),
-    "c1 another experiment_id": ("cpu", m_a0306, "A0306", None),
-    "c1 two GPUs under one lot": ("cuda", m_a0405, "A0405", None),
+    "c1 another experiment_id": ("cpu", MUTATIONS["A0306"].mutate, "A0306", None),
+    "c1 two GPUs under one lot": ("cuda", MUTATIONS["A0405"].mutate, "A0405", None),
     "c1 manifest restates the offer wrongly": ("cpu", c1_manifest_restates_offer_wrongly,
                                                "A0901", None),
     "c2 CSV integer beyond 64 bits": ("cpu", c2_csv_int_beyond_64_bits, "A0803", "A1.2"),
@@ -331,7 +325,7 @@ def test_an_offer_for_another_gpu_is_pointed_out_not_rejected(
 
     root = _copy(templates, "cuda", tmp_path)
     edit_json(root, "economics/offers.json",
-              lambda o: _set(o, "offers/0/gpu_model", "NVIDIA A100-SXM4-80GB"))
+              lambda o: set_at(o, "offers/0/gpu_model", "NVIDIA A100-SXM4-80GB"))
     view, result = audit(root)
     assert [(f.code, f.severity, f.protocol_ref) for f in result.findings] == [
         ("A0405", "warning", "A9.1")]
@@ -361,12 +355,12 @@ def honest_oom(root: Path) -> None:
     def oom(t: list[dict]) -> None:
         e = next(x for x in t if (x["variant_id"], x["phase"], x["run_index"])
                  == ("batch-4", "warm", 3))
-        e.update(status="oom", elapsed_seconds=0.25, ended_at=_shift(e["started_at"], 0.251),
+        e.update(status="oom", elapsed_seconds=0.25, ended_at=shift_iso(e["started_at"], 0.251),
                  incident={"kind": "oom", "message": "CUDA out of memory. Tried to allocate "
                                                      "2.00 GiB"})
     edit_timeline(root, oom)
     edit_output(root, "outputs/batch-4/warm-3.jsonl", lambda lines: lines[:10])
-    edit_rows(root, lambda rows: _row(rows, "batch-4", "warm", 3).update(
+    edit_rows(root, lambda rows: pass_row(rows, "batch-4", "warm", 3).update(
         elapsed_seconds="0.25", notes="status oom; INCIDENT oom: CUDA out of memory"))
     rf.recompute_claims(root)
     rf.write_claims(root)
@@ -378,14 +372,14 @@ def local_offsets(root: Path) -> None:
     def local(ts: str, k: int) -> str:
         if k % 3 == 0:
             return ts.replace("T", "t").replace("Z", "z")
-        t = _shift(ts, 2 * 3600).replace("Z", "+02:00")
+        t = shift_iso(ts, 2 * 3600).replace("Z", "+02:00")
         return t if k % 3 == 1 else t.replace("T", "t")
     entries = rf.read_jsonl(root, "timeline.jsonl")
     for k, e in enumerate(entries):
         e["started_at"], e["ended_at"] = local(e["started_at"], k), local(e["ended_at"], k)
     rf.write_jsonl(root, "timeline.jsonl", entries)
     edit_json(root, "environment.json",
-              lambda e: _set(e, "observed_at", local(e["observed_at"], 1)), rehash=False)
+              lambda e: set_at(e, "observed_at", local(e["observed_at"], 1)), rehash=False)
     edit_json(root, "manifest.json", lambda m: m.update(
         declared_at=local(m["declared_at"], 2), completed_at=local(m["completed_at"], 0)))
 
@@ -408,7 +402,7 @@ NOTES = ("linear projection of the embeddings; evaluated once a day in productio
 def notes_that_mention_words(root: Path) -> None:
     edit_rows(root, lambda rows: [r.update(notes=NOTES[n % len(NOTES)])
                                   for n, r in enumerate(rows)])
-    edit_json(root, "manifest.json", lambda m: _set(m, "notes", " ".join(NOTES)),
+    edit_json(root, "manifest.json", lambda m: set_at(m, "notes", " ".join(NOTES)),
               rehash=False)
     rf.rehash(root)
 
@@ -478,7 +472,7 @@ def test_the_report_draws_run_text_literally_and_huge_numbers(templates: dict[st
 
     root = _copy(templates, "cpu", tmp_path)
     edit_json(root, "traces/memory/batch-1/warm-2.json",
-              lambda d: _set(d, "other_sources/0/name", r"$\frac{rss}{$ peak"))
+              lambda d: set_at(d, "other_sources/0/name", r"$\frac{rss}{$ peak"))
     edit_rows(root, lambda rows: rows[3].update(elapsed_seconds="1.7e308"))
     view, result = audit(root)
     assert result.verdict == "rejected"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import runfactory as rf
+from runfactory import edit_json, edit_rows, edit_timeline, pass_row, shift_iso
 from test_evidence import _copy, _errors
-from test_mutations import _row, _shift, edit_json, edit_rows, edit_timeline
 
 from auditor.engine import run_check
 
@@ -201,14 +201,14 @@ def _oom(root: Path, quality_value: str = "", accepted: str = "false") -> None:
     def oom(t: list[dict]) -> None:
         e = next(x for x in t if (x["variant_id"], x["phase"], x["run_index"])
                  == ("batch-4", "warm", 3))
-        e.update(status="oom", elapsed_seconds=0.25, ended_at=_shift(e["started_at"], 0.251),
+        e.update(status="oom", elapsed_seconds=0.25, ended_at=shift_iso(e["started_at"], 0.251),
                  incident={"kind": "oom", "message": "CUDA out of memory"})
     edit_timeline(root, oom)
     lines = rf.read_jsonl(root, "outputs/batch-4/warm-3.jsonl")[:10]
     rf.write_jsonl(root, "outputs/batch-4/warm-3.jsonl", lines)
     rf.recompute_claims(root)
     rf.write_claims(root)
-    edit_rows(root, lambda rows: _row(rows, "batch-4", "warm", 3).update(
+    edit_rows(root, lambda rows: pass_row(rows, "batch-4", "warm", 3).update(
         elapsed_seconds="0.25", quality_value=quality_value, corpus_accepted=accepted,
         notes="status oom; INCIDENT oom: CUDA out of memory"))
 
@@ -272,7 +272,7 @@ def test_a_run_declared_complete_before_its_last_pass_ended(templates: dict[str,
                                                             tmp_path: Path) -> None:
     root = _copy(templates, "cpu", tmp_path)
     last = max(e["ended_at"] for e in rf.read_jsonl(root, "timeline.jsonl"))
-    edit_json(root, "manifest.json", lambda m: m.update(completed_at=_shift(last, -1)))
+    edit_json(root, "manifest.json", lambda m: m.update(completed_at=shift_iso(last, -1)))
     result = run_check(root)
     (f,) = [f for f in result.findings if f.severity == "error"]
     assert (f.code, f.artifact, f.pointer) == ("A0602", "manifest.json", "/completed_at")
@@ -388,7 +388,7 @@ def _tie(root: Path) -> None:
         for e in t:
             if (e["variant_id"], e["phase"]) == ("batch-1", "warm"):
                 e["elapsed_seconds"] = float(took[str(e["run_index"])])
-                e["ended_at"] = _shift(e["started_at"], e["elapsed_seconds"] + 0.0005)
+                e["ended_at"] = shift_iso(e["started_at"], e["elapsed_seconds"] + 0.0005)
     edit_timeline(root, timeline)
     rf.write_claims(root)
 

@@ -36,7 +36,8 @@ def _findings(root: Path) -> list[dict]:
 def test_streamed_findings_equal_those_of_every_line(templates: dict[str, Path],  # noqa: F811
                                                      tmp_path: Path, code: str,
                                                      monkeypatch) -> None:
-    flavour, mutate = MUTATIONS.get(code, ("cpu", _first_file_reordered))
+    flavour, mutate = ("cpu", _first_file_reordered) if code == "reordered" else (
+        MUTATIONS[code].template, MUTATIONS[code].mutate)
     from auditor.protocols.a import view as view_module
 
     root = tmp_path / "run"

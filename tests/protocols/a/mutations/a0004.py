@@ -1,0 +1,15 @@
+"""A notes.txt written after the run, in no entry of the manifest's hash table: only A0004 walks
+the run dir for unlisted files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TEMPLATE = "cpu"
+
+
+def mutate(root: Path) -> None:
+    (root / "notes.txt").write_text("added after the run\n")
+
+
+MUTATION = mutate
