@@ -253,11 +253,14 @@ def verify(report_dir: Path, ca: Path, fmt: str) -> None:
 @click.option("--address", default=None,
               help="With --executor ray: the cluster's address (default: RAY_ADDRESS, else a "
                    "local Ray instance).")
+@click.option("--ship", is_flag=True,
+              help="With --executor ray: send each run's files with its task, for nodes that "
+                   "do not see the sources on shared storage.")
 @click.option("--force", is_flag=True, help="Audit every run again, even those the index holds.")
 @click.option("--quiet", is_flag=True, help="No progress and no per-failure lines.")
 @_formats_option(output.ARCHIVE, "What to print at the end: ")
 def archive(sources: tuple[Path, ...], out_dir: Path, jobs: int | None, executor: str,
-            address: str | None, force: bool, quiet: bool, fmt: str) -> None:
+            address: str | None, ship: bool, force: bool, quiet: bool, fmt: str) -> None:
     """Audit every run of SOURCES (run dirs, folders of runs, .tar, .tar.gz, .zip) into
     OUT/index.parquet and OUT/findings.parquet, each run once, incrementally.
 
@@ -267,7 +270,7 @@ def archive(sources: tuple[Path, ...], out_dir: Path, jobs: int | None, executor
     from auditor.archive.progress import Progress
 
     outcome = audit_archive(sources, out_dir, jobs=jobs, executor=executor, address=address,
-                            force=force, progress=Progress(sys.stderr, quiet=quiet))
+                            force=force, ship=ship, progress=Progress(sys.stderr, quiet=quiet))
     click.echo(output.render(output.ARCHIVE, fmt, outcome), nl=False)
     sys.exit(1 if outcome.failed else 0)
 
