@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from auditor.archive import index
 from auditor.archive.progress import Progress
@@ -83,7 +84,19 @@ def other_version(record: RunRecord, version: str) -> RunRecord:
                                content_sha256=None, matches_manifest=None)
 
 
-def make_executor(name: str, jobs: int | None, address: str | None, ship: bool = False):
+class Executor(Protocol):
+    """What audits the runs: `local.LocalExecutor`, `ray_executor.RayExecutor`."""
+
+    name: str
+    jobs: int | None
+
+    def map(self, jobs: Iterable[Job]) -> Iterator[RunRecord]:
+        """A record per job, each once, in the order they finish."""
+        ...
+
+
+def make_executor(name: str, jobs: int | None, address: str | None,
+                  ship: bool = False) -> Executor:
     if name == "local":
         if address is not None:
             raise AuditorError("--address goes with --executor ray")
@@ -106,7 +119,8 @@ def _unchanged(job: Job, row: tuple[str | None, str | None, str | None], version
 
 
 def audit_archive(sources: Iterable[Path | str], out_dir: Path, *, jobs: int | None = None,
-                  executor: str = "local", address: str | None = None, force: bool = False,
+                  executor: str | Executor = "local", address: str | None = None,
+                  force: bool = False,
                   ship: bool = False, progress: Progress | None = None,
                   on_record: Callable[[RunRecord], None] | None = None) -> ArchiveOutcome:
     """Audit every run of SOURCES into OUT_DIR's index. ON_RECORD is called after each run
@@ -119,7 +133,8 @@ def audit_archive(sources: Iterable[Path | str], out_dir: Path, *, jobs: int | N
     if out.exists() and not out.is_dir():
         raise AuditorError(f"{out}: exists and is not a directory")
     out.mkdir(parents=True, exist_ok=True)
-    runner = make_executor(executor, jobs, address, ship)
+    runner = (make_executor(executor, jobs, address, ship) if isinstance(executor, str)
+              else executor)
     progress = progress or Progress(quiet=True)
     version = index.auditor_version()
     index.drop_if_outdated(out)
@@ -171,7 +186,7 @@ def audit_archive(sources: Iterable[Path | str], out_dir: Path, *, jobs: int | N
     progress.close()
     verdicts = index.load_index(out, ["verdict"])["verdict"].value_counts(sort=True)
     return ArchiveOutcome(
-        out_dir=str(out), executor=executor, jobs=getattr(runner, "jobs", None) or 0,
+        out_dir=str(out), executor=runner.name, jobs=runner.jobs or 0,
         found=found, audited=audited, already=already, failures=tuple(failures),
         failed=failed, verdicts=tuple((v, int(n)) for v, n in verdicts.iter_rows()),
         seconds=seconds, total_seconds=time.perf_counter() - t_start,

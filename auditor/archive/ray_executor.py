@@ -39,6 +39,8 @@ nodes that went away one after the other, or its result lost with its node)."""
 class RayExecutor:
     """Runs `audit_one` as Ray tasks (one CPU each); `map` yields records as runs finish."""
 
+    name = "ray"
+
     def __init__(self, address: str | None = None, jobs: int | None = None, *,
                  ship: bool = False,
                  fn: Callable[[Job, int | None], RunRecord] = audit_one) -> None:
