@@ -118,6 +118,22 @@ def _unchanged(job: Job, row: tuple[str | None, str | None, str | None], version
         fp == fingerprint(job.run_dir)
 
 
+CHECK_THREADS = 4
+"""Threads that stat the runs the index already holds: the walk waits on the file system
+(a network one, for an archive on shared storage) and releases the GIL meanwhile."""
+
+
+def _unchanged_all(jobs: list[Job], seen: dict, version: str) -> Iterator[bool]:
+    """`_unchanged` of each of JOBS, in order, over a few threads when there are many."""
+    if len(jobs) < 64:
+        yield from (_unchanged(j, seen[j.source], version) for j in jobs)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(CHECK_THREADS, thread_name_prefix="unchanged") as pool:
+        yield from pool.map(lambda j: _unchanged(j, seen[j.source], version), jobs)
+
+
 def audit_archive(sources: Iterable[Path | str], out_dir: Path, *, jobs: int | None = None,
                   executor: str | Executor = "local", address: str | None = None,
                   force: bool = False,
@@ -151,6 +167,7 @@ def audit_archive(sources: Iterable[Path | str], out_dir: Path, *, jobs: int | N
         progress.failure(source, why)
 
     todo: list[Job] = []
+    known_jobs: list[Job] = []
     for item in discover(sources, out):
         found += 1
         if isinstance(item, SourceProblem):
@@ -160,10 +177,15 @@ def audit_archive(sources: Iterable[Path | str], out_dir: Path, *, jobs: int | N
                 continue
             writer.add(item)
             fail(item.source, item.reason)
-        elif item.source in seen and _unchanged(item, seen[item.source], version):
-            already += 1
+        elif item.source in seen:
+            known_jobs.append(item)
         else:
             todo.append(item)
+    for job, same in zip(known_jobs, _unchanged_all(known_jobs, seen, version), strict=True):
+        if same:
+            already += 1
+        else:
+            todo.append(job)
     progress.set_total(len(todo) + already, already)
     t0 = time.perf_counter()
     try:

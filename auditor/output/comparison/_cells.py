@@ -91,11 +91,20 @@ def conflict(c: Any) -> dict[str, Any]:
         return {True: "matches its manifest", False: "does not match its manifest",
                 None: "no readable manifest"}[m.matches_manifest]
 
+    run = next((m for m in c.members if m.source == c.genuine), None)
+
+    def counted(m: Any) -> str:
+        if m is run:
+            return "yes: the run"
+        if run is not None and m.content_sha256 and m.content_sha256 == run.content_sha256:
+            return "once: an identical copy of the run"
+        return "no: set aside"
+
     return {
         "manifest_sha256": c.manifest_sha256,
         "genuine": c.genuine,
         "outcome": (f"counted: {c.genuine}" if c.genuine else
                     "none counted: no copy (or more than one) matches the manifest"),
         "members": [{"source": m.source, "verdict": m.verdict, "seal": says(m),
-                     "counted": m.source == c.genuine} for m in c.members],
+                     "counted": counted(m)} for m in c.members],
     }

@@ -60,7 +60,8 @@ def render(cmp: Any, *, color: bool = False) -> str:
         for c in cmp.conflicts:
             v = cells.conflict(c)
             lines.append(f"  manifest {v['manifest_sha256'][:16]}...: {v['outcome']}")
-            lines += [f"    {m['source']}: {m['verdict']}, {m['seal']}" for m in v["members"]]
+            lines += [f"    {m['source']}: {m['verdict']}, {m['seal']}; counted {m['counted']}"
+                      for m in v["members"]]
     if cmp.copies:
         lines += ["", "Identical copies (every byte the same), counted once:"]
         lines += [f"  {s} (a copy of {o})" for s, o in cmp.copies[:COPIES_SHOWN]]
