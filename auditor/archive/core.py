@@ -124,14 +124,21 @@ CHECK_THREADS = 4
 
 
 def _unchanged_all(jobs: list[Job], seen: dict, version: str) -> Iterator[bool]:
-    """`_unchanged` of each of JOBS, in order, over a few threads when there are many."""
-    if len(jobs) < 64:
-        yield from (_unchanged(j, seen[j.source], version) for j in jobs)
+    """`_unchanged` of each of JOBS, in order, over a few threads when there are many (in
+    chunks: a future per run would cost as much as the check)."""
+    def check(chunk: list[Job]) -> list[bool]:
+        return [_unchanged(j, seen[j.source], version) for j in chunk]
+
+    size = 64
+    if len(jobs) <= size:
+        yield from check(jobs)
         return
     from concurrent.futures import ThreadPoolExecutor
 
+    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
     with ThreadPoolExecutor(CHECK_THREADS, thread_name_prefix="unchanged") as pool:
-        yield from pool.map(lambda j: _unchanged(j, seen[j.source], version), jobs)
+        for done in pool.map(check, chunks):
+            yield from done
 
 
 def audit_archive(sources: Iterable[Path | str], out_dir: Path, *, jobs: int | None = None,
