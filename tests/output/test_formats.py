@@ -119,13 +119,65 @@ def test_junit_is_well_formed_one_case_per_rule(broken: Path) -> None:
     assert suite is not None
     cases = suite.findall("testcase")
     assert len(cases) == len(result.rules_run) + len(result.skipped)
-    failures = [f for c in cases for f in c.findall("failure")]
-    assert len(failures) == result.counts()["error"] == int(root.get("failures", "-1"))
+    failing = {f.code for f in result.findings if f.severity == "error"}
+    assert all(len(c.findall("failure")) <= 1 for c in cases)
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert len(failed) == len(failing) == int(root.get("failures", "-1"))
+    assert int(suite.get("failures", "-1")) == len(failed)
     names = {c.get("name", "").split()[0]: c for c in cases}
-    assert names["A0201"].find("failure") is not None
+    # every error finding of a rule is in its one failure's text, a line each
+    a0201 = [f for f in result.findings if f.code == "A0201" and f.severity == "error"]
+    text = names["A0201"].find("failure").text or ""
+    assert len(text.splitlines()) == len(a0201) and all(f.message in text for f in a0201)
     assert names["A0101"].find("failure") is None
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert props["verdict"] == "rejected"
+
+
+def _junit_file(result, tmp_path: Path) -> Path:
+    path = tmp_path / "junit.xml"
+    path.write_text(CHECK["junit"].render(result), encoding="utf-8")
+    return path
+
+
+def test_junitparser_counts_what_the_header_says(broken: Path, tmp_path: Path) -> None:
+    from junitparser import Failure, JUnitXml, Skipped
+
+    result = run_check(broken, select=("A02", "A09"))
+    xml = JUnitXml.fromfile(str(_junit_file(result, tmp_path)))
+    suites = list(xml)
+    assert len(suites) == 1
+    suite = suites[0]
+    cases = list(suite)
+    failed = [c for c in cases if any(isinstance(r, Failure) for r in c.result)]
+    skipped = [c for c in cases if any(isinstance(r, Skipped) for r in c.result)]
+    assert (suite.tests, suite.failures, suite.skipped) == (len(cases), len(failed),
+                                                             len(skipped))
+    assert (xml.tests, xml.failures, xml.skipped) == (suite.tests, suite.failures,
+                                                      suite.skipped)
+    suite.update_statistics()  # junitparser's own count from the cases agrees
+    assert (suite.tests, suite.failures, suite.skipped) == (len(cases), len(failed),
+                                                             len(skipped))
+    assert {c.name.split()[0] for c in failed} == {
+        f.code for f in result.findings if f.severity == "error"}
+    assert len(skipped) == len(result.rules_not_run) + len(result.skipped) > 0
+    assert all(len(c.result) == 1 for c in failed)
+
+
+def test_xunitparser_reads_it_and_its_totals_assertions_hold(broken: Path, clean: Path,
+                                                             tmp_path: Path) -> None:
+    import xunitparser
+
+    for run, select in ((broken, ()), (broken, ("A02",)), (clean, ())):
+        result = run_check(run, select=select)
+        # xunitparser asserts that the header's totals equal the cases it read
+        suite, outcome = xunitparser.parse(str(_junit_file(result, tmp_path)))
+        errors = {f.code for f in result.findings if f.severity == "error"}
+        assert {str(tc.methodname).split()[0] for tc, _ in outcome.failures} == errors
+        assert len(outcome.skipped) == len(result.rules_not_run) + len(result.skipped)
+        assert outcome.testsRun == len(list(suite)) == len(result.rules_run) + len(
+            result.skipped) + len(result.rules_not_run)
+        assert outcome.wasSuccessful() == (not errors)
 
 
 def test_json_and_text_stay_what_they_were(broken: Path) -> None:
