@@ -191,3 +191,79 @@ def test_json_and_text_stay_what_they_were(broken: Path) -> None:
     text = CHECK["text"].render(result)
     assert f"{DUP_FILE}:line 6 A0201 " in text and text.rstrip().splitlines()[-1].startswith(
         "rejected:")
+
+
+@pytest.fixture(scope="module")
+def whole_file(clean: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Findings about whole files: one changed after the manifest (A0003), one unlisted
+    (A0004), one listed but absent (A0005), and a binary file changed."""
+    root = tmp_path_factory.mktemp("whole") / "run"
+    shutil.copytree(clean, root)
+    (root / "extra.txt").write_text("one\ntwo", encoding="utf-8")
+    (root / "environment.json").unlink()
+    (root / "blob.bin").write_bytes(b"\x00\x01binary\n")
+    return root
+
+
+def test_sarif_whole_file_findings_get_the_whole_file_region(whole_file: Path) -> None:
+    log = json.loads(CHECK["sarif"].render(run_check(whole_file)))
+    regions = {}
+    for r in log["runs"][0]["results"]:
+        for loc in r.get("locations", []):
+            phys = loc["physicalLocation"]
+            assert "region" in phys, r  # never a region-less physicalLocation
+            regions[(r["ruleId"], phys["artifactLocation"]["uri"])] = (phys["region"],
+                                                                        loc.get("properties"))
+    # a text file: its lines (the last has no newline) and its bytes
+    assert regions[("A0004", "extra.txt")] == (
+        {"startLine": 1, "endLine": 2, "byteOffset": 0, "byteLength": 7}, None)
+    # a binary file: its bytes only
+    assert regions[("A0004", "blob.bin")] == ({"byteOffset": 0, "byteLength": 9}, None)
+    # an absent file: the empty region at its start, said to be absent
+    region, props = regions[("A0005", "environment.json")]
+    assert region["byteLength"] == 0 and props == {"artifactAbsent": True}
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    assert list(Draft4Validator(schema).iter_errors(log)) == []
+
+
+def test_sarif_tools_reads_every_result(broken: Path, whole_file: Path,
+                                        tmp_path: Path) -> None:
+    from sarif import loader
+
+    for run in (broken, whole_file):
+        result = run_check(run)
+        path = tmp_path / "audit.sarif"
+        path.write_text(CHECK["sarif"].render(result), encoding="utf-8")
+        sarif = loader.load_sarif_file(str(path))
+        assert sarif.get_result_count() == len(result.findings)
+        records = sarif.get_records()
+        assert sorted((r["Code"], r["Location"], r["Severity"]) for r in records) == sorted(
+            (f.code, f.artifact or "", {"info": "note"}.get(f.severity, f.severity))
+            for f in result.findings)
+        dup = {r["Line"] for r in records if r["Code"] == "A0201" and r["Location"] == DUP_FILE}
+        assert run != broken or 6 in dup
+
+
+def _multitool() -> str | None:
+    import os
+
+    return os.environ.get("SARIF_MULTITOOL") or shutil.which("sarif-multitool")
+
+
+@pytest.mark.skipif(_multitool() is None, reason="sarif-multitool not installed "
+                    "(npm install -g @microsoft/sarif-multitool; .ci/run does)")
+def test_sarif_multitool_validates_without_a_warning(broken: Path, whole_file: Path,
+                                                     tmp_path: Path) -> None:
+    import os
+
+    for run in (broken, whole_file):
+        path = tmp_path / "audit.sarif"
+        path.write_text(CHECK["sarif"].render(run_check(run)), encoding="utf-8")
+        out = tmp_path / "validation.sarif"
+        proc = subprocess.run(
+            [str(_multitool()), "validate", str(path), "--output", str(out), "--log",
+             "ForceOverwrite"], capture_output=True, text=True, timeout=300,
+            env={**os.environ, "DOTNET_SYSTEM_GLOBALIZATION_INVARIANT": "1"})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        found = json.loads(out.read_text(encoding="utf-8-sig"))["runs"][0]["results"]
+        assert found == [], [r["message"] for r in found]
