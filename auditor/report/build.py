@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor import __version__
+from auditor.dirkind import wrong_kind
 from auditor.errors import AuditorError
 from auditor.fsutil import list_files, sha256_file
 from auditor.model import AuditResult
@@ -184,6 +185,8 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
     section goes into the report and `replay.json` into the signed bundle and the PDF."""
     timer = timer or StepTimer()
     run_dir, out_dir = Path(run_dir), Path(out_dir)
+    if problem := wrong_kind(run_dir, "run", "audit report"):
+        raise AuditorError(problem)
     if not run_dir.is_dir():
         raise AuditorError(f"{run_dir}: not a directory")
     if out_dir.resolve() == run_dir.resolve() or run_dir.resolve() in out_dir.resolve().parents:

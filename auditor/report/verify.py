@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from auditor.errors import VerificationFailed
+from auditor.dirkind import wrong_kind
+from auditor.errors import AuditorError, VerificationFailed
 from auditor.fsutil import list_files, sha256_file
 from auditor.report import dsse
 
@@ -201,7 +202,10 @@ class Passed:
 def _verify(report_dir: Path, ca: Path, passed: list[Passed]) -> dict[str, Any]:
     """Run every check that can run, appending each that passes to PASSED; at the end,
     VerificationFailed with one line per failure (`file: reason`) if any failed. Returns the
-    signed predicate's experiment and verdict and whether the signer is a local test key."""
+    signed predicate's experiment and verdict and whether the signer is a local test key.
+    A directory of another kind (a run, an archive) is bad usage, `AuditorError`."""
+    if problem := wrong_kind(report_dir, "report", "audit verify"):
+        raise AuditorError(problem)
     ca_certs = _load_ca(ca)
     failures: list[str] = []
 
