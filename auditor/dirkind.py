@@ -68,3 +68,14 @@ def wrong_kind(path: Path, wanted: Literal["run", "report"], command: str = "") 
     return (f"{path}: this is an archive file, not a "
             f"{'run directory' if wanted == 'run' else 'report directory'}; "
             f"`audit archive {path} --out DIR` audits the runs inside it")
+
+
+def absent(path: Path) -> str | None:
+    """The message for a PATH that is not there, or not a directory; None for a
+    directory."""
+    path = Path(path)
+    if path.is_dir():
+        return None
+    if not path.exists():
+        return f"{path}: no such file or directory"
+    return f"{path}: a file, not a directory"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor import protocols
-from auditor.dirkind import wrong_kind
+from auditor.dirkind import absent, wrong_kind
 from auditor.errors import AuditorError
 from auditor.model import AuditResult, Finding, Skipped, Waiver
 from auditor.protocols.base import LoadedRun, Protocol
@@ -91,8 +91,8 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
     root = Path(run_dir)
     if problem := wrong_kind(root, "run", "audit check"):
         raise AuditorError(problem)
-    if not root.is_dir():
-        raise AuditorError(f"{run_dir}: not a directory")
+    if problem := absent(root):
+        raise AuditorError(problem)
     select, ignore, waivers = tuple(select), tuple(ignore), tuple(waivers)
     protocol, declared = find_protocol(root)
     if protocol is None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from auditor.dirkind import wrong_kind
+from auditor.dirkind import absent, wrong_kind
 from auditor.errors import AuditorError
 from auditor.fsutil import list_files
 from auditor.model import Finding
@@ -80,8 +80,8 @@ def replay(run_dir: Path, *, sample_size: int = DEFAULT_SAMPLE, seed: int | None
     root = Path(run_dir)
     if problem := wrong_kind(root, "run", "audit replay"):
         raise AuditorError(problem)
-    if not root.is_dir():
-        raise AuditorError(f"{run_dir}: not a directory")
+    if problem := absent(root):
+        raise AuditorError(problem)
     if sample_size < 1:
         raise AuditorError(f"--sample {sample_size}: replay at least one ID")
     if seed is not None and seed < 0:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor import __version__
-from auditor.dirkind import wrong_kind
+from auditor.dirkind import absent, wrong_kind
 from auditor.errors import AuditorError
 from auditor.fsutil import list_files, sha256_file
 from auditor.model import AuditResult
@@ -187,8 +187,8 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     if problem := wrong_kind(run_dir, "run", "audit report"):
         raise AuditorError(problem)
-    if not run_dir.is_dir():
-        raise AuditorError(f"{run_dir}: not a directory")
+    if problem := absent(run_dir):
+        raise AuditorError(problem)
     if out_dir.resolve() == run_dir.resolve() or run_dir.resolve() in out_dir.resolve().parents:
         raise AuditorError(f"{out_dir}: the report cannot be written inside the run directory")
     signer = load_signing(key, cert, chain)
