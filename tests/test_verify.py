@@ -5,6 +5,7 @@ bundled byte or file makes verify fail naming the file."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import shutil
 import stat
@@ -362,3 +363,26 @@ def test_every_failure_is_one_line_and_none_a_traceback(copy, keys):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert [line.split(":")[:2] for line in proc.stderr.splitlines()] == [
         ["FAILED", " audit.json"], ["FAILED", " report.html"]]
+
+
+def _xmp(pdf: Path) -> str:
+    """The PDF's XMP metadata stream, read with pyHanko (PDF/A-4 keeps metadata there)."""
+    from pyhanko.pdf_utils.reader import PdfFileReader
+
+    with pdf.open("rb") as fh:
+        return PdfFileReader(fh, strict=False).root["/Metadata"].data.decode("utf-8")
+
+
+def test_the_pdf_names_its_title_author_subject_and_run(signed):
+    xmp = _xmp(signed / "report.pdf")
+    manifest_sha = hashlib.sha256((signed / "run" / "manifest.json").read_bytes()).hexdigest()
+    assert "<dc:title>" in xmp.replace(' xmlns:dc="http://purl.org/dc/elements/1.1/"', "")
+    assert "Audit report: exp-batch" in xmp
+    assert "gpubench-audit LOCAL TEST SIGNER - NOT FOR PROCUREMENT USE" in xmp  # dc:creator
+    assert ("gpubench-audit report of run exp-batch (protocol accepted-corpus-cost): accepted; "
+            f"run manifest SHA-256 {manifest_sha}") in xmp  # dc:description, the Subject
+    assert f"manifest sha256 {manifest_sha}" in xmp and "experiment exp-batch" in xmp
+    if shutil.which("pdfinfo"):  # poppler reads the same metadata
+        meta = subprocess.run(["pdfinfo", "-meta", str(signed / "report.pdf")],
+                              capture_output=True, text=True, check=True).stdout
+        assert "Audit report: exp-batch" in meta and manifest_sha in meta

@@ -343,8 +343,18 @@ def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | Non
                 "tool": {"name": "gpubench-audit", "version": __version__},
                 "generated_at": generated_at}
 
+    from auditor.report.build import author
+    from auditor.report.pdf import Metadata
+
+    metadata = Metadata(
+        title=vm["title"], author=author(vm["signature"]["signer"]),
+        subject=(f"gpubench-audit comparison of {cmp.runs} run(s), {len(cmp.ranked)} "
+                 f"configuration(s) ranked; archive index SHA-256 {cmp.index_sha256}"),
+        keywords=("gpubench-audit", "archive comparison", f"index sha256 {cmp.index_sha256}"),
+        created=generated_at)
     write_signed_dir(out_dir, page=page, files=files, attachments=attachments, signer=signer,
                      cert=cert, key=key, predicate=predicate,
-                     predicate_type=dsse.COMPARISON_PREDICATE_TYPE, timer=StepTimer())
+                     predicate_type=dsse.COMPARISON_PREDICATE_TYPE, timer=StepTimer(),
+                     metadata=metadata)
     return cmp
 

@@ -141,12 +141,14 @@ def write_signed_dir(out_dir: Path, *, page: str, files: Mapping[str, bytes],
                      cert: Path | None, key: Path | None,
                      predicate: Callable[[Mapping[str, str]], dict[str, Any]],
                      predicate_type: str, timer: StepTimer,
-                     fill: Callable[[Path], None] | None = None) -> None:
+                     fill: Callable[[Path], None] | None = None,
+                     metadata: Any = None) -> None:
     """Write a report directory atomically: FILL's files and FILES (relative name -> bytes),
     `report.html` (PAGE), `report.pdf` (PAGE with ATTACHMENTS, PAdES-signed with SIGNER) and,
     when signed, `signer.pem` and `bundle.dsse.json`: a Statement of PREDICATE_TYPE listing
-    every file's SHA-256, whose predicate is PREDICATE(those digests). What both the run
-    report and the archive comparison write, and `audit verify` checks."""
+    every file's SHA-256, whose predicate is PREDICATE(those digests); METADATA
+    (`auditor.report.pdf.Metadata`) is the PDF's. What both the run report and the archive
+    comparison write, and `audit verify` checks."""
     tmp = _prepare_out(out_dir)
     try:
         with timer.step("copy run"):
@@ -159,7 +161,7 @@ def write_signed_dir(out_dir: Path, *, page: str, files: Mapping[str, bytes],
         with timer.step("pdf"):
             from auditor.report import pdf
 
-            pdf_bytes = pdf.render(page, attachments)
+            pdf_bytes = pdf.render(page, attachments, metadata=metadata)
         if signer is not None:
             with timer.step("sign"):
                 from auditor.report.sign import sign_pdf
@@ -239,8 +241,36 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
     write_signed_dir(out_dir, page=page, files={"audit.json": audit_json, **beside},
                      attachments=attached, signer=signer, cert=cert, key=key,
                      predicate=predicate, predicate_type=dsse.PREDICATE_TYPE, timer=timer,
-                     fill=lambda tmp: _copy_run(run_dir, tmp / RUN_SUBDIR))
+                     fill=lambda tmp: _copy_run(run_dir, tmp / RUN_SUBDIR),
+                     metadata=run_metadata(vm["title"], result, run_dir, generated_at,
+                                           subject(cert) if cert is not None else None))
     return result
+
+
+def author(signer: str | None) -> str:
+    """The PDF's Author: who signed it, or that nobody did."""
+    return signer or "gpubench-audit (unsigned report: nobody signed it)"
+
+
+def run_metadata(title: str, result: AuditResult, run_dir: Path, generated_at: str,
+                 signer: str | None) -> Any:
+    """The PDF metadata of a run's report: its title, the signer as author, what was
+    audited and the verdict as subject, and the run's identity (experiment, protocol, the
+    SHA-256 of its manifest, which the signed Statement lists too)."""
+    from auditor.report.pdf import Metadata
+
+    manifest = Path(run_dir) / "manifest.json"
+    sha = sha256_file(manifest) if manifest.is_file() and not manifest.is_symlink() else None
+    experiment = result.experiment_id or "unknown experiment"
+    return Metadata(
+        title=title, author=author(signer),
+        subject=(f"gpubench-audit report of run {experiment} (protocol "
+                 f"{result.protocol or 'unknown'}): {result.verdict}"
+                 + (f"; run manifest SHA-256 {sha}" if sha else "")),
+        keywords=("gpubench-audit", "audit report", f"experiment {experiment}",
+                  f"protocol {result.protocol or 'unknown'}", f"verdict {result.verdict}",
+                  *((f"manifest sha256 {sha}",) if sha else ()), f"auditor {__version__}"),
+        created=generated_at)
 
 
 def subject(cert_path: Path) -> str:
