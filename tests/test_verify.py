@@ -386,3 +386,36 @@ def test_the_pdf_names_its_title_author_subject_and_run(signed):
         meta = subprocess.run(["pdfinfo", "-meta", str(signed / "report.pdf")],
                               capture_output=True, text=True, check=True).stdout
         assert "Audit report: exp-batch" in meta and manifest_sha in meta
+
+
+def test_securesystemslib_verifies_the_bundle_on_its_own(signed):
+    from securesystemslib.dsse import Envelope
+    from securesystemslib.signer import SSlibKey
+
+    cert = x509.load_pem_x509_certificate((signed / "signer.pem").read_bytes())
+    env = Envelope.from_dict(json.loads((signed / "bundle.dsse.json").read_bytes()))
+    key = SSlibKey.from_crypto(cert.public_key(), keyid=dsse.cert_keyid(cert),
+                               scheme="ecdsa-sha2-nistp256")
+    assert list(env.verify([key], 1)) == [dsse.cert_keyid(cert)]
+
+
+def test_an_envelope_made_by_hand_the_old_way_still_opens(keys):
+    """Envelopes written before securesystemslib made them (PAE and the ECDSA signature by
+    hand, base64 fields) are read as before."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    key = load_pem_private_key((keys / "signer.key").read_bytes(), password=None)
+    cert = x509.load_pem_x509_certificate((keys / "signer.pem").read_bytes())
+    stmt = dsse.statement({"a.txt": "0" * 64}, {"verdict": "accepted"})
+    body = json.dumps(stmt, sort_keys=True, separators=(",", ":")).encode()
+    t = dsse.PAYLOAD_TYPE.encode()
+    pae = b"DSSEv1 %d %s %d %s" % (len(t), t, len(body), body)
+    assert pae == dsse.pae(dsse.PAYLOAD_TYPE, body)
+    old = {"payloadType": dsse.PAYLOAD_TYPE, "payload": base64.b64encode(body).decode(),
+           "signatures": [{"keyid": dsse.cert_keyid(cert), "sig": base64.b64encode(
+               key.sign(pae, ec.ECDSA(hashes.SHA256()))).decode()}]}
+    assert dsse.open_envelope(json.dumps(old).encode(), cert) == stmt
+    ours = json.loads(dsse.sign_envelope(stmt, key, cert))
+    assert ours.keys() == old.keys() and ours["payload"] == old["payload"]
