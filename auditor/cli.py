@@ -120,7 +120,10 @@ def _signing_options(command: Any) -> Any:
             click.option("--cert", type=file, help="PEM certificate of --key (required with "
                          "--key)."),
             click.option("--chain", type=file, help="PEM certificates between --cert and the "
-                         "root, embedded in the PDF."))):
+                         "root, embedded in the PDF."),
+            click.option("--tsa", metavar="URL", help="RFC 3161 timestamp authority (http:// "
+                         "or https://) asked to timestamp the PDF's signature, so its time is "
+                         "not only the signer's claim (needs --key)."))):
         command = option(command)
     return command
 
@@ -294,15 +297,17 @@ def explain(code: str, output_file: Path | None) -> None:
               help="Also replay N sampled IDs of the archived model (as `audit replay`) and "
                    "put the result in the signed report (section and replay.json).")
 def report(run_dir: Path, out_dir: Path, key: Path | None, cert: Path | None,
-           chain: Path | None, offers: Path | None, replay_sample: int | None) -> None:
+           chain: Path | None, tsa: str | None, offers: Path | None,
+           replay_sample: int | None) -> None:
     """Render RUN_DIR's audit as a signed HTML/PDF report in OUT."""
     from auditor.report.build import build_report
 
     if (key is None) != (cert is None):
         raise AuditorError("--key and --cert go together")
     result = build_report(run_dir, out_dir, key=key, cert=cert, chain=chain, offers=offers,
-                          replay_sample=replay_sample)
-    signed = "signed" if key is not None else "UNSIGNED (no --key): `audit verify` will refuse it"
+                          replay_sample=replay_sample, tsa=tsa)
+    signed = (("signed and timestamped" if tsa else "signed") if key is not None
+              else "UNSIGNED (no --key): `audit verify` will refuse it")
     click.echo(f"{result.verdict}: {out_dir / 'report.pdf'} ({signed})")
     if replay_sample is not None:
         replayed = json.loads((out_dir / "replay.json").read_text(encoding="utf-8"))
@@ -345,12 +350,15 @@ def replay(run_dir: Path, sample_size: int, seed: int | None, fmt: str,
 @click.argument("report_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--ca", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="PEM certificate(s) of the CA the signer must chain to.")
+@click.option("--tsa-ca", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="PEM certificate(s) a timestamp authority must chain to for the PDF's "
+                   "RFC 3161 timestamp to be trusted (default: --ca).")
 @_format_option("text", "json", help_text="text: one line per check; json: the checks and "
                 "any failure (schemas/verify-result.schema.json).")
 @_output_option
 @_color_option
-def verify(report_dir: Path, ca: Path, fmt: str, output_file: Path | None,
-           color_choice: str) -> None:
+def verify(report_dir: Path, ca: Path, tsa_ca: Path | None, fmt: str,
+           output_file: Path | None, color_choice: str) -> None:
     """Check a report's PDF signature (its chain to CA, the signer's validity and usage, a
     trusted RFC 3161 timestamp if any), its DSSE bundle and every bundled file's hash.
 
@@ -359,11 +367,11 @@ def verify(report_dir: Path, ca: Path, fmt: str, output_file: Path | None,
     from auditor.report.verify import verify_report, verify_result
 
     if fmt == "json":
-        doc = verify_result(report_dir, ca)
+        doc = verify_result(report_dir, ca, tsa_ca)
         _emit(_json(doc) + "\n", output_file)
         sys.exit(0 if doc["ok"] else 1)
     try:
-        lines = verify_report(report_dir, ca)
+        lines = verify_report(report_dir, ca, tsa_ca)
     except VerificationFailed as exc:
         color = style.use_color(color_choice, sys.stderr)
         for line in str(exc).splitlines() or [""]:
@@ -372,7 +380,9 @@ def verify(report_dir: Path, ca: Path, fmt: str, output_file: Path | None,
         sys.exit(1)
     color = output_file is None and style.use_color(color_choice)
     painted = [style.paint(line, "accepted", color) if line.startswith("OK:") else
-               style.paint(line, "warning", color) if line.startswith("note:") else line
+               style.paint(line, "warning", color)
+               if line.startswith("note:") or "no trusted timestamp" in line
+               or "not trusted" in line else line
                for line in lines]
     _emit("\n".join(painted) + "\n", output_file, color=color)
 
@@ -425,7 +435,7 @@ def archive(sources: tuple[Path, ...], out_dir: Path, jobs: int | None, executor
 @_formats_option(output.COMPARISON, "The table printed: ")
 @_output_option
 def compare(archive_dir: Path, out_dir: Path | None, key: Path | None, cert: Path | None,
-            chain: Path | None, fmt: str, output_file: Path | None) -> None:
+            chain: Path | None, tsa: str | None, fmt: str, output_file: Path | None) -> None:
     """Compare the configurations of the archive index in ARCHIVE_DIR (audit archive's
     --out): only accepted ones are ranked (A10.2), the others listed apart with their main
     reason. With --out, also write a signed report that audit verify checks."""
@@ -433,11 +443,12 @@ def compare(archive_dir: Path, out_dir: Path | None, key: Path | None, cert: Pat
     from auditor.archive.compare import compare as make_comparison
 
     if out_dir is None:
-        if key is not None or cert is not None:
-            raise AuditorError("--key and --cert sign a report: give --out too")
+        if key is not None or cert is not None or tsa is not None:
+            raise AuditorError("--key, --cert and --tsa sign a report: give --out too")
         cmp = make_comparison(archive_dir)
     else:
-        cmp = build_comparison_report(archive_dir, out_dir, key=key, cert=cert, chain=chain)
+        cmp = build_comparison_report(archive_dir, out_dir, key=key, cert=cert, chain=chain,
+                                      tsa=tsa)
     _emit(output.render(output.COMPARISON, fmt, cmp), output_file)
     if out_dir is not None:
         signed = ("signed" if key is not None else

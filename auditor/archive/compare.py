@@ -301,7 +301,8 @@ def viewmodel(cmp: Comparison, *, generated_at: str, signer: str | None) -> dict
 
 def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | None = None,
                             cert: Path | None = None, chain: Path | None = None,
-                            now: Callable[[], Any] | None = None) -> Comparison:
+                            now: Callable[[], Any] | None = None,
+                            tsa: str | None = None) -> Comparison:
     """Write the signed comparison report of ARCHIVE_DIR's index into OUT_DIR: report.html,
     report.pdf (comparison.json and .csv attached), comparison.json, comparison.csv, and a
     copy of the index and findings it rests on (`archive/`), all listed in the DSSE bundle."""
@@ -318,7 +319,7 @@ def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | Non
     archive_dir, out_dir = Path(archive_dir), Path(out_dir)
     if out_dir.resolve() == archive_dir.resolve():
         raise AuditorError(f"{out_dir}: the report cannot replace the archive's folder")
-    signer = load_signing(key, cert, chain)
+    signer = load_signing(key, cert, chain, tsa)
     cmp = compare(archive_dir)
     generated_at = timestamp(now)
     vm = viewmodel(cmp, generated_at=generated_at,

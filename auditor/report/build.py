@@ -120,16 +120,20 @@ def render_report(view: Any, result: AuditResult, *, offers: dict | None,
     return vm, page, figs
 
 
-def load_signing(key: Path | None, cert: Path | None, chain: Path | None) -> Any:
-    """The pyHanko signer of KEY and CERT (None without a key), checked before any work is
-    done, so a bad key fails fast; `AuditorError` when only one of the two is given."""
+def load_signing(key: Path | None, cert: Path | None, chain: Path | None,
+                 tsa: str | None = None) -> Any:
+    """The `auditor.report.sign.Signing` of KEY and CERT (None without a key), timestamped
+    by the authority at TSA, checked before any work is done, so a bad key fails fast;
+    `AuditorError` when only one of the two is given, or a TSA without a key."""
     if (key is None) != (cert is None):
         raise AuditorError("--key and --cert go together")
     if key is None or cert is None:
+        if tsa is not None:
+            raise AuditorError("--tsa timestamps a signature: give --key and --cert too")
         return None
     from auditor.report.sign import load_signer
 
-    return load_signer(key, cert, chain)
+    return load_signer(key, cert, chain, tsa)
 
 
 def timestamp(now: Callable[[], dt.datetime] | None = None) -> str:
@@ -181,10 +185,11 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
                  cert: Path | None = None, chain: Path | None = None,
                  offers: Path | None = None, timer: StepTimer | None = None,
                  now: Callable[[], dt.datetime] | None = None,
-                 replay_sample: int | None = None) -> AuditResult:
+                 replay_sample: int | None = None, tsa: str | None = None) -> AuditResult:
     """Write the report of RUN_DIR into OUT_DIR; return the audit result. With
     REPLAY_SAMPLE, also replay that many IDs of the archived model (`audit replay`): its
-    section goes into the report and `replay.json` into the signed bundle and the PDF."""
+    section goes into the report and `replay.json` into the signed bundle and the PDF. With
+    TSA (a timestamp authority's URL), the PDF's signature is timestamped (RFC 3161)."""
     timer = timer or StepTimer()
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     if problem := wrong_kind(run_dir, "run", "audit report"):
@@ -193,7 +198,7 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
         raise AuditorError(problem)
     if out_dir.resolve() == run_dir.resolve() or run_dir.resolve() in out_dir.resolve().parents:
         raise AuditorError(f"{out_dir}: the report cannot be written inside the run directory")
-    signer = load_signing(key, cert, chain)
+    signer = load_signing(key, cert, chain, tsa)
     offers_data = offers_label = None
     if offers is not None:
         from auditor.protocols.a.economics import load_offers
