@@ -101,6 +101,9 @@ def _emit(text: str, output_file: Path | None, *, color: bool = False) -> None:
     if output_file is not None:
         if output_file.is_dir():
             raise AuditorError(f"--output {output_file}: is a directory")
+        if not output_file.absolute().parent.is_dir():
+            raise AuditorError(f"--output {output_file}: its folder "
+                               f"{output_file.absolute().parent} does not exist")
         try:
             atomic_write(output_file, click.unstyle(text).encode("utf-8"))
         except OSError as exc:

@@ -64,6 +64,7 @@ CASES: dict[str, tuple[str, ...]] = {
     "cost with a negative count": ("cost", "--offers", "offers.json",
                                    "--accepted-results", "-3"),
     "output into a directory": ("rules", "--output", "keys"),
+    "output into a folder that is not there": ("rules", "--output", "nowhere/rules.txt"),
 }
 
 
