@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor import protocols
+from auditor.dirkind import absent, wrong_kind
 from auditor.errors import AuditorError
 from auditor.model import AuditResult, Finding, Skipped, Waiver
 from auditor.protocols.base import LoadedRun, Protocol
@@ -88,8 +89,10 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
     Raises `AuditorError` only for bad usage: RUN_DIR not a directory, not a run, or an
     unknown rule code. A crash while loading the run is a finding (a bug), not an exception."""
     root = Path(run_dir)
-    if not root.is_dir():
-        raise AuditorError(f"{run_dir}: not a directory")
+    if problem := wrong_kind(root, "run", "audit check"):
+        raise AuditorError(problem)
+    if problem := absent(root):
+        raise AuditorError(problem)
     select, ignore, waivers = tuple(select), tuple(ignore), tuple(waivers)
     protocol, declared = find_protocol(root)
     if protocol is None:

@@ -1,7 +1,8 @@
 """Progress of an archive audit on a terminal: runs done of the total, rate, ETA on one
 line that rewrites itself, and one line per run that could not be audited or is a refused
-source. On a stream that is not a terminal only those failure lines are written; with
-`quiet`, nothing."""
+source. On a stream that is not a terminal (as click detects it) only those failure lines
+are written; with `quiet`, nothing. `color` (`audit archive --color`, NO_COLOR, FORCE_COLOR:
+`auditor.output.style`) styles the failure lines with click."""
 
 from __future__ import annotations
 
@@ -9,14 +10,21 @@ import sys
 import time
 from typing import TextIO
 
+import click
+
+from auditor.output.style import paint
+
 
 class Progress:
     REFRESH_SECONDS = 0.2
 
-    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
+    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False,
+                 color: bool = False) -> None:
         self.stream = stream or sys.stderr
         self.quiet = quiet
-        self.live = not quiet and self.stream.isatty()
+        self.color = color
+        # the line that rewrites itself needs a terminal, as click detects one
+        self.live = not quiet and not click.utils.should_strip_ansi(self.stream)
         self.total: int | None = None
         self.done = 0
         self.skipped = 0
@@ -36,7 +44,7 @@ class Progress:
         if self.quiet:
             return
         self._clear()
-        self.stream.write(f"FAILED {source}: {why}\n")
+        self.stream.write(f"{paint('FAILED', 'failed', self.color)} {source}: {why}\n")
         self.stream.flush()
         self._draw(force=True)
 
