@@ -29,9 +29,10 @@ the power frame's own columns say what each reading is (`kind`, `role`, `domain`
   edited or merged file, a clock step) measures no window (`disordered`); a reading at the
   time of the previous one (`repeat`) is only left without an interval.
 - **Resolution**: a window shorter than the declared minimum (`energy.minimums`:
-  `window_seconds`), a power series with fewer readings over the window than
-  `sample_periods`, or a counter that changed fewer than `counter_updates` times inside it
-  gives no figure (`below_resolution`): a claim from it is unsupported.
+  `window_seconds`), a series (counter or intervals) with fewer readings over the window
+  than `MIN_SAMPLES` (10, the protocol's floor) or the declared `sample_periods` if higher,
+  or a counter that changed fewer than `counter_updates` times inside it gives no figure
+  (`below_resolution`): a claim from it is unsupported.
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ SUMMED = ("one reading that holds the CPU (combined, else package, else PPT, els
           "platform) with the accelerators' own readings it does not hold; without one, the "
           "CPU, GPU, Neural Engine and NPU readings")
 """What a window's energy sums, in words."""
+MIN_SAMPLES = 10
+"""The protocol's floor (its decision on B6): any power source gives at least this many
+samples inside each inference window, else the window has no energy figure; a run's own
+declared `sample_periods` can only raise it."""
 CURVE_PAD = 0.5
 """The power curve shows this many windows of trace before and after the window."""
 UNIT_NAMES = {"cpu": "the CPU packages (RAPL, or a tool's CPU package reading)",
@@ -246,9 +251,12 @@ def _judged(found: tuple[Series, ...], wall: float, mins: Mapping[str, float],
     if wall < mins.get("window_seconds", 0.0):
         short.append(f"window {wall:.3f} s is shorter than the declared minimum of "
                      f"{mins['window_seconds']:g} s")
-    short += [f"{s.name}: {s.readings} reading(s) over the window, fewer than the declared "
-              f"{mins['sample_periods']:g}" for s in found
-              if s.kind == "interval" and s.readings < mins.get("sample_periods", 0)]
+    declared = mins.get("sample_periods", 0)
+    need = max(MIN_SAMPLES, declared)
+    short += [f"{s.name}: {s.readings} reading(s) over the window, fewer than "
+              + (f"the declared {declared:g}" if declared >= MIN_SAMPLES else
+                 f"the protocol's {MIN_SAMPLES} samples per window")
+              for s in found if s.readings < need]
     short += [f"{s.name}: updated {s.updates} time(s) inside the window, fewer than the "
               f"declared {mins['counter_updates']:g}" for s in found
               if s.kind == "counter" and s.updates < mins.get("counter_updates", 0)]
