@@ -492,14 +492,17 @@ def test_fake_nvml_counter_and_samples_agree_over_dense_windows(
         tmp_path_factory: pytest.TempPathFactory) -> None:
     """The runner's own trace with the fake RAPL package (10 W, no samples) and NVML board
     (50 W, updated every 2 ms) over windows long enough for many samples: the auditor's
-    cross-check of the NVML counter against its POWER_INSTANT samples judges every trial and
-    finds them in agreement (B0605 says nothing); RAPL, without samples, is not judged."""
+    cross-check of the NVML counter against its POWER_INSTANT samples finds them in agreement
+    wherever the samples are dense enough to judge by (B0605 says nothing); a trial whose
+    sampling thread was held up by a loaded machine (a gap over the declared allowance) is
+    honestly not judged, never judged in disagreement; RAPL, without samples, is not
+    judged."""
     from auditor.engine import audit, run_check
     from auditor.protocols.b.facts.trials import trials as trial_facts
 
     tmp = tmp_path_factory.mktemp("dense")
     cfg = write_config(tmp, CPU_POLICIES, """repetitions = 40
-sampling_interval_s = 0.01
+sampling_interval_s = 0.02
 min_sample_periods = 5
 min_counter_updates = 2
 idle_seconds = 0.1
@@ -513,7 +516,11 @@ rapl_max_watts = 20.0
     checks = [x for t in ok for x in (t.energy.cross_checks if t.energy else [])]
     assert len(checks) == 10 and {x.samples for x in checks} == {"nvml:POWER_INSTANT"}
     assert all(t.energy is not None and t.energy.measured for t in ok)
-    assert {x.status for x in checks} == {"agrees"}, [(x.status, x.reason) for x in checks]
+    statuses = [(x.status, x.reason) for x in checks]
+    assert {s for s, _ in statuses} <= {"agrees", "sparse"}, statuses
+    assert all("between two samples" in (why or "") or "unobserved" in (why or "")
+               for s, why in statuses if s == "sparse"), statuses
+    assert any(s == "agrees" for s, _ in statuses), statuses
     result = run_check(out)
     assert not [f for f in result.findings if f.code in ("B0605", "B0604")]
 

@@ -12,8 +12,8 @@ the power frame's own columns say what each reading is (`kind`, `role`, `domain`
 - **The unit a policy computes on** must be held by what is summed: the CPU for a cpu-only
   policy, one of its accelerator's devices for an accelerator policy, else the window is not
   measured (`no_domain`): the board's idle draw alone would misstate a CPU policy's cost. A
-  trace that cannot measure the window at all says so first (`not_covered`, `gap`,
-  `below_resolution`).
+  trace that cannot measure the window at all says so first (`not_covered`, `gap`); one too
+  coarse for it says so after (`below_resolution`).
 - **Energy over the window** [t0, t1]:
   - a cumulative counter: the sum of the deltas between consecutive readings both inside the
     window (the last reading inside minus the first, wraps resolved by the reader); the
@@ -221,21 +221,20 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
         joules_per_inference=energy / w.answers if w.answers else None,
         cross_checks=(tuple(counter_cross_checks(frame, found, t0, t1, mins))
                       if any(s.kind == "counter" for s in found) else ()))
-    status, reason = _judged(found, wall, mins, period)
-    if status:
-        return replace(e, status=status, reason=reason)
+    status, reason = _covered(found, mins, period)
     lacking = unit_not_measured(w.policy, includes)
-    if lacking:
-        return replace(e, status="no_domain", reason=(
-            f"{lacking}, where this policy computes, is not measured: {source} alone would "
-            "misstate its cost"))
-    return e
+    if status is None and lacking:
+        status, reason = "no_domain", (f"{lacking}, where this policy computes, is not "
+                                       f"measured: {source} alone would misstate its cost")
+    if status is None:
+        status, reason = _resolved(found, wall, mins)
+    return replace(e, status=status, reason=reason) if status else e
 
 
-def _judged(found: tuple[Series, ...], wall: float, mins: Mapping[str, float],
-            period: float | None) -> tuple[str | None, str | None]:
-    """Why a window the series cover is still not measured (`not_covered`, `gap`,
-    `below_resolution`), or (None, None)."""
+def _covered(found: tuple[Series, ...], mins: Mapping[str, float], period: float | None
+             ) -> tuple[str | None, str | None]:
+    """Why the series cannot measure the window at all (`not_covered`, `gap`), or (None,
+    None)."""
     uncovered = [f"{s.name}: {s.uncovered}" for s in found if not s.covered]
     if uncovered:
         return "not_covered", "; ".join(uncovered)
@@ -247,6 +246,13 @@ def _judged(found: tuple[Series, ...], wall: float, mins: Mapping[str, float],
             return "gap", "; ".join(f"{s.name}: {s.max_interval_s:.3f} s between two readings, "
                                     f"more than {mins['gap_factor']:g} x the declared "
                                     f"{period:g} s" for s in gaps)
+    return None, None
+
+
+def _resolved(found: tuple[Series, ...], wall: float, mins: Mapping[str, float]
+              ) -> tuple[str | None, str | None]:
+    """Why the window is too short or too coarsely read for a figure (`below_resolution`),
+    or (None, None)."""
     short = []
     if wall < mins.get("window_seconds", 0.0):
         short.append(f"window {wall:.3f} s is shorter than the declared minimum of "
