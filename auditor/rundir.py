@@ -40,10 +40,12 @@ UNHASHED = ""
 """The digest recorded for a file too large to hash (its fault says why)."""
 
 
-def _read(rel: str, p: Path, parsed: bool) -> tuple[bytes | None, str, Fault | None]:
+def _read(rel: str, p: Path, parsed: bool, limit: int = MAX_PARSED_BYTES
+          ) -> tuple[bytes | None, str, Fault | None]:
     """(the bytes when kept for parsing, the SHA-256, a fault) of the file P at REL: a parsed
     or small file is read whole and hashed from those very bytes, any other hashed in chunks;
-    the size limits and a read error are faults."""
+    the size limits (LIMIT for a parsed file, checked before it is read) and a read error are
+    faults."""
     try:
         size = p.stat().st_size
         if size > MAX_HASHED_BYTES:
@@ -51,11 +53,10 @@ def _read(rel: str, p: Path, parsed: bool) -> tuple[bytes | None, str, Fault | N
                 rel, f"the file claims {size:,} bytes, more than the {MAX_HASHED_BYTES:,} "
                 "the auditor hashes: it is neither read nor verified", kind="limit",
                 value=str(size))
-        if parsed and size > MAX_PARSED_BYTES:
+        if parsed and size > limit:
             return None, sha256_file(p), Fault(
-                rel, f"the file is {size:,} bytes; the auditor parses an artifact up to "
-                f"{MAX_PARSED_BYTES:,} bytes (hashed, not parsed)", kind="limit",
-                value=str(size))
+                rel, f"the file is {size:,} bytes; the auditor parses such an artifact up to "
+                f"{limit:,} bytes (hashed, not parsed)", kind="limit", value=str(size))
         if parsed or size <= KEEP_SMALL_BYTES:
             b = p.read_bytes()
             return b, hashlib.sha256(b).hexdigest(), None
@@ -146,10 +147,18 @@ class RunFiles:
                 del blob
 
 
+def limit_for(rel: str, limits: tuple[tuple[str, int], ...]) -> int:
+    """The parse limit of REL: the first of LIMITS ((path prefix, bytes)) whose prefix starts
+    it, else `MAX_PARSED_BYTES`."""
+    return next((n for prefix, n in limits if rel.startswith(prefix)), MAX_PARSED_BYTES)
+
+
 def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
-         streamed_prefixes: tuple[str, ...] = ()) -> RunFiles:
+         streamed_prefixes: tuple[str, ...] = (),
+         parse_limits: tuple[tuple[str, int], ...] = ()) -> RunFiles:
     """Hash every file under ROOT; keep the bytes of those under PARSED_PREFIXES (and of any
-    small file); leave those under STREAMED_PREFIXES to `RunFiles.stream`."""
+    small file) up to their PARSE_LIMITS (`limit_for`); leave those under STREAMED_PREFIXES
+    to `RunFiles.stream`."""
     files: list[tuple[str, Path]] = []
     faults: list[Fault] = []
 
@@ -188,7 +197,7 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
 
     def read_one(item: tuple[str, Path]) -> tuple[bytes | None, str, Fault | None]:
         rel, p = item
-        return _read(rel, p, rel.startswith(parsed_prefixes))
+        return _read(rel, p, rel.startswith(parsed_prefixes), limit_for(rel, parse_limits))
 
     if _total_size(p for _, p in files) <= SMALL_RUN_BYTES:
         read = [read_one(item) for item in files]  # threads would cost more than they save

@@ -86,6 +86,14 @@ PARSED_PREFIXES = (MANIFEST, PROMPTS, REFERENCES, REFERENCE_OUTPUTS, OUTPUTS, PO
                    TRIALS, POLICIES, ENVIRONMENT, GATE_OUTPUTS, ENERGY)
 """Files under these (or these files) are parsed, so the run-dir walk keeps their bytes."""
 
+PARSE_LIMITS: tuple[tuple[str, int], ...] = (
+    (POWER, 128 << 20), (PLACEMENT, 128 << 20), (OUTPUTS, 256 << 20), ("", 64 << 20))
+"""The largest file of each kind the loader parses, checked before reading: a power trace
+or placement report of a 1,000-inference window is kilobytes to megabytes (a day of HWiNFO
+at 1 Hz with 300 columns: 70 MB); an outputs file of 1,000 answers times a few hundred
+repetitions, megabytes; every other document, kilobytes. A larger one, or one a run lists to
+exhaust memory, is hashed and reported, never read whole."""
+
 MANIFEST_REFS: tuple[tuple[str, str], ...] = (
     ("/prompt_sequence", "B2"), ("/warmup_iterations", "B2"), ("/timer_scope", "B2"),
     ("/trials_per_policy", "B3"), ("/trial_order", "B3"), ("/placement", "B4"),

@@ -83,6 +83,10 @@ _POWER = re.compile(
 _SCALE = {"mW": 1e-3, "W": 1.0}
 
 
+MAX_INTERVAL_S = 86_400.0
+"""No sample's measured interval is longer than a day (`-i` is milliseconds between samples):
+a longer one (a 400-digit figure) is not a reading."""
+
 SOC_INCLUDES = {"package": "ane,cpu,gpu", "combined": "ane,cpu,gpu"}
 """powermetrics' package (Apple silicon, and Intel's `CPUs+GT+SA`) and combined power hold
 the CPU, the GPU and the Neural Engine: a window sums one of them alone, never with the GPU
@@ -177,7 +181,14 @@ def _samples(lines: list[str], log: FaultLog, option: str | None,
                     meta.update(tz_meta)
                 end = to_utc(end, assumed)
             zones.append(zone or "")
-            current = _Sample(i, end, float(m["ms"]) / 1000, m["kind"] == "Summary")
+            interval = float(m["ms"]) / 1000
+            if not 0 < interval <= MAX_INTERVAL_S:
+                log.error(f"The sample's measured interval, {m['ms'][:40]} ms, is not one "
+                          "powermetrics measures: the sample is skipped.", kind="type", line=i,
+                          value=m["ms"][:40])
+                current = None
+                continue
+            current = _Sample(i, end, interval, m["kind"] == "Summary")
             samples.append(current)
             continue
         m = _POWER.match(raw.strip())

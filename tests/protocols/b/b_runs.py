@@ -543,11 +543,16 @@ def with_policy(spec: Spec, pid: str, **changes: Any) -> Spec:
 
 # -- editing a built run --------------------------------------------------------------------
 
+def _sha256(path: Path) -> str:
+    with path.open("rb") as fh:  # in chunks: a test may list a file of gigabytes
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
 def rehash(root: Path) -> None:
     """Rewrite the manifest's SHA-256 table from the files on disk."""
     path = root / "manifest.json"
     m = json.loads(path.read_text(encoding="utf-8"))
-    m["artifacts"] = {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+    m["artifacts"] = {p.relative_to(root).as_posix(): _sha256(p)
                       for p in sorted(root.rglob("*")) if p.is_file() and p != path}
     path.write_text(json.dumps(m, indent=1), encoding="utf-8")
 

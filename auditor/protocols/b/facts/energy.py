@@ -25,6 +25,8 @@ the power frame's own columns say what each reading is (`kind`, `role`, `domain`
     energy). The window must lie inside the span of the intervals, and no two readings may be
     more than `gap_factor` declared sampling periods apart;
   - average power = energy / wall time; joules per inference = energy / answers.
+- **Impossible readings** (`consistency`): a trace holding one measures no window
+  (`inconsistent`).
 - **Time order**: a trace whose time goes back anywhere (the reader's `order` warning: an
   edited or merged file, a clock step) measures no window (`disordered`); a reading at the
   time of the previous one (`repeat`) is only left without an interval.
@@ -46,6 +48,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from auditor.protocols.b.facts.consistency import inconsistencies
 from auditor.protocols.b.facts.crosscheck import CrossCheck, Series, counter_cross_checks, series
 from auditor.protocols.b.facts.declared import Policy, minimums
 
@@ -89,8 +92,8 @@ class Energy:
 
     status: str
     """`measured`, or why not: `no_trace`, `fault`, `disordered` (time goes back in the
-    trace), `unavailable`, `no_window`, `no_domain`, `not_covered`, `gap`,
-    `below_resolution`."""
+    trace), `inconsistent` (a reading no instrument gives: `consistency`), `unavailable`,
+    `no_window`, `no_domain`, `not_covered`, `gap`, `below_resolution`."""
     reason: str | None
     trace: str | None = None
     tool: str | None = None
@@ -179,6 +182,11 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
         return Energy("disordered", f"{ev.path}: time goes back at line(s) {lines} (an edited "
                       "or merged trace, or a clock step): its intervals are not the tool's",
                       **base)
+    bad = inconsistencies(view).get(ev.path)
+    if bad:
+        return Energy("inconsistent", f"{ev.path}: {len(bad)} reading(s) no instrument gives, "
+                      f"the first at line {bad[0].line}: {bad[0].what} (expected "
+                      f"{bad[0].expected})", **base)
     if ev.frame is None or ev.frame.is_empty():
         reasons = [f"{u.get('source')}: {u.get('reason')}" for u in
                    ev.meta.get("unavailable") or [] if isinstance(u, Mapping)]
