@@ -239,6 +239,8 @@ def _counters(df: pl.DataFrame, log: FaultLog, meta: dict[str, Any]) -> pl.DataF
         energy_j=pl.col("delta") * pl.col("unit").replace_strict(_SCALE, return_dtype=pl.Float64))
     return _frame.conform(good.select(
         "start", "end", "domain", "device", "energy_j", "line",
+        wrap_j=pl.col("max_range") * pl.col("unit").replace_strict(_SCALE,
+                                                                    return_dtype=pl.Float64),
         interval_s=pl.when(pl.col("interval_s") > 0).then(pl.col("interval_s")),
         watts=pl.when(pl.col("interval_s") > 0).then(pl.col("energy_j") / pl.col("interval_s")),
         source=pl.concat_str("source", pl.lit(":"), "field")))

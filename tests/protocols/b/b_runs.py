@@ -142,6 +142,8 @@ class Spec:
     gates_file: bool = True
     environment: dict[str, Any] = field(default_factory=dict)
     manifest_extra: dict[str, Any] = field(default_factory=dict)
+    timer_includes_tokenization: bool | None = True
+    """The manifest's typed statement (None: left out)."""
     timer_scope: str = ("each latency_ms is one batch-one classification: tokenization, the "
                         "model and the label; wall_seconds is the whole window")
     notes: str = "test run"
@@ -499,6 +501,7 @@ def manifest(spec: Spec, order: list[tuple[str, int]], seq_sha: str,
         "trials_per_policy": spec.trials, "planned_trials": len(order),
         "warmup_iterations": spec.warmup,
         "trial_order": [[p, k] for p, k in order], "timer_scope": spec.timer_scope,
+        "timer_includes_tokenization": spec.timer_includes_tokenization,
         "energy": {"repetitions": spec.repetitions,
                    "inferences_per_trial": spec.prompts * spec.repetitions,
                    "minimums": spec.minimums,

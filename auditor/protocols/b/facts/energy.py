@@ -211,7 +211,8 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
     includes = _includes(chosen)
     mins = minimums(view)
     period = mins.get("sampling_interval_s")
-    found = tuple(series(g, dom, dev, src, str(g["kind"][0]), t0, t1, period)
+    found = tuple(series(g, dom, dev, src, str(g["kind"][0]), t0, t1, period,
+                         mins.get("rapl_max_watts"))
                   for (dom, dev, src), g in chosen.sort("e").group_by(
                       "domain", "device", "source", maintain_order=True))
     energy = sum(s.energy_j for s in found)
