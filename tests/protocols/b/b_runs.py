@@ -130,6 +130,8 @@ class Spec:
     """None: our runner's NVML/RAPL JSONL from each policy's `watts`."""
     schedule: Callable[[Spec, list[tuple[str, int]]], list[tuple[datetime, float]]] | None = None
     """(start, wall) of each trial of the order; None: one after the other from T0."""
+    window_hook: Callable[[Spec, Window], None] | None = None
+    """Changes a trial's window before it is measured (its recorded power state)."""
     local_utc_offset: str = "+00:00"
     ref_wrong_every: int = 10
     """The reference artifact answers every n-th prompt wrongly (its accuracy: 1 - 1/n)."""
@@ -342,6 +344,8 @@ def build(root: Path, spec: Spec) -> Path:
     for pos, ((pid, k), (start, wall)) in enumerate(zip(order, sched, strict=True), start=1):
         pol = pols[pid]
         w = Window(pid, k, pos, start, wall, **state)
+        if spec.window_hook is not None:
+            spec.window_hook(spec, w)
         if (pid, k) in spec.failed:
             w.position = 0
             windows.append(w)
@@ -520,9 +524,14 @@ def synthetic(root: Path, **changes: Any) -> Path:
     return build(root, replace(synthetic_spec(), **changes))
 
 
-def synthetic_spec() -> Spec:
+def synthetic_spec(**changes: Any) -> Spec:
     """The clean run with energy: CPU baseline 40 W package + 30 W idle GPU over 2.0 s windows;
-    torch CUDA 15 W + 45 W over 1.2 s; ONNX Runtime CUDA 14 W + 44 W over 1.1 s."""
+    torch CUDA 15 W + 45 W over 1.2 s; ONNX Runtime CUDA 14 W + 44 W over 1.1 s (CHANGES: other
+    fields of the `Spec`)."""
+    return replace(_synthetic(), **changes)
+
+
+def _synthetic() -> Spec:
     return Spec(policies=[
         Pol("cpu", "cpu-only", "torch", "cpu", latency_ms=1.8, wall_s=2.0,
             watts={"rapl": 40.0, "nvml": 30.0},

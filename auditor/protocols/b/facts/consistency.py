@@ -3,7 +3,9 @@ reading that is negative, not finite or beyond any one device's draw (`MAX_DEVIC
 CPU package below the sum of its own cores in the same sample; a combined reading that is
 not the sum of its parts (CPU + GPU + Neural Engine) within the tool's rounding. A trace
 holding one gives no energy figure for any window (`energy` status `inconsistent`): one bad
-sample never makes a figure infinite, or a doctored package or total a cheaper policy.
+sample never makes a figure infinite, or a doctored package or total a cheaper policy. A
+battery's charge rate (`SIGNED`) is negative when it discharges: that is no fault (B0205
+reads it).
 
 Samples are matched by their time and device; a domain's reading is taken from its first
 source by `rank` (what the energy sums), so a tool's second reading of the same power does
@@ -31,6 +33,9 @@ the three parts of a combined reading."""
 CORES_SLACK = (0.5, 0.05)
 """A package may read below its cores by this much (W, share): sensors of one poll are read
 a few microseconds apart."""
+SIGNED = frozenset({"battery"})
+"""Domains whose reading may be negative: a battery's charge rate is negative when it gives
+power (discharging)."""
 SHOWN = 5
 """Inconsistent readings listed per trace (all are counted)."""
 
@@ -58,10 +63,11 @@ def inconsistencies_of(frame: pl.DataFrame) -> tuple[Inconsistency, ...]:
     found: list[Inconsistency] = []
     for line, domain, watts, energy in frame.select("line", "domain", "watts",
                                                     "energy_j").iter_rows():
+        signed = domain in SIGNED
         for name, value in (("power", watts), ("energy", energy)):
             if value is None:
                 continue
-            if not math.isfinite(value) or value < 0:
+            if not math.isfinite(value) or (value < 0 and not signed):
                 found.append(Inconsistency(line, f"{domain} {name} {value!r}", value,
                                            "a finite reading, zero or more"))
             elif name == "power" and value > MAX_DEVICE_WATTS:

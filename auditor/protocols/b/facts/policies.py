@@ -56,6 +56,10 @@ class PolicyFacts:
     domains: tuple[str, ...]
     includes: frozenset[str]
     """The devices whose power the summed series hold (empty without a pooled figure)."""
+    domain_power_w: tuple[tuple[str, float], ...]
+    """Each summed domain's own average power (`domain[:device]`, watts) over the ok trials'
+    windows: "average package power" is their sum, each also reported (the protocol's
+    decision on B7)."""
     energy_missing: str | None
     """Why the policy has no pooled energy figure (None when it has one)."""
     claims: Mapping[str, Any]
@@ -78,6 +82,18 @@ def _latencies(view: RunView) -> dict[str, tuple[float | None, int]]:
            .group_by("policy_id").agg(nearest_rank_expr(lat).alias("p95"),
                                       lat.len().alias("n")))
     return {pid: (p95, n) for pid, p95, n in per.iter_rows()}
+
+
+def _by_domain(ok: tuple[Trial, ...], wall_s: float | None) -> tuple[tuple[str, float], ...]:
+    """Each summed domain's energy over the ok trials' windows, over their wall time."""
+    if not wall_s:
+        return ()
+    energy: dict[str, float] = {}
+    for t in ok:
+        for s in t.energy.series if t.energy else ():
+            name = s.domain + ("" if s.device is None else f":{s.device}")
+            energy[name] = energy.get(name, 0.0) + s.energy_j
+    return tuple((name, e / wall_s) for name, e in sorted(energy.items()))
 
 
 def _missing(ok: tuple[Trial, ...]) -> str | None:
@@ -143,5 +159,6 @@ def policy_facts(view: RunView) -> dict[str, PolicyFacts]:
             energy_source=first.source if first else None,
             domains=first.domains if first else (),
             includes=first.includes if first else frozenset(),
+            domain_power_w=_by_domain(ok, s) if missing is None else (),
             energy_missing=missing, claims=r, texts=texts, row=r.get("row"))
     return out
