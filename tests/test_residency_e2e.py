@@ -352,6 +352,18 @@ def test_placement_evidence_of_both_runtimes(plain: tuple[Path, str]) -> None:
                                                ).hexdigest()
 
 
+def test_each_gate_pass_names_the_artifact_its_policy_runs(plain: tuple[Path, str]) -> None:
+    """B8 (B0804): gates.json records the SHA-256 of the artifact each gate pass ran, the one
+    the manifest says the policy's trials run (the trained weights for torch, the ONNX
+    export for ONNX Runtime)."""
+    out, _ = plain
+    m = json.loads((out / "manifest.json").read_text())
+    g = json.loads((out / "gates/gates.json").read_text())
+    shas = {p["policy_id"]: p["artifact_sha256"] for p in m["policies"]}
+    assert {p["policy_id"]: p["artifact_sha256"] for p in g["policies"]} == shas
+    assert shas["ort-cpu"] == m["onnx_export"]["sha256"] != shas["torch-cpu"]
+
+
 # --- the failing policies and measured energy -----------------------------------------------
 
 def policy(m: dict[str, Any], pid: str) -> dict[str, Any]:

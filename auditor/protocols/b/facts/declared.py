@@ -83,7 +83,8 @@ def accelerator_of(role: str, runtime: str, compute_units: str) -> tuple[frozens
         return frozenset(), None
     units = compute_units.strip()
     key = units.lower()
-    if runtime.lower() == "coreml":
+    if runtime.lower() == "coreml" or (key in _COREML_UNITS and key != "all"):
+        # Core ML's own names say which devices, whatever runtime is declared
         return frozenset(_COREML_UNITS.get(key, ACCELERATORS)), None
     if key.endswith("executionprovider"):
         device = device_of(units)

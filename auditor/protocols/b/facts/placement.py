@@ -465,12 +465,12 @@ def residency(view: RunView, pid: str) -> str | None:
     if pol is None or pol.role != "accelerator":
         return None
     p = placements(view).get(pid)
+    if p is not None and not p.problem and p.fallback:
+        return p.fallback
     if pol.recorded_fallback:
         return pol.recorded_fallback
     if p is None or p.problem:
         return None
-    if p.fallback:
-        return p.fallback
     if pol.provider and p.session_provider and p.session_provider != pol.provider:
         return (f"its session holds {p.session_provider} first ({p.used}), not the "
                 f"{pol.provider} declared")

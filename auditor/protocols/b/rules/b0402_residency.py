@@ -2,7 +2,8 @@
 
 What it checks: for each accelerator policy, the manifest records no fallback of its own
 (a policy fault, a first active provider other than the one asked for, the CPU as its
-device); with placement evidence (the raw file where a record disagrees with it, B0405),
+device) for a policy that was measured (one never measured is B0301's); with placement
+evidence (the raw file where a record disagrees with it, B0405),
 the runtime did not fall back (ONNX Runtime's active provider is the one asked for; Windows
 ML compiled for and assigned the device), the session holds first the execution provider the
 policy declares (where it declares one), a floor is declared (the policy's
@@ -44,8 +45,8 @@ def check(view: RunView) -> Iterator[Finding]:
     places = placements(view)
     for pid, f in facts.items():
         why = residency(view, pid)
-        if why is None:
-            continue
+        if why is None or (why == f.policy.recorded_fallback and not f.ok):
+            continue  # a fault the runner recorded and never measured: B0301 says so
         p = places.get(pid)
         fast = (f" (p95 {f.p95_ms:.3g} ms: a residency failure however fast)"
                 if f.p95_ms is not None else "")
