@@ -489,6 +489,18 @@ def test_energy_with_fake_instruments_equals_the_counters(mixed: Path) -> None:
     assert 30.0 < idle["average_power_w"] <= 61.0
 
 
+def test_a_faulted_policys_record_and_profile_agree(mixed: Path) -> None:
+    """The ORT fallback's record notes the fault and its profile runs every node on the CPU:
+    the two say the same (no B0405), and the fault is still a residency failure (B0402)."""
+    from auditor.engine import run_check
+
+    if "CUDAExecutionProvider" in __import__("onnxruntime").get_available_providers():
+        pytest.skip("this ORT build has CUDA")
+    codes = {f.code for f in run_check(mixed).findings
+             if f.subject is not None and f.subject.policy == "ort-cuda"}
+    assert "B0405" not in codes and "B0402" in codes
+
+
 def test_policies_that_run_still_alternate_when_others_drop_out(mixed: Path) -> None:
     """A fault, a failed start or a rejected candidate leaves policies without trials; the
     order is drawn again among those that run, so no policy runs twice in a row (B3), and

@@ -5,7 +5,8 @@ artifact of `artifacts.py` to its reader and keeps what they return: the CSVs ty
 table schemas, JSON documents checked against the B schemas, the prompt sequence and the
 reference answers, every trial's answers with their latencies (one vectorized read of every
 outputs file), each power trace as a power-samples frame and each placement file as a
-placement-nodes frame, read by whichever evidence reader recognizes the file's content.
+placement-nodes frame, read by whichever evidence reader recognizes the file's content, and
+the traces and records the power-state checks cite (power_state/*, either kind).
 
 It judges nothing. A reader's fault becomes a finding (B0001 for the manifest, B0002 for any
 other artifact) with the file and its line, column or JSON pointer; a JSON artifact at fault

@@ -308,16 +308,21 @@ def _named_devices(ev: Evidence) -> dict[str, frozenset[str]]:
     return {n: frozenset(d) for n, d in g.iter_rows()}
 
 
+def _residency_words(p: Placement, pol: Policy | None) -> str:
+    if p.fallback:
+        return f"a fallback ({p.fallback})"
+    floor = f" (floor {pol.floor:.2%})" if pol is not None and pol.floor is not None else ""
+    return f"{p.operation_share or 0.0:.2%} of the operations on the accelerator{floor}"
+
+
 def _disagree(a: Placement, ea: Evidence, b: Placement, eb: Evidence, pol: Policy | None
               ) -> str | None:
-    """What two files of one policy say differently, or None."""
-    if bool(a.fallback) != bool(b.fallback):
-        one, other = (a, b) if a.fallback else (b, a)
-        return (f"{one.used} records a fallback ({one.fallback}), {other.used} shows none")
+    """What two files of one policy say differently, or None. A fallback one file notes is
+    judged as what it means, the policy off its accelerator: a raw profile cannot note a
+    fallback (it does not know what was asked for), only show where the nodes ran."""
     ra, rb = _resident(a, pol), _resident(b, pol)
     if ra is not None and rb is not None and ra != rb:
-        return (f"{a.used} puts {a.operation_share:.2%} of the operations on the accelerator, "
-                f"{b.used} {b.operation_share:.2%} (floor {pol.floor:.2%})")  # type: ignore[union-attr]
+        return f"{_residency_words(a, pol)} in {a.used}, {_residency_words(b, pol)} in {b.used}"
     na, nb = _named_devices(ea), _named_devices(eb)
     clash = sorted(n for n in na.keys() & nb.keys() if not na[n] & nb[n])
     if clash:

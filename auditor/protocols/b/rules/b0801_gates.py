@@ -57,15 +57,14 @@ def check(view: RunView) -> Iterator[Finding]:
                             f"{_fails(f.accuracy, f.agreement, acc_floor, agr_floor)}{fast}: "
                             "rejected whatever its latency", f.accuracy, f.agreement,
                             acc_floor, agr_floor, f.answers_from)
-        if f.gated_passed is False and f.answers_from != "gate pass" and f.gated is not None:
+        elif f.gated_passed is False and f.answers_from != "gate pass" \
+                and f.gated is not None:
             g = f.gated
+            gated = _fails(g.accuracy or 0.0, g.agreement or 0.0, acc_floor, agr_floor)
             yield _rejected(f, f"fails its gated evaluation (gates/{f.policy.policy_id}.jsonl: "
-                            f"{_fails(g.accuracy or 0.0, g.agreement or 0.0, acc_floor, agr_floor)}"
-                            ")" + ("" if f.answers_passed is False else
-                                   f", though its trials' answers pass "
-                                   f"(accuracy {f.accuracy:.2%}, agreement "
-                                   f"{f.agreement:.2%}): answers swapped in after a failed "
-                                   "gate do not pass it"), g.accuracy, g.agreement,
+                            f"{gated}), though its trials' answers pass (accuracy "
+                            f"{f.accuracy:.2%}, agreement {f.agreement:.2%}): answers swapped "
+                            "in after a failed gate do not pass it", g.accuracy, g.agreement,
                             acc_floor, agr_floor, "gate pass")
 
 
