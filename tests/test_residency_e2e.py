@@ -352,6 +352,18 @@ def test_placement_evidence_of_both_runtimes(plain: tuple[Path, str]) -> None:
                                                ).hexdigest()
 
 
+def test_each_gate_pass_names_the_artifact_its_policy_runs(plain: tuple[Path, str]) -> None:
+    """B8 (B0804): gates.json records the SHA-256 of the artifact each gate pass ran, the one
+    the manifest says the policy's trials run (the trained weights for torch, the ONNX
+    export for ONNX Runtime)."""
+    out, _ = plain
+    m = json.loads((out / "manifest.json").read_text())
+    g = json.loads((out / "gates/gates.json").read_text())
+    shas = {p["policy_id"]: p["artifact_sha256"] for p in m["policies"]}
+    assert {p["policy_id"]: p["artifact_sha256"] for p in g["policies"]} == shas
+    assert shas["ort-cpu"] == m["onnx_export"]["sha256"] != shas["torch-cpu"]
+
+
 # --- the failing policies and measured energy -----------------------------------------------
 
 def policy(m: dict[str, Any], pid: str) -> dict[str, Any]:
@@ -475,6 +487,18 @@ def test_energy_with_fake_instruments_equals_the_counters(mixed: Path) -> None:
     idle = json.loads((mixed / "energy/torch-cpu/idle.json").read_text())
     assert idle["status"] == "measured"
     assert 30.0 < idle["average_power_w"] <= 61.0
+
+
+def test_a_faulted_policys_record_and_profile_agree(mixed: Path) -> None:
+    """The ORT fallback's record notes the fault and its profile runs every node on the CPU:
+    the two say the same (no B0405), and the fault is still a residency failure (B0402)."""
+    from auditor.engine import run_check
+
+    if "CUDAExecutionProvider" in __import__("onnxruntime").get_available_providers():
+        pytest.skip("this ORT build has CUDA")
+    codes = {f.code for f in run_check(mixed).findings
+             if f.subject is not None and f.subject.policy == "ort-cuda"}
+    assert "B0405" not in codes and "B0402" in codes
 
 
 def test_policies_that_run_still_alternate_when_others_drop_out(mixed: Path) -> None:

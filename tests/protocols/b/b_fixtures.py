@@ -17,7 +17,10 @@ figures a harness computes from the evidence it holds.
   row, re-timed at 1 s: the real log samples every 2 s, so a window of the protocol's 10
   samples would need more than its 87 s; local times, `+02:00`): the CPU session's windows
   take the real log's busiest rows, the GPU session's its quietest. Windows ML records for an
-  explicit CPU session and an NvTensorRT-RTX GPU session, power-state checks recorded.
+  explicit CPU session and an NvTensorRT-RTX GPU session, power-state checks recorded with
+  their evidence: a Windows ML record of the session chosen on battery (synthetic, its
+  format) and the real HWiNFO log with its last rows' `GPU Power [W]` set to 0 W (the
+  discrete GPU in D3cold once the session idled: derived from the real file, said so).
 - `windows_cpu_assigned`: the same machine and logs, the deep model's `MAX_EFFICIENCY`
   session assigned CPUExecutionProvider (no NPU on that CPU).
 - `linux_nvidia_smi`: an 8x H100 server: the real `nvidia-smi --query-gpu` CSV (one poll per
@@ -30,6 +33,7 @@ figures a harness computes from the evidence it holds.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from dataclasses import replace
@@ -268,6 +272,21 @@ def winml_record(pid: str, selection: dict[str, Any], assigned: list[dict[str, A
     return (json.dumps(doc, indent=2) + "\n").encode()
 
 
+def hwinfo_gpu_released(data: bytes, from_row: int, watts: str = "0.000") -> bytes:
+    """The HWiNFO log DATA with `GPU Power [W]` set to WATTS from data row FROM_ROW on (the
+    discrete GPU powered down): the log's data rows hold no quoted cell, so its cells are
+    split on commas; the header and the footer are kept as written."""
+    text = data.decode("cp1252")
+    lines = text.split("\n")
+    col = next(csv.reader([lines[0]])).index("GPU Power [W]")
+    end = next(i for i, ln in enumerate(lines[1:], start=1) if ln.startswith("Date,"))
+    for i in range(1 + from_row, end):
+        cells = lines[i].split(",")
+        cells[col] = watts
+        lines[i] = ",".join(cells)
+    return "\n".join(lines).encode("cp1252")
+
+
 CPU_EP = {"execution_provider": "CPUExecutionProvider", "ep_vendor": "Microsoft",
           "device_type": "CPU", "device_vendor": "Intel"}
 GPU_EP = {"execution_provider": "NvTensorRTRTXExecutionProvider", "ep_vendor": "NVIDIA",
@@ -287,11 +306,18 @@ def _windows(accelerator: Pol, **changes: Any) -> Spec:
                 schedule=sequential(datetime(2025, 8, 13, 11, 58, 52, 500000, tzinfo=UTC),
                                     gap_s=0.6),
                 manifest_extra={"power_state_checks": {
-                    "battery_skips_discrete_gpu": {"result": "passed", "detail":
-                                                   "unplugged: MAX_EFFICIENCY selected QNN/CPU, "
-                                                   "the NvTensorRT-RTX rung skipped"},
-                    "idle_unloads_discrete_gpu": {"result": "passed", "detail":
-                                                  "GPU in D3cold 40 s after the session idled"}}},
+                    "battery_skips_discrete_gpu": {
+                        "result": "passed", "evidence": "power_state/battery.winml.json",
+                        "detail": "unplugged: MAX_EFFICIENCY selected the CPU, the "
+                                  "NvTensorRT-RTX rung skipped"},
+                    "idle_unloads_discrete_gpu": {
+                        "result": "passed", "evidence": "power_state/idle-hwinfo.csv",
+                        "detail": "GPU in D3cold 40 s after the session idled"}}},
+                extra_files={
+                    "power_state/battery.winml.json": winml_record(
+                        "gpu", {"mode": "policy", "policy": "MAX_EFFICIENCY"}, [CPU_EP]),
+                    "power_state/idle-hwinfo.csv": hwinfo_gpu_released(
+                        HWINFO_DELL.read_bytes(), 40)},
                 environment={"machine": {"value": "Dell Precision 5570", "source": "WMI"},
                              "os": {"platform": "Windows", "build": "10.0.26100.4351"},
                              "power_source": {"value": "ac", "source": "GetSystemPowerStatus"},

@@ -146,6 +146,8 @@ class Spec:
     manifest_extra: dict[str, Any] = field(default_factory=dict)
     timer_includes_tokenization: bool | None = True
     """The manifest's typed statement (None: left out)."""
+    extra_files: dict[str, bytes] = field(default_factory=dict)
+    """More files of the run (relative path -> bytes): the power-state checks' evidence."""
     timer_scope: str = ("each latency_ms is one batch-one classification: tokenization, the "
                         "model and the label; wall_seconds is the whole window")
     notes: str = "test run"
@@ -256,15 +258,41 @@ ORT_GPU_NODES = ([("Gather", "CUDAExecutionProvider"), ("Gemm", "CUDAExecutionPr
 
 
 def ort_placement(pid: str, provider: str, nodes: Sequence[tuple[str, str | None]] = ORT_GPU_NODES,
-                  active: str | None = None) -> bytes:
+                  active: str | None = None, profile_file: str | None = None) -> bytes:
     doc = {"format": "ort-placement/1", "policy_id": pid, "ort_version": "1.24.1",
            "requested_providers": [provider, "CPUExecutionProvider"],
            "active_providers": [active or provider, "CPUExecutionProvider"],
            "source": "graph_assignment_info",
            "nodes": [{"name": f"n{i}_{op}", "op_type": op, "provider": prov}
                      for i, (op, prov) in enumerate(nodes)],
+           "profile_file": profile_file,
            "diagnostic": {"prompts": 20, "started_at": iso(T0 - timedelta(seconds=3))}}
     return (json.dumps(doc, indent=1) + "\n").encode()
+
+
+def ort_profile(nodes: Sequence[tuple[str, str | None]] = ORT_GPU_NODES, runs: int = 2) -> bytes:
+    """ONNX Runtime's profile of RUNS runs over NODES (`ort_placement`'s names), in ORT's
+    layout (one Chrome-trace event a line): Session events, each node's `_kernel_time` event
+    per run with its provider (none for a node without one), a `model_run` per run."""
+    events: list[dict[str, Any]] = [
+        {"cat": "Session", "pid": 1, "tid": 1, "dur": 900, "ts": 1, "ph": "X",
+         "name": "model_loading_uri", "args": {}},
+        {"cat": "Session", "pid": 1, "tid": 1, "dur": 3000, "ts": 910, "ph": "X",
+         "name": "session_initialization", "args": {}}]
+    ts = 5000
+    for _ in range(runs):
+        start = ts
+        for i, (op, prov) in enumerate(nodes):
+            args: dict[str, Any] = {"op_name": op, "node_index": str(i)}
+            if prov:
+                args["provider"] = prov
+            events.append({"cat": "Node", "pid": 1, "tid": 1, "dur": 12, "ts": ts, "ph": "X",
+                           "name": f"n{i}_{op}_kernel_time", "args": args})
+            ts += 15
+        events.append({"cat": "Session", "pid": 1, "tid": 1, "dur": ts - start, "ts": start,
+                       "ph": "X", "name": "model_run", "args": {}})
+        ts += 100
+    return ("[\n" + ",\n".join(json.dumps(e) for e in events) + "\n]\n").encode()
 
 
 # -- the run dir --------------------------------------------------------------------------------
@@ -426,7 +454,9 @@ def build(root: Path, spec: Spec) -> Path:
                       for i, lab in enumerate(labels)) / len(labels)
             gate_policies.append({
                 "policy_id": p.policy_id, "status": "evaluated",
-                "outputs_file": f"gates/{p.policy_id}.jsonl", "answers": len(labels),
+                "outputs_file": f"gates/{p.policy_id}.jsonl",
+                "artifact_sha256": p.extra.get("artifact_sha256") or hashlib.sha256(
+                    b"synthetic float32 weights\n").hexdigest(), "answers": len(labels),
                 "accuracy": acc, "agreement": agr,
                 "accuracy_passed": acc >= spec.accuracy_floor,
                 "agreement_passed": agr >= spec.agreement_floor,
@@ -438,6 +468,8 @@ def build(root: Path, spec: Spec) -> Path:
             "reference": {"artifact": "the accepted ONNX export", "artifact_file":
                           spec.reference_file, "artifact_sha256": None},
             "policies": gate_policies}, indent=1))
+    for rel, data in spec.extra_files.items():
+        _write(root, rel, data)
     first = min(start for start, _ in sched)
     _write(root, "environment.json", json.dumps(environment(spec, first), indent=1))
     _write(root, "manifest.json", json.dumps(manifest(spec, order, seq_sha, first), indent=1))
