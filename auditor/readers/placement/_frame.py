@@ -34,6 +34,10 @@ import schemas
 from auditor.readers._common import MAX_DOCUMENT_BYTES, FaultLog, decode, frame_schema, too_large
 
 DEVICES = ("cpu", "gpu", "ane", "npu", "unknown")
+TRANSFER_OPS = frozenset({"MemcpyFromHost", "MemcpyToHost"})
+"""Operator types that copy tensors between devices, which ONNX Runtime inserts itself at
+each boundary between providers (a CUDA session's `Memcpy` nodes): not compute operations.
+`placement_shares` counts them apart (`transfers`), out of every share."""
 #: What `placement_shares` counts as the accelerator when the caller names none.
 ACCELERATORS = frozenset({"gpu", "ane", "npu"})
 
@@ -84,9 +88,14 @@ def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERAT
     operation_share = operations on the accelerator / operations with placement information
     (device not `unknown`); cost_share likewise over the `cost` of placed operations that
     have one; cpu_node_share = CPU operations / operations with placement information.
-    Shares are None when their denominator is 0. `by_device` and `by_op_type` count nodes."""
+    Copies between devices (`TRANSFER_OPS`) are no operations: they are counted apart
+    (`transfers`, their cost `transfer_cost`, per device `transfers_by_device`) and left out
+    of every share. Shares are None when their denominator is 0. `nodes`, `by_device` and
+    `by_op_type` count every node, copies included."""
     accel = sorted(set(accelerator))
-    placed = frame.filter(pl.col("device") != "unknown")
+    is_transfer = pl.col("op_type").is_in(list(TRANSFER_OPS)).fill_null(False)
+    transfers = frame.filter(is_transfer)
+    placed = frame.filter((pl.col("device") != "unknown") & ~is_transfer)
     on_accel = placed.filter(pl.col("device").is_in(accel))
     n_placed, n_accel = placed.height, on_accel.height
     cost_placed = placed["cost"].sum() if placed["cost"].null_count() < n_placed else None
@@ -107,6 +116,11 @@ def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERAT
         "cost_share": cost_accel / cost_placed if cost_placed else None,
         "placed_without_cost": placed["cost"].null_count(),
         "cpu_node_share": cpu / n_placed if n_placed else None,
+        "transfers": transfers.height,
+        "transfer_cost": transfers["cost"].sum() if transfers["cost"].null_count()
+        < transfers.height else None,
+        "transfers_by_device": {d: n for d, n in transfers.group_by("device").len().sort(
+            "device").iter_rows()},
         "by_device": {d: frame.filter(pl.col("device") == d).height for d in DEVICES
                       if frame.filter(pl.col("device") == d).height},
         "by_op_type": by_type,

@@ -16,8 +16,10 @@
   column's group (`CPU [#0]: Intel Core i9-12900H: Enhanced`). Group names hold unquoted
   commas (`[D:, F:]`, `MediaTek, Inc.`): a cell is joined to the previous one while the
   previous has unbalanced brackets or the cell starts with a space, then the groups are
-  mapped to columns by position. Data stops at the first repeated header. A log without the
-  footer (cut, or still being written) is read with a `truncated` warning and no groups.
+  mapped to columns by position. Data stops at the first repeated header. Older HWiNFO
+  versions write the repeated header alone: the log is complete (`meta["footer"]` is
+  `header only`), its groups unknown. A log without the footer (cut, or still being
+  written) is read with a `truncated` warning and no groups.
 - A row with another number of fields than the header (a cut last line) is an error naming
   the line; the other rows are kept.
 
@@ -35,6 +37,7 @@ column is kept as rows; `device` is the `[#N]` of its sensor group; `domain`:
 | System Agent Power | any | system_agent |
 | Total System Power | any | psys |
 | PCH Power | any | pch |
+| Total DRAM Power (Intel's RAPL DRAM domain, in the CPU group) | any | dram |
 | GPU Power (NVIDIA board power, as NVML reports it), GPU ASIC Power (AMD) | any | gpu |
 | Total Power | DDR DIMM [#N] | dram |
 | Charge Rate | Battery | battery |
@@ -84,6 +87,7 @@ DOMAINS: tuple[tuple[str | None, str, str], ...] = (
     (None, r"System Agent Power", "system_agent"),
     (None, r"Total System Power", "psys"),
     (None, r"PCH Power", "pch"),
+    (None, r"Total DRAM Power|DRAM Power", "dram"),
     (None, r"GPU Power|GPU ASIC Power", "gpu"),
     (r"^DDR\d* DIMM|^DIMM", r"Total Power", "dram"),
     (r"^Battery", r"Charge Rate", "battery"),
@@ -120,7 +124,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     meta["trailing_empty_column"] = names[-1] == ""
     end = _footer(lines, log, meta)
     groups = _groups(lines[end + 1], len(names), end + 2, log) if end + 1 < len(lines) else None
-    columns = _power_columns(names, groups, meta)
+    columns = _power_columns(names, groups, meta, log)
     if not columns:
         log.error("No power column (unit [W]) in the header.", kind="header", line=1)
         return Read(None, log.faults(), meta)
@@ -138,7 +142,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     _frame.order_faults(frame, log, by=(), what="row")
     frame = _frame.drop_repeats(frame, log, what="row")
     _frame.snapshot_warning(frame, log)
-    return Read(_frame.describe(_frame.with_point_intervals(frame), instrument="hwinfo"),
+    return Read(_frame.describe(_frame.with_point_intervals(frame), log, instrument="hwinfo"),
                 log.faults(), meta)
 
 
@@ -154,8 +158,8 @@ def _footer(lines: list[str], log: FaultLog, meta: dict[str, Any]) -> int:
         return len(lines)
     meta["footer"] = True
     if end + 1 >= len(lines):
-        log.warning("The footer has no sensor-group row after the repeated header.",
-                    kind="truncated", line=end + 1)
+        # older HWiNFO versions end the log with the repeated header alone: complete
+        meta["footer"] = "header only"
     elif any(ln.strip() for ln in lines[end + 2:]):
         log.warning("Lines after the footer's sensor-group row are not read.", kind="format",
                     line=end + 3)
@@ -183,8 +187,8 @@ def _unbalanced(cell: str) -> bool:
     return cell.count("[") != cell.count("]") or cell.count("(") != cell.count(")")
 
 
-def _power_columns(names: list[str], groups: list[str] | None, meta: dict[str, Any]
-                   ) -> list[dict[str, Any]]:
+def _power_columns(names: list[str], groups: list[str] | None, meta: dict[str, Any],
+                   log: FaultLog) -> list[dict[str, Any]]:
     counts = Counter(names)
     seen: Counter[str] = Counter()
     columns, skipped = [], []
@@ -194,18 +198,81 @@ def _power_columns(names: list[str], groups: list[str] | None, meta: dict[str, A
         if m is None or m["unit"] not in _POWER_UNITS:
             continue
         source = f"{col} #{seen[col]}" if counts[col] > 1 else col
-        if "Limit" in m["base"]:
+        if _LIMIT.search(m["base"]):
             skipped.append(source)
             continue
         group = groups[i] if groups else None
         dev = _DEVICE.search(group) if group else None
-        columns.append({"index": i, "source": source, "scale": _POWER_UNITS[m["unit"]],
-                        "domain": _domain(m["base"], group), "group": group,
-                        "device": int(dev[1]) if dev else None})
+        domain = _domain(m["base"], group)
+        columns.append({"index": i, "source": source, "base": m["base"],
+                        "scale": _POWER_UNITS[m["unit"]], "domain": domain,
+                        "known": domain != "other" or _KNOWN_PARTS.search(m["base"]) is not None,
+                        "group": group, "device": int(dev[1]) if dev else None})
+    meta["semantic_columns"] = _by_semantics(columns)
+    if columns and not any(c["domain"] in _HOLDERS for c in columns):
+        unknown = sum(not c["known"] for c in columns)
+        if unknown:
+            log.warning(f"None of the {len(columns)} power columns is a CPU package, PPT, "
+                        f"platform or GPU board reading this reader recognizes ({unknown} have "
+                        "names it does not know: a HWiNFO in another language?); without the "
+                        "footer's sensor groups they are read as other.", kind="header", line=1)
     meta["skipped_columns"] = skipped
     meta["power_columns"] = len(columns)
     meta["devices"] = sorted({c["group"] for c in columns if c["group"]})
     return columns
+
+
+_LIMIT = re.compile(r"Limit|\bPL\d\b|\bTDP\b", re.IGNORECASE)
+"""Power limits are settings, not readings: English `Limit`, and Intel's `PL1`/`PL2`
+acronyms, which HWiNFO keeps in every language."""
+_KNOWN_PARTS = re.compile(
+    r"^(Core \d+ Power|Core Powers \(avg\)|GPU Rail Powers \(avg\)|Rest-of-Chip Power|"
+    r"GPU .*(Input|Output) Power.*|GPU 12VHPWR Power|GPU SRAM .*|Core\+SoC\+MISC Power.*)$")
+"""English names of parts (per-core powers, rails, connectors) that rightly read as
+`other`: they are known, not untranslated."""
+_PART_TOKENS = re.compile(
+    r"VDDCR|NVVDD|FBVDD|MSVDD|PEXVDD|VDD|SRAM|PCIe|12VHPWR|\d-pin|Misc|SVI\d|TFN|\bIA\b|"
+    r"\bGT\b|\bSoC\b|\d", re.IGNORECASE)
+"""Tokens HWiNFO keeps untranslated that mark a part of a device (a rail, a connector, a
+core, a numbered unit), never its whole: a column holding one is no device total."""
+_GROUP_KIND = (("package", re.compile(r"^CPU \[#\d+\]")),
+               ("gpu", re.compile(r"^GPU \[#\d+\]")),
+               ("dram", re.compile(r"DIMM")))
+_HOLDERS = {"package", "ppt", "psys", "gpu"}
+
+
+def _by_semantics(columns: list[dict[str, Any]]) -> dict[str, str]:
+    """Domains for the power columns whose names the English table does not know (HWiNFO in
+    German, French, Russian, Chinese...), from what does not depend on the language: the
+    unit (every column here is in W), AMD's `PPT` and `DRAM` acronyms, and the sensor group
+    (the footer's group names, `CPU [#0]: ...`, `GPU [#1]: ...`, `DDR5 DIMM [#2]: ...`,
+    are device names, not words). In each CPU group the first power column without a part
+    token is the package, in each GPU group the board power, in each DIMM group the
+    module's total; HWiNFO lists them first (CPU Package Power, GPU Power or GPU ASIC Power
+    after AMD's VDDCR rails, the DIMM's Total Power). A group some column of which the
+    English table already classified as its total is left alone. Returns {source: domain}
+    of the columns so classified."""
+    found: dict[str, str] = {}
+    for c in columns:
+        if c["known"]:
+            continue
+        if re.search(r"\bPPT\b", c["base"]):
+            c["domain"] = found[c["source"]] = "ppt"
+        elif re.search(r"\bDRAM\b", c["base"]):
+            c["domain"] = found[c["source"]] = "dram"
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for c in columns:
+        if c["group"]:
+            by_group.setdefault(c["group"], []).append(c)
+    for group, cols in by_group.items():
+        kind = next((k for k, pattern in _GROUP_KIND if pattern.search(group)), None)
+        if kind is None or any(c["domain"] in (kind, "ppt") and c["known"] for c in cols):
+            continue
+        pick = next((c for c in cols if not c["known"] and c["domain"] == "other"
+                     and not _PART_TOKENS.search(c["base"])), None)
+        if pick is not None:
+            pick["domain"] = found[pick["source"]] = kind
+    return found
 
 
 def _domain(base: str, group: str | None) -> str:

@@ -129,7 +129,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None, first_l
     frame = _frame.drop_repeats(frame, log, what="row")
     _same_bus(cells, header, names, log)
     _frame.snapshot_warning(frame, log)
-    return Read(_nvsmi.describe(_frame.with_point_intervals(frame)), log.faults(), meta)
+    return Read(_nvsmi.describe(_frame.with_point_intervals(frame), log), log.faults(), meta)
 
 
 def _times(cells: pl.DataFrame, header: list[str], names: list[str], option: str | None,

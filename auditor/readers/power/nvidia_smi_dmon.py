@@ -2,6 +2,9 @@
 whitespace-separated row per GPU per poll; `-` marks a value that is not available. dmon
 repeats its header now and then: every `#` line is skipped.
 
+A dmon log without the `pwr` column (`-s u`, `-s m`...: dmon shows power only with its `p`
+group) is recognized and refused with that advice, never "no reader recognizes this file".
+
 `pwr` (unit W) is read as domain `gpu`, `device` = the `gpu` (`Idx`) column, `source`
 `pwr`. By default dmon writes no time at all: `start`, `end` and `interval_s` are null,
 `meta["timestamps"]` is False and a `coverage` warning says the file cannot show which
@@ -38,9 +41,11 @@ INFO = ReaderInfo(
 
 
 def sniff(head: bytes) -> bool:
+    """dmon's two `#` header lines (names with `gpu`, units with `Idx`), with or without the
+    power column: a dmon log without power is recognized, and refused with how to log it."""
     lines = head.lstrip().split(b"\n", 2)
-    return (len(lines) >= 2 and lines[0].startswith(b"#") and b" pwr " in lines[0] + b" "
-            and lines[1].startswith(b"#") and (b"gpu" in lines[0] or b"Idx" in lines[1]))
+    return (len(lines) >= 2 and lines[0].startswith(b"#") and lines[1].startswith(b"#")
+            and b"gpu" in lines[0].lstrip(b"#").split() and b"Idx" in lines[1])
 
 
 def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
@@ -55,9 +60,14 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     lines = split_lines(decoded[0])
     meta["encoding"] = decoded[1]
     header = next((ln.lstrip("#").split() for ln in lines if ln.startswith("#")), [])
-    if "pwr" not in header or "gpu" not in header:
-        log.error("No '# gpu ... pwr' header line: not a dmon log with power.", kind="header",
-                  line=1)
+    meta["columns"] = header
+    if "gpu" not in header:
+        log.error("No '# gpu ...' header line: not a dmon log.", kind="header", line=1)
+        return Read(None, log.faults(), meta)
+    if "pwr" not in header:
+        log.error(f"A dmon log without power (its columns: {' '.join(header)}): dmon writes "
+                  "the pwr column only with the p group, so run `nvidia-smi dmon -s p` (or "
+                  "`-s pu`, with `-o DT` for times).", kind="header", line=1)
         return Read(None, log.faults(), meta)
     at = {n: header.index(n) for n in ("gpu", "pwr", "Date", "Time") if n in header}
     meta["timestamps"] = "Time" in at
@@ -99,7 +109,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
         _frame.order_faults(frame, log, by=("device",), what="row")
         frame = _frame.with_point_intervals(frame)
         _frame.snapshot_warning(frame, log)
-    return Read(_nvsmi.describe(frame), log.faults(), meta)
+    return Read(_nvsmi.describe(frame, log), log.faults(), meta)
 
 
 def _time(cells: list[str], at: dict[str, int], offset: Any, line: int, log: FaultLog

@@ -102,7 +102,7 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
                         by=("source", "domain", "device"), what="sample")
     frame = _frame.drop_repeats(frame, log, key=("end", "device", "domain"), what="record")
     _frame.snapshot_warning(frame, log)
-    return Read(describe(frame), log.faults(), meta)
+    return Read(describe(frame, log), log.faults(), meta)
 
 
 def _records(data: bytes, log: FaultLog) -> pl.DataFrame | None:
@@ -186,7 +186,7 @@ AVERAGED_FIELDS = ("POWER_AVERAGE", "nvmlDeviceGetPowerUsage")
 not instantaneous readings."""
 
 
-def describe(frame: pl.DataFrame) -> pl.DataFrame:
+def describe(frame: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     """FRAME's readings as our runner records them: each counter is the energy of its
     instrument (`nvml:...`, `rapl:...`), each power sample only a cross-check of the counter
     beside it (the runner's contract: a window's energy is its counters'), instantaneous
@@ -194,7 +194,7 @@ def describe(frame: pl.DataFrame) -> pl.DataFrame:
     field = pl.col("source").str.split(":").list.get(1, null_on_oob=True)
     counter = pl.col("energy_j").is_not_null()
     return _frame.describe(
-        frame, instrument=pl.col("source").str.split(":").list.first(),
+        frame, log, instrument=pl.col("source").str.split(":").list.first(),
         includes={"psys": "cpu,npu"},
         kind=pl.when(counter).then(pl.lit("counter")).otherwise(pl.lit("interval")),
         role=pl.when(counter).then(pl.lit("energy")).otherwise(pl.lit("check")),
