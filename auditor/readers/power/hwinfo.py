@@ -206,16 +206,17 @@ def _power_columns(names: list[str], groups: list[str] | None, meta: dict[str, A
         domain = _domain(m["base"], group)
         columns.append({"index": i, "source": source, "base": m["base"],
                         "scale": _POWER_UNITS[m["unit"]], "domain": domain,
-                        "known": domain != "other" or _KNOWN_PARTS.search(m["base"]) is not None,
+                        "known": _known(m["base"]),
                         "group": group, "device": int(dev[1]) if dev else None})
     meta["semantic_columns"] = _by_semantics(columns)
-    if columns and not any(c["domain"] in _HOLDERS for c in columns):
-        unknown = sum(not c["known"] for c in columns)
-        if unknown:
-            log.warning(f"None of the {len(columns)} power columns is a CPU package, PPT, "
-                        f"platform or GPU board reading this reader recognizes ({unknown} have "
-                        "names it does not know: a HWiNFO in another language?); without the "
-                        "footer's sensor groups they are read as other.", kind="header", line=1)
+    unknown = [c for c in columns if not c["known"] and c["source"] not in
+               meta["semantic_columns"] and c["domain"] == "other"]
+    if unknown and not groups:
+        log.warning(f"{len(unknown)} of the {len(columns)} power columns have names this reader "
+                    f"does not know (a HWiNFO in another language?), such as "
+                    f"{unknown[0]['source']!r}: without the footer's sensor groups they are "
+                    "read as other, so a CPU package or GPU board among them is not found.",
+                    kind="header", line=1)
     meta["skipped_columns"] = skipped
     meta["power_columns"] = len(columns)
     meta["devices"] = sorted({c["group"] for c in columns if c["group"]})
@@ -227,9 +228,16 @@ _LIMIT = re.compile(r"Limit|\bPL\d\b|\bTDP\b", re.IGNORECASE)
 acronyms, which HWiNFO keeps in every language."""
 _KNOWN_PARTS = re.compile(
     r"^(Core \d+ Power|Core Powers \(avg\)|GPU Rail Powers \(avg\)|Rest-of-Chip Power|"
-    r"GPU .*(Input|Output) Power.*|GPU 12VHPWR Power|GPU SRAM .*|Core\+SoC\+MISC Power.*)$")
-"""English names of parts (per-core powers, rails, connectors) that rightly read as
-`other`: they are known, not untranslated."""
+    r"GPU .*(Input|Output) Power.*|GPU Input PP Source Power.*|GPU 12VHPWR Power|GPU SRAM .*|"
+    r"GPU (Core|SoC) Power \(.*\)|Core\+SoC\+MISC Power.*|Total Power)$")
+"""English names of parts (per-core powers, rails, connectors, a DIMM's total outside its
+group) that rightly read as `other` or by group: they are known, not untranslated."""
+
+
+def _known(base: str) -> bool:
+    """Whether `base` is a name the English table or `_KNOWN_PARTS` knows."""
+    return _KNOWN_PARTS.match(base) is not None or any(
+        re.fullmatch(pattern, base) for _, pattern, _ in DOMAINS)
 _PART_TOKENS = re.compile(
     r"VDDCR|NVVDD|FBVDD|MSVDD|PEXVDD|VDD|SRAM|PCIe|12VHPWR|\d-pin|Misc|SVI\d|TFN|\bIA\b|"
     r"\bGT\b|\bSoC\b|\d", re.IGNORECASE)
@@ -266,7 +274,7 @@ def _by_semantics(columns: list[dict[str, Any]]) -> dict[str, str]:
             by_group.setdefault(c["group"], []).append(c)
     for group, cols in by_group.items():
         kind = next((k for k, pattern in _GROUP_KIND if pattern.search(group)), None)
-        if kind is None or any(c["domain"] in (kind, "ppt") and c["known"] for c in cols):
+        if kind is None or any(c["domain"] == kind and c["known"] for c in cols):
             continue
         pick = next((c for c in cols if not c["known"] and c["domain"] == "other"
                      and not _PART_TOKENS.search(c["base"])), None)

@@ -58,7 +58,9 @@ from auditor.readers._common import (
     EvidenceReader,
     FaultLog,
     ReaderInfo,
+    decode,
     line_of_offset,
+    text_encoding,
     to_utc,
     too_large,
 )
@@ -97,6 +99,14 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
                             "units": ["mW", "mJ"]}
     if too_large(data, MAX_DOCUMENT_BYTES, log, "The powermetrics plist stream"):
         return Read(None, log.faults(), meta)
+    encoding, _ = text_encoding(data)
+    if encoding and encoding.startswith("utf-16"):
+        # re-encoded after capture: its NUL bytes are UTF-16's, not the stream's separators
+        decoded = decode(data, log, what="The powermetrics plist stream")
+        if decoded is None:
+            return Read(None, log.faults(), meta)
+        data = decoded[0].encode("utf-8")
+        meta["encoding"] = decoded[1]
     rows: list[dict[str, Any]] = []
     documents = 0
     stats: dict[str, Any] = {"gpu_diffs": [], "power_diffs": [], "gpu_fields": set(),
@@ -108,6 +118,10 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
             continue
         documents += 1
         line = line_of_offset(data, start + len(chunk) - len(chunk.lstrip()))
+        if not chunk.lstrip().startswith(b"<"):
+            log.error(f"Sample document {documents} does not begin with XML markup: not read.",
+                      kind="syntax", line=line, value=chunk[:40].decode("utf-8", "replace"))
+            continue
         try:
             doc = plistlib.loads(chunk, fmt=plistlib.FMT_XML)
         except Exception as exc:  # plistlib raises several types on bad input
