@@ -46,12 +46,18 @@ def describe(frame: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     """FRAME's readings as nvidia-smi's: a board's instantaneous reading ranks first, then
     `power.draw` (a 1 s average on Ampere and newer, instantaneous before), then the explicit
     1 s average (`power.draw.average`, `average_power_draw`)."""
-    src = pl.col("source").str.to_lowercase()
-    average = src.str.contains("average")
-    return _frame.describe(frame, log, instrument="nvidia-smi",
-                           rank=pl.when(src.str.contains("instant")).then(0)
-                           .when(average).then(2).otherwise(1),
-                           averaging_s=pl.when(average).then(1.0))
+    sources = frame["source"].unique().to_list()
+
+    def rank(source: str) -> int:
+        low = source.lower()
+        return 0 if "instant" in low else 2 if "average" in low else 1
+
+    ranks = {s: rank(s) for s in sources}
+    averaging = {s: 1.0 if "average" in s.lower() else None for s in sources}
+    return _frame.describe(
+        frame, log, instrument="nvidia-smi",
+        rank=pl.col("source").replace_strict(ranks, return_dtype=pl.Int64),
+        averaging_s=pl.col("source").replace_strict(averaging, return_dtype=pl.Float64))
 
 
 def key(label: str) -> str:

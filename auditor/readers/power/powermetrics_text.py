@@ -64,11 +64,10 @@ from auditor.readers._common import (
     FaultLog,
     ReaderInfo,
     decode,
-    line_frame,
     local_offset,
     missing_line_end,
     parse_utc_offset,
-    split_lines,
+    text_frame,
     to_utc,
     too_large,
 )
@@ -138,17 +137,18 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     if decoded is None:
         return Read(None, log.faults(), meta)
     text, meta["encoding"] = decoded
-    lines = split_lines(text)
+    frame = text_frame(text)
+    head = frame["text"].head(20).to_list()
     for key in ("Machine model", "OS version"):
-        hit = next((ln.split(":", 1)[1].strip() for ln in lines[:20]
-                    if ln.startswith(key + ":")), None)
+        hit = next((ln.split(":", 1)[1].strip() for ln in head if ln.startswith(key + ":")),
+                   None)
         if hit:
             meta[key.lower().replace(" ", "_")] = hit
 
-    frame = line_frame(lines, 1)
     samples = _samples(frame, log, local_utc_offset, meta)
     readings = _readings(frame, samples, log)
-    missing_line_end(text, lines, log)
+    if frame.height:
+        missing_line_end(text, [""] * (frame.height - 1) + [frame["text"][-1]], log)
     timed = [s for s in samples if s.kind == "sample"]
     meta["samples"] = len(timed)
     _anchor(timed, meta)
@@ -176,13 +176,12 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
                   + (" (only Summary blocks, which are aggregates)." if samples else "."),
                   kind="empty")
         return Read(None, log.faults(), meta)
-    _frame.order_faults(_frame.from_rows([{"end": s.end, "line": s.line} for s in timed]),
-                        log, by=(), what="sample")
     times = pl.DataFrame(
         {"sample_line": [s.line for s in timed], "end": [s.end for s in timed],
          "interval_s": [s.interval for s in timed]},
         schema={"sample_line": pl.Int64, "end": _frame.schema()["end"],
                 "interval_s": pl.Float64})
+    _frame.order_faults(times.select("end", line="sample_line"), log, by=(), what="sample")
     built = readings.join(times, on="sample_line", how="left").with_columns(
         start=pl.col("end") - pl.duration(microseconds=(pl.col("interval_s") * 1e6).round()),
         domain=pl.col("label").replace_strict(DOMAINS, default="other"),
@@ -197,33 +196,52 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
 
 def _samples(frame: pl.DataFrame, log: FaultLog, option: str | None,
              meta: dict[str, Any]) -> list[_Sample]:
+    """Every sample header, its time (UTC, to the second) and measured interval, parsed with
+    polars; the faults of the headers that cannot be read, one by one."""
+    heads = frame.filter(pl.col("text").str.starts_with("*** S")).with_columns(
+        m=pl.col("text").str.extract_groups(_HEADER.pattern))
+    heads = heads.with_columns(
+        kind=pl.col("m").struct.field("kind"),
+        ms=pl.col("m").struct.field("ms").cast(pl.Float64, strict=False),
+        d=pl.col("m").struct.field("date").str.strip_chars().str.extract_groups(_DATE.pattern))
+    heads = heads.with_columns(
+        local=pl.col("d").struct.field("t").str.replace_all(r"\s+", " ")
+        .str.to_datetime("%a %b %d %H:%M:%S %Y", time_unit="us", strict=False),
+        zone=pl.col("d").struct.field("zone"))
+    offsets = {z: parse_utc_offset(z) for z in heads["zone"].drop_nulls().unique().to_list()}
+    meta["header_zones"] = sorted(z or "" for z in set(heads.filter(
+        pl.col("kind").is_not_null())["zone"].to_list()))
+    aware = heads["zone"].replace_strict(
+        {z: o is not None for z, o in offsets.items()}, default=False, return_dtype=pl.Boolean)
+    assumed = timedelta(0)
+    needs_option = heads.filter(pl.col("local").is_not_null() & ~aware)
+    if needs_option.height:
+        assumed, tz_meta = local_offset(option, log, tool="This powermetrics log")
+        meta.update(tz_meta)
+    shift = heads["zone"].replace_strict(
+        {z: o for z, o in offsets.items() if o is not None}, default=assumed,
+        return_dtype=pl.Duration("us"))
+    heads = heads.with_columns(shift=shift)
     samples: list[_Sample] = []
-    zones: list[str] = []
-    assumed: timedelta | None = None
-    for i, raw in frame.filter(pl.col("text").str.starts_with("*** S")).select(
-            "line", "text").iter_rows():
-        m = _HEADER.match(raw)
-        if m is None:
+    for i, raw, kind, ms, local, off in heads.select(
+            "line", "text", "kind", "ms", "local", "shift").iter_rows():
+        if kind is None:
             log.warning("A sample header that cannot be read: the sample is skipped.",
                         kind="syntax", line=i, value=raw)
             samples.append(_Sample(i, None, None, "unreadable"))
             continue
-        header, zone, aware = _header_time(m["date"], i, log)
-        if header is not None and not aware:
-            if assumed is None:
-                assumed, tz_meta = local_offset(option, log, tool="This powermetrics log")
-                meta.update(tz_meta)
-            header = to_utc(header, assumed)
-        zones.append(zone or "")
-        elapsed = float(m["ms"]) / 1000
-        if not 0 < elapsed <= MAX_ELAPSED_S:
-            log.error(f"The sample's measured interval ({m['ms']} ms) is not a sampling "
+        header = to_utc(local, off) if local is not None else None
+        if header is None:
+            log.error("The sample header's date cannot be read: the sample has no time.",
+                      kind="type", line=i, value=raw[raw.find("(") + 1:raw.find(")")])
+        elapsed: float | None = ms / 1000 if ms is not None else None
+        if elapsed is None or not 0 < elapsed <= MAX_ELAPSED_S:
+            log.error(f"The sample's measured interval ({ms} ms) is not a sampling "
                       "interval: its readings have no interval and no energy.", kind="type",
-                      line=i, value=m["ms"])
-            elapsed = None  # type: ignore[assignment]
-        samples.append(_Sample(i, header, elapsed, "summary" if m["kind"] == "Summary"
+                      line=i, value=ms)
+            elapsed = None
+        samples.append(_Sample(i, header, elapsed, "summary" if kind == "Summary"
                                else "sample"))
-    meta["header_zones"] = sorted(set(zones))
     return samples
 
 
@@ -262,66 +280,43 @@ def _readings(frame: pl.DataFrame, samples: list[_Sample], log: FaultLog) -> pl.
 
 def _anchor(samples: list[_Sample], meta: dict[str, Any]) -> None:
     """Each sample's `end`: its header's second plus the measured intervals (the module's
-    rule), run by run."""
+    rule), run by run. `lo`/`hi` bound the anchor (seconds after the run's first header, less
+    the run's first interval) for which every header of the run reads its sample's end."""
     runs, widest = 0, 0.0
     run: list[_Sample] = []
-    lo = hi = 0.0
+    base: datetime | None = None
+    done = lo = hi = 0.0
 
     def close() -> None:
         nonlocal widest
+        elapsed = 0.0
+        for s in run:
+            elapsed += s.interval or 0.0
+            s.end = base + timedelta(seconds=lo + elapsed) if base else None
         if run:
-            base = run[0].header
-            assert base is not None
-            elapsed = 0.0
-            for s in run:
-                elapsed += s.interval or 0.0
-                s.end = base + timedelta(seconds=lo + elapsed)
             widest = max(widest, hi - lo)
 
     for s in samples:
         if s.header is None:
             close()
-            run, s.end = [], None
+            run, base, s.end = [], None, None
             continue
-        if run:
-            base = run[0].header
-            assert base is not None
-            done = sum(x.interval or 0.0 for x in run) + (s.interval or 0.0)
+        step = s.interval or 0.0
+        if run and base is not None:
             h = (s.header - base).total_seconds()
-            new_lo, new_hi = max(lo, h - done), min(hi, h + 1 - done)
+            new_lo, new_hi = max(lo, h - done - step), min(hi, h + 1 - done - step)
             if new_lo < new_hi:
                 run.append(s)
-                lo, hi = new_lo, new_hi
+                done, lo, hi = done + step, new_lo, new_hi
                 continue
             close()
         runs += 1
-        run = [s]
-        # the first sample's end lies in [header, header + 1): anchor = end - its interval
-        lo, hi = -(s.interval or 0.0), 1 - (s.interval or 0.0)
+        run, base, done = [s], s.header, step
+        # the first sample's end lies in [header, header + 1)
+        lo, hi = -step, 1 - step
     close()
     meta["time_runs"] = runs
     meta["time_uncertainty_s"] = round(widest, 6) if runs else None
-
-
-def _header_time(text: str, line: int, log: FaultLog
-                 ) -> tuple[datetime | None, str | None, bool]:
-    """The header's time, its zone as written, and whether the time is already UTC (the
-    header gives an offset); else it is naive local time and the caller applies
-    local_utc_offset."""
-    m = _DATE.match(text.strip())
-    try:
-        local = datetime.strptime(" ".join(m["t"].split()), "%a %b %d %H:%M:%S %Y") if m else None
-    except ValueError:
-        local = None
-    if local is None or to_utc(local, timedelta(0)) is None:
-        log.error("The sample header's date cannot be read: the sample has no time.",
-                  kind="type", line=line, value=text)
-        return None, None, False
-    zone = m["zone"] if m else None
-    offset = parse_utc_offset(zone) if zone else None
-    if offset is None:
-        return local, zone, False
-    return to_utc(local, offset), zone, True
 
 
 READER = EvidenceReader(INFO, rank=130, sniff=sniff, read=read, doc=__doc__ or "")
