@@ -18,7 +18,8 @@ frame with intervals) and the floor: a bare `polars.read_csv` (`read_ndjson` for
 of the same bytes, with only the options it needs not to fail: HWiNFO's cp1252 bytes, ragged
 footer and repeated header need `encoding="utf8-lossy", truncate_ragged_lines=True,
 infer_schema=False`; the text logs are read as one column of lines (a separator and quote
-that never occur). Each time is the minimum of --repeat runs; the ratio is reader / floor,
+that never occur). Each time is the minimum of --repeat rounds, the reader and its floor
+run in turn in each round (the same load on a shared machine); the ratio is reader / floor,
 PASS when it is within `AIM` (3x), MISS otherwise.
 
     python bench/readers_bench.py [--repeat N]
@@ -125,13 +126,16 @@ def lines_floor(data: bytes) -> object:
                        infer_schema=False)
 
 
-def best(fn: Callable[[], object], repeat: int) -> float:
-    times = []
+def best_of(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    """The minimum time of each of FNS over REPEAT rounds, the FNS run in turn within each
+    round, so the reader and its floor see the same load on a shared machine."""
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+        for fn, spent in zip(fns, times, strict=True):
+            t = time.perf_counter()
+            fn()
+            spent.append(time.perf_counter() - t)
+    return [min(t) for t in times]
 
 
 def main() -> None:
@@ -155,9 +159,9 @@ def main() -> None:
     for label, data, reader, floor in cases:
         result = reader(data, name=label, local_utc_offset="+00:00")
         assert result.value is not None and not result.errors, result.faults[:3]
-        t_reader = best(lambda d=data, r=reader: r(d, name="b", local_utc_offset="+00:00"),
-                        args.repeat)
-        t_floor = best(lambda d=data, f=floor: f(d), args.repeat)
+        t_reader, t_floor = best_of(
+            [lambda d=data, r=reader: r(d, name="b", local_utc_offset="+00:00"),
+             lambda d=data, f=floor: f(d)], args.repeat)
         ratio = t_reader / t_floor
         print(f"{label:32} {len(data) / 1e6:6.1f} {result.value.height:7,} {t_reader:9.3f} "
               f"{t_floor:9.3f} {ratio:6.1f}  {'PASS' if ratio <= AIM else 'MISS'}")

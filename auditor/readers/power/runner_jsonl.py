@@ -201,15 +201,22 @@ def describe(frame: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     instrument (`nvml:...`, `rapl:...`), each power sample only a cross-check of the counter
     beside it (the runner's contract: a window's energy is its counters'), instantaneous
     samples first; RAPL's psys zone is the SoC's platform power, not a discrete GPU's."""
-    field = pl.col("source").str.split(":").list.get(1, null_on_oob=True)
+    # a trace holds a handful of `<source>:<field>` names: look each one up once
+    sources = frame["source"].unique().to_list()
+    instrument = {s: s.split(":", 1)[0] for s in sources}
+    field = {s: s.split(":", 1)[1] if ":" in s else None for s in sources}
     counter = pl.col("energy_j").is_not_null()
     return _frame.describe(
-        frame, log, instrument=pl.col("source").str.split(":").list.first(),
+        frame, log, instrument=pl.col("source").replace_strict(instrument),
         includes={"psys": "cpu,npu"},
         kind=pl.when(counter).then(pl.lit("counter")).otherwise(pl.lit("interval")),
         role=pl.when(counter).then(pl.lit("energy")).otherwise(pl.lit("check")),
-        rank=pl.when(field == "POWER_INSTANT").then(0).otherwise(1),
-        averaging_s=pl.when(field.is_in(list(AVERAGED_FIELDS))).then(1.0))
+        rank=pl.col("source").replace_strict(
+            {s: 0 if f == "POWER_INSTANT" else 1 for s, f in field.items()},
+            return_dtype=pl.Int64),
+        averaging_s=pl.col("source").replace_strict(
+            {s: 1.0 if f in AVERAGED_FIELDS else None for s, f in field.items()},
+            return_dtype=pl.Float64))
 
 
 def _samples(df: pl.DataFrame) -> pl.DataFrame:
