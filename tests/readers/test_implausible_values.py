@@ -48,6 +48,15 @@ def _jsonl(value: object) -> str:
     return "\n".join(json.dumps(r) for r in rec) + "\n"
 
 
+def _torch() -> str:
+    return json.dumps({
+        "format": "torch-placement/1", "policy_id": "cuda", "requested_device": "cuda",
+        "parameters": {"cuda:0": 1}, "buffers": {"cpu": 1}, "ops": [],
+        "tensors": [{"name": "w", "kind": "parameter", "device": "cuda:0",
+                     "numel": int(BIG)},
+                    {"name": "b", "kind": "buffer", "device": "cpu", "numel": 10}]})
+
+
 PLIST = text("powermetrics/plist/pumas_powermetrics-output-m1.plist")
 CASES = {
     "powermetrics-text 400 digits": (
@@ -76,6 +85,7 @@ CASES = {
         r'"dur" :\d+', '"dur" :' + BIG,
         text("onnxruntime-profile/quadric-onnxruntime_1gpnpu_2025-01-31_02-41-47.json"),
         count=5), None),
+    "torch-record 400-digit numel": (_torch(), None),
 }
 
 

@@ -25,6 +25,7 @@ Windows ML hardware device types CPU / GPU / NPU map to cpu / gpu / npu.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -158,6 +159,22 @@ def json_record(data: bytes, log: FaultLog, schema_kind: str, what: str
     return doc, bad
 
 
+def _costed(row: dict[str, Any], log: FaultLog, what: str) -> dict[str, Any]:
+    cost = row.get("cost")
+    if cost is None:
+        return row
+    try:
+        value = float(cost)
+    except (OverflowError, TypeError, ValueError):
+        value = math.inf
+    if math.isfinite(value) and value >= 0:
+        return {**row, "cost": value}
+    log.warning(f"The {what} {row.get('node')!r} has a cost that is no finite non-negative "
+                "number: its cost is unknown.", kind="type", line=row.get("line"),
+                value=cost if isinstance(cost, str) else repr(cost)[:40])
+    return {**row, "cost": None}
+
+
 def is_bad(pointer: str, bad: set[str]) -> bool:
     """Whether the item at `pointer` or anything inside it is at fault."""
     return any(b == pointer or b.startswith(pointer + "/") for b in bad)
@@ -166,10 +183,14 @@ def is_bad(pointer: str, bad: set[str]) -> bool:
 def finish(rows: list[dict[str, Any]], log: FaultLog, what: str = "operation"
            ) -> pl.DataFrame | None:
     """The frame of `rows`, or None (an `empty` error) when there is none; an `empty` error
-    too when no row carries placement information (every device unknown)."""
+    too when no row carries placement information (every device unknown). A cost that is no
+    finite non-negative number (a 400-digit count, inf, a negative time) is dropped with a
+    `type` warning naming the node: every placement reader builds its frame here, so no
+    share can become infinite or NaN."""
     if not rows:
         log.error(f"No {what} with placement evidence in the file.", kind="empty")
         return None
+    rows = [_costed(r, log, what) for r in rows]
     frame = from_rows(rows)
     if frame.filter(pl.col("device") != "unknown").is_empty():
         log.error(f"No {what} carries placement information (every provider or device is "

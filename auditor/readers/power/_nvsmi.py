@@ -8,7 +8,7 @@ Power sections and fields (XML tag or `-q` label, compared lower-case with `_` f
 | --- | --- |
 | power_readings (DTD v11-, -q "Power Readings"), gpu_power_readings (v12+) | gpu |
 | gpu_memory_power_readings | gpu_memory |
-| module_power_readings | module |
+| module_power_readings | module (the whole module, e.g. Grace Hopper: includes cpu,gpu) |
 
 Readings: power_draw (v12 and older), average_power_draw and instant_power_draw (v13;
 -q "Instantaneous Power Draw"). Limits (current_power_limit, ...) are settings, not read.
@@ -55,7 +55,7 @@ def describe(frame: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     ranks = {s: rank(s) for s in sources}
     averaging = {s: 1.0 if "average" in s.lower() else None for s in sources}
     return _frame.describe(
-        frame, log, instrument="nvidia-smi",
+        frame, log, instrument="nvidia-smi", includes={"module": "cpu,gpu"},
         rank=pl.col("source").replace_strict(ranks, return_dtype=pl.Int64),
         averaging_s=pl.col("source").replace_strict(averaging, return_dtype=pl.Float64))
 

@@ -1,7 +1,9 @@
 """HWiNFO sensor-log CSV (HWiNFO64 "Log to file"), read as HWiNFO writes it.
 
-- Encoding: strict UTF-8, then cp1252 (HWiNFO writes the ANSI code page; some copies are
-  UTF-8 that already hold U+FFFD where `°` was: a warning). `meta["encoding"]` says which.
+- Encoding (`_common.decode`): a byte-order mark decides (UTF-8, UTF-16), bytes it cannot
+  decode replaced with a warning, never re-read as cp1252; without a mark strict UTF-8, then
+  cp1252 (HWiNFO writes the ANSI code page; some copies are UTF-8 that already hold U+FFFD
+  where `°` was: a warning). `meta["encoding"]` says which.
 - Line 1 is the header: `Date,Time,` then one quoted name per sensor with its unit in
   brackets (`"CPU Package Power [W]"`). Names repeat across sensor groups (two
   `GPU Core (NVVDD) Output Power [W]`): each column is kept apart by position, and a
@@ -44,7 +46,19 @@ column is kept as rows; `device` is the `[#N]` of its sensor group; `domain`:
 | any other `[W]` column (per-core, rails, connector inputs such as GPU 12VHPWR) | any | other |
 
 GPU 12VHPWR or 8-pin input power is one connector of the board, not the board: it is
-`other`; the board total is `GPU Power`.
+`other`; the board total is `GPU Power`. Power limits are recognized by English `Limit` and by
+Intel's `PL1`/`PL2` acronyms, which every language keeps.
+
+HWiNFO in another language (German `CPU-Gesamt-Leistungsaufnahme [W]`, `GPU Leistung [W]`,
+`Gesamtleistung [W]`; French, Russian, Chinese...) writes names the table above does not
+know. They are classified by what does not depend on the language (`_by_semantics`): the
+unit, AMD's `PPT` and the `DRAM` acronym, and the footer's sensor groups, whose names are
+device names (`CPU [#0]: ...`, `GPU [#1]: ...`, `DDR5 DIMM [#2]: ...`). In each CPU group the
+first power column without a part token (a rail such as VDDCR or NVVDD, SVI3, a connector, a
+numbered core) is the package; in each GPU group, the board (GPU Power, or GPU ASIC Power
+after AMD's VDDCR rails); in each DIMM group, the module's total: the order HWiNFO lists
+them in. `meta["semantic_columns"]` lists the columns so classified. Without the footer such
+names stay `other`, with a `header` warning that a package or board among them is not found.
 """
 
 from __future__ import annotations
