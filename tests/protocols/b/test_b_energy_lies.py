@@ -7,6 +7,7 @@ the edited files, as a dishonest submitter would."""
 from __future__ import annotations
 
 import csv
+import itertools
 import shutil
 from pathlib import Path
 
@@ -141,3 +142,38 @@ def test_policies_measured_in_different_power_modes(tmp_path: Path) -> None:
     assert b0701 and all("not the same power mode" in f.message for f in b0701), [
         (f.code, f.message) for f in result.findings]
     assert result.verdict == "rejected"
+
+
+# -- the false alarm of real powermetrics pacing ----------------------------------------------
+
+def test_powermetrics_pacing_of_1012_ms_is_no_gap() -> None:
+    """powermetrics at `-i 1000` measures about 1,012 ms per sample and prints its header
+    times to the second, so now and then two headers are 2 s apart with no sample missing:
+    the samples' times come from the measured intervals, so no window over them has a gap
+    (B0602) and the energy is the sum of the samples."""
+    from datetime import UTC, datetime, timedelta
+
+    from auditor.protocols.b.facts.crosscheck import series
+
+    t0 = datetime(2026, 3, 2, 9, 0, 0, 400_000, tzinfo=UTC)
+    out, t, seconds = ["Machine model: Mac15,6", "OS version: 23E224", ""], t0, []
+    for _ in range(100):
+        t += timedelta(milliseconds=1012.07)
+        seconds.append(int(t.timestamp()))
+        out += [f"*** Sampled system activity ({t.strftime('%a %b %e %H:%M:%S %Y')} +0000) "
+                "(1012.07ms elapsed) ***", "", "CPU Power: 1200 mW", "GPU Power: 300 mW",
+                "ANE Power: 500 mW", "Combined Power (CPU + GPU + ANE): 2000 mW", ""]
+    data = ("\n".join(out) + "\n").encode()
+    _, read = evidence_kinds.read(data, "trace.txt")
+    frame = read.value.filter(read.value["domain"] == "combined")
+    ends = frame.sort("line")["end"].to_list()
+    steps = [(b - a).total_seconds() for a, b in itertools.pairwise(ends)]
+    assert 2 in {b - a for a, b in itertools.pairwise(seconds)}  # headers 2 s apart
+    assert max(steps) < 1.1, max(steps)  # the samples never are
+    origin = t0 + timedelta(seconds=10)
+    rel = frame.with_columns(
+        s=(frame["start"] - origin).dt.total_microseconds() / 1e6,
+        e=(frame["end"] - origin).dt.total_microseconds() / 1e6)
+    s = series(rel, "combined", None, rel["source"][0], "interval", 0.0, 60.0, 1.0)
+    assert s.covered and s.max_interval_s is not None and s.max_interval_s < 1.5
+    assert s.energy_j == pytest.approx(2.0 * 60.0, rel=1e-3)
