@@ -40,12 +40,13 @@ UNHASHED = ""
 """The digest recorded for a file too large to hash (its fault says why)."""
 
 
-def _read(rel: str, p: Path, parsed: bool, limit: int = MAX_PARSED_BYTES
+def _read(rel: str, p: Path, parsed: bool, limit: int | None = None
           ) -> tuple[bytes | None, str, Fault | None]:
     """(the bytes when kept for parsing, the SHA-256, a fault) of the file P at REL: a parsed
     or small file is read whole and hashed from those very bytes, any other hashed in chunks;
     the size limits (LIMIT for a parsed file, checked before it is read) and a read error are
     faults."""
+    limit = MAX_PARSED_BYTES if limit is None else limit
     try:
         size = p.stat().st_size
         if size > MAX_HASHED_BYTES:
@@ -84,8 +85,8 @@ class RunFiles:
     """Every file of a run dir: its hash, and its bytes when it may be parsed."""
 
     def __init__(self, root: Path, digests: dict[str, str], data: Mapping[str, bytes],
-                 faults: tuple[Fault, ...], streamed: Mapping[str, Path] | None = None
-                 ) -> None:
+                 faults: tuple[Fault, ...], streamed: Mapping[str, Path] | None = None,
+                 parse_limits: tuple[tuple[str, int], ...] = ()) -> None:
         self.root = root
         self._digests = digests
         self.data = data
@@ -95,6 +96,7 @@ class RunFiles:
         faults come with it from `stream`)."""
         self._streamed = dict(streamed or {})
         self._pending = set(self._streamed)
+        self._parse_limits = parse_limits
 
     @property
     def hashes(self) -> Mapping[str, str]:
@@ -129,7 +131,8 @@ class RunFiles:
             return
 
         def read(rel: str) -> tuple[bytes | None, Fault | None]:
-            return self._record(rel, _read(rel, self._streamed[rel], parsed=True))
+            return self._record(rel, _read(rel, self._streamed[rel], parsed=True,
+                                           limit=limit_for(rel, self._parse_limits)))
 
         if _total_size(self._streamed[rel] for rel in rels) <= SMALL_RUN_BYTES:
             for rel in rels:  # small files: reading ahead on a thread costs more than it saves
@@ -214,4 +217,5 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
         if blob is not None:
             data[rel] = blob
         hashes[rel] = digest
-    return RunFiles(Path(root), hashes, MappingProxyType(data), tuple(faults), streamed)
+    return RunFiles(Path(root), hashes, MappingProxyType(data), tuple(faults), streamed,
+                    parse_limits)

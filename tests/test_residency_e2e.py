@@ -132,7 +132,7 @@ powercap_root = "{tmp / 'no-powercap'}"
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("mixed")
-    cfg = write_config(tmp, CPU_POLICIES + FAILING_POLICIES, """repetitions = 25
+    cfg = write_config(tmp, CPU_POLICIES + FAILING_POLICIES, """repetitions = 60
 sampling_interval_s = 0.02
 min_sample_periods = 1
 min_counter_updates = 2

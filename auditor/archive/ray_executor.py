@@ -11,6 +11,7 @@ extracted) must be on storage every node sees at the same path.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 
 from auditor.archive.sources import Job
@@ -37,9 +38,11 @@ class RayExecutor:
 
         started = False
         if not ray.is_initialized():
-            kwargs = {} if self.address else {"num_cpus": self.jobs}
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                     **{k: v for k, v in kwargs.items() if v is not None})
+            # "local" starts a fresh instance: Ray's own default would join whatever cluster
+            # /tmp/ray last recorded, a leftover of another job on this machine.
+            address = self.address or os.environ.get("RAY_ADDRESS") or "local"
+            kwargs = {"num_cpus": self.jobs} if address == "local" and self.jobs else {}
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, **kwargs)
             started = True
         try:
             # One polars thread per task: Ray gives each task one CPU.

@@ -20,7 +20,7 @@ VOLATILE = ["audit_id", "audited_at", "audit_seconds", "run_dir"]
 
 @pytest.fixture(scope="module")
 def ray_instance():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 
