@@ -76,6 +76,7 @@ bench: install
 	$(BIN)/python bench/readers_bench.py
 	$(BIN)/python bench/archive_bench.py
 	$(BIN)/python bench/replay_bench.py
+	$(BIN)/python bench/schema_bench.py
 
 clean:
 	rm -rf $(VENV) runs reports keys build *.egg-info

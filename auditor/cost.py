@@ -59,8 +59,8 @@ def offer_cost(offer: dict[str, Any], lots: int, accepted: int | None) -> dict[s
     return entry
 
 
-def cost_result(offers_file: Path, offer_id: str | None, lots: str,
-                accepted_results: str | None) -> dict[str, Any]:
+def cost_result(offers_file: Path, offer_id: str | None, lots: int | str,
+                accepted_results: int | str | None) -> dict[str, Any]:
     """What `audit cost` computes, as the JSON document it prints. With OFFER_ID, that offer
     alone, and an offer that cannot be costed is an error; without, every offer of the file."""
     n_lots = parse_count(lots, "--lots", allow_zero=False)
@@ -87,8 +87,8 @@ def cost_result(offers_file: Path, offer_id: str | None, lots: str,
     }
 
 
-def cost_command(offers_file: Path, offer_id: str | None, lots: str,
-                 accepted_results: str | None, fmt: str) -> str:
+def cost_command(offers_file: Path, offer_id: str | None, lots: int | str,
+                 accepted_results: int | str | None, fmt: str) -> str:
     """What `audit cost` prints."""
     result = cost_result(offers_file, offer_id, lots, accepted_results)
     if fmt == "json":

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor import protocols
+from auditor.dirkind import absent, wrong_kind
 from auditor.errors import AuditorError
 from auditor.model import AuditResult, Finding, Skipped, Waiver
 from auditor.protocols.base import LoadedRun, Protocol
@@ -88,8 +89,10 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
     Raises `AuditorError` only for bad usage: RUN_DIR not a directory, not a run, or an
     unknown rule code. A crash while loading the run is a finding (a bug), not an exception."""
     root = Path(run_dir)
-    if not root.is_dir():
-        raise AuditorError(f"{run_dir}: not a directory")
+    if problem := wrong_kind(root, "run", "audit check"):
+        raise AuditorError(problem)
+    if problem := absent(root):
+        raise AuditorError(problem)
     select, ignore, waivers = tuple(select), tuple(ignore), tuple(waivers)
     protocol, declared = find_protocol(root)
     if protocol is None:
@@ -111,7 +114,8 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
     rules = select_rules(protocol.rules, select, ignore, waivers)
     left_out = not_run([r for r in protocol.rules if r not in rules], waivers)
     try:
-        view = protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes))
+        view = protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes,
+                                   protocol.parse_limits))
     except Exception as exc:  # a crash while loading is a bug of the auditor: say so
         return None, AuditResult(
             run_dir=str(run_dir), protocol=protocol.name, experiment_id=None,
@@ -156,7 +160,8 @@ def load_run(run_dir: Path) -> LoadedRun:
     protocol, declared = find_protocol(root)
     if protocol is None:
         raise AuditorError(f"{run_dir}: unknown protocol {declared!r}")
-    return protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes))
+    return protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes,
+                                   protocol.parse_limits))
 
 
 def run_check(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),

@@ -90,3 +90,26 @@ def rules() -> dict[str, ProtocolRule]:
 
 def get(ref: str) -> ProtocolRule | None:
     return rules().get(ref)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A group of the protocol text (`### A9 Economics without invented production`)."""
+
+    ref: str
+    """Its name: `A9`."""
+    protocol: str
+    group: str
+    """Its heading, name included: `A9 Economics without invented production`."""
+    rules: tuple[ProtocolRule, ...]
+
+
+def section(ref: str) -> Section | None:
+    """The section named REF (`A9`) with its rules in page order; None when there is none.
+    A section is a group whose heading starts with its name; a protocol written without
+    groups (protocol B: `B7` is a rule) has none."""
+    members = [r for r in rules().values()
+               if r.group.split(" ", 1)[0] == ref and r.ref.startswith(f"{ref}.")]
+    if not members:
+        return None
+    return Section(ref, members[0].protocol, members[0].group, tuple(members))

@@ -15,12 +15,13 @@ Schema would accept and which code counting passes or filling a 64-bit column ca
 
 from __future__ import annotations
 
+import calendar
 import json
+import re
+from collections.abc import Callable
 from functools import cache, cached_property
 from importlib import resources
 from typing import TYPE_CHECKING, Any
-
-from schemas import _fast
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -104,18 +105,113 @@ def load(kind: str) -> dict[str, Any]:
     return _read_json(SCHEMA_FILES[kind])
 
 
+_RFC3339 = re.compile(r"""
+    ^(\d{4})-(0[1-9]|1[0-2])-(\d{2})
+    T(?:[01]\d|2[0123]):(?:[0-5]\d):(?:[0-5]\d)(?:\.\d+)?
+    (?:Z|[+-](?:[01]\d|2[0123]):[0-5]\d)$""", re.VERBOSE | re.ASCII)
+"""`rfc3339_validator.RFC3339_REGEX`, the check jsonschema gives `format: date-time`."""
+
+
+def validate_rfc3339(text: str) -> bool:
+    """`rfc3339_validator.validate_rfc3339`: the syntax, a year other than 0, a real day.
+    The quick check uses it for `format: date-time` so that it and jsonschema agree (that
+    package, and `six` with it, cost `audit check` milliseconds to import;
+    tests/test_schemas_quick.py compares both on many strings)."""
+    m = _RFC3339.match(text)
+    if m is None:
+        return False
+    year, month, day = map(int, m.groups())
+    return bool(year) and 1 <= day <= calendar.monthrange(year, month)[1]
+
+
+def _date_time(value: str) -> bool:
+    """jsonschema's `date-time` check (`jsonschema._format.is_datetime`)."""
+    return validate_rfc3339(value.upper())
+
+
+def _foreign(value: Any) -> bool:
+    """Whether VALUE holds a Python value no JSON parser returns (a tuple, a dict subclass),
+    which jsonschema-rs may convert where jsonschema sees another type: jsonschema decides."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is dict:
+            stack.extend(v.values())
+        elif t is list:
+            stack.extend(v)
+        elif t not in (str, int, float, bool, type(None)):
+            return True
+    return False
+
+
+STRICT_INTEGER = "x-gpubench-strict-integer"
+"""The keyword the quick check adds beside every `type` that allows integers and not
+numbers: JSON Schema (and jsonschema-rs) takes a whole float (`5.0`) for an integer, this
+package does not (`_is_integer`)."""
+
+
+class _StrictInteger:
+    """jsonschema-rs custom keyword `STRICT_INTEGER`: a float is no integer."""
+
+    def __init__(self, parent_schema: Any, value: Any, schema_path: Any) -> None:
+        pass
+
+    def validate(self, instance: Any) -> None:
+        if type(instance) is float:
+            raise ValueError("a float where an integer literal is required")
+
+
+def _strict(schema: Any) -> Any:
+    """SCHEMA with `STRICT_INTEGER` beside each integer-only `type`."""
+    if isinstance(schema, list):
+        return [_strict(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _strict(v) for k, v in schema.items()}
+    t = schema.get("type")
+    types = t if isinstance(t, list) else [t]
+    if "integer" in types and "number" not in types:
+        out[STRICT_INTEGER] = True
+    return out
+
+
+def _quick(kind: str) -> Callable[[Any], bool] | None:
+    """jsonschema-rs's compiled validator of the kind (`is_valid`): `$ref`s to the package's
+    other schemas retrieved by `$id` only when used, `date-time` checked as jsonschema does,
+    an integer only an integer literal (`STRICT_INTEGER`); None when jsonschema-rs cannot
+    compile the schema (jsonschema then decides alone)."""
+    import jsonschema_rs
+
+    def retrieve(uri: str) -> dict[str, Any]:
+        doc = _by_id(uri)
+        if doc is None:
+            raise ValueError(f"no schema {uri} in this package")  # never fetched
+        return _strict(doc)
+
+    try:
+        return jsonschema_rs.validator_for(
+            _strict(load(kind)), retriever=retrieve, validate_formats=True,
+            ignore_unknown_formats=False, formats={"date-time": _date_time},
+            keywords={STRICT_INTEGER: _StrictInteger}).is_valid
+    except (ValueError, TypeError, jsonschema_rs.ValidationError):
+        return None
+
+
 class Validator:
     """The validator of one artifact kind: `iter_errors`, `is_valid` and `validate` as
     jsonschema's, whose answers they are. A valid document, the common case, is recognised
-    by a check compiled once into plain Python (`schemas._fast`), which never calls valid
-    what jsonschema refuses; anything else (and every error message) comes from jsonschema,
-    imported and compiled only when a document needs it. Any other attribute is the
-    jsonschema validator's."""
+    by jsonschema-rs's compiled validator (a Rust library: measured faster on the default
+    run than fastjsonschema and than the hand-written fast path it replaced,
+    bench/schema_bench.py), which may only ever say "valid": a document it refuses, or one
+    it could judge otherwise (`_foreign`), is
+    given to jsonschema, imported and compiled only then, so every error message, pointer
+    and order still comes from jsonschema. Any other attribute is the jsonschema
+    validator's."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        schema = load(kind)
-        self._quick = _fast.compile_check(_by_id, schema["$id"]) if "$id" in schema else None
+        self._quick = _quick(kind)
 
     @cached_property
     def full(self) -> Draft202012Validator:
@@ -132,7 +228,12 @@ class Validator:
 
     def certainly_valid(self, instance: Any) -> bool:
         """True when the quick check is sure INSTANCE is valid (False: ask `full`)."""
-        return _fast.certainly_valid(self._quick, instance)
+        if self._quick is None or _foreign(instance):
+            return False
+        try:
+            return self._quick(instance)
+        except (ValueError, TypeError, RecursionError, OverflowError):
+            return False
 
     def iter_errors(self, instance: Any) -> Iterator[ValidationError]:
         if self.certainly_valid(instance):

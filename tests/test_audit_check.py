@@ -169,7 +169,7 @@ def test_check_missing_dir_is_usage_error(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
                            "check", str(tmp_path / "nope")], capture_output=True, text=True)
     assert proc.returncode == 2
-    assert "not a directory" in proc.stderr and "Traceback" not in proc.stderr
+    assert "no such file or directory" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_a_directory_that_is_not_a_run_gets_one_clear_message(tmp_path: Path) -> None:

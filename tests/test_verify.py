@@ -5,6 +5,7 @@ bundled byte or file makes verify fail naming the file."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import shutil
 import stat
@@ -362,3 +363,59 @@ def test_every_failure_is_one_line_and_none_a_traceback(copy, keys):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert [line.split(":")[:2] for line in proc.stderr.splitlines()] == [
         ["FAILED", " audit.json"], ["FAILED", " report.html"]]
+
+
+def _xmp(pdf: Path) -> str:
+    """The PDF's XMP metadata stream, read with pyHanko (PDF/A-4 keeps metadata there)."""
+    from pyhanko.pdf_utils.reader import PdfFileReader
+
+    with pdf.open("rb") as fh:
+        return PdfFileReader(fh, strict=False).root["/Metadata"].data.decode("utf-8")
+
+
+def test_the_pdf_names_its_title_author_subject_and_run(signed):
+    xmp = _xmp(signed / "report.pdf")
+    manifest_sha = hashlib.sha256((signed / "run" / "manifest.json").read_bytes()).hexdigest()
+    assert "<dc:title>" in xmp.replace(' xmlns:dc="http://purl.org/dc/elements/1.1/"', "")
+    assert "Audit report: exp-batch" in xmp
+    assert "gpubench-audit LOCAL TEST SIGNER - NOT FOR PROCUREMENT USE" in xmp  # dc:creator
+    assert ("gpubench-audit report of run exp-batch (protocol accepted-corpus-cost): accepted; "
+            f"run manifest SHA-256 {manifest_sha}") in xmp  # dc:description, the Subject
+    assert f"manifest sha256 {manifest_sha}" in xmp and "experiment exp-batch" in xmp
+    if shutil.which("pdfinfo"):  # poppler reads the same metadata
+        meta = subprocess.run(["pdfinfo", "-meta", str(signed / "report.pdf")],
+                              capture_output=True, text=True, check=True).stdout
+        assert "Audit report: exp-batch" in meta and manifest_sha in meta
+
+
+def test_securesystemslib_verifies_the_bundle_on_its_own(signed):
+    from securesystemslib.dsse import Envelope
+    from securesystemslib.signer import SSlibKey
+
+    cert = x509.load_pem_x509_certificate((signed / "signer.pem").read_bytes())
+    env = Envelope.from_dict(json.loads((signed / "bundle.dsse.json").read_bytes()))
+    key = SSlibKey.from_crypto(cert.public_key(), keyid=dsse.cert_keyid(cert),
+                               scheme="ecdsa-sha2-nistp256")
+    assert list(env.verify([key], 1)) == [dsse.cert_keyid(cert)]
+
+
+def test_an_envelope_made_by_hand_the_old_way_still_opens(keys):
+    """Envelopes written before securesystemslib made them (PAE and the ECDSA signature by
+    hand, base64 fields) are read as before."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    key = load_pem_private_key((keys / "signer.key").read_bytes(), password=None)
+    cert = x509.load_pem_x509_certificate((keys / "signer.pem").read_bytes())
+    stmt = dsse.statement({"a.txt": "0" * 64}, {"verdict": "accepted"})
+    body = json.dumps(stmt, sort_keys=True, separators=(",", ":")).encode()
+    t = dsse.PAYLOAD_TYPE.encode()
+    pae = b"DSSEv1 %d %s %d %s" % (len(t), t, len(body), body)
+    assert pae == dsse.pae(dsse.PAYLOAD_TYPE, body)
+    old = {"payloadType": dsse.PAYLOAD_TYPE, "payload": base64.b64encode(body).decode(),
+           "signatures": [{"keyid": dsse.cert_keyid(cert), "sig": base64.b64encode(
+               key.sign(pae, ec.ECDSA(hashes.SHA256()))).decode()}]}
+    assert dsse.open_envelope(json.dumps(old).encode(), cert) == stmt
+    ours = json.loads(dsse.sign_envelope(stmt, key, cert))
+    assert ours.keys() == old.keys() and ours["payload"] == old["payload"]

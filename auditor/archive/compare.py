@@ -507,7 +507,8 @@ def viewmodel(cmp: Comparison, *, generated_at: str, signer: str | None) -> dict
 
 def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | None = None,
                             cert: Path | None = None, chain: Path | None = None,
-                            now: Callable[[], Any] | None = None) -> Comparison:
+                            now: Callable[[], Any] | None = None,
+                            tsa: str | None = None) -> Comparison:
     """Write the signed comparison report of ARCHIVE_DIR's index into OUT_DIR: report.html,
     report.pdf (comparison.json and .csv attached), comparison.json, comparison.csv, and a
     copy of the index and findings it rests on (`archive/`), all listed in the DSSE bundle."""
@@ -524,7 +525,7 @@ def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | Non
     archive_dir, out_dir = Path(archive_dir), Path(out_dir)
     if out_dir.resolve() == archive_dir.resolve():
         raise AuditorError(f"{out_dir}: the report cannot replace the archive's folder")
-    signer = load_signing(key, cert, chain)
+    signer = load_signing(key, cert, chain, tsa)
     cmp = compare(archive_dir)
     generated_at = timestamp(now)
     vm = viewmodel(cmp, generated_at=generated_at,
@@ -550,7 +551,17 @@ def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | Non
                 "tool": {"name": "gpubench-audit", "version": __version__},
                 "generated_at": generated_at}
 
+    from auditor.report.build import author
+    from auditor.report.pdf import Metadata
+
+    metadata = Metadata(
+        title=vm["title"], author=author(vm["signature"]["signer"]),
+        subject=(f"gpubench-audit comparison of {cmp.runs} run(s), {len(cmp.ranked)} "
+                 f"configuration(s) ranked; archive index SHA-256 {cmp.index_sha256}"),
+        keywords=("gpubench-audit", "archive comparison", f"index sha256 {cmp.index_sha256}"),
+        created=generated_at)
     write_signed_dir(out_dir, page=page, files=files, attachments=attachments, signer=signer,
                      cert=cert, key=key, predicate=predicate,
-                     predicate_type=dsse.COMPARISON_PREDICATE_TYPE, timer=StepTimer())
+                     predicate_type=dsse.COMPARISON_PREDICATE_TYPE, timer=StepTimer(),
+                     metadata=metadata)
     return cmp

@@ -2,7 +2,8 @@
 that could not be audited or is a refused source. On a terminal the progress is one line
 that rewrites itself; on a stream that is not one (CI, a log file) it is a plain line at
 least every `LOG_SECONDS` and at every `LOG_SHARE` of the runs, and once at the end, so a
-long audit is never silent; with `quiet`, nothing."""
+long audit is never silent; with `quiet`, nothing. `color` (`audit archive --color`,
+NO_COLOR, FORCE_COLOR: `auditor.output.style`) styles the failure lines with click."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ import sys
 import threading
 import time
 from typing import TextIO
+
+import click
+
+from auditor.output.style import paint
 
 
 class Progress:
@@ -19,10 +24,13 @@ class Progress:
     LOG_SHARE = 0.05
     """... and each time this share more of the runs is done."""
 
-    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
+    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False,
+                 color: bool = False) -> None:
         self.stream = stream or sys.stderr
         self.quiet = quiet
-        self.live = not quiet and self.stream.isatty()
+        self.color = color
+        # the line that rewrites itself needs a terminal, as click detects one
+        self.live = not quiet and not click.utils.should_strip_ansi(self.stream)
         self.total: int | None = None
         self.done = 0
         self.skipped = 0
@@ -56,7 +64,7 @@ class Progress:
             return
         with self._lock:
             self._clear()
-            self.stream.write(f"FAILED {source}: {why}\n")
+            self.stream.write(f"{paint('FAILED', 'failed', self.color)} {source}: {why}\n")
             self.stream.flush()
         self._draw(force=True)
 

@@ -22,6 +22,7 @@ it only reads the run). Each record carries its worker's auditor version, and
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 
 from auditor.archive.sources import Job
@@ -61,9 +62,11 @@ class RayExecutor:
 
         started = False
         if not ray.is_initialized():
-            kwargs = {} if self.address else {"num_cpus": self.jobs}
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                     **{k: v for k, v in kwargs.items() if v is not None})
+            # "local" starts a fresh instance: Ray's own default would join whatever cluster
+            # /tmp/ray last recorded, a leftover of another job on this machine.
+            address = self.address or os.environ.get("RAY_ADDRESS") or "local"
+            kwargs = {"num_cpus": self.jobs} if address == "local" and self.jobs else {}
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, **kwargs)
             started = True
         try:
             # One polars thread per task: Ray gives each task one CPU.

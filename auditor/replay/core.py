@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from auditor.dirkind import absent, wrong_kind
 from auditor.errors import AuditorError
 from auditor.fsutil import list_files
 from auditor.model import Finding
@@ -77,8 +78,10 @@ def replay(run_dir: Path, *, sample_size: int = DEFAULT_SAMPLE, seed: int | None
            ) -> ReplayResult:
     """Replay SAMPLE_SIZE IDs of the run at RUN_DIR (drawn with SEED, or the default seed)."""
     root = Path(run_dir)
-    if not root.is_dir():
-        raise AuditorError(f"{run_dir}: not a directory")
+    if problem := wrong_kind(root, "run", "audit replay"):
+        raise AuditorError(problem)
+    if problem := absent(root):
+        raise AuditorError(problem)
     if sample_size < 1:
         raise AuditorError(f"--sample {sample_size}: replay at least one ID")
     if seed is not None and seed < 0:

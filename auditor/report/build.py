@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor import __version__
+from auditor.dirkind import absent, wrong_kind
 from auditor.errors import AuditorError
 from auditor.fsutil import list_files, sha256_file
 from auditor.model import AuditResult
@@ -122,16 +123,20 @@ def render_report(view: Any, result: AuditResult, *, offers: dict | None,
     return vm, page, figs
 
 
-def load_signing(key: Path | None, cert: Path | None, chain: Path | None) -> Any:
-    """The pyHanko signer of KEY and CERT (None without a key), checked before any work is
-    done, so a bad key fails fast; `AuditorError` when only one of the two is given."""
+def load_signing(key: Path | None, cert: Path | None, chain: Path | None,
+                 tsa: str | None = None) -> Any:
+    """The `auditor.report.sign.Signing` of KEY and CERT (None without a key), timestamped
+    by the authority at TSA, checked before any work is done, so a bad key fails fast;
+    `AuditorError` when only one of the two is given, or a TSA without a key."""
     if (key is None) != (cert is None):
         raise AuditorError("--key and --cert go together")
     if key is None or cert is None:
+        if tsa is not None:
+            raise AuditorError("--tsa timestamps a signature: give --key and --cert too")
         return None
     from auditor.report.sign import load_signer
 
-    return load_signer(key, cert, chain)
+    return load_signer(key, cert, chain, tsa)
 
 
 def timestamp(now: Callable[[], dt.datetime] | None = None) -> str:
@@ -143,12 +148,14 @@ def write_signed_dir(out_dir: Path, *, page: str, files: Mapping[str, bytes],
                      cert: Path | None, key: Path | None,
                      predicate: Callable[[Mapping[str, str]], dict[str, Any]],
                      predicate_type: str, timer: StepTimer,
-                     fill: Callable[[Path], None] | None = None) -> None:
+                     fill: Callable[[Path], None] | None = None,
+                     metadata: Any = None) -> None:
     """Write a report directory atomically: FILL's files and FILES (relative name -> bytes),
     `report.html` (PAGE), `report.pdf` (PAGE with ATTACHMENTS, PAdES-signed with SIGNER) and,
     when signed, `signer.pem` and `bundle.dsse.json`: a Statement of PREDICATE_TYPE listing
-    every file's SHA-256, whose predicate is PREDICATE(those digests). What both the run
-    report and the archive comparison write, and `audit verify` checks."""
+    every file's SHA-256, whose predicate is PREDICATE(those digests); METADATA
+    (`auditor.report.pdf.Metadata`) is the PDF's. What both the run report and the archive
+    comparison write, and `audit verify` checks."""
     tmp = _prepare_out(out_dir)
     try:
         with timer.step("copy run"):
@@ -161,7 +168,7 @@ def write_signed_dir(out_dir: Path, *, page: str, files: Mapping[str, bytes],
         with timer.step("pdf"):
             from auditor.report import pdf
 
-            pdf_bytes = pdf.render(page, attachments)
+            pdf_bytes = pdf.render(page, attachments, metadata=metadata)
         if signer is not None:
             with timer.step("sign"):
                 from auditor.report.sign import sign_pdf
@@ -181,17 +188,20 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
                  cert: Path | None = None, chain: Path | None = None,
                  offers: Path | None = None, timer: StepTimer | None = None,
                  now: Callable[[], dt.datetime] | None = None,
-                 replay_sample: int | None = None) -> AuditResult:
+                 replay_sample: int | None = None, tsa: str | None = None) -> AuditResult:
     """Write the report of RUN_DIR into OUT_DIR; return the audit result. With
     REPLAY_SAMPLE, also replay that many IDs of the archived model (`audit replay`): its
-    section goes into the report and `replay.json` into the signed bundle and the PDF."""
+    section goes into the report and `replay.json` into the signed bundle and the PDF. With
+    TSA (a timestamp authority's URL), the PDF's signature is timestamped (RFC 3161)."""
     timer = timer or StepTimer()
     run_dir, out_dir = Path(run_dir), Path(out_dir)
-    if not run_dir.is_dir():
-        raise AuditorError(f"{run_dir}: not a directory")
+    if problem := wrong_kind(run_dir, "run", "audit report"):
+        raise AuditorError(problem)
+    if problem := absent(run_dir):
+        raise AuditorError(problem)
     if out_dir.resolve() == run_dir.resolve() or run_dir.resolve() in out_dir.resolve().parents:
         raise AuditorError(f"{out_dir}: the report cannot be written inside the run directory")
-    signer = load_signing(key, cert, chain)
+    signer = load_signing(key, cert, chain, tsa)
     offers_data = offers_label = None
     if offers is not None:
         from auditor.protocols.a.economics import load_offers
@@ -239,8 +249,36 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
     write_signed_dir(out_dir, page=page, files={"audit.json": audit_json, **beside},
                      attachments=attached, signer=signer, cert=cert, key=key,
                      predicate=predicate, predicate_type=dsse.PREDICATE_TYPE, timer=timer,
-                     fill=lambda tmp: _copy_run(run_dir, tmp / RUN_SUBDIR))
+                     fill=lambda tmp: _copy_run(run_dir, tmp / RUN_SUBDIR),
+                     metadata=run_metadata(vm["title"], result, run_dir, generated_at,
+                                           subject(cert) if cert is not None else None))
     return result
+
+
+def author(signer: str | None) -> str:
+    """The PDF's Author: who signed it, or that nobody did."""
+    return signer or "gpubench-audit (unsigned report: nobody signed it)"
+
+
+def run_metadata(title: str, result: AuditResult, run_dir: Path, generated_at: str,
+                 signer: str | None) -> Any:
+    """The PDF metadata of a run's report: its title, the signer as author, what was
+    audited and the verdict as subject, and the run's identity (experiment, protocol, the
+    SHA-256 of its manifest, which the signed Statement lists too)."""
+    from auditor.report.pdf import Metadata
+
+    manifest = Path(run_dir) / "manifest.json"
+    sha = sha256_file(manifest) if manifest.is_file() and not manifest.is_symlink() else None
+    experiment = result.experiment_id or "unknown experiment"
+    return Metadata(
+        title=title, author=author(signer),
+        subject=(f"gpubench-audit report of run {experiment} (protocol "
+                 f"{result.protocol or 'unknown'}): {result.verdict}"
+                 + (f"; run manifest SHA-256 {sha}" if sha else "")),
+        keywords=("gpubench-audit", "audit report", f"experiment {experiment}",
+                  f"protocol {result.protocol or 'unknown'}", f"verdict {result.verdict}",
+                  *((f"manifest sha256 {sha}",) if sha else ()), f"auditor {__version__}"),
+        created=generated_at)
 
 
 def subject(cert_path: Path) -> str:

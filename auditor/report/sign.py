@@ -1,20 +1,39 @@
 """Sign the report PDF with pyHanko: PAdES baseline B-B, SHA-256, the signer's ECDSA key,
 with the signing certificate and the chain (the CA) embedded so a verifier that trusts only
 the root can build the path. One signature, made as the last and only incremental update, so
-it covers the whole file."""
+it covers the whole file. With a timestamp authority (`--tsa URL`), pyHanko asks it for an
+RFC 3161 timestamp of the signature (PAdES B-T), so the signing time is no longer only the
+signer's own claim: `audit verify` says whether a trusted one is there."""
 
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from auditor.errors import AuditorError
 
 FIELD_NAME = "AuditReportSignature"
+TSA_TIMEOUT_SECONDS = 30
 
 
-def load_signer(key: Path, cert: Path, chain: Path | None):
-    """A pyHanko SimpleSigner, or AuditorError naming the file that could not be used."""
+@dataclass(frozen=True)
+class Signing:
+    """How a report's PDF is signed: pyHanko's signer, and the timestamp authority asked
+    for an RFC 3161 timestamp (None: no timestamp)."""
+
+    signer: Any
+    tsa_url: str | None = None
+
+
+def load_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None = None
+                ) -> Signing:
+    """The signing of KEY and CERT, or AuditorError naming the file (or the --tsa URL)
+    that could not be used."""
+    if tsa_url is not None and not tsa_url.startswith(("http://", "https://")):
+        raise AuditorError(f"--tsa {tsa_url}: a timestamp authority is an http:// or "
+                           "https:// URL")
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
@@ -43,11 +62,11 @@ def load_signer(key: Path, cert: Path, chain: Path | None):
     )
     if signer is None:
         raise AuditorError(f"{key}/{cert}: pyHanko could not load the key and certificate")
-    return signer
+    return Signing(signer, tsa_url)
 
 
-def sign_pdf(pdf: bytes, signer) -> bytes:
-    """The signed PDF bytes."""
+def sign_pdf(pdf: bytes, signing: Signing) -> bytes:
+    """The signed PDF bytes (timestamped when SIGNING names a timestamp authority)."""
     from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
     from pyhanko.sign import fields, signers
 
@@ -58,5 +77,17 @@ def sign_pdf(pdf: bytes, signer) -> bytes:
         reason="gpubench-audit report: integrity of the audit result",
     )
     writer = IncrementalPdfFileWriter(io.BytesIO(pdf))
-    out = signers.sign_pdf(writer, meta, signer=signer)
+    timestamper = None
+    if signing.tsa_url is not None:
+        from pyhanko.sign.timestamps.requests_client import HTTPTimeStamper
+
+        timestamper = HTTPTimeStamper(signing.tsa_url, timeout=TSA_TIMEOUT_SECONDS)
+    try:
+        out = signers.sign_pdf(writer, meta, signer=signing.signer, timestamper=timestamper)
+    except Exception as exc:
+        if timestamper is None:
+            raise
+        # the authority is unreachable, refuses, or answers something that is no timestamp
+        raise AuditorError(f"--tsa {signing.tsa_url}: no timestamp from the authority "
+                           f"({type(exc).__name__}: {exc})") from None
     return out.getvalue()

@@ -3,8 +3,11 @@ to CA? Exit 0 only when all of these hold, else `VerificationFailed("<file>: <wh
 
 1. `report.pdf` carries exactly one signature, and pyHanko finds it intact, valid, trusted
    (path to CA) and covering the entire file: no revision was added after signing;
-2. `signer.pem` chains to CA (signature checked with `cryptography`) and is the very
-   certificate that signed the PDF;
+2. `signer.pem` is the very certificate that signed the PDF, and pyhanko-certvalidator
+   builds and validates its path to CA (signatures, names, CA constraints, validity
+   period: an expired or not-yet-valid certificate anywhere on the path is refused), and it
+   is a signing certificate (key usage digital signature or non-repudiation; an extended
+   key usage, when present, one meant for documents: `SIGNING_EKU`);
 3. `bundle.dsse.json` verifies against `signer.pem` (DSSE PAE, ECDSA SHA-256);
 4. every file the Statement lists exists, is a regular file and has its SHA-256; and no file
    of the report directory is left unlisted (except the envelope itself and `signer.pem`,
@@ -14,12 +17,17 @@ Every check that can run does, so a tampered report gets one line per failure
 (`VerificationFailed` holds them, one a line, the first check's first); a damaged file of
 any kind is a failure line, never a traceback.
 
+The PDF's signature may carry an RFC 3161 timestamp (`audit report --tsa URL`): verify
+says whether one is present, whether its authority chains to CA (or `--tsa-ca`) and its
+time. The signer's certificate is checked as of now either way.
+
 What `pdfsig` (NSS) and `openssl pkeyutl -verify` check independently is the same: see
 tests/test_verify.py.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 from collections.abc import Callable
@@ -27,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from auditor.errors import VerificationFailed
+from auditor.dirkind import wrong_kind
+from auditor.errors import AuditorError, VerificationFailed
 from auditor.fsutil import list_files, sha256_file
 from auditor.report import dsse
 
@@ -65,16 +74,66 @@ def _load_ca(ca: Path):
     return certs
 
 
-def _check_pdf(pdf_path: Path, ca_certs) -> tuple[bytes, str]:
-    """Validate the PDF signature; return the signer cert's DER and a summary line."""
+@dataclass(frozen=True)
+class Timestamp:
+    """The RFC 3161 timestamp of the PDF's signature (`audit report --tsa URL`)."""
+
+    trusted: bool
+    """Its authority chains to the CA given (or --tsa-ca) and its token is intact."""
+    time: str | None
+    """When the authority says the signature existed (UTC, RFC 3339)."""
+    authority: str | None
+    """The timestamp authority's certificate name."""
+    problem: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"present": True, "trusted": self.trusted,
+                **({"time": self.time} if self.time else {}),
+                **({"authority": self.authority} if self.authority else {}),
+                **({"problem": self.problem} if self.problem else {})}
+
+    def line(self) -> str:
+        if self.trusted:
+            return (f"{PDF}: trusted RFC 3161 timestamp: the signature existed at {self.time} "
+                    f"(timestamp authority: {self.authority})")
+        return (f"{PDF}: an RFC 3161 timestamp is present but not trusted ({self.problem}); "
+                "the signing time is the signer's own claim")
+
+
+NO_TIMESTAMP = ("no trusted timestamp: the signing time is the signer's own claim "
+                "(audit report --tsa URL adds an RFC 3161 timestamp)")
+
+
+def _timestamp(status: Any) -> Timestamp | None:
+    """What pyHanko found of the signature's timestamp token; None when there is none."""
+    ts = getattr(status, "timestamp_validity", None)
+    if ts is None:
+        return None
+    when = ts.timestamp.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") \
+        if ts.timestamp else None
+    tsa = ts.signing_cert.subject.native.get("common_name") if ts.signing_cert else None
+    if not (ts.intact and ts.valid):
+        return Timestamp(False, when, tsa, "its token does not verify")
+    if not ts.trusted:
+        return Timestamp(False, when, tsa, "its authority does not chain to --tsa-ca or --ca")
+    return Timestamp(True, when, tsa)
+
+
+def _check_pdf(pdf_path: Path, ca_certs, tsa_certs=None) -> tuple[bytes, str, Timestamp | None]:
+    """Validate the PDF signature; return the signer cert's DER, a summary line and its
+    timestamp, if any."""
     from asn1crypto import x509 as asn1_x509
+    from cryptography import x509
     from cryptography.hazmat.primitives.serialization import Encoding
     from pyhanko.pdf_utils.reader import PdfFileReader
     from pyhanko.sign.validation import validate_pdf_signature
+    from pyhanko.sign.validation.settings import KeyUsageConstraints
     from pyhanko.sign.validation.status import SignatureCoverageLevel
     from pyhanko_certvalidator import ValidationContext
 
     roots = [asn1_x509.Certificate.load(c.public_bytes(Encoding.DER)) for c in ca_certs]
+    ts_roots = [asn1_x509.Certificate.load(c.public_bytes(Encoding.DER))
+                for c in (tsa_certs or ca_certs)]
     data = pdf_path.read_bytes()
     try:
         reader = PdfFileReader(io.BytesIO(data), strict=False)
@@ -88,15 +147,24 @@ def _check_pdf(pdf_path: Path, ca_certs) -> tuple[bytes, str]:
     sig = sigs[0]
     try:
         vc = ValidationContext(trust_roots=roots, allow_fetching=False)
-        status = validate_pdf_signature(sig, vc)
+        ts_vc = ValidationContext(trust_roots=ts_roots, allow_fetching=False)
+        # pyHanko's own key usage check (its rebuilt policy would demand an extended key
+        # usage if given ours); the extended key usage policy is `signer_problem`'s, below
+        status = validate_pdf_signature(sig, vc, ts_validation_context=ts_vc,
+                                        key_usage_settings=KeyUsageConstraints(
+                                            key_usage=set(SIGNING_KEY_USAGE)))
     except Exception as exc:
         raise VerificationFailed(f"{PDF}: signature cannot be validated ({exc})") from None
     if not status.intact:
         raise VerificationFailed(f"{PDF}: signed bytes were changed (digest mismatch)")
     if not status.valid:
         raise VerificationFailed(f"{PDF}: the cryptographic signature is not valid")
-    if not status.trusted:
-        raise VerificationFailed(f"{PDF}: signer certificate does not chain to the CA given")
+    signer = x509.load_der_x509_certificate(sig.signer_cert.dump())
+    others = [x509.load_der_x509_certificate(c.dump()) for c in sig.other_embedded_certs]
+    problem = signer_problem(signer, ca_certs, others)
+    if problem is not None or not status.trusted:
+        raise VerificationFailed(f"{PDF}: the signer's certificate "
+                                 f"{problem or 'is not trusted for signing (pyHanko)'}")
     if status.coverage != SignatureCoverageLevel.ENTIRE_FILE:
         raise VerificationFailed(
             f"{PDF}: the signature does not cover the whole file ({status.coverage.name}): "
@@ -108,13 +176,92 @@ def _check_pdf(pdf_path: Path, ca_certs) -> tuple[bytes, str]:
     cn = sig.signer_cert.subject.native.get("common_name", "?")
     line = (f"{PDF}: PAdES signature intact, valid, trusted (signer: {cn}), "
             f"covers the entire file (its revision is the last of {revisions})")
-    return cert_der, line
+    return cert_der, line, _timestamp(status)
+
+
+SIGNING_KEY_USAGE = frozenset({"digital_signature", "non_repudiation"})
+"""A signer's key usage must allow one of these."""
+SIGNING_EKU = frozenset({
+    "email_protection",  # what NSS (pdfsig) accepts for document signing, audit keygen's
+    "code_signing",
+    "1.3.6.1.5.5.7.3.36",  # id-kp-documentSigning, RFC 9336
+    "microsoft_document_signing", "adobe_authentic_documents_trust",
+    "any_extended_key_usage"})
+"""An extended key usage, when the certificate has one, must include one of these: a TLS
+server certificate (serverAuth only) does not sign reports."""
+
+
+def usage_constraints() -> Any:
+    """pyHanko's key usage policy for the signer: `SIGNING_KEY_USAGE`, `SIGNING_EKU`."""
+    from pyhanko.sign.validation.settings import KeyUsageConstraints
+
+    return KeyUsageConstraints(key_usage=set(SIGNING_KEY_USAGE), match_all_key_usages=False,
+                               extd_key_usage=set(SIGNING_EKU),
+                               explicit_extd_key_usage_required=False)
+
+
+def _when(moment: Any) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def signer_problem(cert: Any, ca_certs: list[Any], others: list[Any] = ()) -> str | None:
+    """Why CERT (a `cryptography` certificate) may not sign a report trusted by CA_CERTS,
+    in words; None when it may. The path (through OTHERS, certificates that may be
+    intermediates) is built and validated by pyhanko-certvalidator as of now, the usage
+    checked by pyHanko's key usage policy."""
+    import asyncio
+
+    from asn1crypto import x509 as asn1_x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+    from pyhanko_certvalidator import CertificateValidator, ValidationContext
+    from pyhanko_certvalidator.errors import (
+        ExpiredError,
+        InvalidCertificateError,
+        NotYetValidError,
+        PathBuildingError,
+        PathValidationError,
+    )
+
+    def asn1(c: Any) -> Any:
+        return asn1_x509.Certificate.load(c.public_bytes(Encoding.DER))
+
+    end = asn1(cert)
+    extra = [asn1(c) for c in others]
+    context = ValidationContext(trust_roots=[asn1(c) for c in ca_certs], other_certs=extra,
+                                allow_fetching=False, revocation_mode="soft-fail")
+    try:
+        asyncio.run(CertificateValidator(end, extra, context).async_validate_path())
+    except ExpiredError:
+        return (f"expired (or a certificate of its chain did): it is valid from "
+                f"{_when(cert.not_valid_before_utc)} to {_when(cert.not_valid_after_utc)}, "
+                "and an expired signer is refused")
+    except NotYetValidError:
+        return (f"is not valid yet (or a certificate of its chain is not): it is valid from "
+                f"{_when(cert.not_valid_before_utc)}, and a signer not yet valid is refused")
+    except PathBuildingError:
+        return "does not chain to the CA given (no path from it to a certificate of --ca)"
+    except PathValidationError as exc:
+        return f"does not chain to the CA given ({exc})"
+    except InvalidCertificateError as exc:
+        return f"is not a valid certificate ({exc})"
+    try:
+        usage_constraints().validate(end)
+    except InvalidCertificateError:
+        ku = end.key_usage_value.native if end.key_usage_value else ["any"]
+        eku = end.extended_key_usage_value.native if end.extended_key_usage_value else []
+        return ("is not a signing certificate: its key usage is "
+                f"{', '.join(sorted(ku)).replace('_', ' ')}"
+                + (f", its extended key usage {', '.join(eku).replace('_', ' ')}" if eku
+                   else "")
+                + " (a report signer needs key usage digital signature or non-repudiation "
+                "and, when it has an extended key usage, one for documents or e-mail)")
+    return None
 
 
 def _check_signer(report_dir: Path, ca_certs, pdf_signer_der: bytes | None):
-    """signer.pem, issued by the CA, and (when the PDF's signer is known) the PDF's."""
+    """signer.pem: the PDF's signer (when known), with a valid path to the CA and the usage
+    of a signing certificate (`signer_problem`)."""
     from cryptography import x509
-    from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.serialization import Encoding
 
     path = report_dir / SIGNER
@@ -122,16 +269,11 @@ def _check_signer(report_dir: Path, ca_certs, pdf_signer_der: bytes | None):
         cert = x509.load_pem_x509_certificate(path.read_bytes())
     except (ValueError, OSError) as exc:
         raise VerificationFailed(f"{SIGNER}: not a PEM certificate ({exc})") from None
-    for ca in ca_certs:
-        try:
-            cert.verify_directly_issued_by(ca)
-            break
-        except (InvalidSignature, ValueError, TypeError):  # bad signature, name or key type
-            continue
-    else:
-        raise VerificationFailed(f"{SIGNER}: not issued by the CA given (signature check failed)")
     if pdf_signer_der is not None and cert.public_bytes(Encoding.DER) != pdf_signer_der:
         raise VerificationFailed(f"{SIGNER}: is not the certificate that signed {PDF}")
+    problem = signer_problem(cert, ca_certs)
+    if problem is not None:
+        raise VerificationFailed(f"{SIGNER}: {problem}")
     return cert
 
 
@@ -198,11 +340,17 @@ class Passed:
     detail: str
 
 
-def _verify(report_dir: Path, ca: Path, passed: list[Passed]) -> dict[str, Any]:
+def _verify(report_dir: Path, ca: Path, passed: list[Passed],
+            tsa_ca: Path | None = None) -> dict[str, Any]:
     """Run every check that can run, appending each that passes to PASSED; at the end,
     VerificationFailed with one line per failure (`file: reason`) if any failed. Returns the
-    signed predicate's experiment and verdict and whether the signer is a local test key."""
+    signed predicate's experiment and verdict, whether the signer is a local test key and
+    the PDF signature's timestamp (trusted when its authority chains to TSA_CA, default
+    CA). A directory of another kind (a run, an archive) is bad usage, `AuditorError`."""
+    if problem := wrong_kind(report_dir, "report", "audit verify"):
+        raise AuditorError(problem)
     ca_certs = _load_ca(ca)
+    tsa_certs = _load_ca(tsa_ca) if tsa_ca is not None else None
     failures: list[str] = []
 
     def attempt(check: Callable[..., Any], *args: Any) -> Any:
@@ -222,7 +370,8 @@ def _verify(report_dir: Path, ca: Path, passed: list[Passed]) -> dict[str, Any]:
             hint = " (report built without --key: it is unsigned)" if name != PDF else ""
             missing.append(name)
             failures.append(f"{name}: missing{hint}")
-    pdf = None if PDF in missing else attempt(_check_pdf, report_dir / PDF, ca_certs)
+    pdf = None if PDF in missing else attempt(_check_pdf, report_dir / PDF, ca_certs,
+                                              tsa_certs)
     if pdf is not None:
         passed.append(Passed(PDF, pdf[1]))
     cert = None
@@ -251,16 +400,17 @@ def _verify(report_dir: Path, ca: Path, passed: list[Passed]) -> dict[str, Any]:
     return {"experiment_id": pred.get("experiment_id"), "verdict": pred.get("verdict"),
             "replay_verdict": replay.get("verdict"),
             "test_key": "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper(),
-            "comparison": {k: pred.get(k) for k in COMPARISON_FACTS} if comparison else None}
+            "comparison": {k: pred.get(k) for k in COMPARISON_FACTS} if comparison else None,
+            "timestamp": pdf[2] if pdf else None}
 
 
-def verify_result(report_dir: Path, ca: Path) -> dict[str, Any]:
+def verify_result(report_dir: Path, ca: Path, tsa_ca: Path | None = None) -> dict[str, Any]:
     """`audit verify --format json` (schemas/verify-result.schema.json): every check that
     passed and, when one failed, its file and reason; `ok` only when all passed."""
     passed: list[Passed] = []
     doc: dict[str, Any] = {"schema_version": "1", "report_dir": str(report_dir)}
     try:
-        facts = _verify(Path(report_dir), ca, passed)
+        facts = _verify(Path(report_dir), ca, passed, tsa_ca)
     except VerificationFailed as exc:
         failures = []
         for line in str(exc).splitlines():
@@ -268,7 +418,10 @@ def verify_result(report_dir: Path, ca: Path) -> dict[str, Any]:
             failures.append({"file": file, "reason": reason or line})
         doc.update(ok=False, failure=failures[0], failures=failures)
     else:
-        doc.update(ok=True, test_key=facts["test_key"], report="run")
+        ts = facts["timestamp"]
+        doc.update(ok=True, test_key=facts["test_key"], report="run",
+                   timestamp=ts.to_json() if ts is not None else {"present": False,
+                                                                   "trusted": False})
         if facts["comparison"] is not None:
             doc.update(report="comparison", **facts["comparison"])
         else:
@@ -278,11 +431,13 @@ def verify_result(report_dir: Path, ca: Path) -> dict[str, Any]:
     return doc
 
 
-def verify_report(report_dir: Path, ca: Path) -> list[str]:
+def verify_report(report_dir: Path, ca: Path, tsa_ca: Path | None = None) -> list[str]:
     """The lines to print when the report verifies; VerificationFailed otherwise."""
     passed: list[Passed] = []
-    facts = _verify(Path(report_dir), ca, passed)
+    facts = _verify(Path(report_dir), ca, passed, tsa_ca)
     lines = [c.detail for c in passed]
+    ts = facts["timestamp"]
+    lines.append(ts.line() if ts is not None else f"{PDF}: {NO_TIMESTAMP}")
     cmp = facts["comparison"]
     replay = (f", replay {facts['replay_verdict']}" if facts["replay_verdict"] is not None
               else "")

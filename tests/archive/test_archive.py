@@ -181,7 +181,7 @@ def test_the_worker_never_raises(tmp_path: Path) -> None:
     rec = audit_one(Job(source="x", run_dir=str(tmp_path / "notes")))
     assert rec.summary is None and rec.failure and rec.findings[0].code == "R0002"
     rec = audit_one(Job(source="y", run_dir=str(tmp_path / "missing")))
-    assert rec.summary is None and "not a directory" in rec.failure
+    assert rec.summary is None and "no such file or directory" in rec.failure
 
 
 def test_progress_line_and_failures(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def mixed(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def ray_instance():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

@@ -119,13 +119,65 @@ def test_junit_is_well_formed_one_case_per_rule(broken: Path) -> None:
     assert suite is not None
     cases = suite.findall("testcase")
     assert len(cases) == len(result.rules_run) + len(result.skipped)
-    failures = [f for c in cases for f in c.findall("failure")]
-    assert len(failures) == result.counts()["error"] == int(root.get("failures", "-1"))
+    failing = {f.code for f in result.findings if f.severity == "error"}
+    assert all(len(c.findall("failure")) <= 1 for c in cases)
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert len(failed) == len(failing) == int(root.get("failures", "-1"))
+    assert int(suite.get("failures", "-1")) == len(failed)
     names = {c.get("name", "").split()[0]: c for c in cases}
-    assert names["A0201"].find("failure") is not None
+    # every error finding of a rule is in its one failure's text, a line each
+    a0201 = [f for f in result.findings if f.code == "A0201" and f.severity == "error"]
+    text = names["A0201"].find("failure").text or ""
+    assert len(text.splitlines()) == len(a0201) and all(f.message in text for f in a0201)
     assert names["A0101"].find("failure") is None
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert props["verdict"] == "rejected"
+
+
+def _junit_file(result, tmp_path: Path) -> Path:
+    path = tmp_path / "junit.xml"
+    path.write_text(CHECK["junit"].render(result), encoding="utf-8")
+    return path
+
+
+def test_junitparser_counts_what_the_header_says(broken: Path, tmp_path: Path) -> None:
+    from junitparser import Failure, JUnitXml, Skipped
+
+    result = run_check(broken, select=("A02", "A09"))
+    xml = JUnitXml.fromfile(str(_junit_file(result, tmp_path)))
+    suites = list(xml)
+    assert len(suites) == 1
+    suite = suites[0]
+    cases = list(suite)
+    failed = [c for c in cases if any(isinstance(r, Failure) for r in c.result)]
+    skipped = [c for c in cases if any(isinstance(r, Skipped) for r in c.result)]
+    assert (suite.tests, suite.failures, suite.skipped) == (len(cases), len(failed),
+                                                             len(skipped))
+    assert (xml.tests, xml.failures, xml.skipped) == (suite.tests, suite.failures,
+                                                      suite.skipped)
+    suite.update_statistics()  # junitparser's own count from the cases agrees
+    assert (suite.tests, suite.failures, suite.skipped) == (len(cases), len(failed),
+                                                             len(skipped))
+    assert {c.name.split()[0] for c in failed} == {
+        f.code for f in result.findings if f.severity == "error"}
+    assert len(skipped) == len(result.rules_not_run) + len(result.skipped) > 0
+    assert all(len(c.result) == 1 for c in failed)
+
+
+def test_xunitparser_reads_it_and_its_totals_assertions_hold(broken: Path, clean: Path,
+                                                             tmp_path: Path) -> None:
+    import xunitparser
+
+    for run, select in ((broken, ()), (broken, ("A02",)), (clean, ())):
+        result = run_check(run, select=select)
+        # xunitparser asserts that the header's totals equal the cases it read
+        suite, outcome = xunitparser.parse(str(_junit_file(result, tmp_path)))
+        errors = {f.code for f in result.findings if f.severity == "error"}
+        assert {str(tc.methodname).split()[0] for tc, _ in outcome.failures} == errors
+        assert len(outcome.skipped) == len(result.rules_not_run) + len(result.skipped)
+        assert outcome.testsRun == len(list(suite)) == len(result.rules_run) + len(
+            result.skipped) + len(result.rules_not_run)
+        assert outcome.wasSuccessful() == (not errors)
 
 
 def test_json_and_text_stay_what_they_were(broken: Path) -> None:
@@ -139,3 +191,79 @@ def test_json_and_text_stay_what_they_were(broken: Path) -> None:
     text = CHECK["text"].render(result)
     assert f"{DUP_FILE}:line 6 A0201 " in text and text.rstrip().splitlines()[-1].startswith(
         "rejected:")
+
+
+@pytest.fixture(scope="module")
+def whole_file(clean: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Findings about whole files: one changed after the manifest (A0003), one unlisted
+    (A0004), one listed but absent (A0005), and a binary file changed."""
+    root = tmp_path_factory.mktemp("whole") / "run"
+    shutil.copytree(clean, root)
+    (root / "extra.txt").write_text("one\ntwo", encoding="utf-8")
+    (root / "environment.json").unlink()
+    (root / "blob.bin").write_bytes(b"\x00\x01binary\n")
+    return root
+
+
+def test_sarif_whole_file_findings_get_the_whole_file_region(whole_file: Path) -> None:
+    log = json.loads(CHECK["sarif"].render(run_check(whole_file)))
+    regions = {}
+    for r in log["runs"][0]["results"]:
+        for loc in r.get("locations", []):
+            phys = loc["physicalLocation"]
+            assert "region" in phys, r  # never a region-less physicalLocation
+            regions[(r["ruleId"], phys["artifactLocation"]["uri"])] = (phys["region"],
+                                                                        loc.get("properties"))
+    # a text file: its lines (the last has no newline) and its bytes
+    assert regions[("A0004", "extra.txt")] == (
+        {"startLine": 1, "endLine": 2, "byteOffset": 0, "byteLength": 7}, None)
+    # a binary file: its bytes only
+    assert regions[("A0004", "blob.bin")] == ({"byteOffset": 0, "byteLength": 9}, None)
+    # an absent file: the empty region at its start, said to be absent
+    region, props = regions[("A0005", "environment.json")]
+    assert region["byteLength"] == 0 and props == {"artifactAbsent": True}
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    assert list(Draft4Validator(schema).iter_errors(log)) == []
+
+
+def test_sarif_tools_reads_every_result(broken: Path, whole_file: Path,
+                                        tmp_path: Path) -> None:
+    from sarif import loader
+
+    for run in (broken, whole_file):
+        result = run_check(run)
+        path = tmp_path / "audit.sarif"
+        path.write_text(CHECK["sarif"].render(result), encoding="utf-8")
+        sarif = loader.load_sarif_file(str(path))
+        assert sarif.get_result_count() == len(result.findings)
+        records = sarif.get_records()
+        assert sorted((r["Code"], r["Location"], r["Severity"]) for r in records) == sorted(
+            (f.code, f.artifact or "", {"info": "note"}.get(f.severity, f.severity))
+            for f in result.findings)
+        dup = {r["Line"] for r in records if r["Code"] == "A0201" and r["Location"] == DUP_FILE}
+        assert run != broken or 6 in dup
+
+
+def _multitool() -> str | None:
+    import os
+
+    return os.environ.get("SARIF_MULTITOOL") or shutil.which("sarif-multitool")
+
+
+@pytest.mark.skipif(_multitool() is None, reason="sarif-multitool not installed "
+                    "(npm install -g @microsoft/sarif-multitool; .ci/run does)")
+def test_sarif_multitool_validates_without_a_warning(broken: Path, whole_file: Path,
+                                                     tmp_path: Path) -> None:
+    import os
+
+    for run in (broken, whole_file):
+        path = tmp_path / "audit.sarif"
+        path.write_text(CHECK["sarif"].render(run_check(run)), encoding="utf-8")
+        out = tmp_path / "validation.sarif"
+        proc = subprocess.run(
+            [str(_multitool()), "validate", str(path), "--output", str(out), "--log",
+             "ForceOverwrite"], capture_output=True, text=True, timeout=300,
+            env={**os.environ, "DOTNET_SYSTEM_GLOBALIZATION_INVARIANT": "1"})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        found = json.loads(out.read_text(encoding="utf-8-sig"))["runs"][0]["results"]
+        assert found == [], [r["message"] for r in found]

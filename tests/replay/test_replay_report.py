@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import runfactory as rf
 from conftest import copy
 from test_replay_a import forge
 
@@ -54,3 +55,31 @@ def test_report_without_replay_has_none(run_a: Path, tmp_path: Path) -> None:
     build_report(run_a, out)
     assert not (out / "replay.json").exists()
     assert '<section id="replay">' not in (out / "report.html").read_text()
+
+
+def test_the_section_is_one_line_when_every_file_agrees(run_a: Path, tmp_path: Path) -> None:
+    from auditor.replay.core import replay
+    from auditor.report.replay_section import section
+
+    agreed = replay(run_a, sample_size=20)
+    s = section(agreed)
+    assert agreed.verdict == "accepted" and s["rows"] == []
+    n = len(agreed.files)
+    assert s["agreed"].startswith(f"{n} answers file(s) agree with the archived model")
+    assert "each 20/20 (100.0%)" in s["agreed"]
+    # one file forged: the table holds that file only, the others stay one line
+    root = copy(run_a, tmp_path)
+    rel = "outputs/batch-1/warm-2.jsonl"
+    labels = sorted({line["label"] for line in rf.read_jsonl(root, rel)})
+    lines = rf.read_jsonl(root, rel)
+    for line in lines:
+        line["label"] = labels[(labels.index(line["label"]) + 1) % len(labels)]
+    rf.write_jsonl(root, rel, lines)
+    s = section(replay(root, sample_size=20))
+    assert [r["cells"]["file"] for r in s["rows"]] == [rel]
+    assert s["agreed"].startswith(f"{n - 1} answers file(s) agree")
+    out = tmp_path / "report"
+    build_report(root, out, replay_sample=20)
+    page = (out / "report.html").read_text()
+    replay_part = page.split('<section id="replay">')[1].split("</section>")[0]
+    assert replay_part.count("</tr>") == 2  # the header and the one forged file

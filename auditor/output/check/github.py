@@ -1,8 +1,9 @@
 """`--format github`: GitHub Actions workflow commands, one annotation per finding
 (`::error file=…,line=…,col=…,title=…::message`), so a check step marks the file and line in
 the pull request. Paths are the run dir as given plus the artifact, as the workflow sees
-them. Values are escaped as the runner expects: `%`, CR and LF everywhere, and `:` and `,`
-in properties."""
+them. The rules left out by `--select`/`--ignore` are one annotation (the waived ones each
+with its justification, the others summarised). Values are escaped as the runner expects:
+`%`, CR and LF everywhere, and `:` and `,` in properties."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 
 from auditor.model import AuditResult
 from auditor.output import Format
+from auditor.output.wording import not_run_lines
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -36,10 +38,11 @@ def render(result: AuditResult, *, color: bool = False) -> str:
         where = f" ({f.location})" if f.location and f.line is None else ""
         lines.append(f"::{COMMANDS[f.severity]} {','.join(props)}::"
                      f"{_data(f'{f.message}{where} [{f.protocol_ref}]')}")
-    for n in result.rules_not_run:
-        command = "warning" if n in result.unwaived else "notice"
-        lines.append(f"::{command} title={_prop(f'{n.code} not run')}::"
-                     + _data(f"rule left out by --select/--ignore: {n.describe()}"))
+    not_run = not_run_lines(result)  # one annotation for all, not one per rule left out
+    if not_run:
+        command = "warning" if result.unwaived else "notice"
+        lines.append(f"::{command} title={_prop('rules not run')}::"
+                     + _data("\n".join(line.strip() for line in not_run)))
     c = result.counts()
     lines.append(f"::notice title={_prop('audit verdict')}::"
                  + _data(f"{result.run_dir}: {result.verdict} ({c['error']} error(s), "

@@ -1,10 +1,13 @@
 """`--format junit`: JUnit XML, which GitLab, Jenkins and most CI servers show as a test
 report. One test suite per run, one test case per rule: a rule with error findings fails
-(one `<failure>` per error finding), a rule that could not run is skipped with its reason,
-warnings and notes go to the case's `system-out`; a rule left out by `--select`/`--ignore`
-is skipped with its waiver (or "not waived"), and the waivers are suite properties. Text from
-the run is escaped, and characters XML 1.0 cannot hold are replaced, so a hostile ID never
-breaks the file."""
+with one `<failure>` (JUnit allows one per case; its message counts the errors and names
+the first, its text holds every one, a line each), a rule that could not run is skipped
+with its reason, warnings and notes go to the case's `system-out`; a rule left out by
+`--select`/`--ignore` is skipped with its waiver (or "not waived"), and the waivers are
+suite properties. The `tests`, `failures` and `skipped` counts of both headers count test
+cases, as junitparser and xunitparser (which asserts it) read them. Text from the run is
+escaped, and characters XML 1.0 cannot hold are replaced, so a hostile ID never breaks the
+file."""
 
 from __future__ import annotations
 
@@ -37,7 +40,9 @@ def render(result: AuditResult, *, color: bool = False) -> str:
         titles.setdefault(n.code, n.title or n.code)
         skipped[n.code] = f"not run (--select/--ignore): {n.describe()}"
     codes = sorted(set(titles))
-    failures = sum(1 for f in result.findings if f.severity == "error")
+    errors_of = {code: [f for f in by_code.get(code, []) if f.severity == "error"]
+                 for code in codes if code not in skipped}
+    failures = sum(1 for found in errors_of.values() if found)
     suites = ET.Element("testsuites", name="gpubench-audit", tests=str(len(codes)),
                         failures=str(failures), errors="0", skipped=str(len(skipped)))
     suite = ET.SubElement(suites, "testsuite", name=_x(f"audit {result.run_dir}"),
@@ -58,10 +63,13 @@ def render(result: AuditResult, *, color: bool = False) -> str:
         if code in skipped:
             ET.SubElement(case, "skipped", message=_x(skipped[code]))
             continue
+        errors = errors_of[code]
+        if errors:
+            message = (errors[0].message if len(errors) == 1 else
+                       f"{len(errors)} error findings, the first: {errors[0].message}")
+            failure = ET.SubElement(case, "failure", type=code, message=_x(message))
+            failure.text = "\n".join(_line(f) for f in errors)
         found = by_code.get(code, [])
-        for f in (f for f in found if f.severity == "error"):
-            failure = ET.SubElement(case, "failure", message=_x(f.message), type=code)
-            failure.text = _line(f)
         others = [f for f in found if f.severity != "error"]
         if others:
             ET.SubElement(case, "system-out").text = "\n".join(

@@ -6,7 +6,12 @@ title, protocol section and its whole documentation as help text; each finding i
 `result` with `ruleId`, `level` (error, warning, note) and a `physicalLocation` at the
 artifact (relative to the `RUNDIR` base, the run directory) and, where known, the line and
 column. A CSV row's line is the line where the row starts; a JSON pointer, which SARIF's
-region cannot hold, goes into the result's properties. Skipped rules, and rules left out by
+region cannot hold, goes into the result's properties. A finding about a whole file gets
+the region SARIF gives a whole artifact (§3.30: a region is required by the consumers, and
+sarif-multitool warns, SARIF2017, on a region-less physicalLocation): the file's bytes,
+`byteOffset` 0 and `byteLength` its size, and for a text file also its lines, `startLine`
+1 to `endLine` its last; an absent file (the finding says it is missing) gets the empty
+region at its start, and `properties.artifactAbsent`. Skipped rules, and rules left out by
 `--select`/`--ignore` (with their waivers), are tool notifications of the invocation; the
 verdict, the rules not run and the waivers are properties of the run.
 """
@@ -40,17 +45,46 @@ def _rule_entry(info: RuleInfo) -> dict[str, Any]:
     }
 
 
-def _location(f: Finding) -> dict[str, Any]:
+_CHUNK = 1 << 20
+
+
+def whole_file_region(path: Path) -> dict[str, int] | None:
+    """The region of the whole file at PATH: its bytes and, when it is text (no NUL byte),
+    its lines; None when there is no regular file there. Streams the file."""
+    if path.is_symlink() or not path.is_file():
+        return None
+    size = newlines = 0
+    text, last = True, b"\n"
+    try:
+        with path.open("rb") as fh:
+            while chunk := fh.read(_CHUNK):
+                size += len(chunk)
+                newlines += chunk.count(b"\n")
+                text = text and b"\0" not in chunk
+                last = chunk[-1:]
+    except OSError:
+        return None
+    region = {"byteOffset": 0, "byteLength": size}
+    if text:  # a last line without its newline is a line too; an empty file has line 1
+        region = {"startLine": 1, "endLine": max(1, newlines + (last != b"\n")), **region}
+    return region
+
+
+def _location(f: Finding, run_dir: Path) -> dict[str, Any]:
     physical: dict[str, Any] = {
         "artifactLocation": {"uri": quote(f.artifact or "", safe="/"), "uriBaseId": "RUNDIR"}}
-    region: dict[str, int] = {}
+    location: dict[str, Any] = {"physicalLocation": physical}
     if f.line is not None and f.line >= 1:
-        region["startLine"] = f.line
+        physical["region"] = {"startLine": f.line}
         if f.column is not None and f.column >= 1:
-            region["startColumn"] = f.column
-    if region:
-        physical["region"] = region
-    return {"physicalLocation": physical}
+            physical["region"]["startColumn"] = f.column
+        return location
+    region = whole_file_region(run_dir / (f.artifact or ""))
+    if region is None:  # the finding is that the file is not there: the empty region at its start
+        region = {"startLine": 1, "endLine": 1, "byteOffset": 0, "byteLength": 0}
+        location["properties"] = {"artifactAbsent": True}
+    physical["region"] = region
+    return location
 
 
 def sarif_log(result: AuditResult) -> dict[str, Any]:
@@ -72,7 +106,7 @@ def sarif_log(result: AuditResult) -> dict[str, Any]:
                            **({"missingEvidence": True} if f.missing_evidence else {})},
         }
         if f.artifact:
-            item["locations"] = [_location(f)]
+            item["locations"] = [_location(f, Path(result.run_dir))]
         results.append(item)
     root = Path(result.run_dir).resolve().as_uri().rstrip("/") + "/"
     return {

@@ -1,21 +1,14 @@
 """`--format text`: findings grouped by severity, one line each as
 `path:location code message: key evidence`, then the rules skipped, the rules left out
-(`--select`/`--ignore`) with their waivers, colour only when asked (a terminal), the verdict
-last."""
+(`--select`/`--ignore`) in a few lines (the waived ones each with its justification, the
+others summarised), colour only when asked (`auditor.output.style`), the verdict last."""
 
 from __future__ import annotations
 
 from auditor.model import AuditResult
 from auditor.output import Format
-from auditor.output.wording import with_evidence
-
-_COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m",
-            "accepted": "\x1b[32m", "rejected": "\x1b[31m", "incomplete": "\x1b[33m"}
-_RESET = "\x1b[0m"
-
-
-def _paint(text: str, key: str, color: bool) -> str:
-    return f"{_COLOURS[key]}{text}{_RESET}" if color else text
+from auditor.output.style import paint as _paint
+from auditor.output.wording import not_run_lines, with_evidence
 
 
 def render(result: AuditResult, *, color: bool = False) -> str:
@@ -34,9 +27,7 @@ def render(result: AuditResult, *, color: bool = False) -> str:
     if result.skipped:
         lines.append(f"skipped ({len(result.skipped)}):")
         lines.extend(f"{s.code} {s.reason}" for s in result.skipped)
-    if result.rules_not_run:
-        lines.append(f"not run (--select/--ignore) ({len(result.rules_not_run)}):")
-        lines.extend(n.describe() for n in result.rules_not_run)
+    lines.extend(not_run_lines(result))
     used = {w.code for w in result.waivers if any(n.code.startswith(w.code)
                                                   for n in result.rules_not_run)}
     lines.extend(f"waiver {w.code} unused (no rule it names was left out): {w.justification}"

@@ -6,6 +6,7 @@ line format, and the replay verdict last. `--format json` is `ReplayResult.to_js
 from __future__ import annotations
 
 from auditor.output import Format
+from auditor.output.style import paint
 from auditor.output.wording import with_evidence
 from auditor.replay.compare import Agreement
 from auditor.replay.result import ReplayResult
@@ -16,10 +17,14 @@ SHOWN_FILES = 3
 """Files whose disagreeing IDs the report lists (the table gives every file's figures)."""
 
 
-def agreement_line(a: Agreement) -> str:
+_TONE = {"met": "ok", "failed": "failed", "inconclusive": "warning"}
+
+
+def agreement_line(a: Agreement, color: bool = False) -> str:
     """`<file>: <k>/<n> agree (<p>%, 95% CI <lo>-<hi>%); <threshold>: <status>`."""
+    status = paint(a.status, _TONE.get(a.status, "muted"), color)
     if not a.compared:
-        return f"{a.file}: no sampled ID answered ({a.missing} missing): {a.status}"
+        return f"{a.file}: no sampled ID answered ({a.missing} missing): {status}"
     agreement, interval = a.agreement, a.interval
     assert agreement is not None and interval is not None
     ties = f", {a.ties} tie(s)" if a.ties else ""
@@ -27,7 +32,7 @@ def agreement_line(a: Agreement) -> str:
     note = f" [{a.note}]" if a.note else ""
     return (f"{a.file}: {a.agreed + a.ties}/{a.compared} agree{ties}{missing} "
             f"({agreement:.1%}, 95% CI {interval[0]:.1%}-{interval[1]:.1%}); "
-            f"{a.threshold.describe()}: {a.status}{note}")
+            f"{a.threshold.describe()}: {status}{note}")
 
 
 def render(result: ReplayResult, *, color: bool = False) -> str:
@@ -46,7 +51,7 @@ def render(result: ReplayResult, *, color: bool = False) -> str:
     if result.files:
         lines.append(f"answers files ({len(result.files)}):")
         for a in result.files:
-            lines.append("  " + agreement_line(a))
+            lines.append("  " + agreement_line(a, color))
             if a.status in ("failed", "inconclusive"):
                 for d in a.disagreements[:SHOWN_IDS]:
                     margin = "-" if d.margin is None else f"{d.margin:.4g}"
@@ -57,12 +62,13 @@ def render(result: ReplayResult, *, color: bool = False) -> str:
     for severity in ("error", "warning", "info"):
         group = [f for f in result.findings if f.severity == severity]
         if group:
-            lines.append(f"{severity}s ({len(group)}):")
+            lines.append(paint(f"{severity}s ({len(group)}):", severity, color))
             lines.extend(f"{f.artifact or result.run_dir}"
                          f"{':' + f.location if f.location else ''} {f.code} {with_evidence(f)}"
                          for f in group)
     c = result.counts()
-    lines.append(f"replay {result.verdict}: {c['error']} error(s), {c['warning']} warning(s); "
+    verdict = paint(f"replay {result.verdict}", result.verdict, color)
+    lines.append(f"{verdict}: {c['error']} error(s), {c['warning']} warning(s); "
                  f"{len(result.files)} answers file(s) compared (this is not the run's "
                  "`audit check` verdict)")
     return "\n".join(lines) + "\n"

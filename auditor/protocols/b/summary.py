@@ -103,5 +103,5 @@ def summarize(view: RunView, result: AuditResult) -> RunSummary:
                 operation_share=p.operation_share if p else None,
                 cost_share=p.cost_share if p else None,
                 operation_share_floor=f.policy.floor, accuracy=f.accuracy,
-                agreement=f.agreement)))
+                agreement=f.agreement, domain_power_w=f.domain_power_w)))
     return summary_of(view, result, configs)

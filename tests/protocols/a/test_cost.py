@@ -137,12 +137,15 @@ def test_a_gpu_offer_of_zero_gpus_is_refused_by_the_schema(tmp_path):
     (["--offer", "nope", "--lots", "1"],
      "no offer 'nope'; known offers: b200-30d, b200-one-gpu, b200-per-gpu, h100-7d, "
      "h100-per-gpu"),
-    (["--offer", "h100-7d", "--lots", "-1"], "--lots must be a positive whole number, got '-1'"),
-    (["--offer", "h100-7d", "--lots", "0"], "--lots must be a positive whole number, got '0'"),
+    # typed options: click names the option, the type says what it expects
+    (["--offer", "h100-7d", "--lots", "-1"],
+     "Invalid value for '--lots': must be a positive whole number, got '-1'"),
+    (["--offer", "h100-7d", "--lots", "0"],
+     "Invalid value for '--lots': must be a positive whole number, got '0'"),
     (["--offer", "h100-7d", "--lots", "1.5"], "got '1.5'"),
     (["--offer", "h100-7d", "--lots", "two"], "got 'two'"),
     (["--offer", "h100-7d", "--lots", "2", "--accepted-results", "-3"],
-     "--accepted-results must be a non-negative whole number, got '-3'"),
+     "Invalid value for '--accepted-results': must be a non-negative whole number, got '-3'"),
     (["--offer", "h100-7d", "--lots", "2", "--accepted-results", "0.5"], "got '0.5'"),
     (["--offer", "b200-per-gpu", "--lots", "1"],
      "priced per GPU (price_basis 'gpu'); A9 compares whole lots: quote the price of the lot "
