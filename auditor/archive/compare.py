@@ -29,8 +29,8 @@ What is ranked (A10.2: only accepted configurations; protocol B policies apart):
 
 What to buy (page 1): per protocol, hardware and offer, the best ranked configuration, with
 how sure it is: whether its passes' range and the runner-up's are apart, and whether the
-runs it rests on agree. The report reuses the run report's machinery
-(`auditor.report.build.write_signed_dir`), so `audit verify` checks it the same way.
+runs it rests on agree. The signed report
+of a comparison is `auditor.archive.compare_report`.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from auditor.archive import index
 from auditor.errors import AuditorError
-from auditor.protocols.names import LETTER, PROTOCOL_B
+from auditor.protocols.names import PROTOCOL_B
 
 CPU = "CPU"
 """The hardware of a protocol A configuration whose run used no GPU."""
@@ -175,12 +175,13 @@ class Comparison:
 
     def headline(self) -> str:
         """One sentence whose counts add up to the index's rows."""
-        parts = [f"{_n(len(self.copies), 'identical copy', 'identical copies')} counted once",
-                 f"{_n(self.set_aside, 'conflicting copy', 'conflicting copies')} set aside",
-                 f"{_n(self.runs - self.compared, 'run')} with nothing to compare",
-                 f"{_n(self.not_audited, 'source')} not audited"]
-        return (f"{_n(self.compared, 'run')} compared, of {_n(self.index_rows, 'index row')}: "
-                f"{_n(self.runs, 'distinct run')}, " + ", ".join(parts))
+        parts = [f"{counted(len(self.copies), 'identical copy', 'identical copies')} counted once",
+                 f"{counted(self.set_aside, 'conflicting copy', 'conflicting copies')} set aside",
+                 f"{counted(self.runs - self.compared, 'run')} with nothing to compare",
+                 f"{counted(self.not_audited, 'source')} not audited"]
+        return (f"{counted(self.compared, 'run')} compared, of "
+                f"{counted(self.index_rows, 'index row')}: "
+                f"{counted(self.runs, 'distinct run')}, " + ", ".join(parts))
 
     def table_rows(self) -> list[dict[str, Any]]:
         """The CSV's rows: ranked first, then those not accepted (`CSV_COLUMNS`)."""
@@ -214,7 +215,7 @@ class Comparison:
         }
 
 
-def _n(k: int, one: str, many: str | None = None) -> str:
+def counted(k: int, one: str, many: str | None = None) -> str:
     return f"{k:,} {one if k == 1 else many or one + 's'}"
 
 
@@ -361,11 +362,7 @@ def _row(g: _Groups, key: tuple, items: list[dict], status: str,
     else:
         first = items[0]
         reason = first["reason"]
-        # the configuration's own deciding finding; without one (it takes its run's verdict)
-        # the run's, said to be the run's: never a title joined to another rule's message
-        own = first["detail"] if first["detail"] != first["reason"] else None
-        detail = own or (f"the run is {first['run_verdict']}: {first['run_reason']}"
-                         if first["run_reason"] else None)
+        detail = first["detail"]  # its own finding, or its run's said to be the run's
     currencies = sorted({o["currency"] for o in offers if o.get("currency")})
     if len(currencies) > 1:
         raise AuditorError(f"{key[2]} on {offer_id}: costs in several currencies "
@@ -469,99 +466,3 @@ def _sha256(path: Path) -> str:
     from auditor.fsutil import sha256_file
 
     return sha256_file(path)
-
-
-# -- the signed report -------------------------------------------------------------------
-
-def viewmodel(cmp: Comparison, *, generated_at: str, signer: str | None) -> dict[str, Any]:
-    """The page's tree: JSON values only, every number already written (auditor.present),
-    so the page, the text output and the run report write a figure the same way."""
-    from auditor import __version__
-    from auditor.output.comparison import _cells as cells
-    from auditor.report.viewmodel import signature_section
-
-    doc = cmp.to_json()
-    return {
-        "title": f"Archive comparison: {_n(cmp.compared, 'run')} compared",
-        "headline": cmp.headline(),
-        "tool": {"name": "gpubench-audit", "version": __version__},
-        "generated_at": generated_at,
-        "signature": signature_section(signer),
-        "index_sha256": cmp.index_sha256,
-        "counts": doc["counts"], "verdicts": doc["verdicts"],
-        "choices": [cells.choice(c) for c in cmp.choices],
-        # each protocol's ranking is its own table (a trial's wall time is not a warm pass's)
-        "ranked_a": [cells.row(r) for r in cmp.ranked if r.protocol != PROTOCOL_B],
-        "ranked_b": [cells.row(r) for r in cmp.ranked if r.protocol == PROTOCOL_B],
-        "not_accepted": [{**cells.row(r), "protocol_letter": LETTER.get(r.protocol, "?")}
-                         for r in cmp.not_accepted],
-        "copies": doc["copies"],
-        "conflicts": [cells.conflict(c) for c in cmp.conflicts],
-        "other_runs": doc["other_runs"],
-        "plot_points": [{"offer_id": r.offer_id, "config_id": r.config_id,
-                         "throughput_per_s": r.throughput_per_s,
-                         "cost_per_accepted_corpus_usd_minor": r.cost_per_accepted_corpus_minor}
-                        for r in cmp.ranked if r.currency == index.CURRENCY],
-    }
-
-
-def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | None = None,
-                            cert: Path | None = None, chain: Path | None = None,
-                            now: Callable[[], Any] | None = None,
-                            tsa: str | None = None) -> Comparison:
-    """Write the signed comparison report of ARCHIVE_DIR's index into OUT_DIR: report.html,
-    report.pdf (comparison.json and .csv attached), comparison.json, comparison.csv, and a
-    copy of the index and findings it rests on (`archive/`), all listed in the DSSE bundle."""
-    from auditor import output
-    from auditor.report import dsse, html, plots
-    from auditor.report.build import (
-        StepTimer,
-        load_signing,
-        subject,
-        timestamp,
-        write_signed_dir,
-    )
-
-    archive_dir, out_dir = Path(archive_dir), Path(out_dir)
-    if out_dir.resolve() == archive_dir.resolve():
-        raise AuditorError(f"{out_dir}: the report cannot replace the archive's folder")
-    signer = load_signing(key, cert, chain, tsa)
-    cmp = compare(archive_dir)
-    generated_at = timestamp(now)
-    vm = viewmodel(cmp, generated_at=generated_at,
-                   signer=subject(cert) if cert is not None else None)
-    page = html.render_page(TEMPLATE, vm, {"cost": plots.cost_vs_throughput(vm["plot_points"])})
-    as_json = output.render(output.COMPARISON, "json", cmp).encode()
-    as_csv = output.render(output.COMPARISON, "csv", cmp).encode()
-    files = {"comparison.json": as_json, "comparison.csv": as_csv,
-             f"archive/{index.INDEX}": (archive_dir / index.INDEX).read_bytes()}
-    if (archive_dir / index.FINDINGS).is_file():
-        files[f"archive/{index.FINDINGS}"] = (archive_dir / index.FINDINGS).read_bytes()
-    attachments = [("comparison.json", as_json, "The comparison (audit compare --format json)"),
-                   ("comparison.csv", as_csv, "The comparison table (audit compare --format "
-                                              "csv)")]
-
-    def predicate(digests: dict[str, str]) -> dict[str, Any]:
-        from auditor import __version__
-
-        return {"kind": "comparison", "index_sha256": cmp.index_sha256, "runs": cmp.compared,
-                "index_rows": cmp.index_rows, "ranked": len(cmp.ranked),
-                "not_accepted": len(cmp.not_accepted), "other_runs": len(cmp.other_runs),
-                "conflicts": len(cmp.conflicts), "verdicts": dict(cmp.verdicts),
-                "tool": {"name": "gpubench-audit", "version": __version__},
-                "generated_at": generated_at}
-
-    from auditor.report.build import author
-    from auditor.report.pdf import Metadata
-
-    metadata = Metadata(
-        title=vm["title"], author=author(vm["signature"]["signer"]),
-        subject=(f"gpubench-audit comparison of {cmp.runs} run(s), {len(cmp.ranked)} "
-                 f"configuration(s) ranked; archive index SHA-256 {cmp.index_sha256}"),
-        keywords=("gpubench-audit", "archive comparison", f"index sha256 {cmp.index_sha256}"),
-        created=generated_at)
-    write_signed_dir(out_dir, page=page, files=files, attachments=attachments, signer=signer,
-                     cert=cert, key=key, predicate=predicate,
-                     predicate_type=dsse.COMPARISON_PREDICATE_TYPE, timer=StepTimer(),
-                     metadata=metadata)
-    return cmp

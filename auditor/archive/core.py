@@ -14,7 +14,8 @@ from typing import Protocol
 
 from auditor.archive import index
 from auditor.archive.progress import Progress
-from auditor.archive.sources import INTERNAL, Job, SourceProblem, discover, source_finding
+from auditor.archive.source_findings import INTERNAL, source_finding
+from auditor.archive.sources import Job, SourceProblem, discover
 from auditor.archive.worker import RunRecord, fingerprint, manifest_sha256
 from auditor.errors import AuditorError
 

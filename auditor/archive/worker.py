@@ -29,7 +29,8 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.archive.sources import INTERNAL, NOT_A_RUN, Job, source_finding
+from auditor.archive.source_findings import INTERNAL, NOT_A_RUN, source_finding
+from auditor.archive.sources import Job
 from auditor.model import Finding, RunSummary, Skipped
 
 _READY = False

@@ -76,8 +76,8 @@ def compare(archive_dir: Path, out_dir: Path | None, key: Path | None, cert: Pat
     """Compare the configurations of the archive index in ARCHIVE_DIR (audit archive's
     --out): only accepted ones are ranked (A10.2), the others listed apart with their main
     reason. With --out, also write a signed report that audit verify checks."""
-    from auditor.archive.compare import build_comparison_report
     from auditor.archive.compare import compare as make_comparison
+    from auditor.archive.compare_report import build_comparison_report
 
     if out_dir is None:
         if key is not None or cert is not None or tsa is not None:
