@@ -372,4 +372,5 @@ class RunSummary:
     counts: tuple[tuple[str, int], ...]
     configurations: tuple[ConfigSummary, ...] = ()
     main_reason: str | None = None
-    """The first error finding's message, for a run that is not accepted."""
+    """Why the run is not accepted: the deciding finding's code and message
+    (`auditor.protocols.summary.main_reason`); None when accepted."""

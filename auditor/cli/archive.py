@@ -35,14 +35,17 @@ from auditor.output import style
 @click.option("--address", default=None,
               help="With --executor ray: the cluster's address (default: RAY_ADDRESS, else a "
                    "local Ray instance).")
+@click.option("--ship", is_flag=True,
+              help="With --executor ray: send each run's files with its task, for nodes that "
+                   "do not see the sources on shared storage.")
 @click.option("--force", is_flag=True, help="Audit every run again, even those the index holds.")
 @click.option("--quiet", is_flag=True, help="No progress and no per-failure lines.")
 @_formats_option(output.ARCHIVE, "What to print at the end: ")
 @_output_option
 @_color_option
 def archive(sources: tuple[Path, ...], out_dir: Path, jobs: int | None, executor: str,
-            address: str | None, force: bool, quiet: bool, fmt: str, output_file: Path | None,
-            color_choice: str) -> None:
+            address: str | None, ship: bool, force: bool, quiet: bool, fmt: str,
+            output_file: Path | None, color_choice: str) -> None:
     """Audit every run of SOURCES (run dirs, folders of runs, .tar, .tar.gz, .zip) into
     OUT/index.parquet and OUT/findings.parquet, each run once, incrementally.
 
@@ -54,7 +57,7 @@ def archive(sources: tuple[Path, ...], out_dir: Path, jobs: int | None, executor
     progress = Progress(sys.stderr, quiet=quiet,
                         color=style.use_color(color_choice, sys.stderr))
     outcome = audit_archive(sources, out_dir, jobs=jobs, executor=executor, address=address,
-                            force=force, progress=progress)
+                            force=force, ship=ship, progress=progress)
     color = fmt == "text" and output_file is None and style.use_color(color_choice)
     _emit(output.render(output.ARCHIVE, fmt, outcome, color=color), output_file, color=color)
     sys.exit(1 if outcome.failed else 0)
@@ -73,8 +76,8 @@ def compare(archive_dir: Path, out_dir: Path | None, key: Path | None, cert: Pat
     """Compare the configurations of the archive index in ARCHIVE_DIR (audit archive's
     --out): only accepted ones are ranked (A10.2), the others listed apart with their main
     reason. With --out, also write a signed report that audit verify checks."""
-    from auditor.archive.compare import build_comparison_report
     from auditor.archive.compare import compare as make_comparison
+    from auditor.archive.compare_report import build_comparison_report
 
     if out_dir is None:
         if key is not None or cert is not None or tsa is not None:

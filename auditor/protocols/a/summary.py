@@ -30,7 +30,7 @@ from auditor.protocols.a.facts.economics import Economics, economics
 from auditor.protocols.a.facts.gpus import VariantGpus, variant_gpus
 from auditor.protocols.a.facts.passes import texts_per_corpus, variants_accepted
 from auditor.protocols.a.facts.timing import VariantDurations, fastest_first, variant_durations
-from auditor.protocols.summary import summary_of
+from auditor.protocols.summary import main_reason, summary_of
 
 if TYPE_CHECKING:
     from auditor.protocols.a.view import RunView
@@ -93,12 +93,18 @@ class Summary:
 
 
 def _deciding(result: AuditResult, variant: str) -> Finding | None:
-    """The finding that decides a variant is not accepted: the first error about it (one
-    that is not about missing evidence first), else the run's first error."""
-    errors = [f for f in result.findings if f.severity == "error"]
-    own = [f for f in errors if f.subject is not None and f.subject.variant == variant]
-    return (next((f for f in own if not f.missing_evidence), None) or next(iter(own), None)
-            or next(iter(errors), None))
+    """The variant's own finding that decides it is not accepted: the first error about it
+    (one that is not about missing evidence first); None when nothing is against it."""
+    own = [f for f in result.findings if f.severity == "error"
+           and f.subject is not None and f.subject.variant == variant]
+    return next((f for f in own if not f.missing_evidence), None) or next(iter(own), None)
+
+
+def _run_is(result: AuditResult) -> str | None:
+    """A configuration that takes its run's verdict: the run's deciding finding, said to be
+    the run's (never one rule's title joined to another's message)."""
+    why = main_reason(result)
+    return f"the run is {result.verdict}: {why}" if why else None
 
 
 def _config(view: RunView, result: AuditResult, d: VariantDurations, econ: Economics,
@@ -133,7 +139,8 @@ def _config(view: RunView, result: AuditResult, d: VariantDurations, econ: Econo
         reason=None if mine else (
             "a pass is not accepted" if vid not in passes_ok
             else f"run {result.verdict} (its own passes pass)"),
-        detail=f"{deciding.code}: {deciding.message}" if deciding is not None else None,
+        detail=(f"{deciding.code}: {deciding.message}" if deciding is not None
+                else _run_is(result) if not mine else None),
         costs=costs,
         figures=VariantFigures(batch=lookup(declared.get(vid), "batch"),
                                cold_median_s=d.cold.median_s, texts=texts))
