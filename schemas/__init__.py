@@ -312,6 +312,27 @@ def results_table() -> dict[str, Any]:
     return table(RESULTS_TABLE)
 
 
+UNBOUNDED_INTEGER = "x-unbounded-integer"
+"""The keyword (true) that marks a schema place as an integer of any size: a seed is an
+integer, not a 64-bit one (Python's `random` takes any; numpy's seed sequences are 128-bit)."""
+
+
+@cache
+def unbounded_integers(kind: str) -> frozenset[str]:
+    """The JSON pointers of the places the kind's schema marks `UNBOUNDED_INTEGER`, through
+    nested `properties` (not through arrays or references)."""
+    found: set[str] = set()
+    stack: list[tuple[dict[str, Any], str]] = [(load(kind), "")]
+    while stack:
+        node, pointer = stack.pop()
+        if node.get(UNBOUNDED_INTEGER) is True:
+            found.add(pointer)
+        for name, sub in (node.get("properties") or {}).items():
+            if isinstance(sub, dict):
+                stack.append((sub, f"{pointer}/{name.replace('~', '~0').replace('/', '~1')}"))
+    return frozenset(found)
+
+
 @cache
 def frame(kind: str) -> dict[str, Any]:
     """The frame schema of one reader family (a key of `FRAME_FILES`): fields in order."""

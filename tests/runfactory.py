@@ -71,6 +71,7 @@ def make_clean_run(
     gpus_per_lot: int = 1,
     experiment_id: str = "exp-batch",
     claims: bool = False,
+    warm_in_blocks: bool = False,
 ) -> Path:
     """Write a clean protocol A run dir at PATH (created) and return PATH.
 
@@ -79,7 +80,7 @@ def make_clean_run(
     `batch-<n>`; on `device="cuda:0"` memory is measured (plausible bytes), on CPU the four
     memory cells are empty. Passes: one cold pass per variant, each in a fresh process, a
     warm-up block per variant, then `warm_passes` warm passes per variant in alternating
-    order."""
+    order (`warm_in_blocks`: all of one variant, then the next, the method "sequential")."""
     root = Path(path)
     root.mkdir(parents=True, exist_ok=True)
     cuda = device.startswith("cuda")
@@ -118,7 +119,9 @@ def make_clean_run(
     # The order: cold passes, warm-up blocks, then alternating rounds of warm passes.
     order: list[tuple[str, str, int]] = [(v, "cold", 1) for v in variants]
     order += [(v, "warmup", 1) for v in variants]
-    for r in range(1, warm_passes + 1):
+    if warm_in_blocks:
+        order += [(v, "warm", r) for v in variants for r in range(1, warm_passes + 1)]
+    for r in range(1, warm_passes + 1 if not warm_in_blocks else 1):
         rnd = list(variants) if r % 2 else list(reversed(variants))
         order += [(v, "warm", r) for v in rnd]
 
@@ -229,7 +232,7 @@ def make_clean_run(
         "warmup_iterations": warmup_iterations, "warm_passes_per_variant": warm_passes,
         "pass_order": [{"order_index": k, "variant_id": v, "phase": p, "run_index": r}
                        for k, (v, p, r) in enumerate(order)],
-        "pass_order_method": "alternating rounds",
+        "pass_order_method": "sequential" if warm_in_blocks else "alternating rounds",
         "corpus": {"source": "synthetic", "revision": rev["corpus"], "eval_size": eval_size,
                    "inputs_file": "corpus/eval-inputs.jsonl",
                    "train_size": eval_size * 2, "tune_size": eval_size // 2 + 1,

@@ -4,10 +4,12 @@ every format fault as data (kind, row, line, column name, value).
 
 Fault kinds: `limit` (a file larger than `MAX_BYTES`, not parsed; or a cell longer than the
 `csv` module's field size limit, `csv.field_size_limit()`, 131,072 characters by default: the
-table is not read past it), `encoding`, `quoting`,
-`header`, `cells`, `type` (also an integer beyond 64 bits or a number that overflows to
-infinity: reported, never read as "not recorded"), `decimal_comma`, `empty`, `duplicate_row`
-(two rows for one primary key), `line_ending` (a warning: RFC 4180 ends records with CRLF).
+table is not read past it), `encoding`, `quoting`, `header` (also a data row that repeats
+the header: it is left out), `cells`, `type` (also an integer beyond 64 bits, where the
+field is not `"unbounded": true`, or a number that overflows to infinity: reported, never
+read as "not recorded"), `decimal_comma`, `empty`, `duplicate_row` (two rows for one primary
+key), `line_ending` (a warning: RFC 4180 ends records with CRLF). An unbounded integer field
+(a seed) is typed as its canonical decimal text.
 The typed frame is None when the table's structure is broken (quoting, header, a row of the
 wrong width); cell-level faults leave it typed, the bad cells null.
 """
@@ -30,12 +32,15 @@ MAX_BYTES = 256 << 20
 _INT = r"^-?[0-9]+$"
 _NUM = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
 _DECIMAL_COMMA = r"^-?[0-9]+,[0-9]+$"
+_MAX_DIGITS = 100
+"""The longest integer of unbounded size (`"unbounded": true` in the table schema) read."""
 
 
-def _why_not(value: str, ftype: str) -> str:
+def _why_not(value: str, ftype: str, unbounded: bool = False) -> str:
     """What a cell written in the type's syntax still gets wrong (reported, never nulled)."""
     if ftype == "integer" and re.fullmatch(_INT, value):
-        return " (beyond the 64-bit integer range)"
+        return (f" (more than {_MAX_DIGITS} digits)" if unbounded
+                else " (beyond the 64-bit integer range)")
     if ftype == "number" and re.fullmatch(_NUM, value):
         return " (not a finite number: its magnitude overflows a 64-bit float)"
     return ""
@@ -150,7 +155,11 @@ def _parse(data: bytes, table: dict[str, Any]
         return None, None, faults
     good: list[tuple[int, int, list[str]]] = []
     for row, (line, cells) in enumerate(records[1:], start=1):
-        if len(cells) != len(cols):
+        if [c.strip().casefold() for c in cells] == cols:
+            # two files appended, or a writer that restarted: the row is not a pass
+            fault("header", f"data row {row} repeats the header row (left out of the table)",
+                  line=line, row=row, value=",".join(cells)[:80])
+        elif len(cells) != len(cols):
             what = "a cell too many" if len(cells) > len(cols) else "cells missing"
             if not cells:
                 what = "an empty line"
@@ -184,7 +193,8 @@ def _parse(data: bytes, table: dict[str, Any]
                       "decimal point", line=r["line"], row=r["row"], column=name,
                       value=r["value"])
             else:
-                fault("type", f"{name} is not a valid {ftype}{_why_not(r['value'], ftype)}",
+                why = _why_not(r["value"], ftype, bool(f.get("unbounded")))
+                fault("type", f"{name} is not a valid {ftype}{why}",
                       line=r["line"], row=r["row"], column=name, value=_short(r["value"]))
         for r in rows.filter(pl.col(f"_r{i}")).iter_rows(named=True):
             fault("type", f"{name} value is out of the allowed range/values", line=r["line"],
@@ -218,7 +228,11 @@ def _checks(table: dict[str, Any]) -> tuple[pl.Expr, ...]:
         name, ftype = f["name"], f["type"]
         c = pl.col(name)
         empty = c == ""
-        if ftype == "integer":
+        if ftype == "integer" and f.get("unbounded"):
+            # an integer of any size (a seed): its canonical decimal text, leading zeros off
+            ok = c.str.contains(_INT) & (c.str.len_chars() <= _MAX_DIGITS)
+            typed = c.str.replace(r"^(-?)0+([0-9])", "${1}${2}").str.replace(r"^-0$", "0")
+        elif ftype == "integer":
             # Digits that do not fit 64 bits cast to null: a type fault, never "not recorded".
             cast = c.cast(pl.Int64, strict=False)
             ok, typed = c.str.contains(_INT) & cast.is_not_null(), cast

@@ -7,7 +7,8 @@ fault carrying its JSON pointer; callers treat a document with error faults as u
 rules.
 
 Parsing is strict and bounded (`strict_json`): a repeated key, `NaN`, a number that is not
-finite or beyond 64 bits, nesting deeper than `strict_json.MAX_DEPTH` and a document larger
+finite or beyond 64 bits (but where the schema marks an integer of any size,
+`schemas.UNBOUNDED_INTEGER`), nesting deeper than `strict_json.MAX_DEPTH` and a document larger
 than `MAX_DOC_BYTES` are faults naming the line (and pointer), never a crash and never a
 value silently read otherwise."""
 
@@ -36,7 +37,8 @@ def read(data: bytes, *, name: str, schema: str | None = None, label: str | None
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Read(None, (utf8_fault(data, exc, name),))
-    doc, problem = strict_json.loads(text)
+    doc, problem = strict_json.loads(
+        text, schemas.unbounded_integers(schema) if schema is not None else frozenset())
     if problem is not None:
         return Read(None, (problem_fault(problem, name),))
     if schema is None:

@@ -7,7 +7,9 @@ keys are compared decoded), the non-standard constants `NaN` and `Infinity`, a n
 value is not finite (`1e999` becomes infinity), an integer beyond 64 bits (polars cannot hold
 it, and a measure that large is not one), a `\\u` escape of a lone UTF-16 surrogate (no
 UTF-8 output can hold it) and nesting deeper than `MAX_DEPTH` (the C parser raises
-`RecursionError` a few hundred levels deep). The fast path is the C parser with
+`RecursionError` a few hundred levels deep). A document whose schema marks a place as an
+integer of any size (`schemas.unbounded_integers`: a seed) gets it there, up to
+`MAX_NUMBER_CHARS` digits. The fast path is the C parser with
 hooks that only flag a problem; only a flagged text is parsed again, by a small
 position-tracking parser, to say where the problem is.
 """
@@ -79,29 +81,54 @@ def _constant(text: str) -> Any:
     raise _Flag
 
 
+def _wide_int(text: str) -> int:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _Flag
+    return int(text)
+
+
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_int=_int, parse_float=_float,
                             parse_constant=_constant)
+_WIDE_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_int=_wide_int,
+                                 parse_float=_float, parse_constant=_constant)
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def loads(text: str) -> tuple[Any, JsonProblem | None]:
-    """(the value, None) when TEXT is one strict JSON value, else (None, the problem)."""
+def loads(text: str, unbounded: frozenset[str] = frozenset()
+          ) -> tuple[Any, JsonProblem | None]:
+    """(the value, None) when TEXT is one strict JSON value, else (None, the problem);
+    UNBOUNDED the JSON pointers where an integer may be beyond 64 bits."""
     try:
-        value = _DECODER.decode(text)
+        value = (_WIDE_DECODER if unbounded else _DECODER).decode(text)
     except json.JSONDecodeError as exc:
         return None, JsonProblem(f"not valid JSON: {exc.msg}", "syntax", exc.lineno, exc.colno)
     except (_Flag, RecursionError, ValueError):
-        return None, locate(text)
-    if _deeper_than(value, MAX_DEPTH):
-        return None, locate(text)
+        return None, locate(text, unbounded)
+    if _deeper_than(value, MAX_DEPTH) or (unbounded and _wide_elsewhere(value, unbounded)):
+        return None, locate(text, unbounded)
     # A `\udcff` escape that is not half of a pair decodes to a lone surrogate: a string no
     # UTF-8 output (a report, a JSON result) can hold. Only texts with such escapes pay.
     if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         return None, locate(text)
     return value, None
+
+
+def _wide_elsewhere(value: Any, unbounded: frozenset[str]) -> bool:
+    """Whether VALUE holds an integer beyond 64 bits at a pointer not in UNBOUNDED."""
+    stack: list[tuple[Any, list[Any]]] = [(value, [])]
+    while stack:
+        v, path = stack.pop()
+        if isinstance(v, dict):
+            stack.extend((c, [*path, k]) for k, c in v.items())
+        elif isinstance(v, list):
+            stack.extend((c, [*path, i]) for i, c in enumerate(v))
+        elif (isinstance(v, int) and not isinstance(v, bool)
+              and not INT64_MIN <= v <= INT64_MAX and json_pointer(path) not in unbounded):
+            return True
+    return False
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -142,10 +169,11 @@ class _Found(Exception):
         self.message, self.kind, self.pos, self.path = message, kind, pos, path
 
 
-def locate(text: str) -> JsonProblem:
-    """The first problem of TEXT, with its place (the slow path: pure Python)."""
+def locate(text: str, unbounded: frozenset[str] = frozenset()) -> JsonProblem:
+    """The first problem of TEXT, with its place (the slow path: pure Python); UNBOUNDED as
+    for `loads`."""
     try:
-        end = _value(text, _ws(text, 0), [], 0)
+        end = _value(text, _ws(text, 0), [], 0, unbounded)
         if _ws(text, end) != len(text):
             raise _Found("not valid JSON: extra data", "syntax", _ws(text, end), [])
     except _Found as f:
@@ -160,14 +188,15 @@ def _ws(text: str, i: int) -> int:
     return m.end() if m else i
 
 
-def _value(text: str, i: int, path: list[Any], depth: int) -> int:
+def _value(text: str, i: int, path: list[Any], depth: int,
+           unbounded: frozenset[str] = frozenset()) -> int:
     """Parse the value at I (whitespace skipped); return the index after it."""
     c = text[i:i + 1]
     if c in ("{", "["):
         if depth >= MAX_DEPTH:
             raise _Found(f"nested deeper than {MAX_DEPTH} levels (the auditor's limit)",
                          "limit", i, path)
-        return (_object if c == "{" else _array)(text, i + 1, path, depth + 1)
+        return (_object if c == "{" else _array)(text, i + 1, path, depth + 1, unbounded)
     if c == '"':
         return _string(text, i)[1]
     m = _NUMBER.match(text, i)
@@ -179,7 +208,8 @@ def _value(text: str, i: int, path: list[Any], depth: int) -> int:
         if m.group(2) or m.group(3):
             if not math.isfinite(float(literal)):
                 raise _Found(f"{literal} is not a finite number", "number", i, path)
-        elif not INT64_MIN <= int(literal) <= INT64_MAX:
+        elif (not INT64_MIN <= int(literal) <= INT64_MAX
+              and json_pointer(path) not in unbounded):
             raise _Found(f"the integer {literal} is beyond 64 bits", "number", i, path)
         return m.end()
     for word in ("true", "false", "null"):
@@ -202,7 +232,8 @@ def _string(text: str, i: int) -> tuple[str, int]:
     return value, end
 
 
-def _object(text: str, i: int, path: list[Any], depth: int) -> int:
+def _object(text: str, i: int, path: list[Any], depth: int,
+            unbounded: frozenset[str] = frozenset()) -> int:
     seen: set[str] = set()
     i = _ws(text, i)
     if text.startswith("}", i):
@@ -218,7 +249,7 @@ def _object(text: str, i: int, path: list[Any], depth: int) -> int:
         j = _ws(text, j)
         if not text.startswith(":", j):
             raise _Found("not valid JSON: expecting ':'", "syntax", j, path)
-        i = _ws(text, _value(text, _ws(text, j + 1), [*path, key], depth))
+        i = _ws(text, _value(text, _ws(text, j + 1), [*path, key], depth, unbounded))
         if text.startswith("}", i):
             return i + 1
         if not text.startswith(",", i):
@@ -226,13 +257,14 @@ def _object(text: str, i: int, path: list[Any], depth: int) -> int:
         i = _ws(text, i + 1)
 
 
-def _array(text: str, i: int, path: list[Any], depth: int) -> int:
+def _array(text: str, i: int, path: list[Any], depth: int,
+           unbounded: frozenset[str] = frozenset()) -> int:
     i = _ws(text, i)
     if text.startswith("]", i):
         return i + 1
     n = 0
     while True:
-        i = _ws(text, _value(text, _ws(text, i), [*path, n], depth))
+        i = _ws(text, _value(text, _ws(text, i), [*path, n], depth, unbounded))
         if text.startswith("]", i):
             return i + 1
         if not text.startswith(",", i):

@@ -25,6 +25,12 @@ import torch
 from torch import nn
 
 
+def torch_seed(seed: int) -> int:
+    """SEED as torch takes it: an announced seed is any integer (A1.2), torch's generator
+    64 bits; the residue modulo 2^64 is what torch itself makes of a negative seed."""
+    return seed % 2**64
+
+
 @dataclass(frozen=True)
 class TrainingData:
     """What `prepare` may learn from: the train split only (tune and eval stay unseen)."""

@@ -34,6 +34,7 @@ from runner.workloads.base import (
     Workload,
     WorkloadFactory,
     quantize,
+    torch_seed,
 )
 
 WORD = r"[a-z_][a-z0-9_]*"
@@ -136,7 +137,7 @@ class BagOfWords(WorkloadFactory):
         epochs = int(options.get("epochs", 30))
         min_count = int(options.get("min_count", 2))
         lr = float(options.get("lr", 0.02))
-        torch.manual_seed(seed)
+        torch.manual_seed(torch_seed(seed))
         counts: Counter[str] = Counter()
         for text in data.texts:
             counts.update(set(Tokenizer.features(Tokenizer.words(text)[:context])))
@@ -148,7 +149,7 @@ class BagOfWords(WorkloadFactory):
         encoded = [tok.encode(t) for t in data.texts]
         model = BagOfWordsModel(max(1, len(vocab)), dim, len(classes))
         opt = torch.optim.Adam(model.parameters(), lr=lr)
-        gen = torch.Generator().manual_seed(seed)
+        gen = torch.Generator().manual_seed(torch_seed(seed))
         # weight classes by inverse frequency so small families are not drowned (macro-F1)
         freq = torch.bincount(targets, minlength=len(classes)).clamp(min=1).float()
         loss_fn = nn.CrossEntropyLoss(weight=freq.sum() / (len(classes) * freq))

@@ -21,7 +21,14 @@ from torch import nn
 
 from runner.errors import RunnerError
 from runner.revisions import file_sha256
-from runner.workloads.base import DTYPES, PreparedModel, TrainingData, Workload, WorkloadFactory
+from runner.workloads.base import (
+    DTYPES,
+    PreparedModel,
+    TrainingData,
+    Workload,
+    WorkloadFactory,
+    torch_seed,
+)
 
 HEAD = "head.pt"
 TOKENIZER = "tokenizer.json"
@@ -101,7 +108,7 @@ class MiniLM(WorkloadFactory):
                 options: dict[str, Any]) -> PreparedModel:
         pkg = _package()
         encoder = _encoder("cpu", context)
-        torch.manual_seed(seed)
+        torch.manual_seed(torch_seed(seed))
         step = int(options.get("embed_batch", 32))
         texts = list(data.texts)
         with torch.inference_mode():

@@ -38,7 +38,8 @@ def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     rev = m["revisions"]
     want = {"corpus_revision": rev["corpus"], "model_revision": rev["model"],
-            "tokenizer_revision": rev["tokenizer"], "seed": m["seed"]}
+            # a seed is an integer of any size: the CSV types it as canonical decimal text
+            "tokenizer_revision": rev["tokenizer"], "seed": str(m["seed"])}
     for col, value in want.items():
         bad = view.results.filter((pl.col(col) != value).fill_null(True))
         for row, got in bad.select("row", col).iter_rows():

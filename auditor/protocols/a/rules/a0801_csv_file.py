@@ -5,7 +5,8 @@ a quoted field ends with a quote followed by a comma or line end), no cell is lo
 CSV reader's size limit (`csv.field_size_limit()`, 131,072 characters: a longer cell, such as
 a huge `notes`, is reported at the line where its record starts, with the limit, and the table
 is not read past it), the file is not larger than the reader's `MAX_BYTES`, and the header row
-is exactly the 38 column names of RUN_DIR.md in order.
+is exactly the 38 column names of RUN_DIR.md in order, and no data row repeats it (two files
+appended: the repeated row is named and left out).
 Reads: the bytes of `resultats-bruts.csv` (encoding, quoting, cell and file sizes, header
 row).
 Why it matters: A8.1: one row per pass with exactly the listed columns; a renamed, missing or
