@@ -166,7 +166,8 @@ def test_id_label_fast_path_stays_for_clean_files() -> None:
 # -- CSV -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("column, value, why", [
-    ("seed", "9" * 30, "beyond the 64-bit integer range"),
+    ("context", "9" * 30, "beyond the 64-bit integer range"),
+    ("seed", "9" * 101, "more than 100 digits"),  # a seed is of any size, up to 100 digits
     ("batch", "9223372036854775808", "beyond the 64-bit integer range"),
     ("elapsed_seconds", "1e999", "not a finite number"),
     ("quality_value", "-1e400", "not a finite number"),

@@ -137,7 +137,8 @@ def c1_manifest_restates_offer_wrongly(root: Path) -> None:
 # -- class 2: strict, faithful parsing ----------------------------------------------------
 
 def c2_csv_int_beyond_64_bits(root: Path) -> None:
-    edit_rows(root, lambda rows: rows[1].update(seed="9" * 30))
+    # not the seed: a seed is an integer of any size (A1.2, docs/protocol.md)
+    edit_rows(root, lambda rows: rows[1].update(context="9" * 30))
 
 
 def c2_csv_number_overflows(root: Path) -> None:
@@ -262,7 +263,7 @@ LIES: dict[str, tuple[str, Callable[[Path], None], str, str | None]] = {
     "c1 two GPUs under one lot": ("cuda", MUTATIONS["A0405"].mutate, "A0405", None),
     "c1 manifest restates the offer wrongly": ("cpu", c1_manifest_restates_offer_wrongly,
                                                "A0901", None),
-    "c2 CSV integer beyond 64 bits": ("cpu", c2_csv_int_beyond_64_bits, "A0803", "A1.2"),
+    "c2 CSV integer beyond 64 bits": ("cpu", c2_csv_int_beyond_64_bits, "A0803", "A3.1"),
     "c2 CSV number overflowing to inf": ("cpu", c2_csv_number_overflows, "A0803", "A6.3"),
     "c2 JSON key twice": ("cpu", c2_json_repeated_key, "A0002", None),
     "c2 JSONL key twice, one \\u-escaped": ("cpu", c2_jsonl_repeated_escaped_key, "A0002",
@@ -345,7 +346,7 @@ def test_a_finding_of_a_strict_parse_names_file_and_line(templates: dict[str, Pa
     root = _copy(templates, "cpu", tmp_path / "2")
     c2_csv_int_beyond_64_bits(root)
     (f,) = [f for f in run_check(root).findings if f.code == "A0803"]
-    assert (f.row, f.line, f.evidence["field"]) == (2, 3, "seed")
+    assert (f.row, f.line, f.evidence["field"]) == (2, 3, "context")
     assert "64-bit" in f.message
 
 
