@@ -49,13 +49,21 @@ class TensorForm:
     module's input tensors (tokenization, on the CPU), the module returns one row of class
     scores per text, `classes[argmax]` is the label."""
 
-    module: nn.Module
+    module: nn.Module | None
+    """None only when `onnx_file` is the model (a user's own ONNX file, no torch module)."""
     encode: Callable[[list[str]], tuple[torch.Tensor, ...]]
     input_names: tuple[str, ...]
     classes: list[str]
     tokenizer_kind: str | None = None
     """The documented kind of the staged tokenizer file when it is data an auditor can apply
     without code (docs/replay.md), its tensors named as `input_names`; None otherwise."""
+    dynamic_axes: tuple[dict[int, str], ...] | None = None
+    """Per input, its dynamic axes (axis -> a name; inputs naming the same axis share its
+    size, e.g. `{0: "texts", 1: "tokens"}` for a transformer's 2-D inputs); None: each
+    input's first axis, on its own."""
+    onnx_file: Path | None = None
+    """A single-file ONNX model the workload brings (the user's own export), archived and run
+    instead of exporting `module`; its graph inputs are `input_names`."""
 
 
 class Workload(ABC):
