@@ -153,7 +153,8 @@ def export_in_fresh_process(workload: str, options: dict[str, Any], model_dir: P
                           f"{tail}")
     done = json.loads(proc.stdout.strip().splitlines()[-1])
     return OnnxExport(Path(done["file"]), done["sha256"], done["seconds"],
-                      tuple(done["input_names"]), done["opset"])
+                      tuple(done["input_names"]), done["opset"], done["output_name"],
+                      done["exporter"], done["dynamic_axes"])
 
 
 def main(job_text: str) -> int:

@@ -116,7 +116,8 @@ def replay(run_dir: Path, *, sample_size: int = DEFAULT_SAMPLE, seed: int | None
         labels = section["labels"]
         try:
             session = onnx_run.Session.create(model_data, section["model"])
-            scores = session.scores(tok.encode, [texts[i] for i in drawn.ids], len(labels))
+            scores = session.scores(tok.encode, [texts[i] for i in drawn.ids], len(labels),
+                                    batch=getattr(tok, "batch", onnx_run.BATCH))
         except onnx_run.ModelRefused as exc:
             state.add(codes.MODEL, str(exc), artifact=section["model"]["file"])
             raise _Stop from None

@@ -63,6 +63,8 @@ class RunConfig:
     threshold: float | str
     tolerance: float
     economics: Economics | None
+    base_dir: Path = Path(".")
+    """The config file's folder: relative paths (a workload's `path_options` too) start there."""
 
     @property
     def variant_ids(self) -> tuple[str, ...]:
@@ -116,4 +118,5 @@ def _from_file(path: Path, label: str) -> RunConfig:
         threshold=threshold,
         tolerance=float(q["tolerance"]),
         economics=economics,
+        base_dir=base_dir,
     )

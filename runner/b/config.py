@@ -116,6 +116,8 @@ class ResidencyConfig:
     gates: Gates
     policies: tuple[PolicySpec, ...]
     baseline_policy: str
+    base_dir: Path = Path(".")
+    """The config file's folder: relative paths (a workload's `path_options` too) start there."""
 
 
 def load_residency_config(path: Path | None) -> ResidencyConfig:
@@ -175,6 +177,7 @@ def _from_file(path: Path, label: str) -> ResidencyConfig:
                     bool(g["measure_rejected_energy"])),
         policies=policies,
         baseline_policy=baseline,
+        base_dir=base_dir,
     )
 
 

@@ -101,10 +101,24 @@ class WorkloadFactory(ABC):
 
     name: str = "workload"
     description: str = ""
+    path_options: tuple[str, ...] = ()
+    """Options that name files: a relative one is resolved against the config file's folder
+    before the workload sees it (`runner.config.resolve_options`)."""
+
+    def runs_in_torch(self, options: dict[str, Any]) -> bool:
+        """Whether `load` gives a torch model (protocol A, protocol B's torch policies);
+        False for a workload that is an ONNX file alone."""
+        return True
 
     def check(self, options: dict[str, Any]) -> None:  # noqa: B027 (optional hook)
         """Raise RunnerError before anything is measured if the workload cannot run here
         (a missing optional package, say); a no-op unless a workload needs it."""
+
+    def check_corpus(self, options: dict[str, Any], classes: tuple[str, ...],  # noqa: B027
+                     context: int) -> None:
+        """Raise RunnerError before anything is written if the workload cannot classify
+        this corpus (a model whose classes are not the corpus labels, say); a no-op unless
+        a workload needs it."""
 
     def threads(self, available: int) -> int:
         """torch intra-op threads for this workload's processes; default all available.
