@@ -77,6 +77,8 @@ SCHEMA_FILES: dict[str, str] = {
     # a Hugging Face tokenizer.json, applied as data by the tokenizers library
     "tokenizer_hf": "tokenizer-hf.schema.json",
     "replay_result": "replay-result.schema.json",
+    # a diagnostic run's record in either manifest (runner --off-protocol)
+    "off_protocol": "off-protocol.schema.json",
 }
 
 RESULTS_TABLE_FILE = "resultats-bruts.table.json"

@@ -187,6 +187,10 @@ class HfTokenizers:
                                     pointer=f"/model/{key}", kind="limit",
                                     value=str(len(entries))),)
         fault = _hf_components(doc, name)
+        if fault is None and isinstance(model, dict) and model.get("dropout") is not None:
+            fault = Fault(name, f"BPE dropout {model['dropout']!r} makes tokenization random; "
+                          "replay applies a deterministic tokenizer only",
+                          pointer="/model/dropout", kind="schema", value=str(model["dropout"]))
         if fault is not None:
             return None, (fault,)
         # the schema checks everything but the vocabulary and merges, checked below

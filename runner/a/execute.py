@@ -33,11 +33,12 @@ import polars as pl
 
 from runner import artifacts
 from runner.a import claims
-from runner.a.config import RunConfig
+from runner.a.config import RunConfig, protocol_breaks
 from runner.a.economics import ChosenOffer, choose_offer
 from runner.a.passes import INPUTS_FILE, PassSpec, run_pass, run_warmup
 from runner.a.setcheck import accepted, check_output, quality
 from runner.config import resolve_options
+from runner.conformance import enforce
 from runner.corpus import Corpus, load_corpus
 from runner.environment import observe
 from runner.errors import RunnerError
@@ -98,10 +99,13 @@ class Inputs:
     threads: int
     options: dict[str, Any]
     """The workload options, file options resolved (`WorkloadFactory.path_options`)."""
+    off_protocol: dict[str, Any] | None = None
+    """The manifest's record of a diagnostic run (`runner.conformance.enforce`)."""
 
 
 def check_inputs(cfg: RunConfig, out: Path) -> Inputs:
     refuse_existing(out)
+    off_protocol = enforce(protocol_breaks(cfg), cfg.off_protocol, "protocol A", cfg.source)
     offer = (choose_offer(cfg.economics.offers_file, cfg.economics.offer_id,
                           cfg.economics.lots) if cfg.economics else None)
     device = resolve_device(cfg.device)
@@ -114,7 +118,8 @@ def check_inputs(cfg: RunConfig, out: Path) -> Inputs:
                           "ONNX file alone)")
     corpus = load_corpus(cfg.corpus_path, cfg.eval_size, cfg.max_texts, cfg.seed)
     factory.check_corpus(options, corpus.classes, cfg.context)
-    return Inputs(offer, device, factory, corpus, workload_threads(factory), options)
+    return Inputs(offer, device, factory, corpus, workload_threads(factory), options,
+                  off_protocol)
 
 
 def execute(cfg: RunConfig, out: Path, progress: Progress | None = None) -> Path:
@@ -123,6 +128,9 @@ def execute(cfg: RunConfig, out: Path, progress: Progress | None = None) -> Path
     inputs = check_inputs(cfg, out)
     # the workload's file options as resolved against the config file's folder, everywhere
     cfg = replace(cfg, workload_options=inputs.options)
+    if inputs.off_protocol is not None:
+        say("OFF PROTOCOL: a diagnostic run (--off-protocol)" + "".join(
+            f"; {b['message']}" for b in inputs.off_protocol["breaks"]))
     staged = StagedRunDir.create(out, say)
     with staged.unfinished():
         decl = declare(cfg, staged.root, inputs, say)
@@ -424,6 +432,7 @@ def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes:
         "economics": _economics(offer),
         "notes": common,
         **decl.replay,
+        **({"off_protocol": inputs.off_protocol} if inputs.off_protocol else {}),
     }
 
 

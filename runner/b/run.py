@@ -31,7 +31,7 @@ import torch
 
 from runner import artifacts
 from runner.b import claims, gates, readback
-from runner.b.config import PolicySpec, ResidencyConfig
+from runner.b.config import PolicySpec, ResidencyConfig, protocol_breaks
 from runner.b.energy.base import Instrument
 from runner.b.layout import (
     CONFIG_COPY,
@@ -59,6 +59,7 @@ from runner.b.trials import (
     run_trial,
 )
 from runner.config import resolve_options
+from runner.conformance import enforce
 from runner.corpus import load_corpus
 from runner.environment import gpu_identity, loadavg
 from runner.errors import RunnerError
@@ -90,8 +91,10 @@ def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
                           "cannot run: declare ONNX Runtime policies only, or give the "
                           "checkpoint too")
     corpus = load_corpus(cfg.corpus_path, cfg.eval_size, cfg.max_texts, cfg.seed)
-    factory.check_corpus(options, corpus.classes, cfg.context)
     ev = corpus.split("eval")
+    off_protocol = enforce(protocol_breaks(cfg, ev.height), cfg.off_protocol, "protocol B",
+                           cfg.source)
+    factory.check_corpus(options, corpus.classes, cfg.context)
     reference = None
     if cfg.gates.reference_outputs is not None:
         reference = gates.read_reference_outputs(cfg.gates.reference_outputs,
@@ -105,7 +108,7 @@ def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
         else:
             left_out[spec.policy_id] = reason
     return Inputs(factory, corpus, workload_threads(factory), tuple(run), left_out, reference,
-                  options)
+                  options, off_protocol)
 
 
 def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None, *,
@@ -116,6 +119,9 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
     inputs = check_inputs(cfg, out)
     # the workload's file options as resolved against the config file's folder, everywhere
     cfg = replace(cfg, workload_options=inputs.options)
+    if inputs.off_protocol is not None:
+        say("OFF PROTOCOL: a diagnostic run (--off-protocol)" + "".join(
+            f"; {b['message']}" for b in inputs.off_protocol["breaks"]))
     staged = StagedRunDir.create(out, say)
     with staged.unfinished():
         root = staged.root

@@ -32,6 +32,8 @@ class Inputs:
     """The user's accepted reference answers, when the config names a file."""
     options: dict[str, Any]
     """The workload options, file options resolved (`WorkloadFactory.path_options`)."""
+    off_protocol: dict[str, Any] | None = None
+    """The manifest's record of a diagnostic run (`runner.conformance.enforce`)."""
 
 
 @dataclass(frozen=True)
