@@ -401,7 +401,9 @@ class SequenceClassifier(WorkloadFactory):
 
     def load(self, model_dir: Path, device: str, precision: str, context: int,
              options: dict[str, Any]) -> Workload:
-        onnx = model_dir / ONNX if (model_dir / ONNX).is_file() else None
+        # the user's own ONNX file (options.onnx) is staged under the name protocol B's export
+        # takes, so only the options tell the one from the other
+        onnx = model_dir / ONNX if options.get("onnx") is not None else None
         if not (model_dir / WEIGHTS).is_file():
             if onnx is None:
                 raise RunnerError(f"workload {NAME}: {model_dir} holds neither {WEIGHTS} "
