@@ -120,6 +120,10 @@ def test_run_is_accepted_and_pins_the_checkpoint_files(run: Path, folder: Path) 
     answers = {o["label"] for o in rf.read_jsonl(run, "outputs/batch-1/warm-1.jsonl")}
     assert len(answers) > 1
     assert not list(run.glob("model/*.bin")) and not (run / "model/pytorch_model.bin").exists()
+    # the export names no path of this checkout or of the user's folder (byte-reproducible)
+    exported = (run / "model/model.onnx").read_bytes()
+    for path in (REPO, folder):
+        assert str(path).encode() not in exported
 
 
 def test_replay_agrees_with_every_pass(run: Path) -> None:

@@ -179,13 +179,14 @@ class HfTokenizers:
         model = doc.get("model")
         vocab = model.get("vocab") if isinstance(model, dict) else None
         merges = model.get("merges") if isinstance(model, dict) else None
-        for what, entries in (("vocabulary", vocab), ("merge list", merges)):
+        for what, pointer, entries in (("vocabulary", "/model/vocab", vocab),
+                                       ("merge list", "/model/merges", merges),
+                                       ("added token list", "/added_tokens",
+                                        doc.get("added_tokens"))):
             if isinstance(entries, (list, dict)) and len(entries) > MAX_VOCAB:
-                key = "vocab" if what == "vocabulary" else "merges"
                 return None, (Fault(name, f"the {what} holds {len(entries):,} entries; the "
-                                    f"auditor reads at most {MAX_VOCAB:,}",
-                                    pointer=f"/model/{key}", kind="limit",
-                                    value=str(len(entries))),)
+                                    f"auditor reads at most {MAX_VOCAB:,}", pointer=pointer,
+                                    kind="limit", value=str(len(entries))),)
         fault = _hf_components(doc, name)
         if fault is None and isinstance(model, dict) and model.get("dropout") is not None:
             fault = Fault(name, f"BPE dropout {model['dropout']!r} makes tokenization random; "
@@ -244,7 +245,7 @@ def _hf_components(doc: dict[str, Any], name: str) -> Fault | None:
                 return Fault(name, f"{key} {pointer} {problem}", pointer=pointer,
                              kind="limit")
             kind = part.get("type")
-            if kind not in allowed:
+            if not isinstance(kind, str) or kind not in allowed:
                 return Fault(name, f"{key} type {kind!r} is not one replay applies (known: "
                              f"{', '.join(sorted(allowed))})", pointer=f"{pointer}/type",
                              kind="schema", value=str(kind)[:80])

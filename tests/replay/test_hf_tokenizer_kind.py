@@ -12,6 +12,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("tokenizers")
 
@@ -185,3 +187,33 @@ def test_without_the_tokenizers_library_it_is_a_finding(monkeypatch: pytest.Monk
     doc = json.loads(wordpiece().to_str())
     monkeypatch.setattr(builtins, "__import__", no_tokenizers)
     assert "gpubench-audit[hf]" in _fault(doc)
+
+
+_WORDPIECE = json.loads(wordpiece().to_str())
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 300) | st.floats(-1, 1)
+                     | st.text(max_size=12),
+                     lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(section=st.sampled_from(["normalizer", "pre_tokenizer", "post_processor", "model",
+                                "added_tokens", "padding", "truncation"]),
+       key=st.sampled_from(["type", "vocab", "merges", "pattern", "normalizers",
+                            "pretokenizers", "processors", "content", "id", "pad_id"]),
+       value=_JSON)
+def test_any_edit_is_a_tokenizer_or_a_finding_never_a_crash(section: str, key: str,
+                                                            value: Any) -> None:
+    doc = json.loads(json.dumps(_WORDPIECE))
+    part = doc.get(section)
+    if isinstance(part, dict):
+        part[key] = value
+    elif isinstance(part, list) and part:
+        part[0] = {**part[0], key: value} if isinstance(part[0], dict) else value
+    else:
+        doc[section] = {key: value}
+    tok, faults = load(doc)
+    assert (tok is None) == bool(faults)
+    if tok is not None:
+        out = tok.encode(TEXTS)
+        assert out["input_ids"].shape[0] == len(TEXTS) and out["input_ids"].shape[1] <= 8
