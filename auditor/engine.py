@@ -114,7 +114,8 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
     rules = select_rules(protocol.rules, select, ignore, waivers)
     left_out = not_run([r for r in protocol.rules if r not in rules], waivers)
     try:
-        view = protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes))
+        view = protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes,
+                                   protocol.parse_limits))
     except Exception as exc:  # a crash while loading is a bug of the auditor: say so
         return None, AuditResult(
             run_dir=str(run_dir), protocol=protocol.name, experiment_id=None,
@@ -159,7 +160,8 @@ def load_run(run_dir: Path) -> LoadedRun:
     protocol, declared = find_protocol(root)
     if protocol is None:
         raise AuditorError(f"{run_dir}: unknown protocol {declared!r}")
-    return protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes))
+    return protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes,
+                                   protocol.parse_limits))
 
 
 def run_check(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),

@@ -313,9 +313,14 @@ class PolicyFigures:
     operation_share_floor: float | None
     accuracy: float | None
     agreement: float | None
+    domain_power_w: tuple[tuple[str, float], ...] = ()
+    """Each summed domain's own average power (`domain[:device]`, W): the average power is
+    their sum, each reported."""
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        out["domain_power_w"] = dict(self.domain_power_w)
+        return out
 
 
 @dataclass(frozen=True)
@@ -367,4 +372,5 @@ class RunSummary:
     counts: tuple[tuple[str, int], ...]
     configurations: tuple[ConfigSummary, ...] = ()
     main_reason: str | None = None
-    """The first error finding's message, for a run that is not accepted."""
+    """Why the run is not accepted: the deciding finding's code and message
+    (`auditor.protocols.summary.main_reason`); None when accepted."""

@@ -40,10 +40,13 @@ UNHASHED = ""
 """The digest recorded for a file too large to hash (its fault says why)."""
 
 
-def _read(rel: str, p: Path, parsed: bool) -> tuple[bytes | None, str, Fault | None]:
+def _read(rel: str, p: Path, parsed: bool, limit: int | None = None
+          ) -> tuple[bytes | None, str, Fault | None]:
     """(the bytes when kept for parsing, the SHA-256, a fault) of the file P at REL: a parsed
     or small file is read whole and hashed from those very bytes, any other hashed in chunks;
-    the size limits and a read error are faults."""
+    the size limits (LIMIT for a parsed file, checked before it is read) and a read error are
+    faults."""
+    limit = MAX_PARSED_BYTES if limit is None else limit
     try:
         size = p.stat().st_size
         if size > MAX_HASHED_BYTES:
@@ -51,11 +54,10 @@ def _read(rel: str, p: Path, parsed: bool) -> tuple[bytes | None, str, Fault | N
                 rel, f"the file claims {size:,} bytes, more than the {MAX_HASHED_BYTES:,} "
                 "the auditor hashes: it is neither read nor verified", kind="limit",
                 value=str(size))
-        if parsed and size > MAX_PARSED_BYTES:
+        if parsed and size > limit:
             return None, sha256_file(p), Fault(
-                rel, f"the file is {size:,} bytes; the auditor parses an artifact up to "
-                f"{MAX_PARSED_BYTES:,} bytes (hashed, not parsed)", kind="limit",
-                value=str(size))
+                rel, f"the file is {size:,} bytes; the auditor parses such an artifact up to "
+                f"{limit:,} bytes (hashed, not parsed)", kind="limit", value=str(size))
         if parsed or size <= KEEP_SMALL_BYTES:
             b = p.read_bytes()
             return b, hashlib.sha256(b).hexdigest(), None
@@ -83,8 +85,8 @@ class RunFiles:
     """Every file of a run dir: its hash, and its bytes when it may be parsed."""
 
     def __init__(self, root: Path, digests: dict[str, str], data: Mapping[str, bytes],
-                 faults: tuple[Fault, ...], streamed: Mapping[str, Path] | None = None
-                 ) -> None:
+                 faults: tuple[Fault, ...], streamed: Mapping[str, Path] | None = None,
+                 parse_limits: tuple[tuple[str, int], ...] = ()) -> None:
         self.root = root
         self._digests = digests
         self.data = data
@@ -94,6 +96,7 @@ class RunFiles:
         faults come with it from `stream`)."""
         self._streamed = dict(streamed or {})
         self._pending = set(self._streamed)
+        self._parse_limits = parse_limits
 
     @property
     def hashes(self) -> Mapping[str, str]:
@@ -128,7 +131,8 @@ class RunFiles:
             return
 
         def read(rel: str) -> tuple[bytes | None, Fault | None]:
-            return self._record(rel, _read(rel, self._streamed[rel], parsed=True))
+            return self._record(rel, _read(rel, self._streamed[rel], parsed=True,
+                                           limit=limit_for(rel, self._parse_limits)))
 
         if _total_size(self._streamed[rel] for rel in rels) <= SMALL_RUN_BYTES:
             for rel in rels:  # small files: reading ahead on a thread costs more than it saves
@@ -146,10 +150,18 @@ class RunFiles:
                 del blob
 
 
+def limit_for(rel: str, limits: tuple[tuple[str, int], ...]) -> int:
+    """The parse limit of REL: the first of LIMITS ((path prefix, bytes)) whose prefix starts
+    it, else `MAX_PARSED_BYTES`."""
+    return next((n for prefix, n in limits if rel.startswith(prefix)), MAX_PARSED_BYTES)
+
+
 def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
-         streamed_prefixes: tuple[str, ...] = ()) -> RunFiles:
+         streamed_prefixes: tuple[str, ...] = (),
+         parse_limits: tuple[tuple[str, int], ...] = ()) -> RunFiles:
     """Hash every file under ROOT; keep the bytes of those under PARSED_PREFIXES (and of any
-    small file); leave those under STREAMED_PREFIXES to `RunFiles.stream`."""
+    small file) up to their PARSE_LIMITS (`limit_for`); leave those under STREAMED_PREFIXES
+    to `RunFiles.stream`."""
     files: list[tuple[str, Path]] = []
     faults: list[Fault] = []
 
@@ -188,7 +200,7 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
 
     def read_one(item: tuple[str, Path]) -> tuple[bytes | None, str, Fault | None]:
         rel, p = item
-        return _read(rel, p, rel.startswith(parsed_prefixes))
+        return _read(rel, p, rel.startswith(parsed_prefixes), limit_for(rel, parse_limits))
 
     if _total_size(p for _, p in files) <= SMALL_RUN_BYTES:
         read = [read_one(item) for item in files]  # threads would cost more than they save
@@ -205,4 +217,5 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
         if blob is not None:
             data[rel] = blob
         hashes[rel] = digest
-    return RunFiles(Path(root), hashes, MappingProxyType(data), tuple(faults), streamed)
+    return RunFiles(Path(root), hashes, MappingProxyType(data), tuple(faults), streamed,
+                    parse_limits)

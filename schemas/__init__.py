@@ -45,6 +45,7 @@ SCHEMA_FILES: dict[str, str] = {
     "run_config": "run-config.schema.json",
     "audit_result": "audit-result.schema.json",
     "comparison": "comparison.schema.json",
+    "archive_outcome": "archive-outcome.schema.json",
     "waivers": "waivers.schema.json",
     "claims": "claims.schema.json",
     "input_line": "input-line.schema.json",

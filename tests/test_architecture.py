@@ -172,3 +172,10 @@ def test_the_reader_check_finds_a_reader_test() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_auditor_module_is_over_the_line_limit() -> None:
+    """A module that grows past `MAX_LINES` holds more than one concern: split it."""
+    long = sorted(f"{p.relative_to(ROOT)}: {n}" for p in AUDITOR.rglob("*.py")
+                  if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES)
+    assert long == []

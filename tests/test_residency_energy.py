@@ -21,7 +21,9 @@ from runner.b.energy.window import Minimums, analyse
 
 T0 = datetime(2026, 11, 2, 9, 0, 0, tzinfo=UTC)
 MINS = Minimums(sampling_interval_s=0.1, sample_periods=10, counter_updates=5,
-                max_watts=100.0)
+                max_watts=100.0, min_readings=1)
+"""The arithmetic tests read a handful of counter values: the protocol's floor of 10 readings
+per window (`Minimums.min_readings`) is tested on its own below."""
 
 
 def at(seconds: float) -> str:
@@ -124,6 +126,21 @@ def test_window_shorter_than_one_counter_update_is_below_resolution() -> None:
     assert res.status == "below_resolution" and "updated 2 time(s)" in (res.reason or "")
 
 
+def test_fewer_than_the_protocols_ten_readings_is_below_resolution() -> None:
+    """Eight counter reads over a window long and busy enough by every declared minimum:
+    still below the protocol's floor of 10 samples per window (the auditor says the same)."""
+    times = [0.15 * k for k in range(8)]
+    reads = [rapl(t, int(t * 10e6)) for t in times]
+    res = analyse(window(*reads), Minimums(sampling_interval_s=0.1, sample_periods=5,
+                                           counter_updates=5, max_watts=100.0))
+    assert res.status == "below_resolution" and res.energy_j is None
+    assert "read 8 time(s) inside the window, fewer than the protocol's 10" in (res.reason or "")
+    more = [rapl(0.1 * k, int(0.1 * k * 10e6)) for k in range(11)]
+    assert analyse(window(*more), Minimums(sampling_interval_s=0.1, sample_periods=5,
+                                           counter_updates=5, max_watts=100.0)
+                   ).status == "measured"
+
+
 def test_no_instrument_is_not_measured_with_every_reason() -> None:
     records = [{"kind": "unavailable", "t": at(0), "source": "nvml", "reason": "no NVML"},
                {"kind": "unavailable", "t": at(0), "source": "rapl", "reason": "no powercap"},
@@ -150,7 +167,7 @@ def test_rapl_reader_on_a_fake_powercap_tree_counts_a_real_wrap(tmp_path: Path) 
     rec.end("window_end", "w")
     for r in rec.records:
         schemas.validator("runner_power_record").validate(r)
-    res = analyse(rec.records, Minimums(1e-6, 1, 1, max_watts=1.0))
+    res = analyse(rec.records, Minimums(1e-6, 1, 1, max_watts=1.0, min_readings=1))
     assert res.status == "measured", res.reason
     package = next(s for s in res.series if s.domain == "package")
     assert package.wraps == 1 and package.energy_j == pytest.approx(0.004)
@@ -215,7 +232,7 @@ def test_recorder_with_a_sampling_thread_measures_a_constant_power() -> None:
     time.sleep(1.0)
     rec.end("window_end", "w")
     rec.stop()
-    res = analyse(rec.records, Minimums(0.02, 10, 5, max_watts=10.5))
+    res = analyse(rec.records, Minimums(0.02, 10, 5, max_watts=10.5, min_readings=1))
     assert res.status == "measured", res.reason
     assert res.energy_source == "nvml+rapl"
     seconds = res.window_seconds or 0

@@ -18,13 +18,13 @@ wins. Columns are documented in docs/archive.md and schemas/archive-*.frame.json
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -32,27 +32,35 @@ import polars as pl
 
 from auditor.archive.sources import SourceProblem
 from auditor.archive.worker import RunRecord
+from auditor.archive.worker import auditor_version as auditor_version  # the rows' version
 from auditor.model import Finding, Skipped
 
 INDEX = "index.parquet"
 FINDINGS = "findings.parquet"
 PARTS = ".parts"
 
+CURRENCY = "USD"
+"""The currency of protocol A's offers (A8.2: prices in USD cents)."""
+TIMESTAMP = pl.Datetime("us", "UTC")
+
 _COST = pl.Struct({
     "offer_id": pl.String, "gpu_model": pl.String, "lots": pl.Int64,
-    "package_total_usd_minor": pl.Int64, "cost_per_accepted_corpus_usd_minor": pl.Float64,
-    "why_not": pl.String, "measured_here": pl.Boolean})
+    "currency": pl.String, "package_total_minor": pl.Int64,
+    "cost_per_accepted_corpus_minor": pl.Int64, "why_not": pl.String,
+    "measured_here": pl.Boolean})
 _CONFIG = pl.Struct({
-    "config_id": pl.String, "accepted": pl.Boolean, "gpu_model": pl.String,
-    "gpu_count": pl.Int64, "precision": pl.String, "median_s": pl.Float64,
-    "min_s": pl.Float64, "max_s": pl.Float64, "throughput_per_s": pl.Float64,
-    "reason": pl.String, "costs": pl.List(_COST), "extra_json": pl.String})
+    "config_id": pl.String, "verdict": pl.String, "accepted": pl.Boolean,
+    "gpu_model": pl.String, "gpu_count": pl.Int64, "precision": pl.String,
+    "median_s": pl.Float64, "min_s": pl.Float64, "max_s": pl.Float64,
+    "throughput_per_s": pl.Float64, "reason": pl.String, "detail": pl.String,
+    "costs": pl.List(_COST), "figures_json": pl.String})
 
 INDEX_SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String(), "kind": pl.String(), "run_dir": pl.String(),
-    "audit_id": pl.String(), "audited_at": pl.String(), "audit_seconds": pl.Float64(),
+    "audit_id": pl.String(), "audited_at": TIMESTAMP, "audit_seconds": pl.Float64(),
     "auditor_version": pl.String(), "fingerprint": pl.String(),
-    "manifest_sha256": pl.String(), "protocol": pl.String(), "experiment_id": pl.String(),
+    "manifest_sha256": pl.String(), "content_sha256": pl.String(),
+    "matches_manifest": pl.Boolean(), "protocol": pl.String(), "experiment_id": pl.String(),
     "verdict": pl.String(), "reason": pl.String(),
     "errors": pl.Int64(), "warnings": pl.Int64(), "infos": pl.Int64(),
     "skipped_rules": pl.Int64(),
@@ -70,24 +78,19 @@ FINDINGS_SCHEMA: dict[str, pl.DataType] = {
 KEY_COLUMNS = ("source", "manifest_sha256", "fingerprint", "auditor_version")
 
 
-def auditor_version() -> str:
-    """The package version plus a digest of the auditor's code and schemas: a rule changed
-    between two commits is a new version, and the runs it could judge differently are
-    audited again."""
-    import auditor
-    import schemas
-
-    h = hashlib.sha256()
-    for package in (auditor, schemas):
-        root = Path(package.__file__).parent
-        for p in sorted(root.rglob("*")):
-            if p.suffix in (".py", ".json") and "__pycache__" not in p.parts:
-                h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
-    return f"{auditor.__version__}+{h.hexdigest()[:12]}"
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def minor_units(value: float | Decimal | int | None) -> int | None:
+    """An amount in minor units as an integer: a cost per accepted corpus that does not
+    divide evenly (the protocol keeps it to a hundredth of a cent) is rounded half-even to a
+    whole one, so money is an integer with its currency everywhere the archive writes it."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(Decimal(str(value)).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
 
 
 # -- rows ------------------------------------------------------------------------------------
@@ -104,7 +107,8 @@ def record_row(rec: RunRecord, version: str, audit_id: str) -> dict[str, Any]:
         "source": rec.source, "kind": "run", "run_dir": rec.run_dir, "audit_id": audit_id,
         "audited_at": _now(), "audit_seconds": rec.seconds, "auditor_version": version,
         "fingerprint": rec.fingerprint,
-        "manifest_sha256": rec.manifest_sha256,
+        "manifest_sha256": rec.manifest_sha256, "content_sha256": rec.content_sha256,
+        "matches_manifest": rec.matches_manifest,
         "protocol": s.protocol if s is not None else None,
         "experiment_id": s.experiment_id if s is not None else None,
         "verdict": s.verdict if s is not None else "unreadable",
@@ -115,17 +119,18 @@ def record_row(rec: RunRecord, version: str, audit_id: str) -> dict[str, Any]:
         "variants": [c.config_id for c in configs],
         "accepted_variants": [c.config_id for c in configs if c.accepted],
         "configurations": [{
-            "config_id": c.config_id, "accepted": c.accepted, "gpu_model": c.gpu_model,
-            "gpu_count": c.gpu_count, "precision": c.precision, "median_s": c.median_s,
-            "min_s": c.min_s, "max_s": c.max_s, "throughput_per_s": c.throughput_per_s,
-            "reason": c.reason,
+            "config_id": c.config_id, "verdict": c.verdict, "accepted": c.accepted,
+            "gpu_model": c.gpu_model, "gpu_count": c.gpu_count, "precision": c.precision,
+            "median_s": c.median_s, "min_s": c.min_s, "max_s": c.max_s,
+            "throughput_per_s": c.throughput_per_s, "reason": c.reason, "detail": c.detail,
             "costs": [{"offer_id": o.offer_id, "gpu_model": o.gpu_model, "lots": o.lots,
-                       "package_total_usd_minor": o.package_total_usd_minor,
-                       "cost_per_accepted_corpus_usd_minor":
-                           o.cost_per_accepted_corpus_usd_minor,
+                       "currency": CURRENCY,
+                       "package_total_minor": minor_units(o.package_total_usd_minor),
+                       "cost_per_accepted_corpus_minor":
+                           minor_units(o.cost_per_accepted_corpus_usd_minor),
                        "why_not": o.why_not, "measured_here": o.measured_here}
                       for o in c.costs],
-            "extra_json": json.dumps(c.figures_json(), default=str, sort_keys=True),
+            "figures_json": json.dumps(c.figures_json(), default=str, sort_keys=True),
         } for c in configs],
     }
 
@@ -134,7 +139,8 @@ def problem_row(p: SourceProblem, version: str, audit_id: str) -> dict[str, Any]
     return {
         "source": p.source, "kind": "source", "run_dir": None, "audit_id": audit_id,
         "audited_at": _now(), "audit_seconds": 0.0, "auditor_version": version,
-        "fingerprint": p.fingerprint, "manifest_sha256": None, "protocol": None,
+        "fingerprint": p.fingerprint, "manifest_sha256": None, "content_sha256": None,
+        "matches_manifest": None, "protocol": None,
         "experiment_id": None, "verdict": "refused" if p.refused else "unreadable",
         "reason": p.reason, "errors": len(p.findings), "warnings": 0, "infos": 0,
         "skipped_rules": 0, "gpu_models": [], "gpu_count": 0, "variants": [],
@@ -206,6 +212,19 @@ def load_findings(out: Path) -> pl.LazyFrame:
         return pl.LazyFrame(schema=FINDINGS_SCHEMA)
     keep = load_index(out, ["audit_id"])["audit_id"]
     return pl.scan_parquet(files).filter(pl.col("audit_id").is_in(keep.implode()))
+
+
+def drop_if_outdated(out: Path) -> bool:
+    """Remove OUT's index, findings and parts when they were written with other columns (an
+    older auditor): every run is audited again anyway, since the auditor version differs,
+    and rows of two layouts cannot be one index. Returns whether it removed them."""
+    out = Path(out)
+    files = [p for p in [out / INDEX] if p.is_file()] + _parts(out)[0]
+    if all(pl.read_parquet_schema(f) == INDEX_SCHEMA for f in files):
+        return False
+    for p in [out / INDEX, out / FINDINGS, *(out / PARTS).glob("*")]:
+        p.unlink(missing_ok=True)
+    return True
 
 
 def known(out: Path) -> dict[str, tuple[str | None, str | None, str | None]]:

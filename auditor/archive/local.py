@@ -53,6 +53,8 @@ def default_jobs() -> int:
 class LocalExecutor:
     """Runs `audit_one` over JOBS processes; `map` yields records as runs finish."""
 
+    name = "local"
+
     def __init__(self, jobs: int | None = None,
                  fn: Callable[[Job, int | None], RunRecord] = audit_one) -> None:
         self.jobs = max(1, jobs or default_jobs())

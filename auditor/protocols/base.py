@@ -78,6 +78,10 @@ class Protocol:
     """Complete a finding's place from the view (a CSV row's physical line)."""
     summarize: Callable[[LoadedRun, Any], RunSummary] | None = None
     """The per-run summary an archive keeps (view, AuditResult) -> RunSummary."""
+    parse_limits: tuple[tuple[str, int], ...] = ()
+    """(path prefix, bytes): the largest file under the prefix the loader parses, checked
+    before the file is read (first match; others `rundir.MAX_PARSED_BYTES`), so what a run
+    holds bounds memory before anything is parsed."""
     streamed_prefixes: tuple[str, ...] = ()
     """Run dir paths the loader reads one file at a time (`RunFiles.stream`), never all at
     once: the parsed files that can be many and large (a run's outputs)."""

@@ -20,6 +20,20 @@ from auditor.rundir import UNHASHED
 MANIFEST = "manifest.json"
 
 
+def matches_manifest(view: Any) -> bool | None:
+    """Whether the run dir holds exactly the files its manifest lists, each with the listed
+    SHA-256 (what the three checks below find no fault with); None when there is no readable
+    list to match (no manifest, or its `artifacts` unreadable). An archive tells the genuine
+    run from a copy that shares its manifest by this."""
+    manifest = view.manifest if isinstance(view.manifest, Mapping) else None
+    listed = manifest.get("artifacts") if manifest is not None else None
+    if not isinstance(listed, Mapping):
+        return None
+    on_disk = {rel: h for rel, h in view.files_on_disk.items() if rel != MANIFEST}
+    return (set(on_disk) == set(listed) and UNHASHED not in on_disk.values()
+            and all(on_disk[rel] == listed[rel] for rel in listed))
+
+
 def hash_mismatches(rule: Rule, view: Any) -> Iterator[Finding]:
     """A finding per listed file whose SHA-256 on disk differs from the manifest's (a file
     too large to hash is the loader's finding, not this one)."""

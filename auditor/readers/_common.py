@@ -88,32 +88,85 @@ def too_large(data: bytes, limit: int, log: FaultLog, what: str) -> bool:
     return True
 
 
+_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def utf16_without_bom(data: bytes) -> str | None:
+    """`utf-16-le` or `utf-16-be` when `data` (no byte-order mark) looks like UTF-16 text: in
+    its first KiB nearly every odd (LE) or even (BE) byte is NUL and nearly no other one, as
+    in mostly-ASCII text written as UTF-16; None otherwise (binary data, an 8-bit text)."""
+    head = data[:1024]
+    half = len(head) // 2
+    if half < 2:
+        return None
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    if odd >= 0.9 * half and even < 0.1 * half:
+        return "utf-16-le"
+    if even >= 0.9 * half and odd < 0.1 * half:
+        return "utf-16-be"
+    return None
+
+
+def text_encoding(data: bytes) -> tuple[str | None, int]:
+    """The encoding a byte-order mark (or UTF-16's NUL pattern) decides, and the mark's
+    length: (`utf-8-sig` | `utf-16-le` | `utf-16-be`, 3 | 2 | 0); (None, 0) when neither."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name, len(bom)
+    name = utf16_without_bom(data)
+    return (name, 0) if name else (None, 0)
+
+
+def head_as_utf8(head: bytes) -> bytes:
+    """The first bytes of a file as UTF-8 without a byte-order mark, for the readers' content
+    sniffers: a UTF-16 head (a Windows PowerShell 5.1 redirect) is transcoded; others are
+    returned as they are."""
+    name, skip = text_encoding(head)
+    if name is None:
+        return head
+    body = head[skip:]
+    if name.startswith("utf-16") and len(body) % 2:
+        body = body[:-1]  # the head may end inside a character
+    return body.decode("utf-8" if name == "utf-8-sig" else name, "replace").encode("utf-8")
+
+
 def decode(data: bytes, log: FaultLog, *, encodings: tuple[str, ...] = ("utf-8", "cp1252"),
            what: str = "The file") -> tuple[str, str] | None:
-    """The text of `data` and the encoding that read it, trying `encodings` strictly in turn.
+    """The text of `data` and the encoding that read it (`utf-8`, `utf-8-sig`, `utf-16-le`,
+    `utf-16-be`, `cp1252`; `+replace` when bytes had to be replaced): the readers put it in
+    `meta["encoding"]`.
 
-    A UTF-8 byte-order mark is dropped. A UTF-16 file (with its mark) is read with a warning:
-    no tool here writes UTF-16, so it was re-encoded after logging. NUL bytes without a mark
-    mean binary data or UTF-16 without a mark: refused. When no encoding fits, the last one
-    is applied with replacement characters and a warning; U+FFFD in the text is a warning
-    too (the tool, or a copy, already lost characters such as the degree sign)."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data, bom = data[3:], True
-    else:
-        bom = False
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+    - A byte-order mark decides: UTF-8 (its mark dropped), UTF-16 LE or BE (Windows
+      PowerShell 5.1 writes UTF-16 LE with a mark when a command's output is redirected with
+      `>`). Bytes the marked encoding cannot decode are replaced, with an `encoding`
+      warning: a marked file is never read in another code page, which would garble every
+      non-ASCII name.
+    - No mark, but UTF-16's NUL pattern (every other byte NUL): read as UTF-16 LE or BE, with
+      a warning that the mark is missing. Other NUL bytes mean binary data: refused.
+    - Otherwise `encodings` are tried strictly in turn (UTF-8, then cp1252, the code page
+      Windows tools such as HWiNFO write); when none fits, the last is applied with
+      replacement characters and a warning. U+FFFD already in the text is a warning too
+      (the tool, or a copy, lost characters such as the degree sign)."""
+    marked, skip = text_encoding(data)
+    if marked is not None:
+        codec = "utf-8" if marked == "utf-8-sig" else marked
+        body = data[skip:]
         try:
-            text = data.decode("utf-16")
+            text = body.decode(codec)
         except UnicodeDecodeError as exc:
-            log.error(f"{what} starts with a UTF-16 byte-order mark but is not valid UTF-16 "
-                      f"({exc.reason}).", kind="encoding")
-            return None
-        log.warning(f"{what} is UTF-16 (byte-order mark); the tool writes UTF-8 or cp1252, so "
-                    "it was re-encoded after logging.", kind="encoding", line=1)
-        return text, "utf-16"
+            text = body.decode(codec, errors="replace")
+            at = line_of_offset(text, text.index("\ufffd")) if "\ufffd" in text else 1
+            log.warning(f"{what} is {marked} but holds bytes that are not ({exc.reason}): they "
+                        "were replaced.", kind="encoding", line=at)
+            return text, marked + "+replace"
+        if not skip:
+            log.warning(f"{what} is {marked} without a byte-order mark (detected by its NUL "
+                        "bytes).", kind="encoding", line=1)
+        _warn_replacement(text, log, what)
+        return text, marked
     if b"\x00" in data[:HEAD_BYTES]:
-        log.error(f"{what} holds NUL bytes: binary data, or UTF-16 without a byte-order mark, "
-                  "not text.", kind="encoding", line=line_of_offset(data, data.index(b"\x00")))
+        log.error(f"{what} holds NUL bytes: binary data, not text.", kind="encoding",
+                  line=line_of_offset(data, data.index(b"\x00")))
         return None
     for enc in encodings:
         try:
@@ -121,7 +174,7 @@ def decode(data: bytes, log: FaultLog, *, encodings: tuple[str, ...] = ("utf-8",
         except UnicodeDecodeError:
             continue
         _warn_replacement(text, log, what)
-        return text, ("utf-8-sig" if bom and enc == "utf-8" else enc)
+        return text, enc
     text = data.decode(encodings[-1], errors="replace")
     first = text.index("\ufffd")
     log.warning(f"{what} is not valid in {' or '.join(encodings)}: undecodable bytes were "
@@ -283,6 +336,21 @@ def line_frame(lines: list[str], first_line: int) -> pl.DataFrame:
         line=pl.int_range(first_line, first_line + len(lines), dtype=pl.Int64))
 
 
+def text_frame(text: str, first_line: int = 1) -> pl.DataFrame:
+    """The physical lines of `text` (as `split_lines` cuts them: LF or CRLF, a final line end
+    adds no line) as a frame of `text` and `line`, split by polars: for logs of many lines,
+    where a Python list of them costs more than reading them."""
+    frame = (pl.DataFrame({"text": [text]}, schema={"text": pl.String})
+             .select(pl.col("text").str.split("\n")).explode("text"))
+    if "\r" in text:
+        frame = frame.with_columns(pl.col("text").str.strip_suffix("\r"))
+    frame = frame.with_columns(
+        line=pl.int_range(first_line, first_line + pl.len(), dtype=pl.Int64))
+    if text.endswith("\n") or not text:
+        frame = frame.slice(0, frame.height - 1)
+    return frame
+
+
 def csv_rows(body: pl.DataFrame, *, width: int, picked: list[int], names: list[str],
              log: FaultLog) -> pl.DataFrame:
     """The `picked` fields (renamed `names`, as text) of the unquoted comma-separated rows in
@@ -301,8 +369,9 @@ def csv_rows(body: pl.DataFrame, *, width: int, picked: list[int], names: list[s
     good = body.filter(pl.col("fields") == width)
     if good.is_empty():
         return pl.DataFrame(schema={**dict.fromkeys(names, pl.String), "line": pl.Int64})
-    cells = pl.read_csv("\n".join(good["text"]).encode(), has_header=False, columns=picked,
-                        infer_schema=False, quote_char=None)
+    joined = good.select(pl.col("text").str.join("\n")).item()
+    cells = pl.read_csv(joined.encode(), has_header=False, columns=picked, infer_schema=False,
+                        quote_char=None)
     cells.columns = names
     return cells.with_columns(line=good["line"])
 

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import PurePath
 from typing import Any
 
-from auditor.readers._common import HEAD_BYTES, EvidenceReader, FaultLog
+from auditor.readers._common import HEAD_BYTES, EvidenceReader, FaultLog, head_as_utf8
 from auditor.readers.base import Read
 from auditor.registry import Registry, RegistryError
 
@@ -56,8 +56,10 @@ def rank(name: str | None) -> int:
 
 
 def choose(head: bytes, filename: str) -> EvidenceReader | None:
-    """The reader for a file whose first bytes are `head` (at most `HEAD_BYTES` are looked at)."""
-    head = head[:HEAD_BYTES]
+    """The reader for a file whose first bytes are `head` (at most `HEAD_BYTES` are looked at).
+    A head in UTF-16, or with a UTF-8 byte-order mark, is shown to the sniffers as plain
+    UTF-8, so every text format is recognized whatever encoding wrote it."""
+    head = head_as_utf8(head[:HEAD_BYTES])
     matches = []
     for r in readers():
         try:

@@ -82,12 +82,16 @@ def read_reference_outputs(path: Path, ids: Sequence[str], classes: Sequence[str
 
 
 def gates_record(results: Sequence[GateResult], not_evaluated: Mapping[str, str],
-                 accuracy_floor: float, agreement_floor: float, reference: dict[str, Any]
-                 ) -> dict[str, Any]:
-    """The gates/gates.json document."""
+                 accuracy_floor: float, agreement_floor: float, reference: dict[str, Any],
+                 artifacts: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The gates/gates.json document; ARTIFACTS: policy -> the SHA-256 of the artifact its
+    gate pass ran (the one its trials run)."""
+    shas = artifacts or {}
     rows: list[dict[str, Any]] = [
         {"policy_id": r.policy_id, "status": "evaluated", "outputs_file":
-         f"gates/{r.policy_id}.jsonl", "answers": r.answers, "accuracy": r.accuracy,
+         f"gates/{r.policy_id}.jsonl",
+         **({"artifact_sha256": shas[r.policy_id]} if r.policy_id in shas else {}),
+         "answers": r.answers, "accuracy": r.accuracy,
          "agreement": r.agreement, "accuracy_passed": r.accuracy >= r.accuracy_floor,
          "agreement_passed": r.agreement >= r.agreement_floor, "passed": r.passed,
          "reason": None if r.passed else "; ".join(r.failures())}

@@ -141,7 +141,7 @@ def trials_section(cfg: ResidencyConfig, decl: Declaration, runs: list[TrialRun]
         "trial_order": [[r.policy_id, r.trial_index] for r in runs],
         "trial_order_drawn": [[pid, n] for pid, n in decl.planned_order],
         "trial_order_method": TRIAL_ORDER_METHOD,
-        "timer_scope": TIMER_SCOPE,
+        "timer_scope": TIMER_SCOPE, "timer_includes_tokenization": True,
     }
 
 

@@ -75,8 +75,9 @@ def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
 def _require_coverage(state: PolicyState, energy: Analysis) -> None:
     """A figure must cover the unit the policy computes on: a cpu-only policy measured by
     NVML alone would report the GPU board's idle draw as its cost, a GPU policy measured by
-    RAPL alone its CPU side only. Such a window is not measured, with the reason."""
-    if energy.status != "measured" or energy.energy_source is None:
+    RAPL alone its CPU side only. Such a window is not measured, with the reason, whether
+    or not it was long enough (the auditor judges the unit before the resolution too)."""
+    if energy.status not in ("measured", "below_resolution") or energy.energy_source is None:
         return
     sources = set(energy.energy_source.split("+"))
     need = "rapl" if state.spec.on_cpu else "nvml"
@@ -84,8 +85,9 @@ def _require_coverage(state: PolicyState, energy: Analysis) -> None:
         unit = "the CPU packages (RAPL)" if need == "rapl" else "the GPU (NVML)"
         energy.status = "not_measured"
         energy.reason = (f"{unit} where this policy computes are not measured; "
-                         f"{energy.energy_source} alone would misstate its cost "
-                         f"({energy.energy_j:.3f} J over the window, kept in `series`)")
+                         f"{energy.energy_source} alone would misstate its cost"
+                         + (f" ({energy.energy_j:.3f} J over the window, kept in `series`)"
+                            if energy.energy_j is not None else ""))
         energy.energy_j = energy.average_power_w = None
         energy.energy_source = None
 

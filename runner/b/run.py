@@ -260,7 +260,7 @@ def run_gates(cfg: ResidencyConfig, root: Path, decl: Declaration,
             + ("passed" if state.gate.passed else "REJECTED"))
     artifacts.write_json(root / "gates/gates.json", gates.gates_record(
         results, skipped, cfg.gates.accuracy_floor, cfg.gates.agreement_floor,
-        decl.reference))
+        decl.reference, {pid: s.artifact[1] for pid, s in states.items() if s.artifact}))
 
 
 def run_placement(cfg: ResidencyConfig, root: Path, decl: Declaration,

@@ -13,7 +13,9 @@ from pathlib import Path
 import archfactory
 import polars as pl
 import pytest
+from jsonschema import Draft202012Validator
 
+import schemas
 from auditor.archive import index
 from auditor.archive.core import audit_archive
 from auditor.archive.progress import Progress
@@ -55,13 +57,22 @@ def test_every_run_and_bad_source_gets_one_row(mixed: Path, archived) -> None:
     assert cfg["median_s"] > 0 and cfg["throughput_per_s"] > 0
     (cost,) = cfg["costs"]
     assert cost["offer_id"] == "h100-7d" and cost["measured_here"]
-    assert cost["package_total_usd_minor"] == 123456
-    assert cost["cost_per_accepted_corpus_usd_minor"] == 123456.0
+    # money is integer minor units with its currency, never a double
+    assert cost["currency"] == "USD" and cost["package_total_minor"] == 123456
+    assert cost["cost_per_accepted_corpus_minor"] == 123456
+    assert isinstance(cost["cost_per_accepted_corpus_minor"], int)
+    # times are timestamps with a zone; the run is its bytes and matches its manifest
+    assert df.schema["audited_at"] == pl.Datetime("us", "UTC")
+    assert acc["audited_at"].tzinfo is not None
+    assert len(acc["content_sha256"]) == 64 and acc["matches_manifest"] is True
+    assert cfg["verdict"] == "accepted" and cfg["detail"] is None
     rej = df.filter(pl.col("source") == f"{mixed}/team-b/rej-1").row(0, named=True)
-    assert rej["errors"] >= 1 and rej["reason"] and rej["accepted_variants"] == []
+    assert rej["errors"] >= 1 and rej["accepted_variants"] == []
+    # the reason is one finding's code and message, never a title joined to another message
+    assert rej["reason"].startswith("A0205: ") and rej["matches_manifest"] is True
     inc = df.filter(pl.col("source") == f"{mixed}/team-b/inc-1").row(0, named=True)
     assert inc["verdict"] == "incomplete"
-    assert "set_check" in inc["reason"] or "set-check" in inc["reason"]
+    assert inc["reason"].startswith("A0006: ") and "set-check" in inc["reason"]
     broken = df.filter(pl.col("source") == f"{mixed}/broken.tar.gz").row(0, named=True)
     assert broken["kind"] == "source" and "cannot be read" in broken["reason"]
 
@@ -180,12 +191,50 @@ def test_progress_line_and_failures(tmp_path: Path) -> None:
     p = Progress(buf)
     p.set_total(10, 2)
     p.failure("/a/run", "not a run")
-    p.advance()
-    assert buf.getvalue() == "FAILED /a/run: not a run\n"  # not a terminal: failures only
-    assert p.line().startswith("1/8 runs, ") and "2 already in the index" in p.line()
+    assert buf.getvalue() == "FAILED /a/run: not a run\n"
+    assert p.line().startswith("0/8 runs, ") and "2 already in the index" in p.line()
+    p.close()
     quiet = io.StringIO()
-    Progress(quiet, quiet=True).failure("x", "y")
+    q = Progress(quiet, quiet=True)
+    q.set_total(10, 0)
+    q.failure("x", "y")
+    q.advance()
+    q.close()
     assert quiet.getvalue() == ""
+
+
+def test_progress_off_a_terminal_every_five_percent_and_at_the_end() -> None:
+    import io
+
+    buf = io.StringIO()
+    p = Progress(buf)
+    p.set_total(100, 0)
+    for _ in range(4):
+        p.advance()
+    assert buf.getvalue() == ""  # 4 % done: not yet
+    p.advance()
+    (line,) = buf.getvalue().splitlines()
+    assert line.startswith("5/100 runs, ") and "runs/s, ETA " in line
+    for _ in range(7):
+        p.advance()
+    p.close()  # 12 of 100: the last line says where it ended
+    lines = buf.getvalue().splitlines()
+    assert [line.split(" ")[0] for line in lines] == ["5/100", "10/100", "12/100"]
+
+
+def test_progress_off_a_terminal_every_few_seconds_while_a_run_lasts() -> None:
+    import io
+    import time
+
+    buf = io.StringIO()
+    p = Progress(buf)
+    p.LOG_SECONDS = 0.05  # the default is 10 s
+    p.set_total(1000, 0)
+    deadline = time.monotonic() + 10
+    while not buf.getvalue() and time.monotonic() < deadline:  # no run finishes meanwhile
+        time.sleep(0.02)
+    p.close()
+    assert buf.getvalue().startswith("0/1,000 runs, ")
 
 
 def test_cli_archive_text_json_and_exit_status(mixed: Path, archived, tmp_path: Path) -> None:
@@ -194,7 +243,10 @@ def test_cli_archive_text_json_and_exit_status(mixed: Path, archived, tmp_path: 
     proc = subprocess.run([*cmd, "--format", "json"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr  # nothing failed this time: all in the index
     doc = json.loads(proc.stdout)
+    Draft202012Validator(schemas.load("archive_outcome"),
+                         format_checker=Draft202012Validator.FORMAT_CHECKER).validate(doc)
     assert doc["audited"] == 0 and doc["verdicts"]["accepted"] == 3
+    assert doc["started_at"].endswith("Z") and doc["started_at"] <= doc["finished_at"]
     fresh = tmp_path / "fresh"
     proc = subprocess.run([*AUDIT, "archive",
                            str(mixed / "broken.tar.gz"), str(mixed / "team-a" / "acc-1"),
@@ -208,8 +260,6 @@ def test_cli_archive_text_json_and_exit_status(mixed: Path, archived, tmp_path: 
 
 
 def test_the_documented_columns_are_the_written_ones() -> None:
-    import schemas
-
     for kind, written in (("archive_index", index.INDEX_SCHEMA),
                           ("archive_findings", index.FINDINGS_SCHEMA)):
         fields = schemas.frame(kind)["fields"]
@@ -279,3 +329,45 @@ def test_an_audit_killed_outright_resumes_and_leaves_no_worker(tmp_path: Path) -
     alive = [w for w in workers if Path(f"/proc/{w}/cmdline").exists()
              and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes()]
     assert not alive
+
+
+def test_a_record_from_other_code_is_not_indexed_as_a_verdict(tmp_path: Path) -> None:
+    """A cluster node running another auditor: its record is a failure, retried next time."""
+    import dataclasses
+
+    from auditor.archive.core import other_version
+
+    run = archfactory.accepted(tmp_path / "run")
+    rec = audit_one(Job(source=str(run), run_dir=str(run)))
+    assert rec.auditor_version == index.auditor_version()
+    foreign = other_version(dataclasses.replace(rec, auditor_version="0.0.1+0123456789ab"),
+                            index.auditor_version())
+    assert foreign.summary is None and foreign.fingerprint == ""
+    assert "install the same auditor on every node" in foreign.failure
+
+
+def test_an_index_of_an_older_layout_is_rebuilt(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    archfactory.accepted(src / "a")
+    out = tmp_path / "out"
+    out.mkdir()
+    pl.DataFrame({"source": [f"{src}/a"], "audited_at": ["2026-01-01T00:00:00Z"],
+                  "cost": [1200.0]}).write_parquet(out / index.INDEX)
+    assert audit_archive([src], out, jobs=1).audited == 1
+    assert dict(pl.read_parquet(out / index.INDEX).schema) == index.INDEX_SCHEMA
+
+
+def test_the_fingerprint_sees_every_change_without_reading(tmp_path: Path) -> None:
+    from auditor.archive.worker import walk_stats
+
+    run = archfactory.accepted(tmp_path / "run")
+    first, odd = walk_stats(run)
+    assert odd == () and walk_stats(run)[0] == first
+    os.utime(run / "timeline.jsonl", ns=(5, 5))
+    touched = walk_stats(run)[0]
+    assert touched != first
+    (run / "extra").symlink_to("/etc/passwd")
+    linked, odd = walk_stats(run)
+    assert linked != touched and odd == ("extra\0link",)
+    rec = audit_one(Job(source="x", run_dir=str(run)))
+    assert rec.matches_manifest is False  # a link the manifest cannot list

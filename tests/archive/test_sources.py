@@ -14,7 +14,8 @@ from pathlib import Path
 import archfactory
 import pytest
 
-from auditor.archive import sources
+from auditor.archive import extract, sources
+from auditor.archive import source_findings as sf
 from auditor.archive.sources import Job, SourceProblem, discover
 
 
@@ -82,11 +83,11 @@ def test_unsafe_members_are_refused_with_findings(evil_tar: Path, tmp_path: Path
     assert len(problems) == 1 and problems[0].refused and problems[0].source == str(evil_tar)
     codes = {f.artifact: f.code for f in problems[0].findings}
     assert codes == {
-        "../escaped.txt": sources.PATH_OUTSIDE, "good/../../escaped2.txt": sources.PATH_OUTSIDE,
-        "/tmp/absolute-escape.txt": sources.PATH_OUTSIDE, "link-out": sources.LINK_REFUSED,
-        "good/link-in": sources.LINK_REFUSED, "hard-out": sources.LINK_REFUSED,
-        "dev-null": sources.SPECIAL_FILE, "fifo": sources.SPECIAL_FILE,
-        "good/manifest.json": sources.NAME_CLASH}
+        "../escaped.txt": sf.PATH_OUTSIDE, "good/../../escaped2.txt": sf.PATH_OUTSIDE,
+        "/tmp/absolute-escape.txt": sf.PATH_OUTSIDE, "link-out": sf.LINK_REFUSED,
+        "good/link-in": sf.LINK_REFUSED, "hard-out": sf.LINK_REFUSED,
+        "dev-null": sf.SPECIAL_FILE, "fifo": sf.SPECIAL_FILE,
+        "good/manifest.json": sf.NAME_CLASH}
     good = Path(jobs[0].run_dir)
     assert out in good.parents
     # The hard link inside became a copy (no shared inode), and no link exists anywhere.
@@ -102,7 +103,7 @@ def test_unsafe_members_are_refused_with_findings(evil_tar: Path, tmp_path: Path
 
 
 def test_bomb_over_the_size_limit_is_refused_whole(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(sources, "MAX_TOTAL_BYTES", 64 << 10)
+    monkeypatch.setattr(extract, "MAX_TOTAL_BYTES", 64 << 10)
     path = tmp_path / "bomb.tar.gz"
     run = archfactory.accepted(tmp_path / "staging" / "good")
     with tarfile.open(path, "w:gz") as tf:
@@ -111,7 +112,7 @@ def test_bomb_over_the_size_limit_is_refused_whole(tmp_path: Path, monkeypatch) 
     out = tmp_path / "out"
     (item,) = list(discover([path], out))
     assert isinstance(item, SourceProblem) and item.refused
-    assert item.findings[-1].code == sources.LIMIT_EXCEEDED
+    assert item.findings[-1].code == sf.LIMIT_EXCEEDED
     assert "MAX_TOTAL_BYTES" in str(item.findings[-1].evidence)
     extracted = next((out / sources.EXTRACTED).iterdir())
     assert [p.name for p in extracted.iterdir()] == [sources.MARKER]  # nothing kept
@@ -120,25 +121,25 @@ def test_bomb_over_the_size_limit_is_refused_whole(tmp_path: Path, monkeypatch) 
 @pytest.mark.parametrize("limit, value", [("MAX_MEMBER_BYTES", 4096), ("MAX_RATIO", 2)])
 def test_member_size_and_ratio_limits(tmp_path: Path, monkeypatch, limit: str,
                                       value: int) -> None:
-    monkeypatch.setattr(sources, limit, value)
-    monkeypatch.setattr(sources, "RATIO_FLOOR_BYTES", 0)
+    monkeypatch.setattr(extract, limit, value)
+    monkeypatch.setattr(extract, "RATIO_FLOOR_BYTES", 0)
     path = tmp_path / "bomb.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("run/big.bin", bytes(1 << 20))
     (item,) = list(discover([path], tmp_path / "out"))
     assert isinstance(item, SourceProblem) and item.refused
-    assert item.findings[-1].code == sources.LIMIT_EXCEEDED
+    assert item.findings[-1].code == sf.LIMIT_EXCEEDED
     assert limit in str(item.findings[-1].evidence)
 
 
 def test_member_count_limit(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(sources, "MAX_MEMBERS", 5)
+    monkeypatch.setattr(extract, "MAX_MEMBERS", 5)
     path = tmp_path / "many.tar"
     with tarfile.open(path, "w") as tf:
         for n in range(10):
             _add_bytes(tf, f"run/f{n}.txt", b"x")
     (item,) = list(discover([path], tmp_path / "out"))
-    assert item.refused and item.findings[-1].code == sources.LIMIT_EXCEEDED
+    assert item.refused and item.findings[-1].code == sf.LIMIT_EXCEEDED
 
 
 def test_zip_traversal_symlink_and_special_members(tmp_path: Path) -> None:
@@ -165,9 +166,9 @@ def test_zip_traversal_symlink_and_special_members(tmp_path: Path) -> None:
     assert _snapshot(tmp_path, out) == before
     (problem,) = [i for i in items if isinstance(i, SourceProblem)]
     assert {f.artifact: f.code for f in problem.findings} == {
-        "../../zip-escape.txt": sources.PATH_OUTSIDE, "C:/windows.txt": sources.PATH_OUTSIDE,
-        "dir\\back.txt": sources.BAD_NAME, "good/link": sources.LINK_REFUSED,
-        "fifo": sources.SPECIAL_FILE}
+        "../../zip-escape.txt": sf.PATH_OUTSIDE, "C:/windows.txt": sf.PATH_OUTSIDE,
+        "dir\\back.txt": sf.BAD_NAME, "good/link": sf.LINK_REFUSED,
+        "fifo": sf.SPECIAL_FILE}
     assert "out of the extraction root" in next(f.message for f in problem.findings
                                                 if f.artifact == "good/link")
     assert [i.source for i in items if isinstance(i, Job)] == [f"{path}!/good"]
@@ -185,8 +186,8 @@ def test_corrupt_archive_and_non_runs_are_problems_not_crashes(tmp_path: Path) -
                            tmp_path / "missing"], tmp_path / "out"))
     assert all(isinstance(i, SourceProblem) for i in items)
     assert [(i.refused, i.findings[0].code) for i in items] == [
-        (False, sources.UNREADABLE_ARCHIVE), (False, sources.NOT_A_RUN),
-        (False, sources.NOT_A_RUN), (False, sources.NOT_A_RUN)]
+        (False, sf.UNREADABLE_ARCHIVE), (False, sf.NOT_A_RUN),
+        (False, sf.NOT_A_RUN), (False, sf.NOT_A_RUN)]
 
 
 def test_an_extraction_is_reused_and_redone_when_the_archive_changes(tmp_path: Path) -> None:
@@ -225,7 +226,7 @@ def test_links_in_a_source_folder_are_not_followed(tmp_path: Path) -> None:
     (src / "linked.tar.gz").symlink_to(tmp_path / "elsewhere" / "runs.tar.gz")
     (src / "README").symlink_to(tmp_path / "elsewhere" / "run" / "manifest.json")
     items = list(discover([src, src / "linked-run"], tmp_path / "out"))
-    assert all(isinstance(i, SourceProblem) and i.findings[0].code == sources.LINK_NOT_FOLLOWED
+    assert all(isinstance(i, SourceProblem) and i.findings[0].code == sf.LINK_NOT_FOLLOWED
                for i in items)
     assert sorted(i.source for i in items) == sorted(
         [str(src / "linked-run"), str(src / "linked.tar.gz"), str(src / "linked-run")])

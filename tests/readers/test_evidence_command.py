@@ -86,6 +86,42 @@ EXPECTED = {
         ("coreml-profiling-csv", 0, 119, 114, 114 / 119),
     "coreml/coreml_modelc_profling_without_compute_plan_output.txt":
         ("coreml-profiling-text", 0, 119, 114, 114 / 119),
+    # real files collected for issue 22 (SOURCES.md, section "Added for issue 22")
+    "powermetrics/text/codecarbon_powermetrics_log_macbookair10-1_i100.txt":
+        ("powermetrics-text", 0, 7 * 10, 10, "2023-11-10T11:37:09.217800Z"),
+    "powermetrics/text/singhkays_GB5-Compute-Metal_macmini9-1_head20.txt":
+        ("powermetrics-text", 0, 7 * 20, 20, "2021-02-28T08:17:23.264280Z"),
+    "powermetrics/plist/catapult_powermetrics_output_macbookpro11-3.plist":
+        ("powermetrics-plist", 0, 1, 1, "2014-06-13T17:07:20Z"),
+    "powermetrics/plist/catapult_powermetrics_stream_macbookpro10-1_head2.plist":
+        ("powermetrics-plist", 0, 2, 2, "2014-01-21T23:14:41Z"),
+    "powermetrics/plist/catapult_powermetrics_vmware.plist": ("powermetrics-plist", 1, 0, 0, None),
+    "powermetrics/plist/catapult_powermetrics_unsupported_hardware.plist":
+        ("powermetrics-plist", 1, 0, 0, None),
+    "powermetrics/plist/matiasinsaurralde_gpu_power.plist":
+        ("powermetrics-plist", 0, 1, 1, "2025-07-06T04:15:28Z"),
+    "powermetrics/plist/matiasinsaurralde_gpu_power_multiple_samples.plist":
+        ("powermetrics-plist", 0, 5, 5, "2025-07-06T05:15:36Z"),
+    "nvidia-smi/telegraf_q-x_dual-rtx-2080-v13.xml":
+        ("nvidia-smi-xml", 0, 2, 1, "2025-12-30T09:49:44Z"),
+    "nvidia-smi/telegraf_q-x_tesla-t4-v11.xml":
+        ("nvidia-smi-xml", 0, 1, 1, "2023-04-24T16:22:39Z"),
+    "nvidia-smi/telegraf_q-x_gt-1030-v11.xml": ("nvidia-smi-xml", 1, 0, 0, None),
+    "nvidia-smi/telegraf_q-x_gtx-1070-ti-v10.xml": ("nvidia-smi-xml", 1, 0, 0, None),
+    "nvidia-smi/query-gpu_all-fields_load_h200_590.48.01.csv":
+        ("nvidia-smi-csv", 0, 3, 1, "2026-07-03T22:11:09.763000Z"),
+    "nvidia-smi/query-gpu_all-fields_load_rtx2080super_610.57.04.csv":
+        ("nvidia-smi-csv", 0, 2, 1, "2026-08-12T21:54:00.311000Z"),
+    "nvidia-smi/query-gpu_all-fields_load_win_rtx2080super_610.62.csv":
+        ("nvidia-smi-csv", 0, 2, 1, "2026-06-24T10:17:56.770000Z"),
+    "nvidia-smi/dmon_load_h200_590.48.01.txt": ("nvidia-smi-dmon", 0, 5, 5, None),
+    "nvidia-smi/dmon_load_win_rtx2080super_610.62.txt": ("nvidia-smi-dmon", 0, 5, 5, None),
+    # SYNTHETIC files, labelled so in SOURCES.md: no real file of these was found
+    "synthetic/hwinfo_german-power-names_from-Ryzen9950X3D.csv":
+        ("hwinfo", 0, 14 * 36, 14, "2025-08-14T22:31:13.457000Z"),
+    "synthetic/onnxruntime-profile_cuda-with-memcpy.json":
+        ("onnxruntime-profile", 0, 8, 4, 4 / 6),
+    "synthetic/nvidia-smi_dmon_-s_u_no-power.txt": ("nvidia-smi-dmon", 1, 0, 0, None),
 }
 
 
@@ -98,7 +134,9 @@ def test_every_fixture_has_an_expectation():
 def test_copies_are_the_shared_files():
     if not SHARED.is_dir():
         pytest.skip("../shared is not beside this checkout; the copies are used alone")
-    for rel in EXPECTED:
+    shared = [rel for rel in EXPECTED if (SHARED / rel).is_file()]
+    assert len(shared) == 36  # the files of the shared fixtures; the others were added here
+    for rel in shared:
         assert (FIXTURES / rel).read_bytes() == (SHARED / rel).read_bytes(), rel
 
 

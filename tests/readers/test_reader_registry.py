@@ -37,5 +37,5 @@ def test_frame_schemas():
     assert power.schema()["start"] == pl.Datetime("us", "UTC")
     assert list(power.schema()) == ["start", "end", "interval_s", "domain", "device", "watts",
                                     "energy_j", "source", "line", "kind", "role", "instrument",
-                                    "includes", "rank", "averaging_s"]
+                                    "includes", "rank", "averaging_s", "wrap_j"]
     assert list(placement.schema()) == ["node", "op_type", "device", "provider", "cost", "line"]

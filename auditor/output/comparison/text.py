@@ -1,59 +1,81 @@
-"""`audit compare --format text`: the comparison table, for a terminal."""
+"""`audit compare --format text`: what to buy first, then the rankings and what is not
+ranked, for a terminal. Figures are written by `_cells` (through `auditor.present`), as on
+the signed page."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from auditor.output import Format
+from auditor.output.comparison import _cells as cells
 from auditor.protocols.names import LETTER, PROTOCOL_B
 
-
-def _money(minor: float | None) -> str:
-    return "" if minor is None else f"${minor / 100:,.2f}"
-
-
-def _num(x: float | None, fmt: str) -> str:
-    return "" if x is None else format(x, fmt)
+COPIES_SHOWN = 20
+"""Identical copies listed here (all of them are in --format json)."""
 
 
 def render(cmp: Any, *, color: bool = False) -> str:
-    lines = [f"{cmp.runs:,} run(s) in the index ({cmp.duplicates:,} duplicate copies counted "
-             f"once); configurations ranked: {len(cmp.ranked)}, not accepted: "
-             f"{len(cmp.not_accepted)}, runs with none to compare: {len(cmp.other_runs)}"]
-    ranked_a = [r for r in cmp.ranked if r.protocol != PROTOCOL_B]
-    ranked_b = [r for r in cmp.ranked if r.protocol == PROTOCOL_B]
-    head = ("rank", "GPU", "configuration", "precision", "offer", "runs", "warm median s",
-            "texts/s", "package", "per accepted corpus")
-    rows = [(str(r.rank), r.gpu_model, r.config_id, r.precision or "", r.offer_id or "",
-             f"{r.accepted_runs}/{r.runs}", _num(r.median_warm_s, ".3f"),
-             _num(r.throughput_per_s, ",.1f"), _money(r.package_total_usd_minor),
-             _money(r.cost_per_accepted_corpus_usd_minor) or (r.reason or ""))
-            for r in ranked_a]
+    lines = [cmp.headline() + "."]
+    lines += ["", "What to buy: per hardware and offer, the best accepted configuration "
+              "(A10.2: only accepted ones; protocol B policies apart, by joules per "
+              "inference):"]
+    if not cmp.choices:
+        lines.append("  nothing: no run of the archive accepted a configuration")
+    for c in cmp.choices:
+        v = cells.choice(c)
+        where = f"{v['hardware']}, offer {v['offer_id']}" if c.best.protocol != PROTOCOL_B \
+            else f"{v['hardware']} (protocol B)"
+        lines.append(f"  {where}: {v['config_id']} ({v['precision']}), {v['figure']}, "
+                     f"{v['throughput']}, passes {v['passes']}")
+        lines.append(f"    how sure: {v['sure']}; {v['agree']}")
+        more = f" and {v['sources_more']:,} more" if v["sources_more"] else ""
+        lines.append(f"    rests on: {', '.join(v['sources_shown'])}{more}")
+    ranked_a = [cells.row(r) for r in cmp.ranked if r.protocol != PROTOCOL_B]
+    ranked_b = [cells.row(r) for r in cmp.ranked if r.protocol == PROTOCOL_B]
     if ranked_a or not ranked_b:
+        head = ("rank", "GPU", "configuration", "precision", "offer", "runs accepting",
+                "warm median", "passes", "throughput", "package", "per accepted corpus")
+        keys = ("rank", "hardware", "config_id", "precision", "offer_id", "runs", "median",
+                "passes", "throughput", "package", "per_corpus")
         lines += ["", "Ranked (accepted configurations only, A10.2), by cost per accepted "
-                  "corpus, then warm median:", *_table(head, rows)]
+                  "corpus, then warm median:", *_table(head, [_pick(r, keys)
+                                                              for r in ranked_a])]
     if ranked_b:
-        head_b = ("rank", "policy", "runtime and units", "precision", "runs", "J/inference",
-                  "average W", "p95 ms", "median trial s", "inferences/s")
-        rows_b = [(str(r.rank), r.config_id, r.gpu_model, r.precision or "",
-                   f"{r.accepted_runs}/{r.runs}",
-                   _num(r.joules_per_inference, ".4g") or "not measured",
-                   _num(r.average_power_w, ".2f"), _num(r.p95_ms, ".3f"),
-                   _num(r.median_warm_s, ".3f"), _num(r.throughput_per_s, ",.1f"))
-                  for r in ranked_b]
+        head = ("rank", "policy", "runtime and units", "precision", "runs accepting",
+                "per inference", "average power", "p95", "median trial", "throughput")
+        keys = ("rank", "config_id", "hardware", "precision", "runs", "energy", "power",
+                "p95", "median", "throughput")
         lines += ["", "Protocol B policies accepted (ranked apart: by joules per inference, "
-                  "then median trial wall time):", *_table(head_b, rows_b)]
+                  "then median trial wall time):", *_table(head, [_pick(r, keys)
+                                                                  for r in ranked_b])]
     if cmp.not_accepted:
-        head2 = ("status", "protocol", "GPU", "configuration", "precision", "runs",
-                 "median s", "main reason")
-        rows2 = [(r.status, LETTER.get(r.protocol, "?"), r.gpu_model,
-                  r.config_id, r.precision or "", str(r.runs),
-                  _num(r.median_warm_s, ".3f"), r.reason or "") for r in cmp.not_accepted]
-        lines += ["", "Not accepted (never ranked):", *_table(head2, rows2)]
+        head = ("status", "protocol", "hardware", "configuration", "precision", "runs",
+                "median (not comparable)", "reason", "detail")
+        rows = [(v["status"], LETTER.get(r.protocol, "?"), v["hardware"], v["config_id"],
+                 v["precision"], v["runs_count"], v["median"], v["reason"], v["detail"])
+                for r, v in ((r, cells.row(r)) for r in cmp.not_accepted)]
+        lines += ["", "Not accepted (never ranked):", *_table(head, rows)]
+    if cmp.conflicts:
+        lines += ["", "Copies that share a manifest but not their bytes (one was changed):"]
+        for c in cmp.conflicts:
+            v = cells.conflict(c)
+            lines.append(f"  manifest {v['manifest_sha256'][:16]}...: {v['outcome']}")
+            lines += [f"    {m['source']}: {m['verdict']}, {m['seal']}; counted {m['counted']}"
+                      for m in v["members"]]
+    if cmp.copies:
+        lines += ["", "Identical copies (every byte the same), counted once:"]
+        lines += [f"  {s} (a copy of {o})" for s, o in cmp.copies[:COPIES_SHOWN]]
+        if len(cmp.copies) > COPIES_SHOWN:
+            lines.append(f"  and {len(cmp.copies) - COPIES_SHOWN:,} more (--format json "
+                         "lists them)")
     if cmp.other_runs:
         lines += ["", "With no configuration to compare:"] + [f"  {s}: {why}"
                                                               for s, why in cmp.other_runs]
     return "\n".join(lines) + "\n"
+
+
+def _pick(v: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(str(v[k]) for k in keys)
 
 
 def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
@@ -64,4 +86,4 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     return [fmt.format(*head).rstrip(), *(fmt.format(*r).rstrip() for r in rows)]
 
 
-FORMAT = Format("text", "the comparison table for a terminal", render)
+FORMAT = Format("text", "what to buy, then the comparison tables, for a terminal", render)

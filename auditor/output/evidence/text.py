@@ -56,6 +56,10 @@ def _placement(sh: dict) -> list[str]:
            f"shares    operations {_pct(sh['operation_share'])}, estimated cost "
            f"{_pct(sh['cost_share'])}, CPU nodes {_pct(sh['cpu_node_share'])}",
            "devices   " + ", ".join(f"{k} {v}" for k, v in sh["by_device"].items())]
+    if sh.get("transfers"):
+        out.append(f"copies    {sh['transfers']:,} memory copies between devices (ORT's Memcpy "
+                   "nodes), out of every share: "
+                   + ", ".join(f"{k} {v}" for k, v in sh["transfers_by_device"].items()))
     out += [f"  {op or '(no op type)'}: " + ", ".join(f"{k} {v}" for k, v in devs.items())
             for op, devs in sh["by_op_type"].items()]
     return out

@@ -3,9 +3,10 @@ variants of one classifier over a fixed evaluation corpus, judged on the corpus 
 (IDs exactly once, valid format, quality rule met) before any cost is compared.
 
 The package: `artifacts.py` (what the run dir holds), `view.py` (loading it through the
-readers), `derive.py` (every fact recomputed from raw evidence, once), `rules/` (one module
-per rule, `A` codes), `economics.py` (the package calculation), `report.py` (its report
-sections and run summary)."""
+readers), `facts/` (every fact recomputed from raw evidence, once per view, one module per
+concern), `rules/` (one module per rule, `A` codes), `economics.py` (the package
+calculation), `summary.py` (the run's summary: what the archive, `audit compare` and page 1
+read), `report/` (its report sections, formatting the facts and the summary)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def _locate(view: Any, f: Finding) -> Finding:
 
 
 def _summarize(view: Any, result: Any) -> RunSummary:
-    from auditor.protocols.a.report import summarize
+    from auditor.protocols.a.summary import summarize
 
     return summarize(view, result)
 

@@ -37,7 +37,7 @@ from auditor.protocols.a.artifacts import (
     TIMELINE,
     manifest_ref,
 )
-from auditor.protocols.a.derive import index_expected, output_file_stats
+from auditor.protocols.a.facts.passes import index_expected, output_file_stats
 from auditor.protocols.loader import Loader
 from auditor.readers import (
     jsonl_id_label,
@@ -111,8 +111,8 @@ class RunView:
     unavailable_reason: Mapping[str, str] = field(default_factory=dict)
     """Why a kind is not available (absent or malformed, naming the file)."""
     output_stats: pl.DataFrame | None = None
-    """Per output file (`file_no`), its `derive._file_aggregates`, computed as each file was
-    read (the files are streamed, never all in memory); None without expected IDs."""
+    """Per output file (`file_no`), its `facts.passes._file_aggregates`, computed as each
+    file was read (the files are streamed, never all in memory); None without expected IDs."""
 
     @property
     def classes(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from auditor.model import Finding, RunSummary
-from auditor.protocols.b.artifacts import PARSED_PREFIXES, POLICIES, TRIALS
+from auditor.protocols.b.artifacts import PARSE_LIMITS, PARSED_PREFIXES, POLICIES, TRIALS
 from auditor.protocols.base import Protocol, ReportPart
 from auditor.protocols.names import PROTOCOL_B
 from auditor.protocols.sealed import with_csv_line
@@ -45,6 +45,7 @@ PROTOCOL = Protocol(
     title="Protocol B: energy and accelerator residency",
     rules_package="auditor.protocols.b.rules",
     parsed_prefixes=PARSED_PREFIXES,
+    parse_limits=PARSE_LIMITS,
     signature_files=(TRIALS,),
     load=_load,
     internal_error_ref="B10",

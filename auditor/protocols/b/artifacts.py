@@ -29,6 +29,7 @@ PLACEMENT = "placement/"
 ENERGY = "energy/"
 GATE_OUTPUTS = "gates/"
 IDLE = "idle/"
+POWER_STATE = "power_state/"
 
 _ID = r"[A-Za-z0-9._-]+"
 OUTPUT_FILE = re.compile(rf"^outputs/(?P<policy>{_ID})/trial-(?P<n>[1-9][0-9]*)\.jsonl\Z")
@@ -78,13 +79,24 @@ ARTIFACTS: tuple[Artifact, ...] = (
              "the answers of each policy's gate pass", ref="B8"),
     Artifact("energy", ENERGY, "json_doc", "energy_window", False,
              "the runner's reading of each trial's power trace (its summary table)", ref="B6"),
+    Artifact("power_state", POWER_STATE, "evidence_kinds", None, False,
+             "the traces and records the power-state checks cite (B9), as their tool wrote "
+             "them", ref="B9"),
 )
 
 BY_KIND = {a.kind: a for a in ARTIFACTS}
 REQUIRED_KINDS = tuple(a.kind for a in ARTIFACTS if a.required)
 PARSED_PREFIXES = (MANIFEST, PROMPTS, REFERENCES, REFERENCE_OUTPUTS, OUTPUTS, POWER, PLACEMENT,
-                   TRIALS, POLICIES, ENVIRONMENT, GATE_OUTPUTS, ENERGY)
+                   TRIALS, POLICIES, ENVIRONMENT, GATE_OUTPUTS, ENERGY, POWER_STATE)
 """Files under these (or these files) are parsed, so the run-dir walk keeps their bytes."""
+
+PARSE_LIMITS: tuple[tuple[str, int], ...] = (
+    (POWER, 128 << 20), (PLACEMENT, 128 << 20), (OUTPUTS, 256 << 20), ("", 64 << 20))
+"""The largest file of each kind the loader parses, checked before reading: a power trace
+or placement report of a 1,000-inference window is kilobytes to megabytes (a day of HWiNFO
+at 1 Hz with 300 columns: 70 MB); an outputs file of 1,000 answers times a few hundred
+repetitions, megabytes; every other document, kilobytes. A larger one, or one a run lists to
+exhaust memory, is hashed and reported, never read whole."""
 
 MANIFEST_REFS: tuple[tuple[str, str], ...] = (
     ("/prompt_sequence", "B2"), ("/warmup_iterations", "B2"), ("/timer_scope", "B2"),

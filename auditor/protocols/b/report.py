@@ -163,7 +163,7 @@ def comparison_section(view: RunView, verdicts: dict[str, PolicyVerdict]
             "p95": _fmt(f.p95_ms, "ms") + (f" (n = {f.n_latencies:,})" if f.n_latencies else ""),
             "power": _fmt(f.average_power_w, "W"),
             "jpi": _fmt(f.joules_per_inference, "J"),
-            "energy": (f"{f.energy_source} over {f.domains and ', '.join(f.domains)}; "
+            "energy": (f"{f.energy_source} over {_domains(f.domain_power_w)}; "
                        f"{f.wall_s:.3f} s of windows, {f.inferences:,} inferences"
                        if f.energy_missing is None and f.wall_s is not None
                        and f.inferences is not None
@@ -179,6 +179,11 @@ def comparison_section(view: RunView, verdicts: dict[str, PolicyVerdict]
             "versus_baseline": c.reason if c is not None else "—",
         })
     return out
+
+
+def _domains(power: tuple[tuple[str, float], ...]) -> str:
+    """`package:0 14 W + gpu:0 44 W`: each summed domain with its own average power."""
+    return " + ".join(f"{name} {_fmt(w, 'W', 3)}" for name, w in power) or NOT_RECORDED
 
 
 def _curve(t: Trial) -> list[list[float]]:

@@ -27,7 +27,7 @@ from auditor.protocols.b.facts.declared import policies, repetitions
 from auditor.protocols.b.facts.placement import placements
 from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.facts.sequence import sequence
-from auditor.protocols.summary import summary_of
+from auditor.protocols.summary import main_reason, summary_of
 
 if TYPE_CHECKING:
     from auditor.protocols.b.view import RunView
@@ -64,8 +64,10 @@ def policy_verdicts(view: RunView, result: AuditResult) -> dict[str, PolicyVerdi
             out[pid] = PolicyVerdict("incomplete" if first.missing_evidence else "rejected",
                                      short, full, first)
         elif result.verdict != "accepted":
-            why = f"nothing against it, but the run is {result.verdict}"
-            out[pid] = PolicyVerdict(result.verdict, why, why)
+            why = main_reason(result)
+            out[pid] = PolicyVerdict(result.verdict,
+                                     f"nothing against it, but the run is {result.verdict}",
+                                     f"the run is {result.verdict}: {why}" if why else None)
         else:
             out[pid] = PolicyVerdict("accepted", None, None)
     return out
@@ -103,5 +105,5 @@ def summarize(view: RunView, result: AuditResult) -> RunSummary:
                 operation_share=p.operation_share if p else None,
                 cost_share=p.cost_share if p else None,
                 operation_share_floor=f.policy.floor, accuracy=f.accuracy,
-                agreement=f.agreement)))
+                agreement=f.agreement, domain_power_w=f.domain_power_w)))
     return summary_of(view, result, configs)

@@ -5,7 +5,8 @@ artifact of `artifacts.py` to its reader and keeps what they return: the CSVs ty
 table schemas, JSON documents checked against the B schemas, the prompt sequence and the
 reference answers, every trial's answers with their latencies (one vectorized read of every
 outputs file), each power trace as a power-samples frame and each placement file as a
-placement-nodes frame, read by whichever evidence reader recognizes the file's content.
+placement-nodes frame, read by whichever evidence reader recognizes the file's content, and
+the traces and records the power-state checks cite (power_state/*, either kind).
 
 It judges nothing. A reader's fault becomes a finding (B0001 for the manifest, B0002 for any
 other artifact) with the file and its line, column or JSON pointer; a JSON artifact at fault
@@ -41,6 +42,7 @@ from auditor.protocols.b.artifacts import (
     PLACEMENT_FILE,
     POWER,
     POWER_FILE,
+    POWER_STATE,
     manifest_ref,
     placement_owner,
 )
@@ -81,6 +83,12 @@ class Evidence:
     time_back: tuple[int, ...] = ()
     """Lines where the file's time goes back against the previous reading of its series
     (the reader's `order` warnings): intervals there are not the tool's."""
+    truncated: tuple[int, ...] = ()
+    """Lines where the reader found the file cut short (its `truncated` faults, warnings
+    included; 0 where the reader names no line): what it holds is only part of the tool's
+    report."""
+    family: str | None = None
+    """The frame it holds: `power` (power samples) or `placement` (placement nodes)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,6 +127,8 @@ class RunView:
     """policy_id -> its placement files (a runner's ORT policy has its record and profile)."""
     energy_docs: Mapping[TrialKey, dict]
     """(policy_id, trial_index) -> energy/<p>/trial-<n>.json (the runner's summaries)."""
+    power_state: Mapping[str, Evidence]
+    """power_state/* -> the trace or record a power-state check (B9) cites as evidence."""
     gates: dict | None
     environment: dict | None
     files_on_disk: Mapping[str, str]
@@ -165,6 +175,7 @@ class _Loader(Loader):
         power = self.load_power(offset)
         placement = self.load_placement(policy_ids, offset)
         energy = self.load_energy()
+        power_state = self.load_power_state(offset)
         gate_outputs = self.load_gate_outputs()
         unavailable = self.unavailable()
         return RunView(
@@ -177,7 +188,8 @@ class _Loader(Loader):
             references=plain["references"], reference_outputs=plain["reference_outputs"],
             outputs=outputs, output_index=index, gate_outputs=gate_outputs,
             power=MappingProxyType(power), placement=MappingProxyType(placement),
-            energy_docs=MappingProxyType(energy), gates=plain["gates"],
+            energy_docs=MappingProxyType(energy), power_state=MappingProxyType(power_state),
+            gates=plain["gates"],
             environment=plain["environment"], files_on_disk=self.files.hashes,
             load_findings=tuple(self.findings), available=frozenset(self.available),
             absent=frozenset(self.absent), unavailable_reason=unavailable)
@@ -210,14 +222,15 @@ class _Loader(Loader):
             "line", "id", "label", "latency_ms", "valid", "error")
         return outputs, idx
 
-    def read_evidence(self, rel: str, wanted: str, offset: str | None) -> Evidence:
-        """RELATIVE path read by the evidence reader its content and extension pick."""
+    def read_evidence(self, rel: str, wanted: str | None, offset: str | None) -> Evidence:
+        """RELATIVE path read by the evidence reader its content and extension pick (of the
+        family WANTED, or of either when None)."""
         module, read = evidence_kinds.read(self.data[rel], rel, local_utc_offset=offset)
         if module is None:
             for f in read.faults:
                 self.report(f)
             return Evidence(rel, None, None, None, {}, usable=False)
-        if module.family != wanted:
+        if wanted is not None and module.family != wanted:
             self.report(Fault(rel, f"this is {module.description}, not {wanted} evidence",
                               kind="format"))
             return Evidence(rel, module.name, module.tool, None, read.meta,
@@ -230,7 +243,10 @@ class _Loader(Loader):
         return Evidence(rel, module.name, module.tool, read.value, read.meta,
                         content, usable=not any(f.severity == "error" for f in wrong),
                         time_back=tuple(sorted({f.line or 0 for f in read.faults
-                                                if f.kind == "order"})))
+                                                if f.kind == "order"})),
+                        truncated=tuple(sorted({f.line or 0 for f in read.faults
+                                                if f.kind == "truncated"})),
+                        family=module.family)
 
     def load_power(self, offset: str | None) -> dict[TrialKey, Evidence]:
         out: dict[TrialKey, Evidence] = {}
@@ -270,6 +286,11 @@ class _Loader(Loader):
             out.setdefault(owner, []).append(self.read_evidence(rel, "placement", offset))
         self.available.add("placement")
         return {k: tuple(v) for k, v in out.items()}
+
+    def load_power_state(self, offset: str | None) -> dict[str, Evidence]:
+        """Every power_state/* file, a trace or a record, by whichever reader takes it."""
+        return {rel: self.read_evidence(rel, None, offset)
+                for rel in self.files.paths(POWER_STATE)}
 
     def load_energy(self) -> dict[TrialKey, dict]:
         out: dict[TrialKey, dict] = {}

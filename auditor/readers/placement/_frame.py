@@ -25,6 +25,7 @@ Windows ML hardware device types CPU / GPU / NPU map to cpu / gpu / npu.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -34,6 +35,10 @@ import schemas
 from auditor.readers._common import MAX_DOCUMENT_BYTES, FaultLog, decode, frame_schema, too_large
 
 DEVICES = ("cpu", "gpu", "ane", "npu", "unknown")
+TRANSFER_OPS = frozenset({"MemcpyFromHost", "MemcpyToHost"})
+"""Operator types that copy tensors between devices, which ONNX Runtime inserts itself at
+each boundary between providers (a CUDA session's `Memcpy` nodes): not compute operations.
+`placement_shares` counts them apart (`transfers`), out of every share."""
 #: What `placement_shares` counts as the accelerator when the caller names none.
 ACCELERATORS = frozenset({"gpu", "ane", "npu"})
 
@@ -84,9 +89,14 @@ def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERAT
     operation_share = operations on the accelerator / operations with placement information
     (device not `unknown`); cost_share likewise over the `cost` of placed operations that
     have one; cpu_node_share = CPU operations / operations with placement information.
-    Shares are None when their denominator is 0. `by_device` and `by_op_type` count nodes."""
+    Copies between devices (`TRANSFER_OPS`) are no operations: they are counted apart
+    (`transfers`, their cost `transfer_cost`, per device `transfers_by_device`) and left out
+    of every share. Shares are None when their denominator is 0. `nodes`, `by_device` and
+    `by_op_type` count every node, copies included."""
     accel = sorted(set(accelerator))
-    placed = frame.filter(pl.col("device") != "unknown")
+    is_transfer = pl.col("op_type").is_in(list(TRANSFER_OPS)).fill_null(False)
+    transfers = frame.filter(is_transfer)
+    placed = frame.filter((pl.col("device") != "unknown") & ~is_transfer)
     on_accel = placed.filter(pl.col("device").is_in(accel))
     n_placed, n_accel = placed.height, on_accel.height
     cost_placed = placed["cost"].sum() if placed["cost"].null_count() < n_placed else None
@@ -107,6 +117,11 @@ def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERAT
         "cost_share": cost_accel / cost_placed if cost_placed else None,
         "placed_without_cost": placed["cost"].null_count(),
         "cpu_node_share": cpu / n_placed if n_placed else None,
+        "transfers": transfers.height,
+        "transfer_cost": transfers["cost"].sum() if transfers["cost"].null_count()
+        < transfers.height else None,
+        "transfers_by_device": {d: n for d, n in transfers.group_by("device").len().sort(
+            "device").iter_rows()},
         "by_device": {d: frame.filter(pl.col("device") == d).height for d in DEVICES
                       if frame.filter(pl.col("device") == d).height},
         "by_op_type": by_type,
@@ -144,6 +159,22 @@ def json_record(data: bytes, log: FaultLog, schema_kind: str, what: str
     return doc, bad
 
 
+def _costed(row: dict[str, Any], log: FaultLog, what: str) -> dict[str, Any]:
+    cost = row.get("cost")
+    if cost is None:
+        return row
+    try:
+        value = float(cost)
+    except (OverflowError, TypeError, ValueError):
+        value = math.inf
+    if math.isfinite(value) and value >= 0:
+        return {**row, "cost": value}
+    log.warning(f"The {what} {row.get('node')!r} has a cost that is no finite non-negative "
+                "number: its cost is unknown.", kind="type", line=row.get("line"),
+                value=cost if isinstance(cost, str) else repr(cost)[:40])
+    return {**row, "cost": None}
+
+
 def is_bad(pointer: str, bad: set[str]) -> bool:
     """Whether the item at `pointer` or anything inside it is at fault."""
     return any(b == pointer or b.startswith(pointer + "/") for b in bad)
@@ -152,10 +183,14 @@ def is_bad(pointer: str, bad: set[str]) -> bool:
 def finish(rows: list[dict[str, Any]], log: FaultLog, what: str = "operation"
            ) -> pl.DataFrame | None:
     """The frame of `rows`, or None (an `empty` error) when there is none; an `empty` error
-    too when no row carries placement information (every device unknown)."""
+    too when no row carries placement information (every device unknown). A cost that is no
+    finite non-negative number (a 400-digit count, inf, a negative time) is dropped with a
+    `type` warning naming the node: every placement reader builds its frame here, so no
+    share can become infinite or NaN."""
     if not rows:
         log.error(f"No {what} with placement evidence in the file.", kind="empty")
         return None
+    rows = [_costed(r, log, what) for r in rows]
     frame = from_rows(rows)
     if frame.filter(pl.col("device") != "unknown").is_empty():
         log.error(f"No {what} carries placement information (every provider or device is "

@@ -32,6 +32,7 @@ from auditor.readers._common import (
 )
 from auditor.readers.base import Read
 from auditor.readers.placement import _frame
+from auditor.readers.placement.coreml_profiling_csv import row_cost
 
 INFO = ReaderInfo(
     name="coreml-compute-plan", family="placement", tool="Core ML (MLComputePlan)",
@@ -63,7 +64,12 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
             log.warning("The log is cut short here: the shares cover only the operations "
                         "listed before.", kind="truncated", line=i)
         elif "operation " in raw and (m := _OP.search(raw)):
-            cost = float(m["cost"]) / (100 if m["pct"] else 1) if m["cost"] else None
+            cost = row_cost(m["cost"]) if m["cost"] else None
+            if cost is not None and m["pct"]:
+                cost /= 100
+            elif m["cost"] and cost is None:
+                log.warning("The operation's cost is no finite figure: cost unknown.",
+                            kind="type", line=i, value=m["cost"])
             rows.append({"node": m["op"], "op_type": m["op"], "provider": m["dev"],
                          "device": _frame.device_of(m["dev"]), "cost": cost, "line": i})
         elif "operation " in raw and ", device" in raw:

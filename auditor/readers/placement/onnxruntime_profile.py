@@ -10,12 +10,18 @@ everything before the last `_kernel_time`.
 
 One row per node: `node` (the name), `op_type` (op_name), `provider` as written, `device`
 normalized (`placement._frame`), `cost` = the node's total kernel `dur` in microseconds over
-all profiled runs, `line` = its first kernel event. Nodes are keyed by `args.node_index` where
+all profiled runs (a `dur` that is no finite non-negative number gives no cost), `line` =
+its first kernel event. Nodes are keyed by `args.node_index` where
 given (names are not unique), else by name. `meta` holds the event counts, the number of
 runs (`model_run` events), how many kernel events the busiest node had, and the time origin:
 `ts` counts microseconds from the profiling start (`get_profiling_start_time_ns()`), which
 the file itself does not hold, so a profile cannot be placed on a power trace from the file
 alone.
+
+Copies between devices that ORT inserts at provider boundaries (op `MemcpyFromHost`,
+`MemcpyToHost`, nodes `Memcpy`, `Memcpy_1`...) are kept as rows with their op type, and
+`placement_shares` counts them apart from the compute operations (`transfers`); their number
+is `meta["transfer_nodes"]`.
 
 A profile is read line by line when it has ORT's layout (so a cut file keeps every whole
 event before the cut, and each event has its line), else as one JSON document (a
@@ -26,6 +32,7 @@ without a closing `]`, or without a `model_run` event, is a `truncated` warning.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import polars as pl
@@ -141,7 +148,10 @@ def _nodes(events: list[tuple[dict[str, Any], int | None]], log: FaultLog,
         node = name[: -len(_KERNEL)]
         key = str(args.get("node_index", node))
         provider = args.get("provider") if isinstance(args.get("provider"), str) else None
-        cost = float(dur) if isinstance(dur, int | float) and dur >= 0 else None
+        cost = _duration(dur)
+        if cost is None and dur is not None:
+            log.warning(f"Node {node!r}: its kernel time is no finite non-negative duration: "
+                        "no cost for this run.", kind="type", line=line, value=dur)
         if key not in nodes:
             nodes[key] = {"node": node, "op_type": args.get("op_name") if isinstance(
                 args.get("op_name"), str) else None, "provider": provider,
@@ -155,6 +165,7 @@ def _nodes(events: list[tuple[dict[str, Any], int | None]], log: FaultLog,
             log.warning(f"Node {node!r} ran on {provider} here but on {seen['provider']} "
                         "before: the first is kept.", kind="duplicate", line=line)
     meta.update(counts)
+    meta["transfer_nodes"] = sum(n["op_type"] in _frame.TRANSFER_OPS for n in nodes.values())
     meta["fence_events_present"] = counts["fence_events"] > 0
     meta["last_event_end_us"] = last_ts
     meta["kernel_events_per_node_max"] = max((n["runs"] for n in nodes.values()), default=0)
@@ -165,6 +176,18 @@ def _nodes(events: list[tuple[dict[str, Any], int | None]], log: FaultLog,
         log.warning("No model_run event: the profile ends before its run closed (cut short?).",
                     kind="truncated")
     return [{k: v for k, v in n.items() if k != "runs"} for n in nodes.values()]
+
+
+def _duration(dur: Any) -> float | None:
+    """A kernel's `dur` (us) as a float; None when it is no finite non-negative number (a
+    400-digit figure is no duration)."""
+    if isinstance(dur, bool) or not isinstance(dur, int | float):
+        return None
+    try:
+        value = float(dur)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 READER = EvidenceReader(INFO, rank=40, sniff=sniff, read=read, doc=__doc__ or "")

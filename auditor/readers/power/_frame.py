@@ -7,6 +7,7 @@ reporting time going backwards or repeated samples.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -48,22 +49,78 @@ holds the CPU and an on-package NPU or Neural Engine, not a discrete GPU; a comb
 whole-system reading holds them all; a part (dram, core, rail, other) holds none of them."""
 
 
-def describe(df: pl.DataFrame, *, instrument: str | pl.Expr,
+MAX_WATTS = 100_000.0
+"""A reading above this (100 kW; a server of eight accelerators draws a tenth of it) is not a
+machine's power: a unit slip, a corrupt cell or a 400-digit number, never a figure."""
+
+
+def screen(df: pl.DataFrame, log: FaultLog, *, what: str = "reading") -> pl.DataFrame:
+    """DF without the readings whose `watts` or `energy_j` is not a finite, non-negative,
+    plausible figure (at most `MAX_WATTS`, and that power over the reading's interval), each
+    a fault naming its line and source: `type` for a non-finite value, `units` for a
+    negative or absurd one. A battery's negative charge rate is kept: it is the battery
+    discharging (the machine on battery), a reading of the power state, never summed as a
+    draw. One bad sample can never make a window's energy infinite or negative; a missing
+    value (null) is not a fault here."""
+    if df.is_empty():
+        return df
+    span = pl.when(pl.col("interval_s").is_finite() & (pl.col("interval_s") > 0)).then(
+        pl.col("interval_s")).otherwise(86_400.0)
+    if "kind" in df.columns:
+        # a counter's delta over two reads close together spans the counter's own update
+        # period (NVML: up to ~100 ms): its energy is bounded over at least a second
+        span = pl.when(pl.col("kind") == "counter").then(
+            pl.max_horizontal(span, pl.lit(1.0))).otherwise(span)
+
+    def bad(col: str, limit: pl.Expr) -> pl.Expr:
+        v = pl.col(col)
+        return v.is_not_null() & (~v.is_finite() | (v < 0) | (v > limit))
+
+    counter = (pl.col("kind") == "counter") if "kind" in df.columns else pl.lit(False)
+    # a battery's charge rate is negative while it discharges: a reading, kept (never summed)
+    discharge = (pl.col("domain") == "battery") & pl.col("watts").is_finite() & (
+        pl.col("watts") < 0) & (pl.col("watts") > -MAX_WATTS)
+    flagged = df.with_columns(bad_w=bad("watts", pl.lit(MAX_WATTS)) & ~counter & ~discharge,
+                              bad_j=bad("energy_j", MAX_WATTS * span * 1.01))
+    drop = pl.col("bad_w") | pl.col("bad_j")
+    for r in flagged.filter(drop).iter_rows(named=True):
+        col = "watts" if r["bad_w"] else "energy_j"
+        value = r[col]
+        unit = "W" if col == "watts" else "J"
+        if not math.isfinite(value):
+            kind, why = "type", "is not a finite number"
+        elif value < 0:
+            kind, why = "units", "is negative"
+        else:
+            kind, why = "units", (f"is over {MAX_WATTS:,.0f} W" if col == "watts" else
+                                  f"is more than {MAX_WATTS:,.0f} W over its interval")
+        message = (f"{r['source']}: this {what}'s {'power' if col == 'watts' else 'energy'} "
+                   f"({value:g} {unit}) {why}: left out, never summed.")
+        log.add("error", message, kind=kind, line=r["line"], field=r["source"], value=value)
+    return df.filter(~flagged.select(drop).to_series())
+
+
+def describe(df: pl.DataFrame, log: FaultLog, *, instrument: str | pl.Expr,
              includes: dict[str, str] | None = None, kind: str | pl.Expr = "interval",
              role: str | pl.Expr = "energy", rank: int | pl.Expr = 0,
              averaging_s: float | pl.Expr | None = None) -> pl.DataFrame:
     """DF with the columns that say what each reading is (schemas/power-samples.frame.json):
-    INSTRUMENT, the devices each domain INCLUDES (`INCLUDES`, overridden per domain), KIND,
-    ROLE, source RANK and AVERAGING_S, each a value or an expression over DF's columns."""
+    INSTRUMENT, the devices each domain INCLUDES (`INCLUDES`, overridden per domain, or a
+    column `includes` DF already has for a reading that differs from its domain's), KIND,
+    ROLE, source RANK and AVERAGING_S, each a value or an expression over DF's columns.
+    Implausible readings are screened out first (`screen`, faults in LOG): every power
+    reader describes its frame here, so none can pass one on."""
     table = {**INCLUDES, **(includes or {})}
 
     def lit(v: object) -> pl.Expr:
         return v if isinstance(v, pl.Expr) else pl.lit(v)
 
-    return conform(df.with_columns(
+    by_domain = pl.col("domain").replace_strict(table, default="", return_dtype=pl.String)
+    own = pl.coalesce(pl.col("includes"), by_domain) if "includes" in df.columns else by_domain
+    return screen(conform(df.with_columns(
         instrument=lit(instrument), kind=lit(kind), role=lit(role),
         rank=lit(rank).cast(pl.Int64), averaging_s=lit(averaging_s).cast(pl.Float64),
-        includes=pl.col("domain").replace_strict(table, default="", return_dtype=pl.String)))
+        includes=own)), log)
 
 
 def with_point_intervals(df: pl.DataFrame, by: Sequence[str] = ("source", "device")

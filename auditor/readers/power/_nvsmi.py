@@ -8,7 +8,7 @@ Power sections and fields (XML tag or `-q` label, compared lower-case with `_` f
 | --- | --- |
 | power_readings (DTD v11-, -q "Power Readings"), gpu_power_readings (v12+) | gpu |
 | gpu_memory_power_readings | gpu_memory |
-| module_power_readings | module |
+| module_power_readings | module (the whole module, e.g. Grace Hopper: includes cpu,gpu) |
 
 Readings: power_draw (v12 and older), average_power_draw and instant_power_draw (v13;
 -q "Instantaneous Power Draw"). Limits (current_power_limit, ...) are settings, not read.
@@ -42,16 +42,22 @@ READINGS = {"power_draw", "average_power_draw", "instant_power_draw",
             "instantaneous_power_draw"}
 
 
-def describe(frame: pl.DataFrame) -> pl.DataFrame:
+def describe(frame: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     """FRAME's readings as nvidia-smi's: a board's instantaneous reading ranks first, then
     `power.draw` (a 1 s average on Ampere and newer, instantaneous before), then the explicit
     1 s average (`power.draw.average`, `average_power_draw`)."""
-    src = pl.col("source").str.to_lowercase()
-    average = src.str.contains("average")
-    return _frame.describe(frame, instrument="nvidia-smi",
-                           rank=pl.when(src.str.contains("instant")).then(0)
-                           .when(average).then(2).otherwise(1),
-                           averaging_s=pl.when(average).then(1.0))
+    sources = frame["source"].unique().to_list()
+
+    def rank(source: str) -> int:
+        low = source.lower()
+        return 0 if "instant" in low else 2 if "average" in low else 1
+
+    ranks = {s: rank(s) for s in sources}
+    averaging = {s: 1.0 if "average" in s.lower() else None for s in sources}
+    return _frame.describe(
+        frame, log, instrument="nvidia-smi", includes={"module": "cpu,gpu"},
+        rank=pl.col("source").replace_strict(ranks, return_dtype=pl.Int64),
+        averaging_s=pl.col("source").replace_strict(averaging, return_dtype=pl.Float64))
 
 
 def key(label: str) -> str:
@@ -104,7 +110,7 @@ def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any
     snapshot (nvidia-smi lists GPUs in index order); `source_of(reading)` names the reading
     as the format does. One snapshot per device is a reading, not a trace: `coverage`."""
     offset: timedelta | None = None
-    rows, devices, samples = [], [], []
+    rows, devices, samples, missing = [], [], [], []
     for snap in snapshots:
         local = ctime(snap.stamp) if snap.stamp else None
         if local is None or to_utc(local, timedelta(0)) is None:
@@ -129,7 +135,9 @@ def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any
                     continue
                 value = watts(r.text)
                 if value is None:
-                    if not MISSING.match(r.text):
+                    if MISSING.match(r.text):
+                        missing.append((index, gpu.info.get("name"), source_of(r), r.text))
+                    else:
                         log.error(f"{source_of(r)} is not a power in W.", kind="units",
                                   line=r.line, field=source_of(r), value=r.text)
                     continue
@@ -138,9 +146,17 @@ def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any
     meta["devices"] = devices
     meta["snapshots"] = len(snapshots)
     if not rows:
-        log.error("No power reading in the file.", kind="empty")
+        if missing:
+            gpus = sorted({f"GPU {i}" + (f" ({n})" if n else "") for i, n, _, _ in missing})
+            fields = sorted({f"{src} {text.strip() or '(empty)'}" for _, _, src, text in missing})
+            log.error(f"No power reading in the file: every power reading is missing "
+                      f"({'; '.join(fields)}) for {', '.join(gpus)}: this GPU or driver "
+                      "reports no board power.", kind="empty")
+        else:
+            log.error("No power reading in the file (no power section in any GPU).",
+                      kind="empty")
         return None
-    frame = describe(_frame.with_point_intervals(_frame.from_rows(rows)))
+    frame = describe(_frame.with_point_intervals(_frame.from_rows(rows)), log)
     _frame.order_faults(_frame.from_rows(samples), log, by=("device",), what="report")
     _frame.snapshot_warning(frame, log)
     return frame

@@ -1,7 +1,9 @@
 """HWiNFO sensor-log CSV (HWiNFO64 "Log to file"), read as HWiNFO writes it.
 
-- Encoding: strict UTF-8, then cp1252 (HWiNFO writes the ANSI code page; some copies are
-  UTF-8 that already hold U+FFFD where `°` was: a warning). `meta["encoding"]` says which.
+- Encoding (`_common.decode`): a byte-order mark decides (UTF-8, UTF-16), bytes it cannot
+  decode replaced with a warning, never re-read as cp1252; without a mark strict UTF-8, then
+  cp1252 (HWiNFO writes the ANSI code page; some copies are UTF-8 that already hold U+FFFD
+  where `°` was: a warning). `meta["encoding"]` says which.
 - Line 1 is the header: `Date,Time,` then one quoted name per sensor with its unit in
   brackets (`"CPU Package Power [W]"`). Names repeat across sensor groups (two
   `GPU Core (NVVDD) Output Power [W]`): each column is kept apart by position, and a
@@ -16,8 +18,10 @@
   column's group (`CPU [#0]: Intel Core i9-12900H: Enhanced`). Group names hold unquoted
   commas (`[D:, F:]`, `MediaTek, Inc.`): a cell is joined to the previous one while the
   previous has unbalanced brackets or the cell starts with a space, then the groups are
-  mapped to columns by position. Data stops at the first repeated header. A log without the
-  footer (cut, or still being written) is read with a `truncated` warning and no groups.
+  mapped to columns by position. Data stops at the first repeated header. Older HWiNFO
+  versions write the repeated header alone: the log is complete (`meta["footer"]` is
+  `header only`), its groups unknown. A log without the footer (cut, or still being
+  written) is read with a `truncated` warning and no groups.
 - A row with another number of fields than the header (a cut last line) is an error naming
   the line; the other rows are kept.
 
@@ -35,13 +39,26 @@ column is kept as rows; `device` is the `[#N]` of its sensor group; `domain`:
 | System Agent Power | any | system_agent |
 | Total System Power | any | psys |
 | PCH Power | any | pch |
+| Total DRAM Power (Intel's RAPL DRAM domain, in the CPU group) | any | dram |
 | GPU Power (NVIDIA board power, as NVML reports it), GPU ASIC Power (AMD) | any | gpu |
 | Total Power | DDR DIMM [#N] | dram |
 | Charge Rate | Battery | battery |
 | any other `[W]` column (per-core, rails, connector inputs such as GPU 12VHPWR) | any | other |
 
 GPU 12VHPWR or 8-pin input power is one connector of the board, not the board: it is
-`other`; the board total is `GPU Power`.
+`other`; the board total is `GPU Power`. Power limits are recognized by English `Limit` and by
+Intel's `PL1`/`PL2` acronyms, which every language keeps.
+
+HWiNFO in another language (German `CPU-Gesamt-Leistungsaufnahme [W]`, `GPU Leistung [W]`,
+`Gesamtleistung [W]`; French, Russian, Chinese...) writes names the table above does not
+know. They are classified by what does not depend on the language (`_by_semantics`): the
+unit, AMD's `PPT` and the `DRAM` acronym, and the footer's sensor groups, whose names are
+device names (`CPU [#0]: ...`, `GPU [#1]: ...`, `DDR5 DIMM [#2]: ...`). In each CPU group the
+first power column without a part token (a rail such as VDDCR or NVVDD, SVI3, a connector, a
+numbered core) is the package; in each GPU group, the board (GPU Power, or GPU ASIC Power
+after AMD's VDDCR rails); in each DIMM group, the module's total: the order HWiNFO lists
+them in. `meta["semantic_columns"]` lists the columns so classified. Without the footer such
+names stay `other`, with a `header` warning that a package or board among them is not found.
 """
 
 from __future__ import annotations
@@ -84,6 +101,7 @@ DOMAINS: tuple[tuple[str | None, str, str], ...] = (
     (None, r"System Agent Power", "system_agent"),
     (None, r"Total System Power", "psys"),
     (None, r"PCH Power", "pch"),
+    (None, r"Total DRAM Power|DRAM Power", "dram"),
     (None, r"GPU Power|GPU ASIC Power", "gpu"),
     (r"^DDR\d* DIMM|^DIMM", r"Total Power", "dram"),
     (r"^Battery", r"Charge Rate", "battery"),
@@ -120,7 +138,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     meta["trailing_empty_column"] = names[-1] == ""
     end = _footer(lines, log, meta)
     groups = _groups(lines[end + 1], len(names), end + 2, log) if end + 1 < len(lines) else None
-    columns = _power_columns(names, groups, meta)
+    columns = _power_columns(names, groups, meta, log)
     if not columns:
         log.error("No power column (unit [W]) in the header.", kind="header", line=1)
         return Read(None, log.faults(), meta)
@@ -138,7 +156,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     _frame.order_faults(frame, log, by=(), what="row")
     frame = _frame.drop_repeats(frame, log, what="row")
     _frame.snapshot_warning(frame, log)
-    return Read(_frame.describe(_frame.with_point_intervals(frame), instrument="hwinfo"),
+    return Read(_frame.describe(_frame.with_point_intervals(frame), log, instrument="hwinfo"),
                 log.faults(), meta)
 
 
@@ -154,8 +172,8 @@ def _footer(lines: list[str], log: FaultLog, meta: dict[str, Any]) -> int:
         return len(lines)
     meta["footer"] = True
     if end + 1 >= len(lines):
-        log.warning("The footer has no sensor-group row after the repeated header.",
-                    kind="truncated", line=end + 1)
+        # older HWiNFO versions end the log with the repeated header alone: complete
+        meta["footer"] = "header only"
     elif any(ln.strip() for ln in lines[end + 2:]):
         log.warning("Lines after the footer's sensor-group row are not read.", kind="format",
                     line=end + 3)
@@ -183,8 +201,8 @@ def _unbalanced(cell: str) -> bool:
     return cell.count("[") != cell.count("]") or cell.count("(") != cell.count(")")
 
 
-def _power_columns(names: list[str], groups: list[str] | None, meta: dict[str, Any]
-                   ) -> list[dict[str, Any]]:
+def _power_columns(names: list[str], groups: list[str] | None, meta: dict[str, Any],
+                   log: FaultLog) -> list[dict[str, Any]]:
     counts = Counter(names)
     seen: Counter[str] = Counter()
     columns, skipped = [], []
@@ -194,18 +212,89 @@ def _power_columns(names: list[str], groups: list[str] | None, meta: dict[str, A
         if m is None or m["unit"] not in _POWER_UNITS:
             continue
         source = f"{col} #{seen[col]}" if counts[col] > 1 else col
-        if "Limit" in m["base"]:
+        if _LIMIT.search(m["base"]):
             skipped.append(source)
             continue
         group = groups[i] if groups else None
         dev = _DEVICE.search(group) if group else None
-        columns.append({"index": i, "source": source, "scale": _POWER_UNITS[m["unit"]],
-                        "domain": _domain(m["base"], group), "group": group,
-                        "device": int(dev[1]) if dev else None})
+        domain = _domain(m["base"], group)
+        columns.append({"index": i, "source": source, "base": m["base"],
+                        "scale": _POWER_UNITS[m["unit"]], "domain": domain,
+                        "known": _known(m["base"]),
+                        "group": group, "device": int(dev[1]) if dev else None})
+    meta["semantic_columns"] = _by_semantics(columns)
+    unknown = [c for c in columns if not c["known"] and c["source"] not in
+               meta["semantic_columns"] and c["domain"] == "other"]
+    if unknown and not groups:
+        log.warning(f"{len(unknown)} of the {len(columns)} power columns have names this reader "
+                    f"does not know (a HWiNFO in another language?), such as "
+                    f"{unknown[0]['source']!r}: without the footer's sensor groups they are "
+                    "read as other, so a CPU package or GPU board among them is not found.",
+                    kind="header", line=1)
     meta["skipped_columns"] = skipped
     meta["power_columns"] = len(columns)
     meta["devices"] = sorted({c["group"] for c in columns if c["group"]})
     return columns
+
+
+_LIMIT = re.compile(r"Limit|\bPL\d\b|\bTDP\b", re.IGNORECASE)
+"""Power limits are settings, not readings: English `Limit`, and Intel's `PL1`/`PL2`
+acronyms, which HWiNFO keeps in every language."""
+_KNOWN_PARTS = re.compile(
+    r"^(Core \d+ Power|Core Powers \(avg\)|GPU Rail Powers \(avg\)|Rest-of-Chip Power|"
+    r"GPU .*(Input|Output) Power.*|GPU Input PP Source Power.*|GPU 12VHPWR Power|GPU SRAM .*|"
+    r"GPU (Core|SoC) Power \(.*\)|Core\+SoC\+MISC Power.*|Total Power)$")
+"""English names of parts (per-core powers, rails, connectors, a DIMM's total outside its
+group) that rightly read as `other` or by group: they are known, not untranslated."""
+
+
+def _known(base: str) -> bool:
+    """Whether `base` is a name the English table or `_KNOWN_PARTS` knows."""
+    return _KNOWN_PARTS.match(base) is not None or any(
+        re.fullmatch(pattern, base) for _, pattern, _ in DOMAINS)
+_PART_TOKENS = re.compile(
+    r"VDDCR|NVVDD|FBVDD|MSVDD|PEXVDD|VDD|SRAM|PCIe|12VHPWR|\d-pin|Misc|SVI\d|TFN|\bIA\b|"
+    r"\bGT\b|\bSoC\b|\d", re.IGNORECASE)
+"""Tokens HWiNFO keeps untranslated that mark a part of a device (a rail, a connector, a
+core, a numbered unit), never its whole: a column holding one is no device total."""
+_GROUP_KIND = (("package", re.compile(r"^CPU \[#\d+\]")),
+               ("gpu", re.compile(r"^GPU \[#\d+\]")),
+               ("dram", re.compile(r"DIMM")))
+_HOLDERS = {"package", "ppt", "psys", "gpu"}
+
+
+def _by_semantics(columns: list[dict[str, Any]]) -> dict[str, str]:
+    """Domains for the power columns whose names the English table does not know (HWiNFO in
+    German, French, Russian, Chinese...), from what does not depend on the language: the
+    unit (every column here is in W), AMD's `PPT` and `DRAM` acronyms, and the sensor group
+    (the footer's group names, `CPU [#0]: ...`, `GPU [#1]: ...`, `DDR5 DIMM [#2]: ...`,
+    are device names, not words). In each CPU group the first power column without a part
+    token is the package, in each GPU group the board power, in each DIMM group the
+    module's total; HWiNFO lists them first (CPU Package Power, GPU Power or GPU ASIC Power
+    after AMD's VDDCR rails, the DIMM's Total Power). A group some column of which the
+    English table already classified as its total is left alone. Returns {source: domain}
+    of the columns so classified."""
+    found: dict[str, str] = {}
+    for c in columns:
+        if c["known"]:
+            continue
+        if re.search(r"\bPPT\b", c["base"]):
+            c["domain"] = found[c["source"]] = "ppt"
+        elif re.search(r"\bDRAM\b", c["base"]):
+            c["domain"] = found[c["source"]] = "dram"
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for c in columns:
+        if c["group"]:
+            by_group.setdefault(c["group"], []).append(c)
+    for group, cols in by_group.items():
+        kind = next((k for k, pattern in _GROUP_KIND if pattern.search(group)), None)
+        if kind is None or any(c["domain"] == kind and c["known"] for c in cols):
+            continue
+        pick = next((c for c in cols if not c["known"] and c["domain"] == "other"
+                     and not _PART_TOKENS.search(c["base"])), None)
+        if pick is not None:
+            pick["domain"] = found[pick["source"]] = kind
+    return found
 
 
 def _domain(base: str, group: str | None) -> str:

@@ -40,9 +40,8 @@ from auditor.readers._common import (
     ReaderInfo,
     csv_rows,
     decode,
-    line_frame,
     local_offset,
-    split_lines,
+    text_frame,
     to_utc_expr,
     too_large,
 )
@@ -81,13 +80,14 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None, first_l
     if decoded is None:
         return Read(None, log.faults(), meta)
     text, meta["encoding"] = decoded
-    lines = split_lines(text)
-    header = [c.strip() for c in lines[0].split(",")] if lines else []
+    all_lines = text_frame(text, first_line)
+    first = all_lines["text"][0] if all_lines.height else ""
+    header = [c.strip() for c in first.split(",")] if all_lines.height else []
     fields = [_FIELD.match(c) for c in header]
     if not header or not all(fields):
         log.error("The first line is not a --query-gpu header (field names such as "
                   "'timestamp, index, power.draw [W]').", kind="header", line=first_line,
-                  value=lines[0] if lines else "")
+                  value=first)
         return Read(None, log.faults(), meta)
     names = [m["name"] for m in fields]  # type: ignore[index]
     power = [i for i, n in enumerate(names) if n in DOMAINS]
@@ -105,8 +105,8 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None, first_l
     power = [i for i in power if units[header[i]] in (None, "W")]
     keys = [i for i, n in enumerate(names) if n in ("timestamp", "index", *_INFO_FIELDS)]
     picked = sorted({*keys, *power})
-    body = line_frame(lines[1:], first_line + 1).filter(pl.col("text").str.strip_chars() != "")
-    repeated = pl.col("text").str.strip_chars() == lines[0].strip()
+    body = all_lines.slice(1).filter(pl.col("text").str.strip_chars() != "")
+    repeated = pl.col("text").str.strip_chars() == first.strip()
     for line in body.filter(repeated)["line"]:
         log.warning("The header repeats here (two logs appended to one file?): skipped.",
                     kind="header", line=line)
@@ -120,16 +120,21 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None, first_l
     device = _index(cells, header, names, log)
     cells = cells.with_columns(end=end, device=device)
     meta["devices"] = _devices(cells, header, names)
+    # order, repeats and copied bus ids are facts of the rows (one poll of one GPU each), so
+    # they are checked once per row, before the row's readings are spread out
+    polls = cells.select("end", "device", "line", source=pl.lit("row"))
+    _frame.order_faults(polls, log, by=("device",), what="row")
+    kept = _frame.drop_repeats(polls, log, what="row")["line"]
+    _same_bus(cells, header, names, log)
+    if kept.len() < cells.height:
+        cells = cells.filter(pl.col("line").is_in(kept.implode()))
     frame = _frame.conform(pl.concat([_readings(cells, header[i], names[i], log, meta)
                                       for i in power]))
     if frame.is_empty():
         log.error("No power reading in any row.", kind="empty")
         return Read(None, log.faults(), meta)
-    _frame.order_faults(frame, log, by=("device",), what="row")
-    frame = _frame.drop_repeats(frame, log, what="row")
-    _same_bus(cells, header, names, log)
     _frame.snapshot_warning(frame, log)
-    return Read(_nvsmi.describe(_frame.with_point_intervals(frame)), log.faults(), meta)
+    return Read(_nvsmi.describe(_frame.with_point_intervals(frame), log), log.faults(), meta)
 
 
 def _times(cells: pl.DataFrame, header: list[str], names: list[str], option: str | None,
@@ -141,8 +146,10 @@ def _times(cells: pl.DataFrame, header: list[str], names: list[str], option: str
     col = header[names.index("timestamp")]
     offset, tz_meta = local_offset(option, log, tool="nvidia-smi")
     meta.update(tz_meta)
-    local = pl.col(col).str.to_datetime("%Y/%m/%d %H:%M:%S%.f", time_unit="us", strict=False)
+    local = pl.col(col).str.strptime(pl.Datetime("us"), "%Y/%m/%d %H:%M:%S%.f", strict=False)
     end = cells.select(to_utc_expr(local, offset)).to_series()
+    if not end.null_count():
+        return end
     for line, raw in cells.filter(end.is_null()).select("line", col).iter_rows():
         log.error("The timestamp cannot be read (a real YYYY/MM/DD HH:MM:SS.mmm expected): the "
                   "row's readings are left out.", kind="type", line=line, field=col, value=raw)
@@ -174,11 +181,14 @@ def _devices(cells: pl.DataFrame, header: list[str], names: list[str]) -> list[d
 def _readings(cells: pl.DataFrame, col: str, field: str, log: FaultLog,
               meta: dict[str, Any]) -> pl.DataFrame:
     raw = pl.col(col)
-    parsed = raw.str.extract_groups(_nvsmi.WATTS_PATTERN)
-    scale = pl.when(parsed.struct["u"] == "mW").then(_nvsmi.SCALE["mW"]).otherwise(1.0)
+    # `631.95 W`, `631.95` (nounits) or, from some tools, `500 mW`: the number before the unit
+    milli = raw.str.ends_with(" mW")
+    number = raw.str.strip_suffix(" mW").str.strip_suffix(" W").str.strip_chars()
+    plain = number.str.contains(r"^\d+(?:\.\d+)?$")
+    value = pl.when(plain).then(number.cast(pl.Float64, strict=False))
     part = cells.filter(pl.col("end").is_not_null() | pl.lit(not meta["timestamps"])).select(
         "end", "device", "line", raw.alias("raw"),
-        (parsed.struct["v"].cast(pl.Float64) * scale).alias("watts"),
+        (value * pl.when(milli).then(_nvsmi.SCALE["mW"]).otherwise(1.0)).alias("watts"),
         raw.str.contains(_nvsmi.MISSING_PATTERN).alias("missing"))
     missing = part.filter("missing")
     if missing.height == part.height:
@@ -200,7 +210,12 @@ def _same_bus(cells: pl.DataFrame, header: list[str], names: list[str], log: Fau
     if "pci.bus_id" not in names or "timestamp" not in names:
         return
     bus = header[names.index("pci.bus_id")]
-    clash = (cells.filter(pl.col("end").is_not_null())
+    timed = cells.filter(pl.col("end").is_not_null())
+    pairs = timed.select(pl.struct("end", bus).n_unique().alias("a"),
+                         pl.struct("end", bus, "device").n_unique().alias("b"))
+    if pairs["a"].item() == pairs["b"].item():
+        return  # the usual case: one index per bus id and time
+    clash = (timed
              .group_by("end", bus).agg(pl.col("device").n_unique().alias("n"),
                                        pl.col("line").sort().alias("lines"))
              .filter(pl.col("n") > 1).sort(pl.col("lines").list.first()))

@@ -2,6 +2,9 @@
 whitespace-separated row per GPU per poll; `-` marks a value that is not available. dmon
 repeats its header now and then: every `#` line is skipped.
 
+A dmon log without the `pwr` column (`-s u`, `-s m`...: dmon shows power only with its `p`
+group) is recognized and refused with that advice, never "no reader recognizes this file".
+
 `pwr` (unit W) is read as domain `gpu`, `device` = the `gpu` (`Idx`) column, `source`
 `pwr`. By default dmon writes no time at all: `start`, `end` and `interval_s` are null,
 `meta["timestamps"]` is False and a `coverage` warning says the file cannot show which
@@ -12,8 +15,6 @@ window it covers. With `-o D`/`-o T`/`-o DT` it writes `Date` (YYYYMMDD) and `Ti
 
 from __future__ import annotations
 
-import math
-from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -25,8 +26,8 @@ from auditor.readers._common import (
     ReaderInfo,
     decode,
     local_offset,
-    split_lines,
-    to_utc,
+    text_frame,
+    to_utc_expr,
     too_large,
 )
 from auditor.readers.base import Read
@@ -38,9 +39,11 @@ INFO = ReaderInfo(
 
 
 def sniff(head: bytes) -> bool:
+    """dmon's two `#` header lines (names with `gpu`, units with `Idx`), with or without the
+    power column: a dmon log without power is recognized, and refused with how to log it."""
     lines = head.lstrip().split(b"\n", 2)
-    return (len(lines) >= 2 and lines[0].startswith(b"#") and b" pwr " in lines[0] + b" "
-            and lines[1].startswith(b"#") and (b"gpu" in lines[0] or b"Idx" in lines[1]))
+    return (len(lines) >= 2 and lines[0].startswith(b"#") and lines[1].startswith(b"#")
+            and b"gpu" in lines[0].lstrip(b"#").split() and b"Idx" in lines[1])
 
 
 def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
@@ -52,12 +55,18 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     decoded = decode(data, log)
     if decoded is None:
         return Read(None, log.faults(), meta)
-    lines = split_lines(decoded[0])
+    frame = text_frame(decoded[0])
     meta["encoding"] = decoded[1]
-    header = next((ln.lstrip("#").split() for ln in lines if ln.startswith("#")), [])
-    if "pwr" not in header or "gpu" not in header:
-        log.error("No '# gpu ... pwr' header line: not a dmon log with power.", kind="header",
-                  line=1)
+    first = frame.filter(pl.col("text").str.starts_with("#")).head(1)["text"].to_list()
+    header = first[0].lstrip("#").split() if first else []
+    meta["columns"] = header
+    if "gpu" not in header:
+        log.error("No '# gpu ...' header line: not a dmon log.", kind="header", line=1)
+        return Read(None, log.faults(), meta)
+    if "pwr" not in header:
+        log.error(f"A dmon log without power (its columns: {' '.join(header)}): dmon writes "
+                  "the pwr column only with the p group, so run `nvidia-smi dmon -s p` (or "
+                  "`-s pu`, with `-o DT` for times).", kind="header", line=1)
         return Read(None, log.faults(), meta)
     at = {n: header.index(n) for n in ("gpu", "pwr", "Date", "Time") if n in header}
     meta["timestamps"] = "Time" in at
@@ -65,67 +74,63 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     if meta["timestamps"]:
         offset, tz_meta = local_offset(local_utc_offset, log, tool="nvidia-smi dmon")
         meta.update(tz_meta)
-    rows, polls = [], 0
-    for i, raw in enumerate(lines, start=1):
-        if raw.startswith("#") or not raw.strip():
-            continue
-        cells = raw.split()
-        polls += 1
-        if len(cells) != len(header):
-            log.error(f"Row has {len(cells)} values where the header names {len(header)}: not "
-                      "read.", kind="truncated" if len(cells) < len(header) else "syntax",
-                      line=i, value=raw)
-            continue
-        pwr, idx = cells[at["pwr"]], cells[at["gpu"]]
-        end = _time(cells, at, offset, i, log) if offset is not None else None
-        if pwr == "-":
-            continue
-        if not idx.isdigit() or not _is_number(pwr):
-            log.error("gpu or pwr is not a number: the row is left out.", kind="type", line=i,
-                      value=raw)
-            continue
-        rows.append({"end": end, "domain": "gpu", "device": int(idx), "watts": float(pwr),
-                     "source": "pwr", "line": i})
-    meta["rows"] = polls
+    # every `#` line (dmon repeats its header) and blank line is skipped
+    body = frame.filter(~pl.col("text").str.starts_with("#")
+                        & (pl.col("text").str.strip_chars() != "")).with_columns(
+        cells=pl.col("text").str.extract_all(r"\S+"))
+    body = body.with_columns(n=pl.col("cells").list.len())
+    meta["rows"] = body.height
+    for i, raw, n in body.filter(pl.col("n") != len(header)).select(
+            "line", "text", "n").iter_rows():
+        log.error(f"Row has {n} values where the header names {len(header)}: not read.",
+                  kind="truncated" if n < len(header) else "syntax", line=i, value=raw)
+    body = body.filter(pl.col("n") == len(header)).with_columns(
+        pwr=pl.col("cells").list.get(at["pwr"]), idx=pl.col("cells").list.get(at["gpu"]))
+    body = body.with_columns(end=_times(body, at, offset, log))
+    body = body.filter(pl.col("pwr") != "-").with_columns(
+        watts=pl.col("pwr").cast(pl.Float64, strict=False),
+        device=pl.when(pl.col("idx").str.contains(r"^\d{1,9}$")).then(
+            pl.col("idx").cast(pl.Int64, strict=False)))
+    bad = pl.col("watts").is_null() | pl.col("device").is_null()
+    for i, raw in body.filter(bad).select("line", "text").iter_rows():
+        log.error("gpu or pwr is not a number: the row is left out.", kind="type", line=i,
+                  value=raw)
+    rows = body.filter(~bad)
     if not meta["timestamps"]:
         log.warning("dmon writes no time: the readings cannot show which window they cover "
                     "(run dmon with -o DT, or log with --query-gpu=timestamp,...).",
                     kind="coverage")
-    if not rows:
+    if rows.is_empty():
         log.error("No power reading (pwr) in any row.", kind="empty")
         return Read(None, log.faults(), meta)
-    frame = _frame.from_rows(rows)
+    out = _frame.conform(rows.select("end", "device", "watts", "line", domain=pl.lit("gpu"),
+                                     source=pl.lit("pwr")))
     if meta["timestamps"]:
-        _frame.order_faults(frame, log, by=("device",), what="row")
-        frame = _frame.with_point_intervals(frame)
-        _frame.snapshot_warning(frame, log)
-    return Read(_nvsmi.describe(frame), log.faults(), meta)
+        _frame.order_faults(out, log, by=("device",), what="row")
+        out = _frame.with_point_intervals(out)
+        _frame.snapshot_warning(out, log)
+    return Read(_nvsmi.describe(out, log), log.faults(), meta)
 
 
-def _time(cells: list[str], at: dict[str, int], offset: Any, line: int, log: FaultLog
-          ) -> datetime | None:
-    text = f"{cells[at['Date']]} {cells[at['Time']]}" if "Date" in at else cells[at["Time"]]
-    try:
-        local = datetime.strptime(text, "%Y%m%d %H:%M:%S" if "Date" in at else "%H:%M:%S")
-    except ValueError:
-        log.error("The row's Date/Time cannot be read: the reading has no time.", kind="type",
-                  line=line, value=text)
-        return None
-    if "Date" not in at:
+def _times(body: pl.DataFrame, at: dict[str, int], offset: Any, log: FaultLog) -> pl.Series:
+    """The rows' `-o D`/`-o DT` times in UTC (null without them, and for a time that cannot
+    be read: a `type` error naming the row)."""
+    if offset is None:
+        return pl.repeat(None, body.height, dtype=_frame.schema()["end"], eager=True)
+    dated = "Date" in at
+    text = (pl.concat_str(pl.col("cells").list.get(at["Date"]), pl.lit(" "),
+                          pl.col("cells").list.get(at["Time"])) if dated
+            else pl.col("cells").list.get(at["Time"]))
+    local = text.str.to_datetime("%Y%m%d %H:%M:%S" if dated else "%H:%M:%S",
+                                 time_unit="us", strict=False)
+    end = body.select(to_utc_expr(local, offset)).to_series()
+    for i, raw in body.filter(end.is_null()).select("line", text.alias("t")).iter_rows():
+        log.error("The row's Date/Time cannot be read (or is no plausible time): the reading "
+                  "has no time.", kind="type", line=i, value=raw)
+    if not dated and body.height:
         log.warning("dmon -o T writes a time without a date: the date is unknown (1900-01-01 "
-                    "is used).", kind="type", line=line)
-    end = to_utc(local, offset)
-    if end is None:
-        log.error("The row's Date/Time is not a plausible time: the reading has no time.",
-                  kind="type", line=line, value=text)
+                    "is used).", kind="type", line=body["line"][0])
     return end
-
-
-def _is_number(text: str) -> bool:
-    try:
-        return math.isfinite(float(text)) and float(text) >= 0
-    except ValueError:
-        return False
 
 
 READER = EvidenceReader(INFO, rank=100, sniff=sniff, read=read, doc=__doc__ or "")

@@ -1,28 +1,40 @@
 """macOS `powermetrics` text output (`sudo powermetrics --samplers cpu_power,gpu_power -i 1000`).
 
-Each sample starts with a header that gives its local time, with the zone as written, and the
-interval actually measured:
+Each `*** Sampled system activity` block is one sample. Its header gives the local time, to
+the second, with the zone as written, and the interval actually measured:
 
     *** Sampled system activity (Mon Oct 23 16:51:12 2023 +0200) (1012.07ms elapsed) ***
 
-The header's time is when the sample was taken, at the end of its interval: `end` is that
-time in UTC, `interval_s` the measured `ms elapsed` (not the nominal `-i`), `start` = end -
-interval. A power line is the interval's average, so `energy_j` = watts x interval_s.
-A header zone given as an offset is used as is; an abbreviation (or none) needs the
-manifest's `local_utc_offset` (without it: a `timezone` warning, UTC assumed).
+- **Times**: the header's time is when the sample was taken (the end of its interval), cut to
+  the second, so at `-i 100` or `-i 500` several samples share one header time. A sample's
+  `end` is therefore its header's second plus the `ms elapsed` figures: along a run of
+  samples, end = A + the elapsed times summed so far, where A is the earliest anchor for which
+  every header of the run reads its sample's end cut to the second (end - header in [0, 1)).
+  When no anchor fits every header (the clock jumped, the machine slept, a header goes back),
+  a new run starts at that sample. A single sample, or a 1 Hz log whose headers tick with its
+  intervals, gets exactly its header's time. The width of the range of fitting anchors, the
+  most the times can be off, is `meta["time_uncertainty_s"]` (largest over the runs);
+  `meta["time_runs"]` counts the runs.
+- `interval_s` is the measured `ms elapsed` (not the nominal `-i`), `start` = end - interval.
+  A power line is the interval's average, so `energy_j` = watts x interval_s.
+- A header zone given as an offset is used as is; an abbreviation (or none) needs the
+  manifest's `local_utc_offset` (without it: a `timezone` warning, UTC assumed).
 
 Power lines (`<label>: <value> mW`, or `W` on Intel) map to domains:
 
-| label | domain |
-| --- | --- |
-| CPU Power | cpu |
-| GPU Power | gpu |
-| ANE Power | ane |
-| Combined Power (CPU + GPU + ANE) | combined |
-| Package Power (Monterey), Intel energy model derived package power (CPUs+GT+SA) | package |
-| DRAM Power | dram |
-| DCS Power | dcs |
-| any other `... Power: N mW` line (E-Cluster Power, P0-Cluster Power, ...) | other |
+| label | domain | includes |
+| --- | --- | --- |
+| CPU Power; Clusters Total Power (Big Sur's name of it: the sum of the clusters) | cpu | cpu |
+| GPU Power | gpu | gpu |
+| ANE Power | ane | ane |
+| Combined Power (CPU + GPU + ANE) | combined | ane,cpu,gpu |
+| Package Power (Apple silicon, Big Sur and Monterey) | package | ane,cpu,gpu |
+| Intel energy model derived package power (CPUs+GT+SA) | package | cpu,gpu (integrated GT) |
+| DRAM Power | dram | (none) |
+| DCS Power | dcs | (none) |
+| any other `... Power: N mW` line (E-Cluster Power, P0-Cluster Power, ...) | other | (none) |
+
+An Intel Mac has no Neural Engine, and a discrete GPU lies outside its package.
 
 - `*** Summary system activity` blocks are aggregates over many samples, not samples: they
   are skipped, counted, and their readings kept in `meta["summary_blocks"]`.
@@ -32,11 +44,15 @@ Power lines (`<label>: <value> mW`, or `W` on Intel) map to domains:
 - A sample without any power line (the `cpu_power` sampler was off) is an `empty` warning.
 - A last sample with fewer readings than the others, or a last line without a line end, is
   a `truncated` warning: the file may be cut short.
+- A value that is not a plausible power (a 400-digit number) is a fault, never a row
+  (`_frame.screen`); an `ms elapsed` that is zero or over a day gives its sample no interval
+  and no energy (`type` error).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -51,7 +67,7 @@ from auditor.readers._common import (
     local_offset,
     missing_line_end,
     parse_utc_offset,
-    split_lines,
+    text_frame,
     to_utc,
     too_large,
 )
@@ -63,30 +79,35 @@ INFO = ReaderInfo(
     extensions=(".txt", ".log"),
     description="macOS powermetrics text output (sudo powermetrics --samplers cpu_power,...)")
 
+INTEL_PACKAGE = "Intel energy model derived package power (CPUs+GT+SA)"
 DOMAINS = {
     "CPU Power": "cpu",
+    "Clusters Total Power": "cpu",
     "GPU Power": "gpu",
     "ANE Power": "ane",
     "Combined Power (CPU + GPU + ANE)": "combined",
     "Package Power": "package",
-    "Intel energy model derived package power (CPUs+GT+SA)": "package",
+    INTEL_PACKAGE: "package",
     "DRAM Power": "dram",
     "DCS Power": "dcs",
 }
+
+SOC_INCLUDES = {"package": "ane,cpu,gpu", "combined": "ane,cpu,gpu"}
+"""Apple silicon's package and combined power hold the CPU, the GPU and the Neural Engine:
+a window sums one of them alone, never with the GPU line beside it."""
+INTEL_INCLUDES = "cpu,gpu"
+"""An Intel Mac's package (`CPUs+GT+SA`) holds the CPU cores and the integrated GPU."""
+
+#: A measured interval beyond this is not a sampling interval.
+MAX_ELAPSED_S = 86_400.0
 
 _HEADER = re.compile(
     r"^\*\*\* (?P<kind>Sampled|Summary) system activity \((?P<date>[^)]*)\) "
     r"\((?P<ms>\d+(?:\.\d+)?)\s*ms elapsed\) \*\*\*\s*$")
 _DATE = re.compile(r"^(?P<t>\w{3} \w{3} +\d{1,2} \d{1,2}:\d{2}:\d{2} \d{4})(?: (?P<zone>\S+))?$")
-_POWER = re.compile(
-    r"^(?P<label>[A-Za-z][^:]*?[Pp]ower[^:]*?)\s*:\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>mW|W)\s*$")
-_SCALE = {"mW": 1e-3, "W": 1.0}
-
-
-SOC_INCLUDES = {"package": "ane,cpu,gpu", "combined": "ane,cpu,gpu"}
-"""powermetrics' package (Apple silicon, and Intel's `CPUs+GT+SA`) and combined power hold
-the CPU, the GPU and the Neural Engine: a window sums one of them alone, never with the GPU
-line beside it."""
+#: polars regex of a power line (the text is stripped first)
+_POWER = (r"^(?P<label>[A-Za-z][^:]*?[Pp]ower[^:]*?)\s*:\s*(?P<value>\d+(?:\.\d+)?)\s*"
+          r"(?P<unit>mW|W)\s*$")
 
 
 def sniff(head: bytes) -> bool:
@@ -94,10 +115,16 @@ def sniff(head: bytes) -> bool:
             or (head.startswith(b"Machine model:") and b"OS version:" in head))
 
 
+@dataclass
 class _Sample:
-    def __init__(self, line: int, end: datetime | None, interval: float, summary: bool) -> None:
-        self.line, self.end, self.interval, self.summary = line, end, interval, summary
-        self.readings: dict[str, tuple[float, int, str]] = {}
+    line: int
+    header: datetime | None
+    """The header's time, UTC, to the second (None when unreadable)."""
+    interval: float | None
+    kind: str
+    """`sample`, `summary` (an aggregate) or `unreadable` (a header that cannot be read:
+    its lines belong to no sample)."""
+    end: datetime | None = None
 
 
 def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
@@ -110,115 +137,186 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     if decoded is None:
         return Read(None, log.faults(), meta)
     text, meta["encoding"] = decoded
-    lines = split_lines(text)
+    frame = text_frame(text)
+    head = frame["text"].head(20).to_list()
     for key in ("Machine model", "OS version"):
-        hit = next((ln.split(":", 1)[1].strip() for ln in lines[:20]
-                    if ln.startswith(key + ":")), None)
+        hit = next((ln.split(":", 1)[1].strip() for ln in head if ln.startswith(key + ":")),
+                   None)
         if hit:
             meta[key.lower().replace(" ", "_")] = hit
 
-    samples = _samples(lines, log, local_utc_offset, meta)
-    missing_line_end(text, lines, log)
-    timed = [s for s in samples if not s.summary]
+    samples = _samples(frame, log, local_utc_offset, meta)
+    readings = _readings(frame, samples, log)
+    if frame.height:
+        missing_line_end(text, [""] * (frame.height - 1) + [frame["text"][-1]], log)
+    timed = [s for s in samples if s.kind == "sample"]
     meta["samples"] = len(timed)
+    _anchor(timed, meta)
     meta["summary_blocks"] = [
-        {"line": s.line, "elapsed_ms": round(s.interval * 1000, 3),
-         "readings_w": {k: v[0] for k, v in s.readings.items()}}
-        for s in samples if s.summary]
-    rows = []
+        {"line": s.line, "elapsed_ms": round((s.interval or 0) * 1000, 3),
+         "readings_w": {r["label"]: r["watts"] for r in readings.filter(
+             pl.col("sample_line") == s.line).iter_rows(named=True)}}
+        for s in samples if s.kind == "summary"]
+    readings = readings.filter(pl.col("sample_line").is_in([s.line for s in timed]))
+    counts = dict(readings.group_by("sample_line").len().iter_rows())
     for s in timed:
-        if not s.readings:
+        if s.line not in counts:
             log.warning("This sample holds no power line (was the cpu_power "
                         "sampler on?).", kind="empty", line=s.line)
-        for label, (watts, line, _) in s.readings.items():
-            rows.append({"end": s.end, "interval_s": s.interval,
-                         "start": s.end - timedelta(seconds=s.interval) if s.end else None,
-                         "domain": DOMAINS.get(label, "other"), "watts": watts,
-                         "energy_j": watts * s.interval, "source": label, "line": line})
-    with_power = [s for s in timed if s.readings]
+    with_power = [s for s in timed if s.line in counts]
     meta["samples_with_power"] = len(with_power)
-    if len(with_power) > 1 and len(with_power[-1].readings) < max(
-            len(s.readings) for s in with_power[:-1]):
+    if len(with_power) > 1 and counts[with_power[-1].line] < max(
+            counts[s.line] for s in with_power[:-1]):
         log.warning("The last sample has fewer power lines than "
                     "the others: the file may be cut short.", kind="truncated",
                     line=with_power[-1].line)
-    meta["units"] = sorted({u for s in timed for (_, _, u) in s.readings.values()})
-    if not rows:
+    meta["units"] = sorted(set(readings["unit"].to_list()))
+    if readings.is_empty():
         log.error("No power reading in a sample: nothing to measure with"
                   + (" (only Summary blocks, which are aggregates)." if samples else "."),
                   kind="empty")
         return Read(None, log.faults(), meta)
-    _frame.order_faults(_frame.from_rows([{"end": s.end, "line": s.line} for s in timed]),
-                        log, by=(), what="sample")
-    frame = _frame.from_rows(rows)
+    times = pl.DataFrame(
+        {"sample_line": [s.line for s in timed], "end": [s.end for s in timed],
+         "interval_s": [s.interval for s in timed]},
+        schema={"sample_line": pl.Int64, "end": _frame.schema()["end"],
+                "interval_s": pl.Float64})
+    _frame.order_faults(times.select("end", line="sample_line"), log, by=(), what="sample")
+    built = readings.join(times, on="sample_line", how="left").with_columns(
+        start=pl.col("end") - pl.duration(microseconds=(pl.col("interval_s") * 1e6).round()),
+        domain=pl.col("label").replace_strict(DOMAINS, default="other"),
+        energy_j=pl.col("watts") * pl.col("interval_s"),
+        includes=pl.when(pl.col("label") == INTEL_PACKAGE).then(pl.lit(INTEL_INCLUDES)),
+        source=pl.col("label"))
+    frame = _frame.conform(built.with_columns(device=pl.lit(None, pl.Int64)))
     _frame.snapshot_warning(frame, log)
-    return Read(_frame.describe(frame, instrument="powermetrics", includes=SOC_INCLUDES),
+    return Read(_frame.describe(frame, log, instrument="powermetrics", includes=SOC_INCLUDES),
                 log.faults(), meta)
 
 
-def _samples(lines: list[str], log: FaultLog, option: str | None,
+def _samples(frame: pl.DataFrame, log: FaultLog, option: str | None,
              meta: dict[str, Any]) -> list[_Sample]:
+    """Every sample header, its time (UTC, to the second) and measured interval, parsed with
+    polars; the faults of the headers that cannot be read, one by one."""
+    heads = frame.filter(pl.col("text").str.starts_with("*** S")).with_columns(
+        m=pl.col("text").str.extract_groups(_HEADER.pattern))
+    heads = heads.with_columns(
+        kind=pl.col("m").struct.field("kind"),
+        ms=pl.col("m").struct.field("ms").cast(pl.Float64, strict=False),
+        d=pl.col("m").struct.field("date").str.strip_chars().str.extract_groups(_DATE.pattern))
+    heads = heads.with_columns(
+        local=pl.col("d").struct.field("t").str.replace_all(r"\s+", " ")
+        .str.to_datetime("%a %b %d %H:%M:%S %Y", time_unit="us", strict=False),
+        zone=pl.col("d").struct.field("zone"))
+    offsets = {z: parse_utc_offset(z) for z in heads["zone"].drop_nulls().unique().to_list()}
+    meta["header_zones"] = sorted(z or "" for z in set(heads.filter(
+        pl.col("kind").is_not_null())["zone"].to_list()))
+    aware = heads["zone"].replace_strict(
+        {z: o is not None for z, o in offsets.items()}, default=False, return_dtype=pl.Boolean)
+    assumed = timedelta(0)
+    needs_option = heads.filter(pl.col("local").is_not_null() & ~aware)
+    if needs_option.height:
+        assumed, tz_meta = local_offset(option, log, tool="This powermetrics log")
+        meta.update(tz_meta)
+    shift = heads["zone"].replace_strict(
+        {z: o for z, o in offsets.items() if o is not None}, default=assumed,
+        return_dtype=pl.Duration("us"))
+    heads = heads.with_columns(shift=shift)
     samples: list[_Sample] = []
-    zones: list[str] = []
-    assumed: timedelta | None = None
-    current: _Sample | None = None
-    for i, raw in enumerate(lines, start=1):
-        if raw.startswith("*** S"):
-            m = _HEADER.match(raw)
-            if m is None:
-                log.warning("A sample header that cannot be read: the sample is skipped.",
-                            kind="syntax", line=i, value=raw)
-                current = None
-                continue
-            end, zone, aware = _header_time(m["date"], i, log)
-            if end is not None and not aware:
-                if assumed is None:
-                    assumed, tz_meta = local_offset(option, log, tool="This powermetrics log")
-                    meta.update(tz_meta)
-                end = to_utc(end, assumed)
-            zones.append(zone or "")
-            current = _Sample(i, end, float(m["ms"]) / 1000, m["kind"] == "Summary")
-            samples.append(current)
+    for i, raw, kind, ms, local, off in heads.select(
+            "line", "text", "kind", "ms", "local", "shift").iter_rows():
+        if kind is None:
+            log.warning("A sample header that cannot be read: the sample is skipped.",
+                        kind="syntax", line=i, value=raw)
+            samples.append(_Sample(i, None, None, "unreadable"))
             continue
-        m = _POWER.match(raw.strip())
-        if m is None:
-            continue
-        if current is None:
-            log.warning("A power line outside any sample: skipped.", kind="syntax", line=i,
-                        value=raw)
-            continue
-        label, watts = m["label"], float(m["value"]) * _SCALE[m["unit"]]
-        if label in current.readings:
-            kept, kept_line, _ = current.readings[label]
-            if kept != watts:
-                log.warning(f"{label} appears twice in the sample of line {current.line} with "
-                            f"different values: line {kept_line} ({kept:g} W) is kept.",
-                            kind="duplicate", line=i, field=label)
-            continue
-        current.readings[label] = (watts, i, m["unit"])
-    meta["header_zones"] = sorted(set(zones))
+        header = to_utc(local, off) if local is not None else None
+        if header is None:
+            log.error("The sample header's date cannot be read: the sample has no time.",
+                      kind="type", line=i, value=raw[raw.find("(") + 1:raw.find(")")])
+        elapsed: float | None = ms / 1000 if ms is not None else None
+        if elapsed is None or not 0 < elapsed <= MAX_ELAPSED_S:
+            log.error(f"The sample's measured interval ({ms} ms) is not a sampling "
+                      "interval: its readings have no interval and no energy.", kind="type",
+                      line=i, value=ms)
+            elapsed = None
+        samples.append(_Sample(i, header, elapsed, "summary" if kind == "Summary"
+                               else "sample"))
     return samples
 
 
-def _header_time(text: str, line: int, log: FaultLog
-                 ) -> tuple[datetime | None, str | None, bool]:
-    """The header's time, its zone as written, and whether the time is already UTC (the
-    header gives an offset); else it is naive local time and the caller applies
-    local_utc_offset."""
-    m = _DATE.match(text.strip())
-    try:
-        local = datetime.strptime(" ".join(m["t"].split()), "%a %b %d %H:%M:%S %Y") if m else None
-    except ValueError:
-        local = None
-    if local is None or to_utc(local, timedelta(0)) is None:
-        log.error("The sample header's date cannot be read: the sample has no time.",
-                  kind="type", line=line, value=text)
-        return None, None, False
-    zone = m["zone"] if m else None
-    offset = parse_utc_offset(zone) if zone else None
-    if offset is None:
-        return local, zone, False
-    return to_utc(local, offset), zone, True
+def _readings(frame: pl.DataFrame, samples: list[_Sample], log: FaultLog) -> pl.DataFrame:
+    """Every power line with the line of the sample header above it (`sample_line`), one per
+    label and sample (the first), in watts."""
+    starts = pl.DataFrame({"sample_line": [s.line for s in samples]},
+                          schema={"sample_line": pl.Int64})
+    power = (frame.with_columns(pl.col("text").str.strip_chars())
+             .filter(pl.col("text").str.contains("ower", literal=True))
+             .with_columns(m=pl.col("text").str.extract_groups(_POWER))
+             .filter(pl.col("m").struct.field("label").is_not_null())
+             .select("line", label=pl.col("m").struct.field("label"),
+                     value=pl.col("m").struct.field("value"),
+                     unit=pl.col("m").struct.field("unit"), raw=pl.col("text")))
+    power = power.sort("line").join_asof(
+        starts.sort("sample_line"), left_on="line", right_on="sample_line", strategy="backward")
+    for line, raw in power.filter(pl.col("sample_line").is_null()).select(
+            "line", "raw").iter_rows():
+        log.warning("A power line outside any sample: skipped.", kind="syntax", line=line,
+                    value=raw)
+    scale = pl.when(pl.col("unit") == "mW").then(1e-3).otherwise(1.0)
+    power = power.filter(pl.col("sample_line").is_not_null()).with_columns(
+        watts=pl.col("value").cast(pl.Float64, strict=False) * scale)
+    first = pl.struct("sample_line", "label").is_first_distinct()
+    kept = power.filter(first)
+    again = power.filter(~first).join(kept.select("sample_line", "label", kept_line="line",
+                                                  kept_w="watts"),
+                                      on=["sample_line", "label"])
+    for r in again.filter(pl.col("watts") != pl.col("kept_w")).iter_rows(named=True):
+        log.warning(f"{r['label']} appears twice in the sample of line {r['sample_line']} with "
+                    f"different values: line {r['kept_line']} ({r['kept_w']:g} W) is kept.",
+                    kind="duplicate", line=r["line"], field=r["label"])
+    return kept.select("line", "sample_line", "label", "unit", "watts")
+
+
+def _anchor(samples: list[_Sample], meta: dict[str, Any]) -> None:
+    """Each sample's `end`: its header's second plus the measured intervals (the module's
+    rule), run by run. `lo`/`hi` bound the anchor (seconds after the run's first header, less
+    the run's first interval) for which every header of the run reads its sample's end."""
+    runs, widest = 0, 0.0
+    run: list[_Sample] = []
+    base: datetime | None = None
+    done = lo = hi = 0.0
+
+    def close() -> None:
+        nonlocal widest
+        elapsed = 0.0
+        for s in run:
+            elapsed += s.interval or 0.0
+            s.end = base + timedelta(seconds=lo + elapsed) if base else None
+        if run:
+            widest = max(widest, hi - lo)
+
+    for s in samples:
+        if s.header is None:
+            close()
+            run, base, s.end = [], None, None
+            continue
+        step = s.interval or 0.0
+        if run and base is not None:
+            h = (s.header - base).total_seconds()
+            new_lo, new_hi = max(lo, h - done - step), min(hi, h + 1 - done - step)
+            if new_lo < new_hi:
+                run.append(s)
+                done, lo, hi = done + step, new_lo, new_hi
+                continue
+            close()
+        runs += 1
+        run, base, done = [s], s.header, step
+        # the first sample's end lies in [header, header + 1)
+        lo, hi = -step, 1 - step
+    close()
+    meta["time_runs"] = runs
+    meta["time_uncertainty_s"] = round(widest, 6) if runs else None
 
 
 READER = EvidenceReader(INFO, rank=130, sniff=sniff, read=read, doc=__doc__ or "")

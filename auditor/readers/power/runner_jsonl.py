@@ -102,7 +102,7 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
                         by=("source", "domain", "device"), what="sample")
     frame = _frame.drop_repeats(frame, log, key=("end", "device", "domain"), what="record")
     _frame.snapshot_warning(frame, log)
-    return Read(describe(frame), log.faults(), meta)
+    return Read(describe(frame, log), log.faults(), meta)
 
 
 def _records(data: bytes, log: FaultLog) -> pl.DataFrame | None:
@@ -150,8 +150,15 @@ def _checked(df: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     """`df` with `end` (t parsed, UTC) and without the records that break the schema's
     required fields, enums, minimums or date-time format: one fault per such record."""
     doc, _ = _record_schema()
-    parsed = pl.col("t").str.to_datetime(time_unit="us", time_zone="UTC", strict=False)
-    df = df.with_columns(end=to_utc_expr(parsed.dt.replace_time_zone(None), timedelta(0)))
+    # our runner writes `...T10:00:00.000000Z`: that format first, inference for the rest
+    fast = pl.col("t").str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="us",
+                                       time_zone="UTC", strict=False)
+    df = df.with_columns(end=fast)
+    if df.select((pl.col("end").is_null() & pl.col("t").is_not_null()).any()).item():
+        inferred = pl.col("t").str.to_datetime(time_unit="us", time_zone="UTC", strict=False)
+        df = df.with_columns(end=pl.coalesce("end", inferred))
+    df = df.with_columns(end=to_utc_expr(pl.col("end").dt.replace_time_zone(None),
+                                         timedelta(0)))
     checks: list[tuple[pl.Expr, str, str]] = [
         (pl.col(f).is_null(), f, f"lacks `{f}`") for f in doc["required"]]
     for rule in doc.get("allOf", []):
@@ -171,6 +178,9 @@ def _checked(df: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
             checks.append((pl.col(f).str.len_chars() < prop["minLength"], f, f"has an empty `{f}`"))
     checks.append((pl.col("t").is_not_null() & pl.col("end").is_null(), "t",
                    "has a `t` that is not an RFC 3339 date-time (in a plausible year)"))
+    if not df.select(pl.any_horizontal([bad.fill_null(False) for bad, _, _ in checks]).any()
+                     ).item():
+        return df  # the usual case: every record is whole
     problem = pl.coalesce([pl.when(bad.fill_null(False)).then(pl.lit(f"{f}\x1f{msg}"))
                            for bad, f, msg in checks])
     df = df.with_columns(problem=problem)
@@ -186,20 +196,27 @@ AVERAGED_FIELDS = ("POWER_AVERAGE", "nvmlDeviceGetPowerUsage")
 not instantaneous readings."""
 
 
-def describe(frame: pl.DataFrame) -> pl.DataFrame:
+def describe(frame: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     """FRAME's readings as our runner records them: each counter is the energy of its
     instrument (`nvml:...`, `rapl:...`), each power sample only a cross-check of the counter
     beside it (the runner's contract: a window's energy is its counters'), instantaneous
     samples first; RAPL's psys zone is the SoC's platform power, not a discrete GPU's."""
-    field = pl.col("source").str.split(":").list.get(1, null_on_oob=True)
+    # a trace holds a handful of `<source>:<field>` names: look each one up once
+    sources = frame["source"].unique().to_list()
+    instrument = {s: s.split(":", 1)[0] for s in sources}
+    field = {s: s.split(":", 1)[1] if ":" in s else None for s in sources}
     counter = pl.col("energy_j").is_not_null()
     return _frame.describe(
-        frame, instrument=pl.col("source").str.split(":").list.first(),
+        frame, log, instrument=pl.col("source").replace_strict(instrument),
         includes={"psys": "cpu,npu"},
         kind=pl.when(counter).then(pl.lit("counter")).otherwise(pl.lit("interval")),
         role=pl.when(counter).then(pl.lit("energy")).otherwise(pl.lit("check")),
-        rank=pl.when(field == "POWER_INSTANT").then(0).otherwise(1),
-        averaging_s=pl.when(field.is_in(list(AVERAGED_FIELDS))).then(1.0))
+        rank=pl.col("source").replace_strict(
+            {s: 0 if f == "POWER_INSTANT" else 1 for s, f in field.items()},
+            return_dtype=pl.Int64),
+        averaging_s=pl.col("source").replace_strict(
+            {s: 1.0 if f in AVERAGED_FIELDS else None for s, f in field.items()},
+            return_dtype=pl.Float64))
 
 
 def _samples(df: pl.DataFrame) -> pl.DataFrame:
@@ -239,6 +256,8 @@ def _counters(df: pl.DataFrame, log: FaultLog, meta: dict[str, Any]) -> pl.DataF
         energy_j=pl.col("delta") * pl.col("unit").replace_strict(_SCALE, return_dtype=pl.Float64))
     return _frame.conform(good.select(
         "start", "end", "domain", "device", "energy_j", "line",
+        wrap_j=pl.col("max_range") * pl.col("unit").replace_strict(_SCALE,
+                                                                    return_dtype=pl.Float64),
         interval_s=pl.when(pl.col("interval_s") > 0).then(pl.col("interval_s")),
         watts=pl.when(pl.col("interval_s") > 0).then(pl.col("energy_j") / pl.col("interval_s")),
         source=pl.concat_str("source", pl.lit(":"), "field")))

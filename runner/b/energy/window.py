@@ -11,8 +11,10 @@ per (source, domain, device, field):
 - fewer than two reads inside the region is a missing counter: no figure.
 The region's energy sums the NVML GPU counters and the RAPL package counters (`psys` only
 where there is no package zone). Then resolution (the short-window problem): a region shorter
-than the declared number of sampling periods, or a counter that updated fewer times than
-declared inside it, gives `below_resolution`, never a number. Power samples are counted and
+than the declared number of sampling periods, a counter read fewer than `MIN_READINGS` times
+inside it (the protocol's floor of 10 samples per window, which the auditor applies too), or
+a counter that updated fewer times than declared inside it, gives `below_resolution`, never a
+number. Power samples are counted and
 averaged as a cross-check; energy never comes from them.
 """
 
@@ -26,6 +28,9 @@ from typing import Any
 from runner.b.energy.base import Record, parse_time
 
 UNIT_J = {"mJ": 1e-3, "uJ": 1e-6}
+MIN_READINGS = 10
+"""The protocol's floor (docs/protocol.md, B6): any power source gives at least this many
+samples inside each inference window, or the window has no energy figure."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,9 @@ class Minimums:
     max_watts: float = 1000.0
     """Ceiling of a RAPL zone's power, for the longest poll gap that cannot hide a wrap."""
     gap_factor: float = 3.0
+    min_readings: int = 10
+    """The protocol's floor of readings per window (`MIN_READINGS`): never read from a
+    configuration; only a unit test of the arithmetic on a handful of reads lowers it."""
 
     @property
     def window_seconds(self) -> float:
@@ -137,6 +145,9 @@ def analyse(records: list[Record], minimums: Minimums, start_event: str = "windo
         short.append(f"window {seconds:.3f} s is shorter than the declared minimum of "
                      f"{minimums.sample_periods} sampling periods "
                      f"({minimums.window_seconds:.3f} s)")
+    short += [f"{s.name} read {s.readings} time(s) inside the window, fewer than the "
+              f"protocol's {minimums.min_readings} samples per window"
+              for s in counted if s.readings < minimums.min_readings]
     short += [f"{s.name} updated {s.updates} time(s) inside the window, fewer than the "
               f"declared minimum of {minimums.counter_updates}"
               for s in counted if s.updates < minimums.counter_updates]

@@ -304,16 +304,17 @@ def test_the_declared_h100_never_becomes_a_cost_per_corpus(templates: dict[str, 
                                                            tmp_path: Path) -> None:
     """The signed-report lie: a CPU run declaring an H100 in its placement records. Whatever
     the verdict, the economics compute no cost per accepted corpus for an H100 offer."""
-    from auditor.protocols.a.report import economics_section
+    from auditor.protocols.a.report.economics import economics_section
+    from auditor.protocols.a.summary import summary
 
     root = _copy(templates, "cpu", tmp_path)
     c1_declared_gpu_list(root)
     view, result = audit(root)
-    econ = economics_section(view, view.offers, result, [], "the run's own offers")
+    econ = economics_section(summary(view, result), "the run's own offers")
     assert [o["per_corpus_usd_minor"] for o in econ["offers"]] == [None]
     # ... and even were the audit to accept it, the device maps show no GPU
     accepted = AuditResult(result.run_dir, result.protocol, result.experiment_id, (), (), ())
-    econ = economics_section(view, view.offers, accepted, [], "the run's own offers")
+    econ = economics_section(summary(view, accepted), "the run's own offers")
     assert [o["per_corpus_usd_minor"] for o in econ["offers"]] == [None]
 
 
@@ -321,7 +322,8 @@ def test_an_offer_for_another_gpu_is_pointed_out_not_rejected(
         templates: dict[str, Path], tmp_path: Path) -> None:
     """A legitimate run compared with an offer of another GPU (the default config's example
     H100 offer on an A100): a warning, and no cost per accepted corpus for that offer."""
-    from auditor.protocols.a.report import economics_section
+    from auditor.protocols.a.report.economics import economics_section
+    from auditor.protocols.a.summary import summary
 
     root = _copy(templates, "cuda", tmp_path)
     edit_json(root, "economics/offers.json",
@@ -330,7 +332,7 @@ def test_an_offer_for_another_gpu_is_pointed_out_not_rejected(
     assert [(f.code, f.severity, f.protocol_ref) for f in result.findings] == [
         ("A0405", "warning", "A9.1")]
     assert result.verdict == "accepted"
-    econ = economics_section(view, view.offers, result, [], "the run's own offers")
+    econ = economics_section(summary(view, result), "the run's own offers")
     assert [o["per_corpus_usd_minor"] for o in econ["offers"]] == [None]
 
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor.engine import load_run, run_check
-from auditor.protocols.a.derive import pass_stats
+from auditor.protocols.a.facts.passes import pass_stats
 from auditor.readers.jsonl_id_label import _gate, _gates, decode_id_label_lines
 from auditor.readers.jsonl_id_label import decode_many as _decode_many
 
@@ -142,7 +142,7 @@ def test_a_non_string_id_hidden_behind_another_id_key_is_invalid(line: bytes) ->
 def test_expected_ids_by_position_equal_the_join(ids: list[str | None], listed: list[str]
                                                 ) -> None:
     """`_with_expected` takes the expected list by position only when that is the join."""
-    from auditor.protocols.a.derive import _with_expected
+    from auditor.protocols.a.facts.passes import _with_expected
 
     lines = pl.DataFrame({"file_no": [0] * len(ids), "line": list(range(1, len(ids) + 1)),
                           "id": ids}, schema={"file_no": pl.Int64, "line": pl.Int64,

@@ -1,5 +1,5 @@
-"""The quality metrics the auditor recomputes with polars (auditor/rules/_derive.py) against a
-hand-computed case and, property-based, against the plain-Python implementation in
+"""The quality metrics the auditor recomputes with polars (auditor/protocols/a/facts/quality.py)
+against a hand-computed case and, property-based, against the plain-Python implementation in
 tests/runfactory.py (the sklearn conventions, zero_division=0)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auditor.engine import load_run
-from auditor.protocols.a.derive import pass_stats
+from auditor.protocols.a.facts.passes import pass_stats
 
 METRICS = ("macro_f1", "accuracy", "micro_f1", "weighted_f1")
 FILE = "outputs/batch-1/warm-1.jsonl"

@@ -1,6 +1,6 @@
 """The report shows the note parts every pass repeats once, and each pass only its own."""
 
-from auditor.protocols.a.report import factor_common_notes
+from auditor.protocols.a.report.notes import factor_common_notes
 
 
 def _timings(*notes: str) -> list[dict]:

@@ -21,13 +21,9 @@ import runfactory as rf
 from auditor import protocol_text
 from auditor.engine import audit
 from auditor.protocols import get
-from auditor.protocols.a.report import (
-    LOAD_SHARE,
-    SPREAD_SHARE,
-    corpus_name,
-    decimals_for,
-    quality_rule,
-)
+from auditor.protocols.a.report.measured import quality_rule
+from auditor.protocols.a.report.text import corpus_name, decimals_for
+from auditor.protocols.a.summary import LOAD_SHARE, SPREAD_SHARE
 from auditor.report import html, viewmodel
 
 GOLDEN_REJECTED = Path(__file__).parent / "golden" / "rejected_findings.json"

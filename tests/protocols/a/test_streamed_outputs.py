@@ -13,7 +13,7 @@ import runfactory as rf
 from test_mutations import MUTATIONS, templates  # noqa: F401 (a fixture)
 
 from auditor.engine import load_run, run_check
-from auditor.protocols.a import derive
+from auditor.protocols.a.facts import passes
 
 #: Mutations of the outputs, the expected list and the references, and of the claims on them.
 OUTPUT_RULES = [c for c in MUTATIONS if c[:3] in ("A02", "A03") or c == "A0104"]
@@ -46,13 +46,13 @@ def test_streamed_findings_equal_those_of_every_line(templates: dict[str, Path],
     streamed = _findings(root)
     monkeypatch.setattr(view_module, "BATCH_BYTES", 2000)  # batches of a file or two
     assert _findings(root) == streamed
-    every_file_kept = derive.output_file_stats
+    every_file_kept = view_module.output_file_stats
 
     def keep_all(lines, exp, classes):
         rows, clean = every_file_kept(lines, exp, classes)
         return rows, clean.clear()
 
-    monkeypatch.setattr(derive, "output_file_stats", keep_all)
+    monkeypatch.setattr(view_module, "output_file_stats", keep_all)  # where the view calls it
     assert streamed == _findings(root)
     if code == "reordered":
         assert sum(f["code"] == "A0303" for f in streamed) == 11  # every other file, clean
@@ -69,4 +69,4 @@ def test_a_clean_run_keeps_no_line_and_hashes_what_it_read(tmp_path: Path,
     assert view.output_stats is not None and view.output_stats.height == len(view.output_files)
     for rel in view.output_files:
         assert view.files_on_disk[rel] == hashlib.sha256((root / rel).read_bytes()).hexdigest()
-    assert derive.pass_stats(view)["accepted"].all()
+    assert passes.pass_stats(view)["accepted"].all()

@@ -130,6 +130,8 @@ class Spec:
     """None: our runner's NVML/RAPL JSONL from each policy's `watts`."""
     schedule: Callable[[Spec, list[tuple[str, int]]], list[tuple[datetime, float]]] | None = None
     """(start, wall) of each trial of the order; None: one after the other from T0."""
+    window_hook: Callable[[Spec, Window], None] | None = None
+    """Changes a trial's window before it is measured (its recorded power state)."""
     local_utc_offset: str = "+00:00"
     ref_wrong_every: int = 10
     """The reference artifact answers every n-th prompt wrongly (its accuracy: 1 - 1/n)."""
@@ -142,6 +144,10 @@ class Spec:
     gates_file: bool = True
     environment: dict[str, Any] = field(default_factory=dict)
     manifest_extra: dict[str, Any] = field(default_factory=dict)
+    timer_includes_tokenization: bool | None = True
+    """The manifest's typed statement (None: left out)."""
+    extra_files: dict[str, bytes] = field(default_factory=dict)
+    """More files of the run (relative path -> bytes): the power-state checks' evidence."""
     timer_scope: str = ("each latency_ms is one batch-one classification: tokenization, the "
                         "model and the label; wall_seconds is the whole window")
     notes: str = "test run"
@@ -173,13 +179,19 @@ def answer(spec: Spec, pol: Pol, k: int, j: int) -> str:
     return ref
 
 
+FILL = 0.97
+"""The share of a window its inferences take (an honest harness's loop around them: 3 %)."""
+
+
 def latencies(pol: Pol, n: int, wall_s: float, trial: int = 1) -> list[float]:
-    """N latencies around the policy's, spread over +-20 %, scaled to fit inside the window;
-    the same values in another order in each TRIAL (a trial's latencies are its own, B0305)."""
+    """N latencies around the policy's, spread over +-20 %, scaled to fill `FILL` of the
+    window;
+    values of their own in each TRIAL, as a live timer's are (B0305): the spread in another
+    order, each value nudged by a trial-dependent few parts in a million."""
     raw = [pol.latency_ms * (0.8 + 0.4 * ((k * 7919 + 7 * trial) % 1000) / 1000)
-           for k in range(n)]
-    budget = 0.9 * wall_s * 1000
-    scale = min(1.0, budget / sum(raw))
+           * (1 + 1e-6 * ((k * 31 + trial * 17) % 97)) for k in range(n)]
+    budget = FILL * wall_s * 1000
+    scale = budget / sum(raw)
     return [round(x * scale, 6) for x in raw]
 
 
@@ -246,15 +258,41 @@ ORT_GPU_NODES = ([("Gather", "CUDAExecutionProvider"), ("Gemm", "CUDAExecutionPr
 
 
 def ort_placement(pid: str, provider: str, nodes: Sequence[tuple[str, str | None]] = ORT_GPU_NODES,
-                  active: str | None = None) -> bytes:
+                  active: str | None = None, profile_file: str | None = None) -> bytes:
     doc = {"format": "ort-placement/1", "policy_id": pid, "ort_version": "1.24.1",
            "requested_providers": [provider, "CPUExecutionProvider"],
            "active_providers": [active or provider, "CPUExecutionProvider"],
            "source": "graph_assignment_info",
            "nodes": [{"name": f"n{i}_{op}", "op_type": op, "provider": prov}
                      for i, (op, prov) in enumerate(nodes)],
+           "profile_file": profile_file,
            "diagnostic": {"prompts": 20, "started_at": iso(T0 - timedelta(seconds=3))}}
     return (json.dumps(doc, indent=1) + "\n").encode()
+
+
+def ort_profile(nodes: Sequence[tuple[str, str | None]] = ORT_GPU_NODES, runs: int = 2) -> bytes:
+    """ONNX Runtime's profile of RUNS runs over NODES (`ort_placement`'s names), in ORT's
+    layout (one Chrome-trace event a line): Session events, each node's `_kernel_time` event
+    per run with its provider (none for a node without one), a `model_run` per run."""
+    events: list[dict[str, Any]] = [
+        {"cat": "Session", "pid": 1, "tid": 1, "dur": 900, "ts": 1, "ph": "X",
+         "name": "model_loading_uri", "args": {}},
+        {"cat": "Session", "pid": 1, "tid": 1, "dur": 3000, "ts": 910, "ph": "X",
+         "name": "session_initialization", "args": {}}]
+    ts = 5000
+    for _ in range(runs):
+        start = ts
+        for i, (op, prov) in enumerate(nodes):
+            args: dict[str, Any] = {"op_name": op, "node_index": str(i)}
+            if prov:
+                args["provider"] = prov
+            events.append({"cat": "Node", "pid": 1, "tid": 1, "dur": 12, "ts": ts, "ph": "X",
+                           "name": f"n{i}_{op}_kernel_time", "args": args})
+            ts += 15
+        events.append({"cat": "Session", "pid": 1, "tid": 1, "dur": ts - start, "ts": start,
+                       "ph": "X", "name": "model_run", "args": {}})
+        ts += 100
+    return ("[\n" + ",\n".join(json.dumps(e) for e in events) + "\n]\n").encode()
 
 
 # -- the run dir --------------------------------------------------------------------------------
@@ -334,6 +372,8 @@ def build(root: Path, spec: Spec) -> Path:
     for pos, ((pid, k), (start, wall)) in enumerate(zip(order, sched, strict=True), start=1):
         pol = pols[pid]
         w = Window(pid, k, pos, start, wall, **state)
+        if spec.window_hook is not None:
+            spec.window_hook(spec, w)
         if (pid, k) in spec.failed:
             w.position = 0
             windows.append(w)
@@ -414,7 +454,9 @@ def build(root: Path, spec: Spec) -> Path:
                       for i, lab in enumerate(labels)) / len(labels)
             gate_policies.append({
                 "policy_id": p.policy_id, "status": "evaluated",
-                "outputs_file": f"gates/{p.policy_id}.jsonl", "answers": len(labels),
+                "outputs_file": f"gates/{p.policy_id}.jsonl",
+                "artifact_sha256": p.extra.get("artifact_sha256") or hashlib.sha256(
+                    b"synthetic float32 weights\n").hexdigest(), "answers": len(labels),
                 "accuracy": acc, "agreement": agr,
                 "accuracy_passed": acc >= spec.accuracy_floor,
                 "agreement_passed": agr >= spec.agreement_floor,
@@ -426,6 +468,8 @@ def build(root: Path, spec: Spec) -> Path:
             "reference": {"artifact": "the accepted ONNX export", "artifact_file":
                           spec.reference_file, "artifact_sha256": None},
             "policies": gate_policies}, indent=1))
+    for rel, data in spec.extra_files.items():
+        _write(root, rel, data)
     first = min(start for start, _ in sched)
     _write(root, "environment.json", json.dumps(environment(spec, first), indent=1))
     _write(root, "manifest.json", json.dumps(manifest(spec, order, seq_sha, first), indent=1))
@@ -493,6 +537,7 @@ def manifest(spec: Spec, order: list[tuple[str, int]], seq_sha: str,
         "trials_per_policy": spec.trials, "planned_trials": len(order),
         "warmup_iterations": spec.warmup,
         "trial_order": [[p, k] for p, k in order], "timer_scope": spec.timer_scope,
+        "timer_includes_tokenization": spec.timer_includes_tokenization,
         "energy": {"repetitions": spec.repetitions,
                    "inferences_per_trial": spec.prompts * spec.repetitions,
                    "minimums": spec.minimums,
@@ -511,9 +556,14 @@ def synthetic(root: Path, **changes: Any) -> Path:
     return build(root, replace(synthetic_spec(), **changes))
 
 
-def synthetic_spec() -> Spec:
+def synthetic_spec(**changes: Any) -> Spec:
     """The clean run with energy: CPU baseline 40 W package + 30 W idle GPU over 2.0 s windows;
-    torch CUDA 15 W + 45 W over 1.2 s; ONNX Runtime CUDA 14 W + 44 W over 1.1 s."""
+    torch CUDA 15 W + 45 W over 1.2 s; ONNX Runtime CUDA 14 W + 44 W over 1.1 s (CHANGES: other
+    fields of the `Spec`)."""
+    return replace(_synthetic(), **changes)
+
+
+def _synthetic() -> Spec:
     return Spec(policies=[
         Pol("cpu", "cpu-only", "torch", "cpu", latency_ms=1.8, wall_s=2.0,
             watts={"rapl": 40.0, "nvml": 30.0},
@@ -537,11 +587,16 @@ def with_policy(spec: Spec, pid: str, **changes: Any) -> Spec:
 
 # -- editing a built run --------------------------------------------------------------------
 
+def _sha256(path: Path) -> str:
+    with path.open("rb") as fh:  # in chunks: a test may list a file of gigabytes
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
 def rehash(root: Path) -> None:
     """Rewrite the manifest's SHA-256 table from the files on disk."""
     path = root / "manifest.json"
     m = json.loads(path.read_text(encoding="utf-8"))
-    m["artifacts"] = {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+    m["artifacts"] = {p.relative_to(root).as_posix(): _sha256(p)
                       for p in sorted(root.rglob("*")) if p.is_file() and p != path}
     path.write_text(json.dumps(m, indent=1), encoding="utf-8")
 

@@ -79,15 +79,22 @@ def test_crlf_and_utf16_give_the_same_frame(fixture_bytes):
     base = R.read(data, name="x.csv").value
     crlf = R.read(data.replace(b"\n", b"\r\n"), name="x.csv")
     assert crlf.meta["line_endings"] == "crlf" and crlf.value.equals(base)
-    utf16 = R.read(data.decode("cp1252").encode("utf-16"), name="x.csv")
-    assert utf16.value.equals(base)
-    assert [(f.kind, f.severity) for f in utf16.faults if f.kind == "encoding"] == [
-        ("encoding", "warning")]
+    # a byte-order mark decides the encoding; UTF-16 (as Windows PowerShell 5.1 redirects
+    # write) is read as it is and said in meta, without a fault
+    for codec, name in (("utf-16", "utf-16-le"), ("utf-16-be", "utf-16-be")):
+        raw = data.decode("cp1252").encode(codec)
+        if codec == "utf-16-be":
+            raw = b"\xfe\xff" + raw
+        utf16 = R.read(raw, name="x.csv")
+        assert utf16.value.equals(base) and utf16.meta["encoding"] == name
+        assert not [f for f in utf16.faults if f.kind == "encoding"]
 
 
-def test_utf16_without_bom_is_refused(fixture_bytes):
+def test_utf16_without_bom_is_read_with_a_warning(fixture_bytes):
+    base = R.read(fixture_bytes(DELL), name="x.csv").value
     r = R.read(fixture_bytes(DELL).decode("cp1252").encode("utf-16-le"), name="x.csv")
-    assert r.value is None and r.errors[0].kind == "encoding"
+    assert r.value.equals(base) and r.meta["encoding"] == "utf-16-le"
+    assert [(f.kind, f.line) for f in r.faults if f.kind == "encoding"] == [("encoding", 1)]
 
 
 def test_truncated_mid_line(fixture_bytes, fault_kinds):

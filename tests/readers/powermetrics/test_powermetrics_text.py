@@ -61,7 +61,7 @@ def test_intel_package_power_in_watts(fixture_bytes):
                          datetime(2024, 1, 15, 17, 21, 32, tzinfo=UTC), 1.00238, "package",
                          None, 8.53, pytest.approx(8.53 * 1.00238),
                          "Intel energy model derived package power (CPUs+GT+SA)", 21,
-                         "interval", "energy", "powermetrics", "ane,cpu,gpu", 0, None)]
+                         "interval", "energy", "powermetrics", "cpu,gpu", 0, None, None)]
     assert r.meta["units"] == ["W"]
 
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import schemas
 from auditor.protocols.a.artifacts import CLAIMS
-from auditor.protocols.a.derive import KEY, sentence_at
+from auditor.protocols.a.facts.notes import sentence_at
+from auditor.protocols.a.facts.passes import KEY
 from auditor.protocols.a.view import RunView
 
 _KNOWN = set(schemas.load("memory_trace")["properties"])

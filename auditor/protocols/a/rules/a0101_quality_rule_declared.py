@@ -19,7 +19,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import MANIFEST, RESULTS, TIMELINE
-from auditor.protocols.a.derive import EPS
+from auditor.protocols.a.facts.quality import EPS
 from auditor.protocols.a.view import RunView
 from auditor.readers import timestamps
 from auditor.rule import rule

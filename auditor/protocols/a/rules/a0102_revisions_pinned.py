@@ -25,7 +25,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import ENVIRONMENT, MANIFEST, MODEL, RESULTS
-from auditor.protocols.a.derive import model_files
+from auditor.protocols.a.facts.gpus import model_files
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import EXPECTED, MANIFEST, SPLITS
-from auditor.protocols.a.derive import normalized_id
+from auditor.protocols.a.facts.ids import normalized_id
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

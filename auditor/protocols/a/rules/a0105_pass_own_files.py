@@ -21,7 +21,8 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import MEMORY_TRACES, OUTPUTS, PLACEMENT, TIMELINE
-from auditor.protocols.a.derive import KEY, pass_gpus, pass_name
+from auditor.protocols.a.facts.gpus import pass_gpus
+from auditor.protocols.a.facts.passes import KEY, pass_name
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -18,7 +18,9 @@ from collections.abc import Iterator
 import polars as pl
 
 from auditor.model import Finding
-from auditor.protocols.a.derive import lookalikes, pass_stats, with_claims
+from auditor.protocols.a.facts.claims import with_claims
+from auditor.protocols.a.facts.ids import lookalikes
+from auditor.protocols.a.facts.passes import pass_stats
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

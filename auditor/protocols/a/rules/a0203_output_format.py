@@ -20,7 +20,8 @@ from collections.abc import Iterator
 import polars as pl
 
 from auditor.model import Finding
-from auditor.protocols.a.derive import KEY, pass_stats, with_claims
+from auditor.protocols.a.facts.claims import with_claims
+from auditor.protocols.a.facts.passes import KEY, pass_stats
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -4,9 +4,9 @@ What it checks: the manifest's metric (macro-F1 by default; also accuracy, micro
 weighted-F1) recomputed with polars from each output file and `corpus/references.jsonl`, held
 against the threshold and against the reference value minus the tolerance
 (`max_decrease`). A row with `corpus_accepted` true whose recomputed value fails is an error.
-Conventions: see `auditor/rules/_derive.py` (macro-F1 is the unweighted mean over the
-declared classes present in references or predictions, zero_division=0; a missing answer is
-wrong).
+Conventions: see `auditor/protocols/a/facts/quality.py` (macro-F1 is the unweighted mean
+over the declared classes present in references or predictions, zero_division=0; a missing
+answer is wrong).
 Reads: every output line's `id` and `label`; `corpus/references.jsonl`;
 `corpus/expected_ids.txt`; manifest `/quality_rule`, `/task/classes`; CSV `corpus_accepted`.
 Why it matters: A2.4: the quality rule fixed in advance decides acceptance, not the figure the
@@ -23,7 +23,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import RESULTS
-from auditor.protocols.a.derive import rows_with_stats
+from auditor.protocols.a.facts.passes import rows_with_stats
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -21,7 +21,8 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import RESULTS
-from auditor.protocols.a.derive import QUALITY_ABS_TOL, rows_with_stats
+from auditor.protocols.a.facts.passes import rows_with_stats
+from auditor.protocols.a.facts.quality import QUALITY_ABS_TOL
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -19,7 +19,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import SET_CHECK
-from auditor.protocols.a.derive import pass_stats
+from auditor.protocols.a.facts.passes import pass_stats
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -3,7 +3,7 @@ looks like another.
 
 What it checks: duplicate and empty lines in the expected ID list itself; IDs with
 surrounding whitespace; distinct IDs that become the same once normalised as a reader takes
-them (`derive.normalized_id`: NFKC, invisible characters removed, trimmed): `café` written
+them (`facts.ids.normalized_id`: NFKC, invisible characters removed, trimmed): `café` written
 precomposed and decomposed, `ev-1` and `ev-1 `, `ev-1` with a zero-width space or a BOM;
 and IDs that differ only by case when the evaluation inputs give them the same text (many
 corpora use case for distinct items, `typing:Final` and `typing:final`: those stay
@@ -25,7 +25,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import EXPECTED
-from auditor.protocols.a.derive import casefolded_id, normalized_id
+from auditor.protocols.a.facts.ids import casefolded_id, normalized_id
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

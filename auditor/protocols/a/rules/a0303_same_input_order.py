@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import polars as pl
 
 from auditor.model import Finding
-from auditor.protocols.a.derive import expected_index, indexed_outputs, pass_stats
+from auditor.protocols.a.facts.passes import expected_index, indexed_outputs, pass_stats
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

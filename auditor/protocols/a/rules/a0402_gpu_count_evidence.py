@@ -24,7 +24,8 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import ENVIRONMENT, RESULTS
-from auditor.protocols.a.derive import KEY, gpu_index, gpus_used, pass_gpus, pass_name
+from auditor.protocols.a.facts.gpus import gpu_index, gpus_used, pass_gpus
+from auditor.protocols.a.facts.passes import KEY, pass_name
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.a.derive import chosen_offer, gpus_used
+from auditor.protocols.a.facts.economics import chosen_offer
+from auditor.protocols.a.facts.gpus import gpus_used
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

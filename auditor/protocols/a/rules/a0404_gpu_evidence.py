@@ -26,14 +26,14 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import ENVIRONMENT, RESULTS
-from auditor.protocols.a.derive import (
-    KEY,
+from auditor.protocols.a.facts.gpus import (
     gpu_index,
     gpu_models,
     is_gpu_device,
     pass_gpus,
     torch_build,
 )
+from auditor.protocols.a.facts.passes import KEY
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -27,8 +27,9 @@ from collections.abc import Iterator
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import CLAIMS, MANIFEST
-from auditor.protocols.a.derive import chosen_offer, gpu_models, gpus_used
 from auditor.protocols.a.economics import device_class, hardware_text, is_b200, same_gpu
+from auditor.protocols.a.facts.economics import chosen_offer
+from auditor.protocols.a.facts.gpus import gpu_models, gpus_used
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -23,7 +23,8 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import RESULTS
-from auditor.protocols.a.derive import KEY, pass_windows
+from auditor.protocols.a.facts.passes import KEY
+from auditor.protocols.a.facts.timing import pass_windows
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -18,7 +18,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import RESULTS, TIMELINE
-from auditor.protocols.a.derive import KEY
+from auditor.protocols.a.facts.passes import KEY
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -19,7 +19,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import RESULTS, TIMELINE
-from auditor.protocols.a.derive import KEY, pass_name
+from auditor.protocols.a.facts.passes import KEY, pass_name
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

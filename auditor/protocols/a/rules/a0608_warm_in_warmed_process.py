@@ -17,7 +17,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import TIMELINE
-from auditor.protocols.a.derive import pass_name
+from auditor.protocols.a.facts.passes import pass_name
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

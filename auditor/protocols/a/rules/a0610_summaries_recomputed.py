@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import CLAIMS
-from auditor.protocols.a.derive import duration_summaries
+from auditor.protocols.a.facts.timing import duration_summaries
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import RESULTS
-from auditor.protocols.a.derive import pass_name
+from auditor.protocols.a.facts.passes import pass_name
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

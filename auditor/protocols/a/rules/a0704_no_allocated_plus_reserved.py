@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.a.derive import sentence_at
+from auditor.protocols.a.facts.notes import sentence_at
 from auditor.protocols.a.rules._memory import (
     claimed_figures,
     equals_figure,

@@ -24,8 +24,8 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import MANIFEST, RESULTS
-from auditor.protocols.a.derive import chosen_offer
 from auditor.protocols.a.economics import B200_GPUS_PER_LOT, is_b200, package_total
+from auditor.protocols.a.facts.economics import chosen_offer
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -29,13 +29,10 @@ from decimal import Decimal
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import CLAIMS
-from auditor.protocols.a.derive import (
-    accepted_corpora,
-    chosen_offer,
-    note_matches,
-    variant_accepted,
-)
 from auditor.protocols.a.economics import package_total
+from auditor.protocols.a.facts.economics import chosen_offer
+from auditor.protocols.a.facts.notes import note_matches
+from auditor.protocols.a.facts.passes import accepted_corpora, variant_accepted
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

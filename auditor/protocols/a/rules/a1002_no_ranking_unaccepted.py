@@ -22,7 +22,9 @@ from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
 from auditor.protocols.a.artifacts import CLAIMS
-from auditor.protocols.a.derive import basis_text, note_matches, variants_accepted
+from auditor.protocols.a.facts.notes import note_matches
+from auditor.protocols.a.facts.passes import variants_accepted
+from auditor.protocols.a.facts.timing import basis_text
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 

@@ -27,7 +27,8 @@ from collections.abc import Iterator
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import CLAIMS
-from auditor.protocols.a.derive import basis_text, ranked, ranking_figures, variants_accepted
+from auditor.protocols.a.facts.passes import variants_accepted
+from auditor.protocols.a.facts.timing import basis_text, ranked, ranking_figures
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -42,7 +43,7 @@ _SCALE = {"s": 1.0, "ms": 1e-3}
            "kept durations, in the stated order, with those figures."))
 def check(view: RunView) -> Iterator[Finding]:
     rankings = (view.claims or {}).get("rankings") or []
-    accepted = variants_accepted(view) if rankings else set()
+    accepted = variants_accepted(view) if rankings else frozenset()
     for n, r in enumerate(rankings):
         where, basis = f"/rankings/{n}", r["basis"]
         if isinstance(basis, str):
@@ -55,7 +56,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                                               basis["statistic"]))
 
 
-def _judge(r: dict, where: str, accepted: set[str], figures: dict[str, float]
+def _judge(r: dict, where: str, accepted: frozenset[str], figures: dict[str, float]
            ) -> Iterator[Finding]:
     basis, listed, values = r["basis"], r["variants"], r.get("values")
     unit, scale = basis["unit"], _SCALE[basis["unit"]]

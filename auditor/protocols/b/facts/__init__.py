@@ -8,13 +8,17 @@ One module per family, each importing only those above it:
 | module | the facts |
 | --- | --- |
 | `claims` | how a claim agrees with a recomputed figure (its rounding) |
-| `declared` | the policies, model tier, repetitions and minimums the manifest declares |
+| `declared` | the policies, model tier, repetitions and minimums the manifest declares, and |
+| | when each part was declared |
 | `sequence` | the prompt sequence; per outputs file its lines, latencies, order; gate passes |
+| | and each trial's answers against its gate pass |
 | `crosscheck` | one power series over a window; counters against power samples (B0605) |
 | `energy` | a trial's energy over its window, from any trace (its frame says what it holds) |
 | `trials` | every trial: its row, outputs, window and energy; copied latencies |
 | `policies` | per policy: median wall time, p95, accuracy and agreement, pooled energy |
-| `placement` | per policy: where it ran (shares against its floor), the file's own run |
+| `placement` | per policy: where it ran (shares against its floor, from the raw file where a |
+| | record disagrees), the file's own run, the runtime its evidence is of |
+| `power_state` | the B9 power-state checks and what the evidence they cite shows |
 | `comparisons` | each accelerator policy against the CPU-only baseline (B7) |
 
 Each module's docstring states its conventions (p95 by nearest rank: `auditor.stats`).

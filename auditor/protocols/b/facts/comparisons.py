@@ -1,7 +1,7 @@
 """Each accelerator policy of a protocol B run against its CPU-only baseline (B7): both
-pooled figures lower, on the same power source, from the same domains, and those domains
-holding the CPU and the accelerator the policy runs on (what each summed reading
-`includes`)."""
+pooled figures lower, on the same power source and the same power mode (the protocol's
+decision on B7: a difference is an error), from the same domains, and those domains holding
+the CPU and the accelerator the policy runs on (what each summed reading `includes`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class Comparison:
     baseline: str
     status: str
     """`lower` (both figures lower), `not_lower`, `incomplete` (a figure or a domain
-    missing), `invalid` (different power sources)."""
+    missing), `invalid` (different power sources or power modes)."""
     reason: str
     power_w: float | None = None
     baseline_power_w: float | None = None
@@ -33,17 +33,19 @@ class Comparison:
     baseline_jpi: float | None = None
 
 
-def _power_sources(f: PolicyFacts) -> set[str]:
-    return {str(t.claims.get("power_source")) for t in f.ok if t.claims.get("power_source")}
+def _recorded(f: PolicyFacts, column: str) -> set[str]:
+    """What F's ok trials record in trials.csv COLUMN (`power_source`, `power_mode`)."""
+    return {str(t.claims.get(column)) for t in f.ok if t.claims.get(column)}
 
 
 def _compare(f: PolicyFacts, base: PolicyFacts) -> tuple[str, str]:
     """(status, reason) of F against BASE."""
     pid = f.policy.policy_id
-    mine, theirs = _power_sources(f), _power_sources(base)
-    if mine and theirs and mine != theirs:
-        return "invalid", (f"measured on {'/'.join(sorted(mine))}, the baseline on "
-                           f"{'/'.join(sorted(theirs))}: not the same power source")
+    for column, what in (("power_source", "power source"), ("power_mode", "power mode")):
+        mine, theirs = _recorded(f, column), _recorded(base, column)
+        if mine and theirs and mine != theirs:
+            return "invalid", (f"measured on {'/'.join(sorted(mine))}, the baseline on "
+                               f"{'/'.join(sorted(theirs))}: not the same {what}")
     if f.energy_missing or base.energy_missing:
         return "incomplete", (f"{pid}: {f.energy_missing}" if f.energy_missing
                               else f"baseline {base.policy.policy_id}: {base.energy_missing}")

@@ -67,19 +67,28 @@ class Series:
 
 
 def series(g: pl.DataFrame, dom: str, dev: int | None, src: str, kind: str, t0: float,
-           t1: float, period: float | None) -> Series:
+           t1: float, period: float | None, max_watts: float | None = None) -> Series:
     """The series of rows G (columns `s`, `e`: seconds from the window's start) over the
-    window [T0, T1]."""
+    window [T0, T1]. A wrapping counter (`wrap_j`) read less often than it can wrap at
+    MAX_WATTS (the declared ceiling of its zone) does not cover the window: a second wrap
+    between two reads would hide a whole range."""
     rows = g.select("s", "e", "energy_j", "watts", "interval_s").rows()
     if kind == "counter":
+        wrap = g["wrap_j"].drop_nulls().min() if "wrap_j" in g.columns else None
+        safe = wrap / max_watts if wrap and max_watts else None
         inside = [(a, b, en) for a, b, en, _, _ in rows
                   if a is not None and t0 <= a and b <= t1]
         reads = sorted({x for a, b, _ in inside for x in (a, b)})
         steps = [b - a for a, b, _ in inside]
         edge = period if period else 0.0
         uncovered = None
+        longest = max(steps, default=0.0)
         if len(reads) < 2:
             uncovered = f"{len(reads)} reading(s) inside the window, fewer than the two needed"
+        elif safe is not None and longest > safe:
+            uncovered = (f"{longest:.3f} s between two reads, longer than the {safe:.3f} s in "
+                         f"which the counter cannot wrap twice (its {wrap:g} J range at the "
+                         f"declared {max_watts:g} W)")
         elif reads[0] - t0 > edge or t1 - reads[-1] > edge:
             uncovered = (f"first reading {reads[0] - t0:.3f} s after the window starts, last "
                          f"{t1 - reads[-1]:.3f} s before it ends (more than one sampling "

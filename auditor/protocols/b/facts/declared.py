@@ -1,7 +1,9 @@
 """What a protocol B run declares before measuring, read from its manifest once: the compute
 policies (role, runtime, compute units, floors, the accelerator each counts as its own), the
-model tier, the energy repetitions and minimums. A declaration is what the evidence is judged
-against, never evidence itself."""
+model tier, the energy repetitions and minimums, and when each part was declared. A
+declaration is what the evidence is judged against, never evidence itself; what the manifest
+records of a policy's session (its active providers, a fault) is the run's own admission,
+read as such (`Policy.recorded_fallback`)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from auditor.protocols.cache import per_view
+from auditor.readers import timestamps
 from auditor.readers.placement._frame import ACCELERATORS, device_of
 
 if TYPE_CHECKING:
@@ -47,6 +50,10 @@ class Policy:
     placement_file: str | None
     artifact_file: str | None
     artifact_sha256: str | None
+    recorded_fallback: str | None = None
+    """A fallback to the CPU the manifest itself records for this accelerator policy (its
+    first active provider is not the one asked for, its device is the CPU, its status a
+    policy fault), in words; None when it records none."""
 
     @property
     def label(self) -> str:
@@ -76,7 +83,8 @@ def accelerator_of(role: str, runtime: str, compute_units: str) -> tuple[frozens
         return frozenset(), None
     units = compute_units.strip()
     key = units.lower()
-    if runtime.lower() == "coreml":
+    if runtime.lower() == "coreml" or (key in _COREML_UNITS and key != "all"):
+        # Core ML's own names say which devices, whatever runtime is declared
         return frozenset(_COREML_UNITS.get(key, ACCELERATORS)), None
     if key.endswith("executionprovider"):
         device = device_of(units)
@@ -85,6 +93,27 @@ def accelerator_of(role: str, runtime: str, compute_units: str) -> tuple[frozens
         return frozenset({"npu", "gpu"}), None
     device = device_of(units)
     return (frozenset({device}) if device in ACCELERATORS else ACCELERATORS), None
+
+
+def _recorded_fallback(p: dict[str, Any], role: str, provider: str | None) -> str | None:
+    """What the manifest records of an accelerator policy's session that says it ran on the
+    CPU, or None."""
+    if role != "accelerator":
+        return None
+    if p.get("status") == "fault":
+        return f"the manifest records a policy fault ({p.get('reason') or 'no reason given'})"
+    active = p.get("active_providers")
+    requested = p.get("requested_providers")
+    asked = (requested[0] if isinstance(requested, list) and requested
+             and isinstance(requested[0], str) else provider)
+    if isinstance(active, list) and active and isinstance(active[0], str) and asked \
+            and active[0] != asked:
+        return (f"the manifest records {active[0]} as its active provider, not the "
+                f"{asked} asked for")
+    device = p.get("device")
+    if isinstance(device, str) and device_of(device) == "cpu":
+        return f"the manifest records its device as {device!r}"
+    return None
 
 
 def number(v: Any) -> float | None:
@@ -116,7 +145,48 @@ def policies(view: RunView) -> dict[str, Policy]:
             floor=(own if own is not None else run_floor) if role == "accelerator" else None,
             gpu_floor=number(p.get("gpu_operation_share_floor")), is_gpu_retry=retry,
             placement_file=p.get("placement_file"), artifact_file=p.get("artifact_file"),
-            artifact_sha256=p.get("artifact_sha256"))
+            artifact_sha256=p.get("artifact_sha256"),
+            recorded_fallback=_recorded_fallback(p, role, provider))
+    return out
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One part of the declaration and when the manifest says it was fixed."""
+
+    what: str
+    pointer: str
+    """Where the time is written in manifest.json."""
+    at: float | None
+    """Epoch seconds; None when the time written there is not a date-time."""
+    text: Any
+
+
+SECTIONS = (("the compute policies' floors and gates", "/gates"),
+            ("the placement floor", "/placement"),
+            ("the energy window and its minimums", "/energy"))
+"""The manifest sections that may carry a `declared_at` of their own (B1), beside the
+manifest's."""
+
+
+@per_view
+def declarations(view: RunView) -> list[Declared]:
+    """When each part of the declaration was fixed: the manifest's `declared_at`, and the
+    `declared_at` a section (`gates`, `placement`, `energy`) or a policy
+    (`policies[i].declared_at`) records when it was fixed later than the rest."""
+    m = view.m
+    out = [Declared("the declaration", "/declared_at", timestamps.epoch_s(m.get("declared_at")),
+                    m.get("declared_at"))] if "declared_at" in m else []
+    for what, pointer in SECTIONS:
+        sec = m.get(pointer[1:])
+        if isinstance(sec, dict) and "declared_at" in sec:
+            out.append(Declared(what, f"{pointer}/declared_at",
+                                timestamps.epoch_s(sec["declared_at"]), sec["declared_at"]))
+    for i, p in enumerate(m.get("policies") or []):
+        if isinstance(p, dict) and "declared_at" in p:
+            out.append(Declared(f"policy {p.get('policy_id')!r}",
+                                f"/policies/{i}/declared_at",
+                                timestamps.epoch_s(p["declared_at"]), p["declared_at"]))
     return out
 
 

@@ -12,8 +12,8 @@ the power frame's own columns say what each reading is (`kind`, `role`, `domain`
 - **The unit a policy computes on** must be held by what is summed: the CPU for a cpu-only
   policy, one of its accelerator's devices for an accelerator policy, else the window is not
   measured (`no_domain`): the board's idle draw alone would misstate a CPU policy's cost. A
-  trace that cannot measure the window at all says so first (`not_covered`, `gap`,
-  `below_resolution`).
+  trace that cannot measure the window at all says so first (`not_covered`, `gap`); one too
+  coarse for it says so after (`below_resolution`).
 - **Energy over the window** [t0, t1]:
   - a cumulative counter: the sum of the deltas between consecutive readings both inside the
     window (the last reading inside minus the first, wraps resolved by the reader); the
@@ -25,13 +25,16 @@ the power frame's own columns say what each reading is (`kind`, `role`, `domain`
     energy). The window must lie inside the span of the intervals, and no two readings may be
     more than `gap_factor` declared sampling periods apart;
   - average power = energy / wall time; joules per inference = energy / answers.
+- **Impossible readings** (`consistency`): a trace holding one measures no window
+  (`inconsistent`).
 - **Time order**: a trace whose time goes back anywhere (the reader's `order` warning: an
   edited or merged file, a clock step) measures no window (`disordered`); a reading at the
   time of the previous one (`repeat`) is only left without an interval.
 - **Resolution**: a window shorter than the declared minimum (`energy.minimums`:
-  `window_seconds`), a power series with fewer readings over the window than
-  `sample_periods`, or a counter that changed fewer than `counter_updates` times inside it
-  gives no figure (`below_resolution`): a claim from it is unsupported.
+  `window_seconds`), a series (counter or intervals) with fewer readings over the window
+  than `MIN_SAMPLES` (10, the protocol's floor) or the declared `sample_periods` if higher,
+  or a counter that changed fewer than `counter_updates` times inside it gives no figure
+  (`below_resolution`): a claim from it is unsupported.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from auditor.protocols.b.facts.consistency import inconsistencies
 from auditor.protocols.b.facts.crosscheck import CrossCheck, Series, counter_cross_checks, series
 from auditor.protocols.b.facts.declared import Policy, minimums
 
@@ -59,6 +63,10 @@ SUMMED = ("one reading that holds the CPU (combined, else package, else PPT, els
           "platform) with the accelerators' own readings it does not hold; without one, the "
           "CPU, GPU, Neural Engine and NPU readings")
 """What a window's energy sums, in words."""
+MIN_SAMPLES = 10
+"""The protocol's floor (its decision on B6): any power source gives at least this many
+samples inside each inference window, else the window has no energy figure; a run's own
+declared `sample_periods` can only raise it."""
 CURVE_PAD = 0.5
 """The power curve shows this many windows of trace before and after the window."""
 UNIT_NAMES = {"cpu": "the CPU packages (RAPL, or a tool's CPU package reading)",
@@ -84,8 +92,8 @@ class Energy:
 
     status: str
     """`measured`, or why not: `no_trace`, `fault`, `disordered` (time goes back in the
-    trace), `unavailable`, `no_window`, `no_domain`, `not_covered`, `gap`,
-    `below_resolution`."""
+    trace), `inconsistent` (a reading no instrument gives: `consistency`), `unavailable`,
+    `no_window`, `no_domain`, `not_covered`, `gap`, `below_resolution`."""
     reason: str | None
     trace: str | None = None
     tool: str | None = None
@@ -174,6 +182,11 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
         return Energy("disordered", f"{ev.path}: time goes back at line(s) {lines} (an edited "
                       "or merged trace, or a clock step): its intervals are not the tool's",
                       **base)
+    bad = inconsistencies(view).get(ev.path)
+    if bad:
+        return Energy("inconsistent", f"{ev.path}: {len(bad)} reading(s) no instrument gives, "
+                      f"the first at line {bad[0].line}: {bad[0].what} (expected "
+                      f"{bad[0].expected})", **base)
     if ev.frame is None or ev.frame.is_empty():
         reasons = [f"{u.get('source')}: {u.get('reason')}" for u in
                    ev.meta.get("unavailable") or [] if isinstance(u, Mapping)]
@@ -198,7 +211,8 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
     includes = _includes(chosen)
     mins = minimums(view)
     period = mins.get("sampling_interval_s")
-    found = tuple(series(g, dom, dev, src, str(g["kind"][0]), t0, t1, period)
+    found = tuple(series(g, dom, dev, src, str(g["kind"][0]), t0, t1, period,
+                         mins.get("rapl_max_watts"))
                   for (dom, dev, src), g in chosen.sort("e").group_by(
                       "domain", "device", "source", maintain_order=True))
     energy = sum(s.energy_j for s in found)
@@ -216,21 +230,20 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
         joules_per_inference=energy / w.answers if w.answers else None,
         cross_checks=(tuple(counter_cross_checks(frame, found, t0, t1, mins))
                       if any(s.kind == "counter" for s in found) else ()))
-    status, reason = _judged(found, wall, mins, period)
-    if status:
-        return replace(e, status=status, reason=reason)
+    status, reason = _covered(found, mins, period)
     lacking = unit_not_measured(w.policy, includes)
-    if lacking:
-        return replace(e, status="no_domain", reason=(
-            f"{lacking}, where this policy computes, is not measured: {source} alone would "
-            "misstate its cost"))
-    return e
+    if status is None and lacking:
+        status, reason = "no_domain", (f"{lacking}, where this policy computes, is not "
+                                       f"measured: {source} alone would misstate its cost")
+    if status is None:
+        status, reason = _resolved(found, wall, mins)
+    return replace(e, status=status, reason=reason) if status else e
 
 
-def _judged(found: tuple[Series, ...], wall: float, mins: Mapping[str, float],
-            period: float | None) -> tuple[str | None, str | None]:
-    """Why a window the series cover is still not measured (`not_covered`, `gap`,
-    `below_resolution`), or (None, None)."""
+def _covered(found: tuple[Series, ...], mins: Mapping[str, float], period: float | None
+             ) -> tuple[str | None, str | None]:
+    """Why the series cannot measure the window at all (`not_covered`, `gap`), or (None,
+    None)."""
     uncovered = [f"{s.name}: {s.uncovered}" for s in found if not s.covered]
     if uncovered:
         return "not_covered", "; ".join(uncovered)
@@ -242,13 +255,23 @@ def _judged(found: tuple[Series, ...], wall: float, mins: Mapping[str, float],
             return "gap", "; ".join(f"{s.name}: {s.max_interval_s:.3f} s between two readings, "
                                     f"more than {mins['gap_factor']:g} x the declared "
                                     f"{period:g} s" for s in gaps)
+    return None, None
+
+
+def _resolved(found: tuple[Series, ...], wall: float, mins: Mapping[str, float]
+              ) -> tuple[str | None, str | None]:
+    """Why the window is too short or too coarsely read for a figure (`below_resolution`),
+    or (None, None)."""
     short = []
     if wall < mins.get("window_seconds", 0.0):
         short.append(f"window {wall:.3f} s is shorter than the declared minimum of "
                      f"{mins['window_seconds']:g} s")
-    short += [f"{s.name}: {s.readings} reading(s) over the window, fewer than the declared "
-              f"{mins['sample_periods']:g}" for s in found
-              if s.kind == "interval" and s.readings < mins.get("sample_periods", 0)]
+    declared = mins.get("sample_periods", 0)
+    need = max(MIN_SAMPLES, declared)
+    short += [f"{s.name}: {s.readings} reading(s) over the window, fewer than "
+              + (f"the declared {declared:g}" if declared >= MIN_SAMPLES else
+                 f"the protocol's {MIN_SAMPLES} samples per window")
+              for s in found if s.readings < need]
     short += [f"{s.name}: updated {s.updates} time(s) inside the window, fewer than the "
               f"declared {mins['counter_updates']:g}" for s in found
               if s.kind == "counter" and s.updates < mins.get("counter_updates", 0)]

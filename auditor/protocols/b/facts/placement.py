@@ -8,20 +8,47 @@ name.
 frame against its accelerator (`accelerator_of`); an ONNX Runtime policy that names its
 execution provider counts the nodes of exactly that provider (the runner's rule); a record
 of dispatched operators (`meta["dispatched_by_devices"]`: our runner's torch diagnostic
-pass) counts the aten operators whose outputs all lie on the accelerator. A file is of this
-session when its capture time lies between the declaration and the last trial's end, give
-or take `CAPTURE_MARGIN_S`."""
+pass) counts the aten operators whose outputs all lie on the accelerator.
+
+**Which file decides** (raw evidence over a record derived from it): a policy's files are
+each read on their own; the shares come from the one the manifest names, else the most
+specific reader's (a runner record before a raw profile). When another file of the policy
+says something else (another fallback, a residency verdict on the other side of the floor,
+a node its name places on another device), the two disagree: the raw file decides (the one
+the record names as its source, `meta["profile_file"]`; else the one less favourable to
+residency), and the disagreement is a finding (B0405).
+
+**Operations a report marks invalid** (B0406): a per-operation cost report (a file that
+estimates the cost of its placed operations) that gives an operation no estimate on the
+device it names has not shown that device can run it: Core ML's E5RT profiling leaves a
+backend it marks invalid ("Unsupported tensor format") without an estimate, and the readers
+expose that absence (a null `cost`), not the mark itself. Such an operation counts as
+placed, never on the accelerator.
+
+**The runtime, provider and device come from the evidence** (`runtime_of`): a file that
+records a compiled and assigned session (`meta["assigned"]`) is a Windows ML session; a
+record of dispatched operators is torch; a frame whose providers are Core ML compute
+devices (MLNeuralEngineComputeDevice, ane, bnns, ...) is Core ML, and one whose providers
+are execution providers is ONNX Runtime. The declared `runtime` only stands where the
+evidence says nothing.
+
+**Capture time**: a file is of this session when its capture time (where its format records
+one) lies at or after the declaration (within `CLOCK_TOLERANCE_S`: a time written to the
+second) and no later than `CAPTURE_MARGIN_S` after the last trial's end. A report cut short
+(its reader's `truncated` faults) covers only part of the operations: its shares support
+no claim and show no floor met."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from auditor.protocols.b.facts.claims import FLOAT_EPS
-from auditor.protocols.b.facts.declared import Policy, policies
+from auditor.protocols.b.facts.declared import WINDOWS_ML_RUNTIMES, Policy, policies
 from auditor.protocols.b.facts.trials import run_span
 from auditor.protocols.cache import per_view
 from auditor.readers import evidence_kinds, timestamps
@@ -31,8 +58,11 @@ if TYPE_CHECKING:
     from auditor.protocols.b.view import Evidence, RunView
 
 CAPTURE_MARGIN_S = 3600.0
-"""Placement evidence is of this session when captured between the declaration and the
-last trial's end, give or take this (clocks, a diagnostic pass before the declaration)."""
+"""Placement evidence captured more than this after the last trial's end is not of this
+session."""
+CLOCK_TOLERANCE_S = 1.0
+"""A capture time this far before the declaration is still after it: a time written to the
+second."""
 
 COMPUTE_OPS = frozenset({
     "Gather", "GatherElements", "GatherND", "Gemm", "MatMul", "MatMulInteger", "FusedMatMul",
@@ -43,10 +73,34 @@ COMPUTE_OPS = frozenset({
 """Operator types that do a model's arithmetic (embedding gathers, matrix products,
 convolutions, reductions (`Reduce*`), attention), as against shape and cast operations an
 execution provider may leave on the CPU on purpose."""
+TENSOR_KINDS = frozenset({"parameter", "buffer"})
+"""`op_type` of a placement row that is a model tensor (torch: where every parameter and
+buffer lies), not an operation."""
+
+COREML_DEVICES = frozenset({"mlcpucomputedevice", "mlgpucomputedevice",
+                            "mlneuralenginecomputedevice", "ane", "bnns", "classic_cpu",
+                            "mps_graph"})
+"""The compute devices and backends Core ML's compute plan and E5RT profiling name."""
+TORCH_DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "rocm", "meta"})
+
+RUNTIME_FAMILY = {"coreml": "coreml", "torch": "torch", "onnxruntime": "onnxruntime",
+                  **dict.fromkeys(WINDOWS_ML_RUNTIMES, "onnxruntime")}
+"""Runtime -> the family whose evidence it writes (Windows ML runs ONNX Runtime)."""
 
 
 def is_compute_op(op_type: str | None) -> bool:
     return bool(op_type) and (op_type in COMPUTE_OPS or op_type.startswith("Reduce"))
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """Two placement files of one policy that say different things."""
+
+    file: str
+    """The file that does not decide (a record, or the more favourable of two raw files)."""
+    decides: str
+    """The file that decides."""
+    why: str
 
 
 @dataclass(frozen=True)
@@ -57,7 +111,7 @@ class Placement:
     files: tuple[str, ...]
     used: str | None
     """The file the shares come from: the one the manifest names, else the most specific
-    reader's (a runner record before a raw profile)."""
+    reader's (a runner record before a raw profile); the raw one when the two disagree."""
     reader: str | None
     tool: str | None
     nodes: int = 0
@@ -68,6 +122,9 @@ class Placement:
     by_device: Mapping[str, int] = field(default_factory=dict)
     compute_ops: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     """Compute operator type -> device -> nodes."""
+    tensors: Mapping[str, int] = field(default_factory=dict)
+    """Device -> model tensors (parameters and buffers) placed there, where the file lists
+    them (our runner's torch record)."""
     gpu_share: float | None = None
     fallback: str | None = None
     """How the runtime ran elsewhere than asked (ORT's silent fallback, a Windows ML
@@ -77,11 +134,25 @@ class Placement:
     session_recorded: bool = False
     """Whether the file records the session as compiled and assigned (`meta["assigned"]`:
     a Windows ML record), not only the operations' placement."""
+    session_provider: str | None = None
+    """The execution provider the file says the session holds first (a Windows ML record's
+    first assigned provider, an ONNX Runtime record's first active provider)."""
+    runtime: str | None = None
+    """The runtime the evidence is of (`windows-ml`, `coreml`, `onnxruntime`, `torch`),
+    None when the file does not say."""
     captured_at: float | None = None
     record_policy: str | None = None
     """The policy the file says it records (our runner's and Windows ML records)."""
     model_sha256: str | None = None
     """The SHA-256 of the model the file says it placed (ORT and Windows ML records)."""
+    model_path: str | None = None
+    """The model package the file says it placed (a Core ML log's mlmodelc directory)."""
+    truncated: tuple[int, ...] = ()
+    """Lines where the report is cut short (0: the reader names none)."""
+    invalid: tuple[tuple[int | None, str], ...] = ()
+    """(line, operator) of each accelerator operation the report gives no estimate on the
+    device it names (B0406): counted as placed, never on the accelerator."""
+    disagreements: tuple[Disagreement, ...] = ()
     problem: str | None = None
     """Why there are no shares (no placed operation, an unreadable file)."""
 
@@ -115,6 +186,161 @@ def _fallback(meta: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _session_provider(meta: Mapping[str, Any]) -> str | None:
+    first = next((a for a in meta.get("assigned") or [] if isinstance(a, Mapping)), None)
+    if first is not None:
+        return _text(first, "execution_provider")
+    active = meta.get("active_providers")
+    return active[0] if isinstance(active, list) and active and isinstance(active[0], str) \
+        else None
+
+
+def _runtime(meta: Mapping[str, Any], frame: pl.DataFrame | None) -> str | None:
+    """The runtime the file is evidence of (module docstring), or None."""
+    if isinstance(meta.get("assigned"), list):
+        return "windows-ml"
+    if "dispatched_by_devices" in meta:
+        return "torch"
+    provs = ({p.lower() for p in frame["provider"].drop_nulls().unique().to_list()}
+             if frame is not None else set())
+    if not provs:
+        return None
+    if provs <= COREML_DEVICES:
+        return "coreml"
+    if all(p.endswith("executionprovider") for p in provs):
+        return "onnxruntime"
+    if all(p.split(":", 1)[0] in TORCH_DEVICE_TYPES for p in provs):
+        return "torch"
+    return None
+
+
+def _invalid(frame: pl.DataFrame, accel: frozenset[str]) -> pl.Series:
+    """Per row: an accelerator operation a cost report gives no estimate on the device it
+    names (module docstring), when the file estimates some placed operation."""
+    placed = pl.col("device") != "unknown"
+    if frame.filter(placed & pl.col("cost").is_not_null()).is_empty():
+        return pl.Series("invalid", [False] * frame.height, dtype=pl.Boolean)
+    return frame.select((pl.col("device").is_in(list(accel)) & pl.col("cost").is_null()
+                         & (pl.col("op_type").is_null()
+                            | ~pl.col("op_type").is_in(list(TENSOR_KINDS))))
+                        .fill_null(False).alias("invalid")).to_series()
+
+
+def _one(pid: str, pol: Policy | None, names: tuple[str, ...], ev: Evidence) -> Placement:
+    """What one placement file says of policy PID, read on its own."""
+    meta = ev.meta
+    diag = meta.get("diagnostic") if isinstance(meta.get("diagnostic"), Mapping) else {}
+    known = {"policy_id": pid, "files": names, "used": ev.path, "reader": ev.reader,
+             "tool": ev.tool, "record_policy": _text(meta, "policy_id"),
+             "model_sha256": _text(meta, "model_sha256"), "model_path": _text(meta, "model"),
+             "captured_at": timestamps.epoch_s(meta.get("captured_at"))
+             or timestamps.epoch_s(diag.get("started_at")),
+             "fallback": _fallback(meta),
+             "assigned": tuple(a for a in meta.get("assigned") or [] if isinstance(a, Mapping)),
+             "session_recorded": "assigned" in meta,
+             "session_provider": _session_provider(meta),
+             "runtime": _runtime(meta, ev.frame), "truncated": ev.truncated}
+    frame = ev.frame
+    if frame is None or frame.filter(pl.col("device") != "unknown").is_empty():
+        return Placement(**known,
+                         problem="; ".join(ev.content)
+                         or "no operation with placement information")
+    accel = pol.accelerator if pol and pol.accelerator else ACCELERATORS
+    accelerator_policy = pol is None or pol.role == "accelerator"
+    invalid = _invalid(frame, accel) if accelerator_policy else None
+    counted = frame
+    if invalid is not None and invalid.any():
+        counted = frame.with_columns(pl.when(invalid).then(pl.lit("other"))
+                                     .otherwise(pl.col("device")).alias("device"))
+    if pol and pol.provider and frame["provider"].is_not_null().any():
+        # the nodes of exactly the provider asked for (the runner's rule)
+        counted = counted.with_columns(
+            pl.when(pl.col("device").is_in(["unknown", "other"])).then(pl.col("device"))
+            .when(pl.col("provider") == pol.provider).then(pl.lit("accel"))
+            .when(pl.col("device").is_in(list(accel))).then(pl.lit("other"))
+            .otherwise(pl.col("device")).alias("device"))
+        accel = frozenset({"accel"})
+    shares = placement_shares(counted, accel)
+    op_share = shares["operation_share"] if accelerator_policy else None
+    cost_share = shares["cost_share"] if accelerator_policy else None
+    cpu_share = shares["cpu_node_share"]
+    if "dispatched_by_devices" in meta and accelerator_policy:
+        op_share, cpu_share = _dispatched(meta, pol.accelerator if pol and pol.accelerator
+                                          else ACCELERATORS)
+        cost_share = None  # a record of dispatched operators carries no cost estimate
+    compute: dict[str, dict[str, int]] = {}
+    tensors: dict[str, int] = {}
+    for op, dev in frame.select("op_type", "device").iter_rows():
+        if is_compute_op(op):
+            by = compute.setdefault(op, {})
+            by[dev] = by.get(dev, 0) + 1
+        elif op in TENSOR_KINDS:
+            tensors[dev] = tensors.get(dev, 0) + 1
+    bad = (frame.filter(invalid).select("line", "op_type").rows()
+           if invalid is not None and invalid.any() else [])
+    return Placement(**known, nodes=shares["nodes"], placed=shares["ops_with_placement"],
+                     operation_share=op_share, cost_share=cost_share, cpu_node_share=cpu_share,
+                     by_device=placement_shares(frame)["by_device"], compute_ops=compute,
+                     tensors=tensors,
+                     invalid=tuple((line, op or "") for line, op in bad),
+                     gpu_share=placement_shares(frame, {"gpu"})["operation_share"])
+
+
+def _resident(p: Placement, pol: Policy | None) -> bool | None:
+    """Whether P shows the policy on its accelerator at its floor (None: cannot say)."""
+    if p.problem:
+        return None
+    if p.fallback:
+        return False
+    if pol is None or pol.role != "accelerator" or pol.floor is None \
+            or p.operation_share is None:
+        return None
+    return p.operation_share >= pol.floor - FLOAT_EPS
+
+
+def _named_devices(ev: Evidence) -> dict[str, frozenset[str]]:
+    """Node name -> the devices the file places nodes of that name on (unnamed nodes and
+    unknown devices left out)."""
+    if ev.frame is None:
+        return {}
+    g = (ev.frame.filter((pl.col("node") != "") & (pl.col("device") != "unknown"))
+         .group_by("node").agg(pl.col("device").unique()))
+    return {n: frozenset(d) for n, d in g.iter_rows()}
+
+
+def _residency_words(p: Placement, pol: Policy | None) -> str:
+    if p.fallback:
+        return f"a fallback ({p.fallback})"
+    floor = f" (floor {pol.floor:.2%})" if pol is not None and pol.floor is not None else ""
+    return f"{p.operation_share or 0.0:.2%} of the operations on the accelerator{floor}"
+
+
+def _disagree(a: Placement, ea: Evidence, b: Placement, eb: Evidence, pol: Policy | None
+              ) -> str | None:
+    """What two files of one policy say differently, or None. A fallback one file notes is
+    judged as what it means, the policy off its accelerator: a raw profile cannot note a
+    fallback (it does not know what was asked for), only show where the nodes ran."""
+    ra, rb = _resident(a, pol), _resident(b, pol)
+    if ra is not None and rb is not None and ra != rb:
+        return f"{_residency_words(a, pol)} in {a.used}, {_residency_words(b, pol)} in {b.used}"
+    na, nb = _named_devices(ea), _named_devices(eb)
+    clash = sorted(n for n in na.keys() & nb.keys() if not na[n] & nb[n])
+    if clash:
+        n = clash[0]
+        return (f"{len(clash)} node(s) placed on other devices, e.g. {n!r}: "
+                f"{'/'.join(sorted(na[n]))} in {a.used}, {'/'.join(sorted(nb[n]))} in "
+                f"{b.used}")
+    return None
+
+
+def _less_resident(a: Placement, b: Placement) -> bool:
+    """Whether A is less favourable to residency than B."""
+    if bool(a.fallback) != bool(b.fallback):
+        return bool(a.fallback)
+    return (a.operation_share if a.operation_share is not None else 1.0) < (
+        b.operation_share if b.operation_share is not None else 1.0)
+
+
 def _placement(pid: str, pol: Policy | None, files: tuple[Evidence, ...]) -> Placement:
     declared = pol.placement_file if pol else None
     usable = [f for f in files if f.usable]
@@ -124,49 +350,25 @@ def _placement(pid: str, pol: Policy | None, files: tuple[Evidence, ...]) -> Pla
     if pick is None:
         return Placement(pid, names, None, None, None,
                          problem="no placement file could be read")
-    meta = pick.meta
-    diag = meta.get("diagnostic") if isinstance(meta.get("diagnostic"), Mapping) else {}
-    known = {"policy_id": pid, "files": names, "used": pick.path, "reader": pick.reader,
-             "tool": pick.tool, "record_policy": _text(meta, "policy_id"),
-             "model_sha256": _text(meta, "model_sha256"),
-             "captured_at": timestamps.epoch_s(meta.get("captured_at"))
-             or timestamps.epoch_s(diag.get("started_at")),
-             "fallback": _fallback(meta),
-             "assigned": tuple(a for a in meta.get("assigned") or [] if isinstance(a, Mapping)),
-             "session_recorded": "assigned" in meta}
-    frame = pick.frame
-    if frame is None or frame.filter(pl.col("device") != "unknown").is_empty():
-        return Placement(**known,
-                         problem="; ".join(pick.content)
-                         or "no operation with placement information")
-    accel = pol.accelerator if pol and pol.accelerator else ACCELERATORS
-    counted = frame
-    if pol and pol.provider and frame["provider"].is_not_null().any():
-        # the nodes of exactly the provider asked for (the runner's rule)
-        counted = frame.with_columns(
-            pl.when(pl.col("device") == "unknown").then(pl.lit("unknown"))
-            .when(pl.col("provider") == pol.provider).then(pl.lit("accel"))
-            .when(pl.col("device").is_in(list(accel))).then(pl.lit("other"))
-            .otherwise(pl.col("device")).alias("device"))
-        accel = frozenset({"accel"})
-    shares = placement_shares(counted, accel)
-    accelerator_policy = pol is None or pol.role == "accelerator"
-    op_share = shares["operation_share"] if accelerator_policy else None
-    cost_share = shares["cost_share"] if accelerator_policy else None
-    cpu_share = shares["cpu_node_share"]
-    if "dispatched_by_devices" in meta and accelerator_policy:
-        op_share, cpu_share = _dispatched(meta, pol.accelerator if pol and pol.accelerator
-                                          else ACCELERATORS)
-        cost_share = None  # a record of dispatched operators carries no cost estimate
-    compute: dict[str, dict[str, int]] = {}
-    for op, dev in frame.select("op_type", "device").iter_rows():
-        if is_compute_op(op):
-            by = compute.setdefault(op, {})
-            by[dev] = by.get(dev, 0) + 1
-    return Placement(**known, nodes=shares["nodes"], placed=shares["ops_with_placement"],
-                     operation_share=op_share, cost_share=cost_share, cpu_node_share=cpu_share,
-                     by_device=placement_shares(frame)["by_device"], compute_ops=compute,
-                     gpu_share=placement_shares(frame, {"gpu"})["operation_share"])
+    read = {f.path: (_one(pid, pol, names, f), f) for f in usable}
+    chosen, chosen_ev = read[pick.path]
+    disagreements: list[Disagreement] = []
+    for path, (other, ev) in read.items():
+        if path == pick.path or other.problem:
+            continue
+        why = _disagree(chosen, chosen_ev, other, ev, pol)
+        if why is None:
+            continue
+        source = _text(chosen_ev.meta, "profile_file")
+        raw_is_other = path == source or (
+            source is None and _text(ev.meta, "profile_file") != chosen.used
+            and _less_resident(other, chosen))
+        if raw_is_other:
+            disagreements.append(Disagreement(chosen.used or "", path, why))
+            chosen, chosen_ev = other, ev
+        else:
+            disagreements.append(Disagreement(path, chosen.used or "", why))
+    return replace(chosen, disagreements=tuple(disagreements))
 
 
 @per_view
@@ -177,22 +379,69 @@ def placements(view: RunView) -> dict[str, Placement]:
             for pid, files in view.placement.items()}
 
 
+def runtime_of(view: RunView, pid: str) -> str:
+    """The runtime policy PID ran, from its placement evidence where that says (module
+    docstring), else as declared (lower case)."""
+    p = placements(view).get(pid)
+    if p is not None and p.runtime:
+        return p.runtime
+    pol = policies(view).get(pid)
+    return pol.runtime.lower() if pol else ""
+
+
+def is_windows_ml(view: RunView, pid: str) -> bool:
+    """Whether PID is a Windows ML session: declared so, or its evidence records one."""
+    pol = policies(view).get(pid)
+    return runtime_of(view, pid) == "windows-ml" or (
+        pol is not None and pol.runtime.lower() in WINDOWS_ML_RUNTIMES)
+
+
+def is_coreml(view: RunView, pid: str) -> bool:
+    """Whether PID runs Core ML: declared so, or its evidence is a Core ML report."""
+    pol = policies(view).get(pid)
+    return runtime_of(view, pid) == "coreml" or (pol is not None
+                                                 and pol.runtime.lower() == "coreml")
+
+
+def runtime_mismatch(view: RunView, p: Placement) -> str | None:
+    """Why P's evidence is of another runtime than the policy declares, or None."""
+    pol = policies(view).get(p.policy_id)
+    if pol is None or p.runtime is None:
+        return None
+    declared = RUNTIME_FAMILY.get(pol.runtime.lower())
+    if declared is None or declared == RUNTIME_FAMILY.get(p.runtime, p.runtime):
+        return None
+    return f"it is evidence of a {p.runtime} session, the policy declares runtime {pol.runtime!r}"
+
+
 def capture_outside(view: RunView, p: Placement) -> str | None:
     """Why P's capture time (where its format records one) is not of this run's session."""
     if p.captured_at is None:
         return None
     start, end = run_span(view)
-    if start is not None and p.captured_at < start - CAPTURE_MARGIN_S:
+    if start is not None and p.captured_at < start - CLOCK_TOLERANCE_S:
         return "captured before the run was declared"
     if end is not None and p.captured_at > end + CAPTURE_MARGIN_S:
         return "captured after the run's last trial"
     return None
 
 
+def _package(path: str) -> str | None:
+    """The Core ML package a model path names (`file:///tmp/PurposeDeepF16.mlmodelc/` ->
+    `purposedeepf16`: a compiled `.mlmodelc` is its `.mlpackage`'s), None when the path
+    names no Core ML package."""
+    name = PurePosixPath(path.removeprefix("file://").rstrip("/")).name.lower()
+    return next((name[: -len(ext)] for ext in (".mlmodelc", ".mlpackage", ".mlmodel")
+                 if name.endswith(ext)), None)
+
+
 def placement_of_other(view: RunView, p: Placement) -> str | None:
     """Why P's file (where its format names them) records another policy or another model
-    than the policy it stands for: the record's `policy_id`, and its model's SHA-256 against
-    the artifact the policy declares it runs (`policies[].artifact_sha256`)."""
+    than the policy it stands for: the record's `policy_id`, its model's SHA-256 against
+    the artifact the policy declares it runs (`policies[].artifact_sha256`), and the Core
+    ML package a compute plan or profile names against the package the policy declares
+    (`policies[].artifact_file`, else the manifest's `artifact.file`, when a Core ML
+    package)."""
     pol = policies(view).get(p.policy_id)
     if p.record_policy is not None and p.record_policy != p.policy_id:
         return f"it records policy {p.record_policy!r}, not {p.policy_id!r}"
@@ -201,18 +450,35 @@ def placement_of_other(view: RunView, p: Placement) -> str | None:
             and p.model_sha256.lower() != want.lower():
         return (f"it placed the model {p.model_sha256[:16]}..., the policy runs the artifact "
                 f"{want[:16]}...")
+    art = pol.artifact_file if pol is not None else None
+    if not isinstance(art, str):
+        art = (view.m.get("artifact") or {}).get("file")
+    placed = _package(p.model_path) if p.model_path else None
+    runs = _package(art) if isinstance(art, str) else None
+    if placed is not None and runs is not None and placed != runs:
+        return (f"it is the plan of the package "
+                f"{PurePosixPath(str(p.model_path).rstrip('/')).name}, the policy runs {art}")
     return None
 
 
 def residency(view: RunView, pid: str) -> str | None:
-    """Why accelerator policy PID did not run on its accelerator (a fallback, a share below
-    its floor, no declared floor), or None when it did (or there is no evidence to say)."""
+    """Why accelerator policy PID did not run on its accelerator (a fallback the evidence or
+    the manifest records, a session holding another provider than the one declared, a share
+    below its floor, no declared floor, a report cut short), or None when it did (or there
+    is no evidence to say)."""
     pol = policies(view).get(pid)
-    p = placements(view).get(pid)
-    if pol is None or pol.role != "accelerator" or p is None or p.problem:
+    if pol is None or pol.role != "accelerator":
         return None
-    if p.fallback:
+    p = placements(view).get(pid)
+    if p is not None and not p.problem and p.fallback:
         return p.fallback
+    if pol.recorded_fallback:
+        return pol.recorded_fallback
+    if p is None or p.problem:
+        return None
+    if pol.provider and p.session_provider and p.session_provider != pol.provider:
+        return (f"its session holds {p.session_provider} first ({p.used}), not the "
+                f"{pol.provider} declared")
     if pol.floor is None:
         return "no operation-share floor is declared for it"
     if p.operation_share is None:
@@ -221,4 +487,7 @@ def residency(view: RunView, pid: str) -> str | None:
         where = "/".join(sorted(pol.accelerator))
         return (f"{p.operation_share:.2%} of its operations ran on {where}, below the "
                 f"declared floor of {pol.floor:.2%}")
+    if p.truncated:
+        return (f"its placement report {p.used} is cut short (line {p.truncated[0]}): a share "
+                f"over part of the operations cannot show the floor is met")
     return None

@@ -10,7 +10,10 @@ its pooled energy.
   from the same domains.
 - **Accuracy and agreement**: answers equal to corpus/references.jsonl (or
   reference/outputs.jsonl) / answers; an answer whose ID has no reference counts as not equal.
-  The gate is passed when both meet the manifest's floors."""
+  The gate is passed when both meet the manifest's floors. Where the run keeps the policy's
+  gate pass (the gated evaluation, gates/<policy_id>.jsonl), it is judged too, on its own
+  answers (`gated_passed`): a candidate whose gated evaluation fails is rejected whatever
+  its trials answer."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import polars as pl
 
 from auditor.protocols.b.facts.claims import FLOAT_EPS
 from auditor.protocols.b.facts.declared import Policy, number, policies
-from auditor.protocols.b.facts.sequence import answers, share_equal
+from auditor.protocols.b.facts.sequence import GatePass, answers, gate_pass, share_equal
 from auditor.protocols.b.facts.trials import Trial, trials
 from auditor.protocols.cache import per_view
 from auditor.stats import nearest_rank_expr
@@ -46,7 +49,15 @@ class PolicyFacts:
     agreement: float | None
     answers_from: str | None
     """`trials` (every answer of the ok trials) or `gate pass` (gates/<policy_id>.jsonl)."""
+    answers_passed: bool | None
+    """Whether the answers accuracy and agreement are over (`answers_from`) meet both floors."""
     gate_passed: bool | None
+    """Whether the policy passes the gates: its answers and, where kept, its gated evaluation
+    both meet the floors (False when either fails; None when neither can be judged)."""
+    gated: GatePass | None
+    """Its gate pass (gates/<policy_id>.jsonl) against the references, when the run keeps one."""
+    gated_passed: bool | None
+    """Whether that gate pass meets both floors (None without one, or without floors)."""
     energy_j: float | None
     wall_s: float | None
     inferences: int | None
@@ -56,6 +67,10 @@ class PolicyFacts:
     domains: tuple[str, ...]
     includes: frozenset[str]
     """The devices whose power the summed series hold (empty without a pooled figure)."""
+    domain_power_w: tuple[tuple[str, float], ...]
+    """Each summed domain's own average power (`domain[:device]`, watts) over the ok trials'
+    windows: "average package power" is their sum, each also reported (the protocol's
+    decision on B7)."""
     energy_missing: str | None
     """Why the policy has no pooled energy figure (None when it has one)."""
     claims: Mapping[str, Any]
@@ -78,6 +93,26 @@ def _latencies(view: RunView) -> dict[str, tuple[float | None, int]]:
            .group_by("policy_id").agg(nearest_rank_expr(lat).alias("p95"),
                                       lat.len().alias("n")))
     return {pid: (p95, n) for pid, p95, n in per.iter_rows()}
+
+
+def _by_domain(ok: tuple[Trial, ...], wall_s: float | None) -> tuple[tuple[str, float], ...]:
+    """Each summed domain's energy over the ok trials' windows, over their wall time."""
+    if not wall_s:
+        return ()
+    energy: dict[str, float] = {}
+    for t in ok:
+        for s in t.energy.series if t.energy else ():
+            name = s.domain + ("" if s.device is None else f":{s.device}")
+            energy[name] = energy.get(name, 0.0) + s.energy_j
+    return tuple((name, e / wall_s) for name, e in sorted(energy.items()))
+
+
+def _passes(acc: float | None, agr: float | None, acc_floor: float | None,
+            agr_floor: float | None) -> bool | None:
+    if None in (acc, agr, acc_floor, agr_floor):
+        return None
+    return (acc >= acc_floor - FLOAT_EPS  # type: ignore[operator]
+            and agr >= agr_floor - FLOAT_EPS)  # type: ignore[operator]
 
 
 def _missing(ok: tuple[Trial, ...]) -> str | None:
@@ -121,10 +156,11 @@ def policy_facts(view: RunView) -> dict[str, PolicyFacts]:
         acc = share_equal(given, view.references) if source and given is not None else None
         agr = (share_equal(given, view.reference_outputs) if source and given is not None
                else None)
-        passed = None
-        if acc is not None and agr is not None and acc_floor is not None \
-                and agr_floor is not None:
-            passed = acc >= acc_floor - FLOAT_EPS and agr >= agr_floor - FLOAT_EPS
+        passed = _passes(acc, agr, acc_floor, agr_floor)
+        gated = gate_pass(view).get(pid)
+        gated_passed = (_passes(gated.accuracy, gated.agreement, acc_floor, agr_floor)
+                        if gated else None)
+        verdicts = {passed, gated_passed} - {None}
         missing = _missing(ok)
         first = ok[0].energy if ok and missing is None else None
         e_j = s = n = None
@@ -137,11 +173,14 @@ def policy_facts(view: RunView) -> dict[str, PolicyFacts]:
         out[pid] = PolicyFacts(
             policy=pol, trials=mine, ok=ok, median_wall_s=median(walls) if walls else None,
             p95_ms=p95, n_latencies=n_lat, accuracy=acc, agreement=agr,
-            answers_from=source, gate_passed=passed, energy_j=e_j, wall_s=s, inferences=n,
+            answers_from=source, answers_passed=passed,
+            gate_passed=(False not in verdicts) if verdicts else None, gated=gated,
+            gated_passed=gated_passed, energy_j=e_j, wall_s=s, inferences=n,
             average_power_w=e_j / s if e_j is not None and s else None,
             joules_per_inference=e_j / n if e_j is not None and n else None,
             energy_source=first.source if first else None,
             domains=first.domains if first else (),
             includes=first.includes if first else frozenset(),
+            domain_power_w=_by_domain(ok, s) if missing is None else (),
             energy_missing=missing, claims=r, texts=texts, row=r.get("row"))
     return out

@@ -1,7 +1,8 @@
 """The fixed prompt sequence and every answer given to it: the sequence as the run keeps it,
 per outputs file its lines, invalid lines, labels outside the classes, latencies (their p95
 by nearest rank and their sum) and the lines out of the sequence's order; the answers of a
-set of trials or of a policy's gate pass, and how many of them equal a reference."""
+set of trials or of a policy's gate pass, how many of them equal a reference, and how many
+of each trial's answers are the ones its policy's gate pass gave to the same prompt."""
 
 from __future__ import annotations
 
@@ -133,3 +134,38 @@ def gate_pass(view: RunView) -> dict[str, GatePass]:
         out[pid] = GatePass(share_equal(got, view.references),
                             share_equal(got, view.reference_outputs), got.height)
     return out
+
+
+@dataclass(frozen=True)
+class AgainstGate:
+    """One trial's answers against its policy's gate pass (the gated evaluation)."""
+
+    answers: int
+    """The trial's valid answers to a prompt the gate pass answered."""
+    same: int
+    """Of them, those equal to the gate pass's answer to the same prompt."""
+    first_line: int | None
+    """The trial's first line whose answer differs."""
+
+    @property
+    def share(self) -> float | None:
+        return self.same / self.answers if self.answers else None
+
+
+@per_view
+def trials_against_gate(view: RunView) -> dict[tuple[str, int], AgainstGate]:
+    """Per trial of a policy with a gate pass, its answers against that pass's (each prompt's
+    first valid gate answer); one join over every outputs file."""
+    if view.outputs is None or view.gate_outputs is None:
+        return {}
+    gate = (view.gate_outputs.filter(pl.col("valid")).unique(subset=["policy_id", "id"],
+                                                             keep="first")
+            .select("policy_id", "id", pl.col("label").alias("gated")))
+    per = (view.outputs.filter(pl.col("valid"))
+           .join(gate, on=["policy_id", "id"], how="inner")
+           .group_by("policy_id", "trial_index")
+           .agg(pl.len().alias("n"), (pl.col("label") == pl.col("gated")).sum().alias("same"),
+                pl.col("line").filter(pl.col("label") != pl.col("gated")).min()
+                .alias("first")))
+    return {(pid, k): AgainstGate(n, same, first)
+            for pid, k, n, same, first in per.iter_rows()}

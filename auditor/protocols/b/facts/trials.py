@@ -59,6 +59,14 @@ class Trial:
     """The energy over the window (ok trials only)."""
 
     @property
+    def unaccounted_s(self) -> float | None:
+        """Seconds of the window its per-inference latencies do not account for (the loop
+        around the inferences, or idle time padded onto the window)."""
+        if self.wall_s is None or self.sum_ms is None:
+            return None
+        return self.wall_s - self.sum_ms / 1000
+
+    @property
     def key(self) -> tuple[str, int]:
         return (self.policy_id, self.trial_index)
 
@@ -118,25 +126,33 @@ def trials(view: RunView) -> list[Trial]:
 @per_view
 def copied_latencies(view: RunView) -> list[list[Trial]]:
     """Groups of ok trials (of one policy or several, in trials.csv order) whose outputs hold
-    the very same sequence of latencies, of at least `MIN_P95_VALUES` values and
-    `MIN_DISTINCT_COPIED` distinct ones: timed once, reported as several trials."""
+    the very same latencies, in the same order or shuffled (the same values, each as often),
+    of at least `MIN_P95_VALUES` values and `MIN_DISTINCT_COPIED` distinct ones: timed once,
+    reported as several trials."""
     if view.outputs is None:
         return []
     ok = {t.key: t for t in trials(view) if t.status == "ok"}
     lat = pl.col("latency_ms")
     per_file = (view.outputs.filter(pl.col("valid") & lat.is_not_null())
                 .group_by("policy_id", "trial_index", maintain_order=True)
-                .agg(lat.alias("lats"), lat.n_unique().alias("distinct"))
+                .agg(lat.sort().alias("lats"), lat.n_unique().alias("distinct"))
                 .filter((pl.col("distinct") >= MIN_DISTINCT_COPIED)
                         & (pl.col("lats").list.len() >= MIN_P95_VALUES))
                 .with_columns(pl.col("lats").hash().alias("digest")))
+    return _groups(per_file, ok)
+
+
+def _groups(per_file: pl.DataFrame, ok: dict[tuple[str, int], Trial]) -> list[list[Trial]]:
+    """PER_FILE's trials (`policy_id`, `trial_index`, `lats`, `digest`) grouped by equal
+    `lats` (equal lists, not only equal hashes), groups of two or more, in trials.csv order."""
     groups: dict[int, list[tuple[list[float], list[Trial]]]] = {}
-    for pid, k, lats, _, digest in per_file.iter_rows():
+    for pid, k, lats, digest in per_file.select("policy_id", "trial_index", "lats",
+                                                "digest").iter_rows():
         t = ok.get((pid, k))
         if t is None:
             continue
         same = groups.setdefault(digest, [])
-        hit = next((g for g in same if g[0] == lats), None)  # equal lists, not only hashes
+        hit = next((g for g in same if g[0] == lats), None)
         if hit is None:
             same.append((lats, [t]))
         else:
@@ -144,6 +160,34 @@ def copied_latencies(view: RunView) -> list[list[Trial]]:
     order = {t.key: i for i, t in enumerate(ok.values())}
     return [sorted(ts, key=lambda t: order[t.key]) for gs in groups.values() for _, ts in gs
             if len(ts) > 1]
+
+
+MIN_COPIED_READINGS = 20
+"""A trace with fewer power readings than this over its window, or fewer distinct values
+than `MIN_DISTINCT_COPIED`, can repeat honestly (a steady draw read coarsely)."""
+
+
+@per_view
+def copied_traces(view: RunView) -> list[list[Trial]]:
+    """Groups of ok trials whose power traces hold the very same sequence of power readings
+    (watts, source by source, in order), whatever their times: one trace re-timed onto
+    several trials, at least `MIN_COPIED_READINGS` readings and `MIN_DISTINCT_COPIED`
+    distinct values."""
+    ok = {t.key: t for t in trials(view) if t.status == "ok"}
+    rows = []
+    for key in ok:
+        ev = view.power.get(key)
+        if ev is None or ev.frame is None or ev.frame.is_empty():
+            continue
+        f = ev.frame.filter(pl.col("watts").is_not_null()).sort("line")
+        watts = f["watts"].round(9).to_list()
+        if len(watts) >= MIN_COPIED_READINGS and f["watts"].n_unique() >= MIN_DISTINCT_COPIED:
+            rows.append((*key, watts))
+    if not rows:
+        return []
+    per_file = pl.DataFrame(rows, schema={"policy_id": pl.String, "trial_index": pl.Int64,
+                                          "lats": pl.List(pl.Float64)}, orient="row")
+    return _groups(per_file.with_columns(pl.col("lats").hash().alias("digest")), ok)
 
 
 def run_span(view: RunView) -> tuple[float | None, float | None]:

@@ -44,7 +44,7 @@ def check(view: RunView) -> Iterator[Finding]:
                            expected="unique IDs")
     if seq.n != PROTOCOL_PROMPTS:
         yield RULE.finding(f"the sequence holds {seq.n} prompts; the protocol's is "
-                           f"{PROTOCOL_PROMPTS}", artifact=PROMPTS, severity="warning",
+                           f"{PROTOCOL_PROMPTS}", artifact=PROMPTS,
                            observed=seq.n, expected=PROTOCOL_PROMPTS)
 
 

@@ -1,13 +1,14 @@
-"""B0204: the timer's scope is declared, and it includes tokenization.
+"""B0204: each latency includes tokenization, as the manifest states in a typed field.
 
-What it checks: the manifest's `timer_scope` is declared and says that each latency
-includes tokenization (it names tokenization, and does not say it is excluded). The scope is
-prose: this rule only warns, quoting it; the raw check that the latencies lie inside the
-window is B0303's.
-Reads: manifest `/timer_scope`.
-Why it matters: B2: tokenization is part of the measured work; a latency that leaves it out
-makes a policy look faster and cheaper than the app it deploys into.
-Example: `timer_scope` "model forward only": tokenization is outside the timed region.
+What it checks: the manifest states `timer_includes_tokenization` and it is true; a `false`
+is an error (the timer leaves out part of the work), no statement is missing evidence. The
+prose `timer_scope` is only quoted beside it: a scope that reads as excluding tokenization
+while the typed field says it is included is a warning to look at (the raw check that the
+latencies lie inside the window is B0303's).
+Reads: manifest `/timer_includes_tokenization`, `/timer_scope`.
+Why it matters: B2: "tokenization is included"; a latency that leaves it out makes a policy
+look faster and cheaper than the app it deploys into.
+Example: `timer_includes_tokenization: false`, `timer_scope` "model forward only".
 """
 
 from __future__ import annotations
@@ -26,19 +27,27 @@ _EXCLUDED = re.compile(r"\b(without|excluding|excludes|excluded|not including|ou
 
 
 @rule(code="B0204", title="tokenization inside the timed region", protocol_ref="B2",
-      severity="warning", requires=("manifest",),
-      fix="Time each classification from the raw text (tokenization included) and say so in "
-          "timer_scope.")
+      severity="error", requires=("manifest",),
+      fix="Time each classification from the raw text (tokenization included), state it with "
+          "`timer_includes_tokenization: true`, and say so in timer_scope.")
 def check(view: RunView) -> Iterator[Finding]:
+    stated = view.m.get("timer_includes_tokenization")
     scope = view.m.get("timer_scope")
-    if not isinstance(scope, str) or not scope.strip():
-        yield RULE.finding("the manifest declares no timer_scope: whether tokenization is "
-                           "timed is not said", artifact=MANIFEST, pointer="/timer_scope",
-                           observed=None, expected="a scope that includes tokenization")
-    elif not _NAMES.search(scope) or _EXCLUDED.search(scope):
-        yield RULE.finding(f"timer_scope does not say tokenization is timed: \"{scope}\"",
-                           artifact=MANIFEST, pointer="/timer_scope", observed=scope,
-                           expected="tokenization inside each latency")
+    if stated is False:
+        yield RULE.finding("the manifest states that each latency leaves tokenization out",
+                           artifact=MANIFEST, pointer="/timer_includes_tokenization",
+                           observed=False, expected=True, evidence={"timer_scope": scope})
+    elif stated is None:
+        yield RULE.finding("the manifest does not state whether each latency includes "
+                           "tokenization (`timer_includes_tokenization`)", artifact=MANIFEST,
+                           pointer="/timer_includes_tokenization", observed=None,
+                           expected=True, missing_evidence=True,
+                           evidence={"timer_scope": scope})
+    elif isinstance(scope, str) and (not _NAMES.search(scope) or _EXCLUDED.search(scope)):
+        yield RULE.finding(f"timer_scope does not read as including tokenization, though the "
+                           f"typed statement says it is: \"{scope}\"", artifact=MANIFEST,
+                           pointer="/timer_scope", severity="warning", observed=scope,
+                           expected="a scope that says tokenization is timed")
 
 
 RULE = check

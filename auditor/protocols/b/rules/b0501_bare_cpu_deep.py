@@ -1,17 +1,22 @@
 """B0501: a deep-tier model runs on an NPU or GPU provider; bare CPU is valid only for lite.
 
-What it checks: for a Windows ML policy, the session's first assigned execution provider
-after compilation is one the protocol allows for a deep model (QNN on the NPU, OpenVINO on
-the NPU or GPU, NvTensorRT-RTX, MIGraphX), and ahead-of-time compilation, when done,
-succeeded; for any run of a deep-tier model, no CPU-only policy other than the diagnostic
-baseline is a candidate.
-Reads: placement/*.winml.json (`assigned`, `compilation`); manifest `/model_tier`,
-`/baseline_policy`, `/policies/*/role`, `/runtime`.
+What it checks: for every accelerator policy whose placement evidence records a Windows ML
+session (a record of the compiled session and its assigned providers and devices), whatever
+runtime the manifest declares for it (the provider and device come from the evidence, never
+from the declared `runtime` or `compute_units` string), the session's first assigned
+execution provider after compilation is one the protocol allows for a deep model (QNN on the
+NPU, OpenVINO on the NPU or GPU, NvTensorRT-RTX, MIGraphX) on a device it may be bound to,
+and ahead-of-time compilation, when done, succeeded; a policy declared Windows ML whose
+evidence records no session is missing evidence; for any run of a deep-tier model, no
+CPU-only policy other than the diagnostic baseline is a candidate.
+Reads: placement/* (`assigned`, `compilation`, the frame's providers); manifest
+`/model_tier`, `/baseline_policy`, `/policies/*/role`, `/runtime`.
 Why it matters: B5: "Deep requires QNN NPU, OpenVINO NPU/GPU, NvTensorRT-RTX, or MIGraphX;
 bare CPU is only valid for lite": a deep model on the CPU provider cannot ship, however its
 figures look.
 Example: a deep model whose `MAX_EFFICIENCY` session was assigned CPUExecutionProvider on a
-machine without an NPU.
+machine without an NPU; a DirectML session (DmlExecutionProvider on the GPU) declared as
+runtime `onnxruntime`.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
 from auditor.protocols.b.facts.declared import WINDOWS_ML_RUNTIMES, model_tier, policies
-from auditor.protocols.b.facts.placement import placements
+from auditor.protocols.b.facts.placement import is_windows_ml, placements
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -45,9 +50,19 @@ def check(view: RunView) -> Iterator[Finding]:
                                expected="an NPU or GPU provider",
                                subject=Subject(policy=pol.policy_id))
         p = places.get(pol.policy_id)
-        if pol.role != "accelerator" or pol.runtime.lower() not in WINDOWS_ML_RUNTIMES \
-                or p is None or not p.session_recorded:
+        if pol.role != "accelerator" or not is_windows_ml(view, pol.policy_id) or p is None \
+                or p.problem == "no placement file could be read":
             continue  # the explicit CPU session is the comparison, not a candidate
+        if not p.session_recorded:
+            if pol.runtime.lower() in WINDOWS_ML_RUNTIMES:
+                yield RULE.finding(f"Windows ML policy {pol.policy_id}: its placement evidence "
+                                   f"{p.used} records no compiled session (the execution "
+                                   "provider and device assigned after compilation)",
+                                   artifact=p.used, observed=p.tool,
+                                   expected="a Windows ML record of the session",
+                                   missing_evidence=True,
+                                   subject=Subject(policy=pol.policy_id))
+            continue
         if p.fallback:
             yield RULE.finding(f"Windows ML policy {pol.policy_id}: {p.fallback}",
                                artifact=p.used, pointer="/compilation",
@@ -56,9 +71,12 @@ def check(view: RunView) -> Iterator[Finding]:
                                subject=Subject(policy=pol.policy_id))
         first = p.assigned[0] if p.assigned else {}
         ep, device = str(first.get("execution_provider")), str(first.get("device_type"))
+        declared = ("" if pol.runtime.lower() in WINDOWS_ML_RUNTIMES else
+                    f" (declared as runtime {pol.runtime!r} {pol.compute_units!r}: its "
+                    "evidence is a Windows ML session)")
         if deep and device not in DEEP_PROVIDERS.get(ep.lower(), set()):
-            yield RULE.finding(f"Windows ML policy {pol.policy_id} was assigned {ep} on "
-                               f"{device} for a deep-tier model: not an allowed NPU/GPU "
+            yield RULE.finding(f"Windows ML policy {pol.policy_id}{declared} was assigned {ep} "
+                               f"on {device} for a deep-tier model: not an allowed NPU/GPU "
                                "provider (bare CPU is valid only for lite)", artifact=p.used,
                                pointer="/assigned/0", observed=f"{ep} ({device})",
                                expected="QNN NPU, OpenVINO NPU/GPU, NvTensorRT-RTX, MIGraphX",

@@ -2,7 +2,8 @@
 than the CPU-only baseline, on the same power source, the same domains summed.
 
 What it checks: for each accelerator policy whose ok trials and the baseline's all have a
-measured energy, both were measured on the same power source (trials.csv `power_source`),
+measured energy, both were measured on the same power source and power mode (trials.csv
+`power_source`, `power_mode`; the protocol's decision on B7),
 the same power domains are summed for both and they hold the policy's accelerator and the
 CPU (what each summed reading `includes`, `facts/comparisons.py`), and then the policy's
 pooled average power and joules per inference are both lower than the baseline's. A domain
@@ -46,7 +47,7 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(
             f"accelerator policy {pid} against the CPU-only baseline {c.baseline}: "
             + {"not_lower": "not lower on both counts: ",
-               "invalid": "compared across power sources: ",
+               "invalid": "compared across power states: ",
                "incomplete": "the comparison is incomplete: "}[c.status] + c.reason,
             **at_policy(f), observed={"average_power_w": c.power_w, "joules_per_inference":
                                       c.jpi},

@@ -1,5 +1,5 @@
-"""The manifest's timer scope becomes "model forward only", leaving tokenization out: only B0204
-reads the declared scope (a warning)."""
+"""The manifest states `timer_includes_tokenization: false` and a timer scope of "model
+forward only": each latency leaves tokenization out, which only B0204 judges."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ TEMPLATE = "synthetic"
 
 
 def mutate(root: Path) -> None:
-    edit_manifest(root, lambda m: m.update(timer_scope="model forward only"))
+    edit_manifest(root, lambda m: m.update(timer_scope="model forward only",
+                                           timer_includes_tokenization=False))
 
 
 MUTATION = mutate

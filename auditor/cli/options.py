@@ -1,0 +1,120 @@
+"""What the `audit` commands share: option decorators (`--format` from a format family,
+`--output`, `--color`, signing keys), typed parameters, and writing a result to standard
+output or a file."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+
+from auditor.errors import AuditorError
+from auditor.fsutil import atomic_write
+from auditor.output import style
+
+SCHEMA_VERSION = "1"
+_REF = re.compile(r"[A-Z]\d{1,2}\.\d{1,2}|B\d{1,2}|RUN_DIR")
+"""A protocol rule's name (`A2.1`, `B7`, `RUN_DIR`), as opposed to a rule code (`A0201`)."""
+_SECTION = re.compile(r"[A-Z]\d{1,2}")
+"""A protocol section's name (`A9`: the rules A9.1, A9.2...)."""
+DEBUG_ENV = "AUDIT_DEBUG"
+"""Set to 1: show the libraries' log messages and an internal error's traceback."""
+
+
+def _codes(value: str | None) -> tuple[str, ...]:
+    return tuple(c.strip().upper() for c in value.split(",") if c.strip()) if value else ()
+
+
+def _json(doc: Any) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def _format_option(*choices: str, help_text: str = "") -> Any:
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), default="text",
+                        show_default=True,
+                        help=help_text or "text for a person; json for a tool (schema in "
+                                          "schemas/).")
+
+
+class WholeNumber(click.ParamType):
+    """A count typed on the command line: `--lots INTEGER` in `--help`, and a message that
+    says what is expected ("a positive whole number, got '1.5'")."""
+
+    name = "integer"
+
+    def __init__(self, minimum: int) -> None:
+        self.minimum = minimum
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= self.minimum:
+            return value
+        text = str(value).strip()
+        if not re.fullmatch(r"[0-9]+", text) or int(text) < self.minimum:
+            what = "positive" if self.minimum > 0 else "non-negative"
+            self.fail(f"must be a {what} whole number, got {value!r}", param, ctx)
+        return int(text)
+
+
+def _output_option(command: Any) -> Any:
+    """`--output FILE`: what the command prints on standard output goes to FILE instead."""
+    return click.option(
+        "--output", "output_file", type=click.Path(dir_okay=False, path_type=Path),
+        help="Write the result (what would go to standard output) to FILE instead, "
+             "atomically: the file is whole or absent, never half-written.")(command)
+
+
+def _color_option(command: Any) -> Any:
+    """`--color auto|always|never` (auditor.output.style)."""
+    return click.option(
+        "--color", "color_choice", type=click.Choice(style.CHOICES), default="auto",
+        show_default=True,
+        help="Colour the output: auto colours a terminal unless NO_COLOR is set (or when "
+             "FORCE_COLOR is); always and never override both.")(command)
+
+
+def _emit(text: str, output_file: Path | None, *, color: bool = False) -> None:
+    """TEXT to standard output, or atomically to OUTPUT_FILE (never coloured)."""
+    if output_file is not None:
+        if output_file.is_dir():
+            raise AuditorError(f"--output {output_file}: is a directory")
+        if not output_file.absolute().parent.is_dir():
+            raise AuditorError(f"--output {output_file}: its folder "
+                               f"{output_file.absolute().parent} does not exist")
+        try:
+            atomic_write(output_file, click.unstyle(text).encode("utf-8"))
+        except OSError as exc:
+            raise AuditorError(f"--output {output_file}: cannot be written "
+                               f"({exc.strerror or exc})") from None
+        return
+    click.echo(text, nl=False, color=color)
+
+
+def _signing_options(command: Any) -> Any:
+    """--key, --cert and --chain: how a report (of a run or of an archive) is signed."""
+    file = click.Path(exists=True, dir_okay=False, path_type=Path)
+    for option in reversed((
+            click.option("--key", type=file, help="PEM private key (ECDSA P-256) that signs "
+                         "the PDF and the bundle; without it the report is unsigned and "
+                         "`audit verify` refuses it."),
+            click.option("--cert", type=file, help="PEM certificate of --key (required with "
+                         "--key)."),
+            click.option("--chain", type=file, help="PEM certificates between --cert and the "
+                         "root, embedded in the PDF."),
+            click.option("--tsa", metavar="URL", help="RFC 3161 timestamp authority (http:// "
+                         "or https://) asked to timestamp the PDF's signature, so its time is "
+                         "not only the signer's claim (needs --key)."))):
+        command = option(command)
+    return command
+
+
+def _formats_option(family: Any, help_head: str = "") -> Any:
+    """`--format` of a command whose output has a format family (`auditor.output`): its
+    choices and their descriptions come from the family's registry."""
+    names = family.names()
+    described = "; ".join(f"{f.name}: {f.description}" for f in family.all())
+    return click.option("--format", "fmt", type=click.Choice(names), default=names[0],
+                        show_default=True, help=f"{help_head}{described}.")

@@ -1,0 +1,161 @@
+"""The power-state checks of a protocol B run (B9) and what their evidence shows: each check
+the manifest records (`power_state_checks.<check>`: `result`, `detail`, the `evidence` it
+cites), read against the trace or record it cites (power_state/*, or a placement file or
+power trace of the run), and whether the run's own evidence shows a discrete GPU.
+
+- **A discrete GPU in the run's evidence**: environment.json lists one (`gpus`), or a power
+  trace of the run reads a `gpu` domain (HWiNFO's `GPU Power`, nvidia-smi, NVML: the
+  discrete board; an integrated GPU is another domain).
+- **On battery, the discrete GPU is skipped**: a record of the session chosen on battery (a
+  placement record: the devices it holds, a Windows ML record's assigned devices) holds no
+  discrete GPU (a GPU device named like one of environment.json's `gpus`, or any GPU device
+  when none is named); or a trace taken on battery reads the discrete GPU at or below the
+  release level throughout.
+- **An idle session releases it**: a trace whose last reading of the discrete GPU is at or
+  below the release level (`released_below_w`, default `RELEASED_BELOW_W`).
+A record cannot show a power level, and a trace without a `gpu` reading shows nothing of the
+discrete GPU: either is no evidence for the check it does not speak to."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from auditor.protocols.b.facts.declared import number
+from auditor.protocols.cache import per_view
+
+if TYPE_CHECKING:
+    from auditor.protocols.b.view import Evidence, RunView
+
+RELEASED_BELOW_W = 1.0
+"""A discrete GPU read at or below this many watts is released (D3cold reads about 0 W;
+an awake idle laptop GPU several watts)."""
+BATTERY = "battery_skips_discrete_gpu"
+IDLE = "idle_unloads_discrete_gpu"
+CHECKS = {BATTERY: "on battery the discrete-GPU rung is skipped",
+          IDLE: "an idle session unloads without keeping the discrete GPU awake"}
+RESULTS = ("passed", "failed", "not_applicable")
+
+
+@dataclass(frozen=True)
+class CheckEvidence:
+    """One power-state check as recorded, and what its cited evidence shows."""
+
+    key: str
+    result: Any
+    detail: str | None
+    cited: tuple[str, ...]
+    """The files its `evidence` names."""
+    unreadable: tuple[str, ...]
+    """Of them, those the run does not hold or no reader could read."""
+    shows: str | None
+    """What the evidence shows for the check, in words (None: nothing)."""
+    contradicts: str | None
+    """What the evidence shows against a `passed` result, in words."""
+
+
+def _gpu_names(view: RunView) -> frozenset[str]:
+    gpus = (view.environment or {}).get("gpus")
+    return frozenset(str(g.get("name")).lower() for g in gpus or []
+                     if isinstance(g, Mapping) and g.get("name"))
+
+
+@per_view
+def discrete_gpu(view: RunView) -> str | None:
+    """Why the run's own evidence shows a discrete GPU (module docstring), or None."""
+    names = _gpu_names(view)
+    if names:
+        return f"environment.json lists {', '.join(sorted(names))}"
+    for ev in view.power.values():
+        if ev.frame is not None and not ev.frame.filter(pl.col("domain") == "gpu").is_empty():
+            return f"{ev.path} reads a GPU power domain"
+    return None
+
+
+def _evidence(view: RunView) -> dict[str, Evidence]:
+    out: dict[str, Evidence] = {ev.path: ev for ev in view.power.values()}
+    out.update({ev.path: ev for evs in view.placement.values() for ev in evs})
+    out.update(view.power_state)
+    return out
+
+
+def _gpu_readings(ev: Evidence) -> pl.DataFrame | None:
+    """The trace's readings of the GPU domain (`end`, `watts`), in time order; None when
+    the file is no trace or reads no GPU."""
+    if ev.family != "power" or ev.frame is None:
+        return None
+    g = ev.frame.filter((pl.col("domain") == "gpu") & pl.col("watts").is_not_null())
+    return g.sort("end").select("end", "watts") if g.height else None
+
+
+def _record_gpus(ev: Evidence, names: frozenset[str]) -> list[str] | None:
+    """The discrete GPUs a placement record's session holds (None: the file is no record)."""
+    if ev.family != "placement":
+        return None
+    assigned = [a for a in ev.meta.get("assigned") or [] if isinstance(a, Mapping)]
+    if assigned:
+        gpus = [a for a in assigned if str(a.get("device_type")).upper() == "GPU"]
+        return [f"{a.get('execution_provider')} on {a.get('device_name') or 'a GPU'}"
+                for a in gpus if not names or str(a.get("device_name") or "").lower() in names
+                or not a.get("device_name")]
+    if ev.frame is None:
+        return []
+    on = ev.frame.filter(pl.col("device") == "gpu")
+    return sorted({str(x) for x in on["provider"].to_list()}) if on.height else []
+
+
+def _judge(key: str, evs: list[Evidence], limit: float, names: frozenset[str]
+           ) -> tuple[str | None, str | None]:
+    """(what the evidence shows for check KEY, what it shows against it)."""
+    shows: list[str] = []
+    for ev in evs:
+        gpu = _gpu_readings(ev)
+        if key == BATTERY:
+            held = _record_gpus(ev, names)
+            if held:
+                return None, f"{ev.path}: the session holds {', '.join(held)}"
+            if held is not None:
+                shows.append(f"{ev.path}: the session holds no discrete GPU")
+                continue
+            if gpu is not None:
+                top = gpu["watts"].max()
+                if top > limit:  # type: ignore[operator]
+                    return None, f"{ev.path}: the discrete GPU draws up to {top:.3g} W"
+                shows.append(f"{ev.path}: the discrete GPU stays at or below {limit:g} W")
+        elif gpu is not None:
+            last = gpu["watts"][-1]
+            if last > limit:
+                return None, (f"{ev.path}: the discrete GPU still draws {last:.3g} W at the "
+                              "trace's last reading")
+            shows.append(f"{ev.path}: the discrete GPU reads {last:.3g} W at the end "
+                         f"(released at or below {limit:g} W)")
+    return ("; ".join(shows) or None), None
+
+
+@per_view
+def power_state_checks(view: RunView) -> dict[str, CheckEvidence]:
+    """Each of the two checks (`CHECKS`), as recorded and judged by its evidence."""
+    recorded = view.m.get("power_state_checks")
+    recorded = recorded if isinstance(recorded, dict) else {}
+    files = _evidence(view)
+    names = _gpu_names(view)
+    out: dict[str, CheckEvidence] = {}
+    for key in CHECKS:
+        entry = recorded.get(key) if isinstance(recorded.get(key), dict) else {}
+        cited_raw = entry.get("evidence")
+        cited = tuple(c for c in ([cited_raw] if isinstance(cited_raw, str) else
+                                  cited_raw if isinstance(cited_raw, list) else [])
+                      if isinstance(c, str))
+        found = [files[c] for c in cited if c in files and files[c].usable]
+        unreadable = tuple(c for c in cited if c not in files or not files[c].usable)
+        limit = number(entry.get("released_below_w"))
+        shows, against = _judge(key, found, RELEASED_BELOW_W if limit is None else limit,
+                                names)
+        detail = entry.get("detail")
+        out[key] = CheckEvidence(key, entry.get("result"),
+                                 detail if isinstance(detail, str) else None, cited,
+                                 unreadable, shows, against)
+    return out
