@@ -121,6 +121,9 @@ def replay(run_dir: Path, *, sample_size: int = DEFAULT_SAMPLE, seed: int | None
         except onnx_run.ModelRefused as exc:
             state.add(codes.MODEL, str(exc), artifact=section["model"]["file"])
             raise _Stop from None
+        except tokenizers.TokenizerFailed as exc:
+            state.add(codes.TOKENIZER, str(exc), artifact=section["tokenizer"]["file"])
+            raise _Stop from None
         model = {"file": section["model"]["file"], "sha256": section["model"]["sha256"],
                  "opset": opset, "runtime": session.runtime, "threads": onnx_run.THREADS}
         tokenizer_info = {k: section["tokenizer"][k] for k in ("file", "sha256", "kind")}

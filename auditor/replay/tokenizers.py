@@ -147,6 +147,17 @@ _HF_COMPONENTS = {
 _PAD_TOKENS = ("[PAD]", "<pad>")
 
 
+class TokenizerFailed(Exception):
+    """The tokenizer, built from its file, cannot apply itself to a text (the library's own
+    error, such as a WordPiece vocabulary without its unknown token meeting an unknown word):
+    the run's tokenizer is at fault, not the replay."""
+
+
+_PROBE_TEXTS = ["", "a", "zqxj \u2603\U0001f600 Éñ 12345 xyzzyplugh!?", "the the the " * 40]
+"""Texts a tokenizer must encode once loaded: the empty text, one letter, unknown words and
+characters (the unknown-token path), and a text past any context (truncation)."""
+
+
 @dataclass(frozen=True)
 class HfTokenizers:
     """`hf-tokenizers/1` (schemas/tokenizer-hf.schema.json): a Hugging Face `tokenizer.json`
@@ -168,7 +179,11 @@ class HfTokenizers:
         return ("input_ids", "attention_mask", "token_type_ids")
 
     def encode(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        enc = self.tokenizer.encode_batch(list(texts), add_special_tokens=True)
+        try:
+            enc = self.tokenizer.encode_batch(list(texts), add_special_tokens=True)
+        except Exception as exc:  # the library's error on the file's own content
+            raise TokenizerFailed(f"the tokenizers library cannot apply the file: "
+                                  f"{str(exc)[:200]}") from None
         return {"input_ids": np.asarray([e.ids for e in enc], dtype=np.int64),
                 "attention_mask": np.asarray([e.attention_mask for e in enc], dtype=np.int64),
                 "token_type_ids": np.asarray([e.type_ids for e in enc], dtype=np.int64)}
@@ -223,7 +238,12 @@ class HfTokenizers:
                and isinstance(padding.get("pad_id"), int) else
                next((i for t in _PAD_TOKENS if (i := tok.token_to_id(t)) is not None), 0))
         tok.enable_padding(direction="right", pad_id=pad, pad_token=tok.id_to_token(pad) or "")
-        return cls(cls.KIND, context, tok), ()
+        built = cls(cls.KIND, context, tok)
+        try:
+            built.encode(_PROBE_TEXTS)
+        except TokenizerFailed as exc:
+            return None, (Fault(name, str(exc), kind="schema"),)
+        return built, ()
 
 
 def _hf_components(doc: dict[str, Any], name: str) -> Fault | None:
