@@ -7,7 +7,8 @@ run is declared complete.
 The folders mirror `auditor/protocols/{a,b}`: `runner/a/` is protocol A (and
 `runner memory-probe`), `runner/b/` protocol B (its energy instruments in `runner/b/energy/`),
 and the modules beside them are what both use: `cli` (the commands, the one module that
-reaches both protocols), `config` (TOML helpers), `corpus`, `workloads/`, `model` (device,
+reaches both protocols), `config` (TOML helpers), `conformance` (a configuration that
+breaks its protocol, refused unless `--off-protocol`), `corpus`, `workloads/`, `model` (device,
 threads, training), `onnx_export` and `replay` (the archived model), `artifacts` (writing and
 validating files; protocol A's layout too, the validator's default), `rundir` (atomic run
 dirs), `manifest` (the shared header and revisions), `revisions`, `environment` (each

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -26,12 +27,17 @@ def cli() -> None:
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
               help="Run directory to create; never overwritten.")
 @click.option("--quiet", is_flag=True, help="No progress lines (for CI).")
-def execute(config_path: Path | None, out_dir: Path, quiet: bool) -> None:
+@click.option("--off-protocol", is_flag=True,
+              help="Run a configuration that breaks protocol A (warm passes other than 5, no "
+                   "warm-up) as a diagnostic; the manifest records it. Without it such a "
+                   "configuration is refused before anything runs.")
+def execute(config_path: Path | None, out_dir: Path, quiet: bool, off_protocol: bool) -> None:
     """Run protocol A and write the run directory OUT (docs/run-dir.md)."""
     from runner.a.config import load_config
     from runner.a.execute import execute as run
 
-    _run_command(lambda say: run(load_config(config_path), out_dir, say), out_dir, quiet)
+    _run_command(lambda say: run(replace(load_config(config_path), off_protocol=off_protocol),
+                                 out_dir, say), out_dir, quiet)
 
 
 @cli.command()
@@ -41,12 +47,19 @@ def execute(config_path: Path | None, out_dir: Path, quiet: bool) -> None:
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
               help="Run directory to create; never overwritten.")
 @click.option("--quiet", is_flag=True, help="No progress lines (for CI).")
-def residency(config_path: Path | None, out_dir: Path, quiet: bool) -> None:
+@click.option("--off-protocol", is_flag=True,
+              help="Run a configuration that breaks protocol B (a sequence other than 1,000 "
+                   "prompts, fewer than 5 trials or 100 warm-up classifications, fewer than "
+                   "10 power samples a window) as a diagnostic; the manifest records it. "
+                   "Without it such a configuration is refused before anything runs.")
+def residency(config_path: Path | None, out_dir: Path, quiet: bool,
+              off_protocol: bool) -> None:
     """Run protocol B and write the run directory OUT (docs/run-dir-residency.md)."""
     from runner.b.config import load_residency_config
     from runner.b.run import residency as run
 
-    _run_command(lambda say: run(load_residency_config(config_path), out_dir, say), out_dir,
+    _run_command(lambda say: run(replace(load_residency_config(config_path),
+                                         off_protocol=off_protocol), out_dir, say), out_dir,
                  quiet)
 
 

@@ -74,6 +74,14 @@ def resolve_path(base_dir: Path, value: str) -> Path:
     return p if p.is_absolute() else base_dir / p
 
 
+def resolve_options(options: dict[str, Any], names: tuple[str, ...], base_dir: Path
+                    ) -> dict[str, Any]:
+    """The workload OPTIONS with each of NAMES that is a string resolved against BASE_DIR
+    (the config file's folder), as an absolute path."""
+    return {k: str(resolve_path(base_dir, v).resolve()) if k in names and isinstance(v, str)
+            else v for k, v in options.items()}
+
+
 def experiment_id_from(path: Path) -> str:
     stem = "".join(c if c.isalnum() or c in "._-" else "-" for c in path.stem)
     return stem or "experiment"

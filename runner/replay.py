@@ -10,6 +10,8 @@ written, and replay reports it as not replayable.
 
 from __future__ import annotations
 
+import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,11 +51,14 @@ def archive(form: TensorForm | None, *, workload: str, options: dict[str, Any], 
     if form.tokenizer_kind is None and not required:
         return no_kind
     try:
-        onnx = export_in_fresh_process(workload, options, model_dir, context, root / ONNX_FILE)
+        onnx = (own_onnx(form.onnx_file, root / ONNX_FILE, len(form.classes))
+                if form.onnx_file is not None else
+                export_in_fresh_process(workload, options, model_dir, context, root / ONNX_FILE))
     except RunnerError as exc:
         if required:
             raise
-        (root / ONNX_FILE).unlink(missing_ok=True)
+        if form.onnx_file is None:
+            (root / ONNX_FILE).unlink(missing_ok=True)
         return _unavailable(str(exc))
     if form.tokenizer_kind is None:
         return Archive(onnx, no_kind.manifest)
@@ -64,10 +69,10 @@ def archive(form: TensorForm | None, *, workload: str, options: dict[str, Any], 
     section = {
         "model": {"file": ONNX_FILE, "sha256": onnx.sha256, "format": "onnx",
                   "opset": onnx.opset, "exported_from": model_revision,
-                  "exporter": onnx.to_json(ONNX_FILE)["exporter"],
+                  "exporter": onnx.exporter,
                   "inputs": [{"name": name, "tensor": name, "dtype": dtype}
                              for name, dtype in zip(onnx.input_names, dtypes, strict=True)],
-                  "outputs": [{"name": "scores", "dtype": "float32",
+                  "outputs": [{"name": onnx.output_name, "dtype": "float32",
                                "shape": ["texts", len(form.classes)]}]},
         "tokenizer": {"file": tokenizer_file.resolve().relative_to(root.resolve()).as_posix(),
                       "sha256": file_sha256(tokenizer_file), "kind": form.tokenizer_kind},
@@ -77,6 +82,49 @@ def archive(form: TensorForm | None, *, workload: str, options: dict[str, Any], 
         "postprocess": POSTPROCESS,
     }
     return Archive(onnx, {"replay": section})
+
+
+def own_onnx(source: Path, dest: Path, n_labels: int) -> OnnxExport:
+    """The workload's own ONNX file (a user's export) as the archived model at DEST: one
+    self-contained file (no external data), whose first output is float32 scores, one per
+    label; a RunnerError says what is wrong."""
+    import onnx
+
+    t = time.perf_counter()
+    try:
+        proto = onnx.load_model(str(source), load_external_data=False)
+    except Exception as exc:  # protobuf's or onnx's own errors: not a model
+        raise RunnerError(f"{source}: not an ONNX model ({type(exc).__name__}: "
+                          f"{str(exc)[:200]})") from None
+    external = [t.name for t in proto.graph.initializer
+                if t.data_location == 1 or len(t.external_data)]
+    if external:
+        raise RunnerError(f"{source} keeps tensor {external[0]!r} (and {len(external) - 1} "
+                          "more) in an external data file: archive one self-contained file "
+                          "(onnx.save_model(model, path, save_as_external_data=False))")
+    outputs = list(proto.graph.output)
+    if not outputs or outputs[0].type.tensor_type.elem_type != 1:
+        raise RunnerError(f"{source}: the first graph output must be float32 scores")
+    dims = outputs[0].type.tensor_type.shape.dim
+    if len(dims) != 2 or (dims[1].HasField("dim_value") and dims[1].dim_value != n_labels):
+        shape = [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims]
+        raise RunnerError(f"{source}: the first output {outputs[0].name!r} has shape {shape}; "
+                          f"expected [texts, {n_labels}] (one score per label)")
+    inits = {i.name for i in proto.graph.initializer}
+    not_int64 = [i.name for i in proto.graph.input
+                 if i.name not in inits and i.type.tensor_type.elem_type != 7]
+    if not_int64:
+        raise RunnerError(f"{source}: graph input(s) {not_int64} are not int64; the tokenizer "
+                          "feeds int64 token ids and masks")
+    if source.resolve() != dest.resolve():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, dest)
+    opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
+    return OnnxExport(dest, file_sha256(dest), time.perf_counter() - t,
+                      tuple(i.name for i in proto.graph.input if i.name not in inits), opset,
+                      output_name=outputs[0].name,
+                      exporter="the workload's own ONNX file (a user's export), archived as "
+                               "given", dynamic_axes="as the file declares")
 
 
 def _unavailable(reason: str) -> Archive:

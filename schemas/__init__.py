@@ -71,11 +71,15 @@ SCHEMA_FILES: dict[str, str] = {
     "windows_ml_placement": "windows-ml-placement.schema.json",
     # what `audit evidence --format json` prints
     "evidence_summary": "evidence-summary.schema.json",
-    # replay (docs/replay.md): the manifests' `replay` section, the data-only tokenizer of the
-    # default workload, and what `audit replay --format json` prints
+    # replay (docs/replay.md): the manifests' `replay` section, the data-only tokenizers
+    # and what `audit replay --format json` prints
     "replay_contract": "replay-contract.schema.json",
     "tokenizer_bow": "tokenizer-bow.schema.json",
+    # a Hugging Face tokenizer.json, applied as data by the tokenizers library
+    "tokenizer_hf": "tokenizer-hf.schema.json",
     "replay_result": "replay-result.schema.json",
+    # a diagnostic run's record in either manifest (runner --off-protocol)
+    "off_protocol": "off-protocol.schema.json",
 }
 
 RESULTS_TABLE_FILE = "resultats-bruts.table.json"

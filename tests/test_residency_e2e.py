@@ -18,6 +18,7 @@ import hashlib
 import itertools
 import json
 import math
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from energy_fakes import ConstantPower, FakePynvml
 from runner_workloads import tiny_rows, write_jsonl
 
 import schemas
-from runner.b.config import load_residency_config
+from runner.b.config import ResidencyConfig, load_residency_config
 from runner.b.energy.nvml import NvmlInstrument
 from runner.b.layout import LAYOUT
 from runner.b.run import residency
@@ -83,6 +84,12 @@ when = "available"
 """
 
 
+def off_protocol(cfg: Path) -> ResidencyConfig:
+    """The config of CFG as a diagnostic run: these runs classify a short sequence of N
+    prompts, with 10 warm-up classifications, to stay fast (`--off-protocol`)."""
+    return replace(load_residency_config(cfg), off_protocol=True)
+
+
 def write_config(tmp: Path, policies: str, energy: str) -> Path:
     corpus = write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=N))
     cfg = tmp / "residency.toml"
@@ -124,7 +131,8 @@ idle_seconds = 0.2
 powercap_root = "{tmp / 'no-powercap'}"
 """)
     out = tmp / "run"
-    result = CliRunner().invoke(cli, ["residency", "--config", str(cfg), "--out", str(out)])
+    result = CliRunner().invoke(cli, ["residency", "--config", str(cfg), "--out", str(out),
+                                      "--off-protocol"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     return out, result.output
 
@@ -141,7 +149,7 @@ rapl_max_watts = 20.0
 """)
     fakes = fake_instruments()
     out = tmp / "run"
-    return residency(load_residency_config(cfg), out, instruments=fakes)
+    return residency(off_protocol(cfg), out, instruments=fakes)
 
 
 def fake_instruments() -> list:
@@ -179,7 +187,7 @@ def test_quiet_prints_only_the_run_dir(tmp_path: Path) -> None:
                        "repetitions = 1\nidle_seconds = 0\n")
     out = tmp_path / "run"
     result = CliRunner().invoke(cli, ["residency", "--config", str(cfg), "--out", str(out),
-                                      "--quiet"])
+                                      "--quiet", "--off-protocol"])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == str(out)
 
@@ -537,7 +545,7 @@ rapl_max_watts = 20.0
     # wrap rule is the RAPL tests'; this one is about NVML's samples)
     fakes = [ConstantPower(watts=10.0, max_range_uj=80_000_000, max_watts=20.0),
              NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
-    out = residency(load_residency_config(cfg), tmp / "run", instruments=fakes)
+    out = residency(off_protocol(cfg), tmp / "run", instruments=fakes)
     view = audit(out)[0]
     ok = [t for t in trial_facts(view) if t.status == "ok"]
     assert len(ok) == 10
@@ -573,7 +581,7 @@ idle_seconds = 0.1
 powercap_root = "{tmp / 'no-powercap'}"
 """)
     fakes = [NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
-    out = residency(load_residency_config(cfg), tmp / "run", instruments=fakes)
+    out = residency(off_protocol(cfg), tmp / "run", instruments=fakes)
     ok = [t for t in trial_facts(audit(out)[0]) if t.status == "ok"]
     assert ok and all(t.energy is not None and t.energy.status == "no_domain" for t in ok)
     assert all("RAPL" in (t.energy.reason or "") for t in ok)

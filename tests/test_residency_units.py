@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,6 @@ POLICY = '[[policies]]\nid = "{id}"\nruntime = "{rt}"\ncompute_units = "{cu}"\nr
 
 @pytest.mark.parametrize(("body", "message"), [
     ('sead = 3\n', "unknown key sead"),
-    ('[trials]\nper_policy = 3\n', "trials.per_policy"),
     (POLICY.format(id="a", rt="torch", cu="cpu", role="cpu-only") * 2, "more than once"),
     (POLICY.format(id="a", rt="torch", cu="cuda", role="accelerator"), "no cpu-only policy"),
     (POLICY.format(id="a", rt="torch", cu="cpu", role="accelerator"), "cannot name the CPU"),
@@ -178,7 +178,7 @@ def test_a_failure_mid_run_leaves_no_complete_looking_dir(tmp_path: Path,
     monkeypatch.setattr(run_mod, "run_trials", broken)
     out = tmp_path / "run"
     with pytest.raises(RunnerError, match=r"unfinished files left in .*partial"):
-        run_mod.residency(load_residency_config(cfg), out)
+        run_mod.residency(replace(load_residency_config(cfg), off_protocol=True), out)
     assert not out.exists()
     partial = next(tmp_path.glob("run.partial-*"))
     assert (partial / "prompts/sequence.jsonl").is_file()
@@ -186,8 +186,6 @@ def test_a_failure_mid_run_leaves_no_complete_looking_dir(tmp_path: Path,
 
 
 def test_verdicts_follow_b4_b7_b8() -> None:
-    from dataclasses import replace
-
     from runner.b.gates import GateResult
     from runner.b.readback import judge as _verdict
     from runner.b.state import PolicyState

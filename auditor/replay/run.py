@@ -28,7 +28,8 @@ THREADS = 1
 """ONNX Runtime intra-op threads: a few hundred texts of a small model gain nothing from
 more, and replay shares the reviewer's machine."""
 BATCH = 256
-"""Texts per `run` call (bounds the memory of one call)."""
+"""Texts per `run` call (bounds the memory of one call); a tokenizer kind whose tensors grow
+with the batch's longest text asks for fewer (`batch`)."""
 
 _DTYPES = {"float32": 1, "int32": 6, "int64": 7, "float16": 10, "float64": 11}
 """Contract dtype -> ONNX TensorProto element type."""
@@ -161,13 +162,14 @@ class Session:
                    model["outputs"][0]["name"],
                    f"onnxruntime {ort.__version__} CPUExecutionProvider")
 
-    def scores(self, encode: Any, texts: Sequence[str], n_labels: int) -> np.ndarray:
+    def scores(self, encode: Any, texts: Sequence[str], n_labels: int, *,
+               batch: int = BATCH) -> np.ndarray:
         """One row of N_LABELS float64 scores per text: the texts encoded by ENCODE (the
-        tokenizer's), BATCH at a time. `ModelRefused` when a run fails or its output is not
-        of that shape."""
+        tokenizer's), BATCH at a time (a tokenizer kind may ask for fewer). `ModelRefused`
+        when a run fails or its output is not of that shape."""
         rows = []
-        for start in range(0, len(texts), BATCH):
-            chunk = texts[start:start + BATCH]
+        for start in range(0, len(texts), batch):
+            chunk = texts[start:start + batch]
             tensors = encode(chunk)
             feed = {name: np.asarray(tensors[tensor], dtype=_NUMPY[dtype])
                     for name, tensor, dtype in self.inputs}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import experiment_id_from, load, merge, read_toml, resolve_path
+from runner.conformance import Break
 from runner.errors import RunnerError
 
 DEFAULT_CONFIG_NAME = "default.toml"
@@ -63,10 +64,33 @@ class RunConfig:
     threshold: float | str
     tolerance: float
     economics: Economics | None
+    base_dir: Path = Path(".")
+    """The config file's folder: relative paths (a workload's `path_options` too) start there."""
+    off_protocol: bool = False
+    """`runner execute --off-protocol`: a diagnostic run, allowed to break the protocol."""
 
     @property
     def variant_ids(self) -> tuple[str, ...]:
         return tuple(f"batch-{b}" for b in self.batches)
+
+
+#: Protocol A's fixed numbers a configuration can break (docs/protocol.md).
+WARM_PASSES = 5
+
+
+def protocol_breaks(cfg: RunConfig) -> list[Break]:
+    """The settings of CFG that break protocol A (`runner.conformance`): A6.1 fixes five
+    measured warm passes per variant, after the announced warm-up. The evaluation corpus's
+    1,000 texts are the source's example, not a rule (A6.3: every size is audited alike)."""
+    out = []
+    if cfg.warm_passes != WARM_PASSES:
+        out.append(Break("A6.1", "five warm passes per variant", "passes.warm_passes",
+                         cfg.warm_passes))
+    if cfg.warmup_iterations < 1:
+        out.append(Break("A6.1", "the announced warm-up runs before the warm passes (at "
+                         "least one warm-up batch per variant)", "passes.warmup_iterations",
+                         cfg.warmup_iterations))
+    return out
 
 
 def load_config(path: Path | None) -> RunConfig:
@@ -116,4 +140,5 @@ def _from_file(path: Path, label: str) -> RunConfig:
         threshold=threshold,
         tolerance=float(q["tolerance"]),
         economics=economics,
+        base_dir=base_dir,
     )

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,15 @@ import polars as pl
 
 from runner import artifacts
 from runner.a import claims
-from runner.a.config import RunConfig
+from runner.a.config import RunConfig, protocol_breaks
 from runner.a.economics import ChosenOffer, choose_offer
 from runner.a.passes import INPUTS_FILE, PassSpec, run_pass, run_warmup
 from runner.a.setcheck import accepted, check_output, quality
+from runner.config import resolve_options
+from runner.conformance import enforce
 from runner.corpus import Corpus, load_corpus
 from runner.environment import observe
+from runner.errors import RunnerError
 from runner.manifest import Header, Revisions
 from runner.model import TrainedModel, child_env, resolve_device, train, workload_threads
 from runner.order import alternating_rounds
@@ -94,23 +97,40 @@ class Inputs:
     factory: WorkloadFactory
     corpus: Corpus
     threads: int
+    options: dict[str, Any]
+    """The workload options, file options resolved (`WorkloadFactory.path_options`)."""
+    off_protocol: dict[str, Any] | None = None
+    """The manifest's record of a diagnostic run (`runner.conformance.enforce`)."""
 
 
 def check_inputs(cfg: RunConfig, out: Path) -> Inputs:
     refuse_existing(out)
+    off_protocol = enforce(protocol_breaks(cfg), cfg.off_protocol, "protocol A", cfg.source)
     offer = (choose_offer(cfg.economics.offers_file, cfg.economics.offer_id,
                           cfg.economics.lots) if cfg.economics else None)
     device = resolve_device(cfg.device)
     factory = resolve(cfg.workload_callable)
-    factory.check(cfg.workload_options)
+    options = resolve_options(cfg.workload_options, factory.path_options, cfg.base_dir)
+    factory.check(options)
+    if not factory.runs_in_torch(options):
+        raise RunnerError(f"workload {cfg.workload_callable} with these options has no torch "
+                          "model: protocol A runs the model in torch (a checkpoint, not an "
+                          "ONNX file alone)")
     corpus = load_corpus(cfg.corpus_path, cfg.eval_size, cfg.max_texts, cfg.seed)
-    return Inputs(offer, device, factory, corpus, workload_threads(factory))
+    factory.check_corpus(options, corpus.classes, cfg.context)
+    return Inputs(offer, device, factory, corpus, workload_threads(factory), options,
+                  off_protocol)
 
 
 def execute(cfg: RunConfig, out: Path, progress: Progress | None = None) -> Path:
     """Run protocol A as `cfg` says and write the complete run directory at `out`."""
     say = progress or (lambda _msg: None)
     inputs = check_inputs(cfg, out)
+    # the workload's file options as resolved against the config file's folder, everywhere
+    cfg = replace(cfg, workload_options=inputs.options)
+    if inputs.off_protocol is not None:
+        say("OFF PROTOCOL: a diagnostic run (--off-protocol)" + "".join(
+            f"; {b['message']}" for b in inputs.off_protocol["breaks"]))
     staged = StagedRunDir.create(out, say)
     with staged.unfinished():
         decl = declare(cfg, staged.root, inputs, say)
@@ -412,6 +432,7 @@ def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes:
         "economics": _economics(offer),
         "notes": common,
         **decl.replay,
+        **({"off_protocol": inputs.off_protocol} if inputs.off_protocol else {}),
     }
 
 

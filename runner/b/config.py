@@ -18,6 +18,7 @@ from typing import Any
 
 from runner.b.energy.window import Minimums
 from runner.config import experiment_id_from, load, merge, read_toml, resolve_path
+from runner.conformance import Break
 from runner.errors import RunnerError
 
 DEFAULT_CONFIG_NAME = "residency.toml"
@@ -116,6 +117,38 @@ class ResidencyConfig:
     gates: Gates
     policies: tuple[PolicySpec, ...]
     baseline_policy: str
+    base_dir: Path = Path(".")
+    """The config file's folder: relative paths (a workload's `path_options` too) start there."""
+    off_protocol: bool = False
+    """`runner residency --off-protocol`: a diagnostic run, allowed to break the protocol."""
+
+
+#: Protocol B's fixed numbers a configuration can break (docs/protocol.md).
+PROMPTS = 1000
+WARMUP = 100
+TRIALS = 5
+MIN_SAMPLES = 10
+
+
+def protocol_breaks(cfg: ResidencyConfig, prompts: int) -> list[Break]:
+    """The settings of CFG that break protocol B (`runner.conformance`), PROMPTS being the
+    length of the fixed sequence the corpus gives: B2 (a warm-up of 100 batch-one
+    classifications, then the fixed sequence of 1,000 prompts), B3 (at least five trials a
+    policy) and the B6 decision (at least 10 power samples inside each window)."""
+    out = []
+    if prompts != PROMPTS:
+        out.append(Break("B2", "the same fixed sequence of 1,000 prompts",
+                         "corpus.eval_size", prompts))
+    if cfg.warmup < WARMUP:
+        out.append(Break("B2", "a warm-up of 100 batch-one classifications before each trial",
+                         "trials.warmup", cfg.warmup))
+    if cfg.trials_per_policy < TRIALS:
+        out.append(Break("B3", "at least five trials per compute policy",
+                         "trials.per_policy", cfg.trials_per_policy))
+    if cfg.energy.minimums.sample_periods < MIN_SAMPLES:
+        out.append(Break("B6", "at least 10 power samples inside each inference window",
+                         "energy.min_sample_periods", cfg.energy.minimums.sample_periods))
+    return out
 
 
 def load_residency_config(path: Path | None) -> ResidencyConfig:
@@ -175,6 +208,7 @@ def _from_file(path: Path, label: str) -> ResidencyConfig:
                     bool(g["measure_rejected_energy"])),
         policies=policies,
         baseline_policy=baseline,
+        base_dir=base_dir,
     )
 
 

@@ -57,6 +57,7 @@ def build_manifest(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration,
         "placement": {"diagnostic_prompts": cfg.diagnostic_prompts,
                       "operation_share_floor": cfg.operation_share_floor},
         **b1_section(env),
+        **({"off_protocol": inputs.off_protocol} if inputs.off_protocol else {}),
     }
 
 

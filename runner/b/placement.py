@@ -83,7 +83,7 @@ def torch_placement(policy: TorchPolicy, texts: list[str]) -> dict[str, Any]:
     """The torch placement record of `policy` over the diagnostic prompts `texts`."""
     form = policy.workload.tensor_form()
     tensors: list[dict[str, Any]] = []
-    if form is not None:
+    if form is not None and form.module is not None:
         module = form.module
         seen: set[int] = set()
         for name, p in module.named_parameters():

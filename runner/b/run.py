@@ -23,6 +23,7 @@ Stages, in this order, so that nothing measured can influence what was declared:
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ import torch
 
 from runner import artifacts
 from runner.b import claims, gates, readback
-from runner.b.config import PolicySpec, ResidencyConfig
+from runner.b.config import PolicySpec, ResidencyConfig, protocol_breaks
 from runner.b.energy.base import Instrument
 from runner.b.layout import (
     CONFIG_COPY,
@@ -57,8 +58,11 @@ from runner.b.trials import (
     open_instruments,
     run_trial,
 )
+from runner.config import resolve_options
+from runner.conformance import enforce
 from runner.corpus import load_corpus
 from runner.environment import gpu_identity, loadavg
+from runner.errors import RunnerError
 from runner.manifest import Revisions
 from runner.model import train, workload_threads
 from runner.onnx_export import ONNX_FILE
@@ -78,9 +82,19 @@ __all__ = ["LAYOUT", "check_inputs", "declare", "residency", "run_gates", "run_p
 def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
     refuse_existing(out)
     factory = resolve(cfg.workload_callable)
-    factory.check(cfg.workload_options)
+    options = resolve_options(cfg.workload_options, factory.path_options, cfg.base_dir)
+    factory.check(options)
+    torch_policies = [p.policy_id for p in cfg.policies if p.runtime == "torch"]
+    if torch_policies and not factory.runs_in_torch(options):
+        raise RunnerError(f"workload {cfg.workload_callable} with these options has no torch "
+                          f"model (an ONNX file alone), so the torch policies {torch_policies} "
+                          "cannot run: declare ONNX Runtime policies only, or give the "
+                          "checkpoint too")
     corpus = load_corpus(cfg.corpus_path, cfg.eval_size, cfg.max_texts, cfg.seed)
     ev = corpus.split("eval")
+    off_protocol = enforce(protocol_breaks(cfg, ev.height), cfg.off_protocol, "protocol B",
+                           cfg.source)
+    factory.check_corpus(options, corpus.classes, cfg.context)
     reference = None
     if cfg.gates.reference_outputs is not None:
         reference = gates.read_reference_outputs(cfg.gates.reference_outputs,
@@ -93,7 +107,8 @@ def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
             run.append(spec)
         else:
             left_out[spec.policy_id] = reason
-    return Inputs(factory, corpus, workload_threads(factory), tuple(run), left_out, reference)
+    return Inputs(factory, corpus, workload_threads(factory), tuple(run), left_out, reference,
+                  options, off_protocol)
 
 
 def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None, *,
@@ -102,6 +117,11 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
     `instruments` replaces the configured NVML/RAPL readers (tests hand in fakes)."""
     say = progress or (lambda _msg: None)
     inputs = check_inputs(cfg, out)
+    # the workload's file options as resolved against the config file's folder, everywhere
+    cfg = replace(cfg, workload_options=inputs.options)
+    if inputs.off_protocol is not None:
+        say("OFF PROTOCOL: a diagnostic run (--off-protocol)" + "".join(
+            f"; {b['message']}" for b in inputs.off_protocol["breaks"]))
     staged = StagedRunDir.create(out, say)
     with staged.unfinished():
         root = staged.root
@@ -150,8 +170,10 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
     weights_sha = file_sha256(trained.prepared.weights_file)
     if inputs.reference_answers is None:
         answers = gates.classify_sequence(lambda t: workload.classify([t], 1)[0], ids, texts)
-        reference = {"artifact": "the workload's torch float32 answers on the CPU, batch one, "
-                                 "computed before the trials",
+        runtime = ("torch" if inputs.factory.runs_in_torch(cfg.workload_options)
+                   else "ONNX Runtime")
+        reference = {"artifact": f"the workload's {runtime} float32 answers on the CPU, batch "
+                                 "one, computed before the trials",
                      "artifact_file": rel_path(root, trained.prepared.weights_file),
                      "artifact_sha256": weights_sha}
     else:

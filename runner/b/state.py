@@ -30,6 +30,10 @@ class Inputs:
     """`when = "available"` policies this machine cannot run -> why."""
     reference_answers: list[dict[str, str]] | None
     """The user's accepted reference answers, when the config names a file."""
+    options: dict[str, Any]
+    """The workload options, file options resolved (`WorkloadFactory.path_options`)."""
+    off_protocol: dict[str, Any] | None = None
+    """The manifest's record of a diagnostic run (`runner.conformance.enforce`)."""
 
 
 @dataclass(frozen=True)

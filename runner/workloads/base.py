@@ -55,13 +55,21 @@ class TensorForm:
     module's input tensors (tokenization, on the CPU), the module returns one row of class
     scores per text, `classes[argmax]` is the label."""
 
-    module: nn.Module
+    module: nn.Module | None
+    """None only when `onnx_file` is the model (a user's own ONNX file, no torch module)."""
     encode: Callable[[list[str]], tuple[torch.Tensor, ...]]
     input_names: tuple[str, ...]
     classes: list[str]
     tokenizer_kind: str | None = None
     """The documented kind of the staged tokenizer file when it is data an auditor can apply
     without code (docs/replay.md), its tensors named as `input_names`; None otherwise."""
+    dynamic_axes: tuple[dict[int, str], ...] | None = None
+    """Per input, its dynamic axes (axis -> a name; inputs naming the same axis share its
+    size, e.g. `{0: "texts", 1: "tokens"}` for a transformer's 2-D inputs); None: each
+    input's first axis, on its own."""
+    onnx_file: Path | None = None
+    """A single-file ONNX model the workload brings (the user's own export), archived and run
+    instead of exporting `module`; its graph inputs are `input_names`."""
 
 
 class Workload(ABC):
@@ -99,10 +107,24 @@ class WorkloadFactory(ABC):
 
     name: str = "workload"
     description: str = ""
+    path_options: tuple[str, ...] = ()
+    """Options that name files: a relative one is resolved against the config file's folder
+    before the workload sees it (`runner.config.resolve_options`)."""
+
+    def runs_in_torch(self, options: dict[str, Any]) -> bool:
+        """Whether `load` gives a torch model (protocol A, protocol B's torch policies);
+        False for a workload that is an ONNX file alone."""
+        return True
 
     def check(self, options: dict[str, Any]) -> None:  # noqa: B027 (optional hook)
         """Raise RunnerError before anything is measured if the workload cannot run here
         (a missing optional package, say); a no-op unless a workload needs it."""
+
+    def check_corpus(self, options: dict[str, Any], classes: tuple[str, ...],  # noqa: B027
+                     context: int) -> None:
+        """Raise RunnerError before anything is written if the workload cannot classify
+        this corpus (a model whose classes are not the corpus labels, say); a no-op unless
+        a workload needs it."""
 
     def threads(self, available: int) -> int:
         """torch intra-op threads for this workload's processes; default all available.

