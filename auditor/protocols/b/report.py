@@ -63,9 +63,44 @@ def _figures(c: ConfigSummary) -> PolicyFigures:
 TONE = {"accepted": "ok", "baseline": "muted", "rejected": "bad", "incomplete": "muted"}
 
 
-def summary_section(view: RunView, result: AuditResult, summary: RunSummary
-                    ) -> dict[str, Any]:
-    """Page 1: every policy's verdict and figures, then what to decide."""
+class EnergyNotes:
+    """Why energy was not measured, each distinct reason said once and numbered: a run on a
+    machine without a power source repeats one long reason for every trial and policy, and
+    the tables refer to its number instead (`notes` is the list the page prints)."""
+
+    def __init__(self) -> None:
+        self.notes: list[dict[str, Any]] = []
+        self._number: dict[str, int] = {}
+
+    SHORT = 80
+    """A reason this short is said where it applies; a longer one becomes a note."""
+
+    def refer(self, reason: str) -> str:
+        """`(energy note N)` for REASON, numbering it on first use."""
+        n = self._number.get(reason)
+        if n is None:
+            n = self._number[reason] = len(self.notes) + 1
+            self.notes.append({"n": n, "text": reason})
+        return f"(energy note {n})"
+
+    def abbreviate(self, text: str) -> str:
+        """TEXT with each noted reason it quotes replaced by its number (a policy's reason
+        quotes its first trial's), the rest a note of its own when still long."""
+        for note in sorted(self.notes, key=lambda n: -len(n["text"])):
+            text = text.replace(note["text"], f"energy note {note['n']}")
+        return text if len(text) <= self.SHORT else self.refer(text)
+
+    def abbreviate_all(self, text: str | None) -> str | None:
+        """TEXT with each noted reason it quotes replaced by its number, nothing added."""
+        for note in sorted(self.notes, key=lambda n: -len(n["text"])):
+            text = text.replace(note["text"], f"energy note {note['n']}") if text else text
+        return text
+
+
+def summary_section(view: RunView, result: AuditResult, summary: RunSummary,
+                    notes: EnergyNotes | None = None) -> dict[str, Any]:
+    """Page 1: every policy's verdict and figures, then what to decide (why energy is
+    missing: a reference to NOTES, where the reason is said)."""
     rows = []
     for c in summary.configurations:
         x = _figures(c)
@@ -111,8 +146,9 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary
     missing = sorted({_figures(c).energy_missing or "" for c in summary.configurations
                       if _figures(c).energy_missing and c.median_s is not None})
     if missing:
+        why = f"({notes.abbreviate(missing[0])})" if notes is not None else f"({missing[0]})"
         cautions.append({"kind": "energy", "text": "Energy is not measured for every policy "
-                         f"with latency: {missing[0]}. Latency without energy decides nothing "
+                         f"with latency {why}. Latency without energy decides nothing "
                          "here (B10)."})
     rejected_energy = [f for f in result.findings if f.code == "B0803"]
     if rejected_energy:
@@ -143,9 +179,10 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary
 
 # -- the sections after the findings -----------------------------------------------------------
 
-def comparison_section(view: RunView, verdicts: dict[str, PolicyVerdict]
-                       ) -> list[dict[str, Any]]:
-    """Every policy with every figure and where it comes from."""
+def comparison_section(view: RunView, verdicts: dict[str, PolicyVerdict],
+                       notes: EnergyNotes) -> list[dict[str, Any]]:
+    """Every policy with every figure and where it comes from (why its energy was not
+    measured: a reference to NOTES)."""
     comps = comparisons(view)
     places = placements(view)
     gates = view.m.get("gates") or {}
@@ -157,7 +194,7 @@ def comparison_section(view: RunView, verdicts: dict[str, PolicyVerdict]
             "policy_id": pid, "role": f.policy.role, "runtime": f.policy.runtime,
             "compute_units": f.policy.compute_units, "precision": f.policy.precision,
             "verdict": verdicts[pid].verdict,
-            "why": verdicts[pid].detail or verdicts[pid].reason,
+            "why": notes.abbreviate_all(verdicts[pid].detail or verdicts[pid].reason),
             "trials": f"{len(f.ok)} ok of {len(f.trials)}",
             "median_wall": _fmt(f.median_wall_s, "s"),
             "p95": _fmt(f.p95_ms, "ms") + (f" (n = {f.n_latencies:,})" if f.n_latencies else ""),
@@ -167,7 +204,7 @@ def comparison_section(view: RunView, verdicts: dict[str, PolicyVerdict]
                        f"{f.wall_s:.3f} s of windows, {f.inferences:,} inferences"
                        if f.energy_missing is None and f.wall_s is not None
                        and f.inferences is not None
-                       else f"not measured: {f.energy_missing}"),
+                       else f"not measured ({notes.abbreviate(str(f.energy_missing))})"),
             "share": ("—" if f.policy.role != "accelerator" else
                       f"{_pct(p.operation_share) if p else '—'} of operations"
                       + (f", {_pct(p.cost_share)} of cost" if p and p.cost_share is not None
@@ -176,7 +213,7 @@ def comparison_section(view: RunView, verdicts: dict[str, PolicyVerdict]
                       f", agreement {_pct(f.agreement)} "
                       f"(floor {_pct(gates.get('agreement_floor'))})"
                       if f.accuracy is not None else "no answer to judge"),
-            "versus_baseline": c.reason if c is not None else "—",
+            "versus_baseline": notes.abbreviate_all(c.reason) if c is not None else "—",
         })
     return out
 
@@ -208,8 +245,9 @@ def power_section(view: RunView) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def trials_section(view: RunView) -> list[dict[str, Any]]:
-    """Every trial, and the B6 summary of its trace over its window."""
+def trials_section(view: RunView, notes: EnergyNotes) -> list[dict[str, Any]]:
+    """Every trial, and the B6 summary of its trace over its window (why its energy was not
+    measured: a reference to NOTES)."""
     rows = []
     for t in trials(view):
         e = t.energy
@@ -224,7 +262,8 @@ def trials_section(view: RunView) -> list[dict[str, Any]]:
             "power": _fmt(e.average_power_w, "W") if e and e.measured else "—",
             "trace": (e.trace if e else None) or "—",
             "status_energy": ("measured" if e and e.measured else
-                              f"{e.status}: {e.reason}" if e else "—"),
+                              f"{e.status} {notes.refer(str(e.reason))}" if e and e.reason
+                              else e.status if e else "—"),
             "series": [{"name": _series_name(s), "readings": s.readings,
                         "updates": s.updates if s.kind == "counter" else None,
                         "max_interval_s": s.max_interval_s, "covered": s.covered,
@@ -304,11 +343,15 @@ def sections(view: RunView, result: AuditResult, *, offers: dict | None = None,
              offers_label: str | None = None) -> dict[str, Any]:
     """Protocol B's part of the report's view model (OFFERS: protocol A's, unused here)."""
     verdicts = policy_verdicts(view, result)
+    notes = EnergyNotes()
+    trial_rows = trials_section(view, notes)  # first: the trials' reasons are the notes
+    policy_rows = comparison_section(view, verdicts, notes)
     return {
-        "summary": summary_section(view, result, summarize(view, result)),
-        "policies": comparison_section(view, verdicts),
+        "summary": summary_section(view, result, summarize(view, result), notes),
+        "policies": policy_rows,
         "power": power_section(view),
-        "trials": trials_section(view),
+        "trials": trial_rows,
+        "energy_notes": notes.notes,
         "placement": placement_section(view),
         "measured": measured_section(view),
     }

@@ -94,6 +94,28 @@ def test_a_run_without_power_readings_says_so(runs) -> None:
     assert "energy not measured" in page or "not measured" in page
 
 
+def test_why_energy_was_not_measured_is_said_once_and_referred_to(runs) -> None:
+    """A run without power readings has one reason for every trial and policy: the page
+    says each reason once, numbered, and the tables (page 1, the policies, the trials)
+    refer to its number."""
+    vm = _vm(runs["runner"])
+    notes = vm["energy_notes"]
+    assert notes and [n["n"] for n in notes] == list(range(1, len(notes) + 1))
+    trials = [t for t in vm["trials"] if t["status_energy"] != "measured"]
+    assert len(trials) > len(notes)
+    assert all(re.search(r"\(energy note \d+\)$", t["status_energy"]) for t in trials)
+    view, result = audit(runs["runner"])
+    _, page, _ = render_report(view, result, offers=None, offers_label=None,
+                               generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
+    # the findings section quotes each finding's message whole: the audit's own record
+    tables = re.sub(r'<section id="findings".*?</section>', "", page, flags=re.S)
+    assert 'id="findings"' in page and 'id="findings"' not in tables
+    text = re.sub(r"<[^>]+>", "", tables)
+    for n in notes:
+        assert text.count(n["text"]) == 1, (n["text"], text.count(n["text"]))
+    assert text.count("(energy note 1)") + text.count("energy note 1)") >= len(trials)
+
+
 def test_summary_per_policy(runs) -> None:
     view, result = audit(runs["synthetic"])
     s = summarize(view, result)
