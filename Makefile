@@ -61,9 +61,11 @@ demo: install
 	@echo "==> Done. Signed report: $(REPORT_DIR)/report.pdf (page 1 is the summary; also" \
 	      "report.html). Run directory: $(RUN_DIR). Test key and CA: $(KEY_DIR)."
 
+# The suite runs over every core (pytest-xdist), a test file per worker: a file's module
+# fixtures (runs built once, then read by many tests) stay in one process.
 test: install
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 lint: install
 	$(BIN)/ruff check .
