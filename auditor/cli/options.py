@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -111,10 +112,35 @@ def _signing_options(command: Any) -> Any:
     return command
 
 
+class _LazyHelpOption(click.Option):
+    """An option whose help text is built when first read (`--help`), not at import: the
+    `--format` of a family describes every format, which imports every format's module
+    (and what each imports), a cost `audit check` would otherwise pay on every run."""
+
+    def __init__(self, *args: Any, help_text: Callable[[], str], **kwargs: Any) -> None:
+        self._help_text: Callable[[], str] | None = help_text
+        self._help: str | None = None
+        super().__init__(*args, **kwargs)
+
+    @property
+    def help(self) -> str | None:  # type: ignore[override]
+        if self._help is None and self._help_text is not None:
+            self._help, self._help_text = self._help_text(), None
+        return self._help
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self._help = value
+
+
 def _formats_option(family: Any, help_head: str = "") -> Any:
     """`--format` of a command whose output has a format family (`auditor.output`): its
-    choices and their descriptions come from the family's registry."""
+    choices (module names, found without importing any) and their descriptions (read from
+    the modules when `--help` asks) come from the family's registry."""
     names = family.names()
-    described = "; ".join(f"{f.name}: {f.description}" for f in family.all())
-    return click.option("--format", "fmt", type=click.Choice(names), default=names[0],
-                        show_default=True, help=f"{help_head}{described}.")
+
+    def described() -> str:
+        return help_head + "; ".join(f"{f.name}: {f.description}" for f in family.all()) + "."
+
+    return click.option("--format", "fmt", cls=_LazyHelpOption, type=click.Choice(names),
+                        default=names[0], show_default=True, help_text=described)

@@ -41,6 +41,7 @@ def index_expected(expected_ids: pl.DataFrame, references: pl.DataFrame | None
 
 
 @per_view
+@per_view
 def expected_index(view: RunView) -> pl.DataFrame:
     """`index_expected` of the view's expected IDs and references."""
     assert view.expected_ids is not None
@@ -151,27 +152,42 @@ def pass_stats(view: RunView) -> pl.DataFrame:
         (n_exp - pl.col("n_present")).alias("n_missing"))
     surplus = pl.col("observed_ids") > pl.col("unique_ids")
     dup_nos = out.filter(surplus)["file_no"]
-    # ID lists, only for the files with a fault
-    dups = (o.filter(pl.col("file_no").is_in(dup_nos.implode()) & c_id.is_not_null())
+    miss_nos = out.filter(pl.col("n_missing") > 0).select("file_no")
+    extra_nos = out.filter(pl.col("n_extra") > 0)["file_no"]
+    # ID lists, only for the files with a fault; none such (a clean run): no query, typed
+    # nulls (filled below as for a clean file among faulty ones).
+    absent: dict[str, pl.DataType] = {}
+    parts: list[pl.DataFrame] = []
+    if dup_nos.len():
+        parts.append(
+            o.filter(pl.col("file_no").is_in(dup_nos.implode()) & c_id.is_not_null())
             .group_by("file_no", "id").agg(pl.len(), c_line.sort().slice(1, 1).first())
             .filter(pl.col("len") > 1)
             .group_by("file_no").agg(pl.len().alias("n_dup"),
                                      c_id.sort().head(20).alias("dup_ids"),
                                      c_line.min().alias("dup_line")))
-    miss_nos = out.filter(pl.col("n_missing") > 0).select("file_no")
-    exp_frame = exp_ids.to_frame().with_row_index("exp").with_columns(
-        pl.col("exp").cast(pl.Int64))
-    present = o.filter(pl.col("file_no").is_in(miss_nos["file_no"].implode())
-                       & c_exp.is_not_null()).select("file_no", "exp")
-    missing = (miss_nos.join(exp_frame, how="cross")
-               .join(present, on=["file_no", "exp"], how="anti")
-               .group_by("file_no").agg(c_id.sort().head(20).alias("missing_ids")))
-    extra_nos = out.filter(pl.col("n_extra") > 0)["file_no"]
-    extras = (o.filter(pl.col("file_no").is_in(extra_nos.implode()) & extra)
-              .group_by("file_no").agg(c_id.unique().sort().head(20).alias("extra_ids"),
-                                       c_line.min().alias("extra_line")))
-    for part in (dups, missing, extras):
+    else:
+        absent.update(n_dup=pl.UInt32(), dup_ids=pl.List(pl.String), dup_line=pl.Int64())
+    if miss_nos.height:
+        exp_frame = exp_ids.to_frame().with_row_index("exp").with_columns(
+            pl.col("exp").cast(pl.Int64))
+        present = o.filter(pl.col("file_no").is_in(miss_nos["file_no"].implode())
+                           & c_exp.is_not_null()).select("file_no", "exp")
+        parts.append(miss_nos.join(exp_frame, how="cross")
+                     .join(present, on=["file_no", "exp"], how="anti")
+                     .group_by("file_no").agg(c_id.sort().head(20).alias("missing_ids")))
+    else:
+        absent.update(missing_ids=pl.List(pl.String))
+    if extra_nos.len():
+        parts.append(o.filter(pl.col("file_no").is_in(extra_nos.implode()) & extra)
+                     .group_by("file_no").agg(c_id.unique().sort().head(20).alias("extra_ids"),
+                                              c_line.min().alias("extra_line")))
+    else:
+        absent.update(extra_ids=pl.List(pl.String), extra_line=pl.Int64())
+    for part in parts:
         out = out.join(part, on="file_no", how="left", maintain_order="left")
+    if absent:
+        out = out.with_columns(pl.lit(None, dtype=t).alias(c) for c, t in absent.items())
     out = out.with_columns(pl.col("n_dup").fill_null(0).cast(pl.Int64))
     out = out.with_columns([pl.col(c).fill_null([]) for c in
                             ("dup_ids", "missing_ids", "extra_ids", "invalid_lines",
