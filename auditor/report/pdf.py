@@ -35,8 +35,9 @@ def render(html: str, attachments: list[tuple[str, bytes, str]],
     """`attachments`: (file name, bytes, description); missing files are simply not listed
     by the caller. METADATA replaces what WeasyPrint takes from the page's head. Returns
     the PDF bytes."""
-    import weasyprint
+    from auditor.report.libload import import_weasyprint
 
+    weasyprint = import_weasyprint()
     files = [weasyprint.Attachment(string=data, name=name, description=desc,
                                    relationship="Source")
              for name, data, desc in attachments]
