@@ -1,7 +1,8 @@
 """What makes `audit report` fast changes nothing it does: the loader-cache lookup of
-WeasyPrint's libraries answers as ctypes would and falls back to the normal import, and the
-report command's GC settings are scoped. The imports run in a fresh interpreter each, so
-nothing patched here reaches another test. Speed itself is bench/report_bench.py's."""
+WeasyPrint's libraries answers as ctypes would and falls back to the normal import, the
+report command's GC settings are scoped, and the plot worker draws the figures an in-process
+draw gives, or fails with an error, never a hang. The imports run in a fresh interpreter
+each, so nothing patched here reaches another test. Speed itself is bench/report_bench.py's."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import textwrap
 import pytest
 
 from auditor.report import libload
+from auditor.report.plot_worker import PlotWorker, PlotWorkerError
 from auditor.report.tuning import FULL_EVERY, report_process
 
 needs_cache = pytest.mark.skipif(libload.ld_cache() is None,
@@ -108,3 +110,91 @@ def test_report_process_scopes_the_gc_settings():
     with pytest.raises(RuntimeError), report_process():
         raise RuntimeError("a failed report restores them too")
     assert gc.get_threshold() == before
+
+
+@pytest.fixture(scope="module")
+def clean_specs(tmp_path_factory) -> dict:
+    """The figure specs of the factory's clean run, with a hostile variant name."""
+    from runfactory import make_clean_run
+
+    from auditor.engine import audit
+    from auditor.report import viewmodel
+    from auditor.report.build import StepTimer, render_report
+
+    run = make_clean_run(tmp_path_factory.mktemp("speed") / "run")
+    view, result = audit(run)
+    vm, _, _ = render_report(view, result, offers=None, offers_label=None,
+                             generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
+    specs = viewmodel.protocol_report(result.protocol).figures(vm)
+    specs["hostile"] = ("memory", [{"variant_id": "$x$ </svg><script>", "series": [
+        {"label": "a & b", "peak_bytes": 3 * 2**20}]}])
+    return specs
+
+
+def test_worker_draws_the_bytes_drawn_here(clean_specs):
+    from auditor.report import plots
+
+    with PlotWorker() as worker:
+        worker.submit(clean_specs)
+        got = worker.result()
+    assert got == plots.draw(clean_specs)
+    assert got["durations"] and got["durations"].startswith("<svg")
+
+
+def test_a_failing_draw_is_an_error_with_the_workers_traceback():
+    with PlotWorker() as worker:
+        worker.submit({"x": ("no-such-plot", [])})
+        with pytest.raises(PlotWorkerError, match=r"failed drawing(.|\n)*KeyError"):
+            worker.result()
+
+
+def test_a_dead_worker_is_an_error_not_a_hang():
+    worker = PlotWorker()
+    worker._proc.kill()
+    worker.submit({})
+    with pytest.raises(PlotWorkerError, match=r"ended \(exit status -9\) without"):
+        worker.result()
+
+
+def test_a_silent_worker_is_stopped(monkeypatch):
+    from auditor.report import plot_worker
+
+    monkeypatch.setattr(plot_worker, "_CHILD", "import time; time.sleep(600)")
+    worker = PlotWorker()
+    proc = worker._proc
+    worker.submit({})
+    with pytest.raises(PlotWorkerError, match="drew nothing in 1 s"):
+        worker.result(timeout=1)
+    assert proc.poll() is not None  # killed, not left behind
+
+
+def test_a_worker_that_cannot_start_is_an_error(monkeypatch):
+    from auditor.report import plot_worker
+
+    monkeypatch.setattr(plot_worker.sys, "executable", "/nonexistent/python")
+    with pytest.raises(PlotWorkerError, match="could not start"):
+        PlotWorker()
+
+
+def test_report_with_the_worker_is_the_report_without(tmp_path):
+    """The same page (figures included: the PDF is drawn from it); a report that fails
+    later (a bad key) stops its worker."""
+    import datetime as dt
+
+    from runfactory import make_clean_run
+
+    from auditor.errors import AuditorError
+    from auditor.report.build import build_report
+
+    run = make_clean_run(tmp_path / "run")
+    now = lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC)  # noqa: E731
+    build_report(run, tmp_path / "here", now=now)
+    build_report(run, tmp_path / "worker", now=now, plots_in_worker=True)
+    for name in ("report.html", "audit.json"):
+        assert (tmp_path / "worker" / name).read_bytes() == (tmp_path / "here" / name
+                                                             ).read_bytes()
+    (tmp_path / "bad.key").write_text("not a key")
+    with pytest.raises(AuditorError, match=r"bad\.key"):
+        build_report(run, tmp_path / "never", key=tmp_path / "bad.key",
+                     cert=tmp_path / "bad.key", plots_in_worker=True)
+    assert not (tmp_path / "never").exists()

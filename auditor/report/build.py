@@ -9,6 +9,7 @@ anything else is refused rather than deleted.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -99,10 +100,12 @@ def _json_bytes(obj: Any) -> bytes:
 
 def render_report(view: Any, result: AuditResult, *, offers: dict | None,
                   offers_label: str | None, generated_at: str, timer: StepTimer,
-                  signer: str | None = None, replay: Any = None,
+                  signer: str | None = None, replay: Any = None, plotter: Any = None,
                   ) -> tuple[dict[str, Any], str, dict[str, str | None]]:
     """View model, plots and HTML of one audited run (no files written); REPLAY is the
-    `ReplayResult` of `--replay`, if any."""
+    `ReplayResult` of `--replay`, if any. PLOTTER (an `auditor.report.plot_worker.PlotWorker`)
+    draws the figures in its own process, while this one imports WeasyPrint; without it they
+    are drawn here: the same bytes either way."""
     from auditor import protocols
     from auditor.report import html, viewmodel
 
@@ -112,12 +115,21 @@ def render_report(view: Any, result: AuditResult, *, offers: dict | None,
                                        offers=offers, offers_label=offers_label,
                                        tool_version=__version__, generated_at=generated_at,
                                        signer=signer, replay=replay)
-    with timer.step("plots"):
-        from auditor.report import plots
+    part = viewmodel.protocol_report(result.protocol)
+    specs = part.figures(vm) if part is not None and view is not None else {}
+    if plotter is not None and specs:
+        plotter.submit(specs)
+        with timer.step("pdf import"):
+            from auditor.report.libload import import_weasyprint
 
-        part = viewmodel.protocol_report(result.protocol)
-        figs = (plots.draw(part.figures(vm)) if part is not None and view is not None
-                else {})
+            import_weasyprint()
+        with timer.step("plots"):
+            figs = plotter.result()
+    else:
+        with timer.step("plots"):
+            from auditor.report import plots
+
+            figs = plots.draw(specs)
     with timer.step("html"):
         page = html.render(vm, figs)
     return vm, page, figs
@@ -188,11 +200,15 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
                  cert: Path | None = None, chain: Path | None = None,
                  offers: Path | None = None, timer: StepTimer | None = None,
                  now: Callable[[], dt.datetime] | None = None,
-                 replay_sample: int | None = None, tsa: str | None = None) -> AuditResult:
+                 replay_sample: int | None = None, tsa: str | None = None,
+                 plots_in_worker: bool = False) -> AuditResult:
     """Write the report of RUN_DIR into OUT_DIR; return the audit result. With
     REPLAY_SAMPLE, also replay that many IDs of the archived model (`audit replay`): its
     section goes into the report and `replay.json` into the signed bundle and the PDF. With
-    TSA (a timestamp authority's URL), the PDF's signature is timestamped (RFC 3161)."""
+    TSA (a timestamp authority's URL), the PDF's signature is timestamped (RFC 3161).
+    PLOTS_IN_WORKER: draw the figures in a second process started first, so matplotlib's
+    import and the drawing overlap the audit (`audit report` does; a process that has
+    matplotlib imported already, a test, draws faster itself)."""
     timer = timer or StepTimer()
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     if problem := wrong_kind(run_dir, "run", "audit report"):
@@ -201,6 +217,18 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
         raise AuditorError(problem)
     if out_dir.resolve() == run_dir.resolve() or run_dir.resolve() in out_dir.resolve().parents:
         raise AuditorError(f"{out_dir}: the report cannot be written inside the run directory")
+    from auditor.report.plot_worker import PlotWorker
+
+    with PlotWorker() if plots_in_worker else contextlib.nullcontext() as plotter:
+        return _build(run_dir, out_dir, key=key, cert=cert, chain=chain, offers=offers,
+                      timer=timer, now=now, replay_sample=replay_sample, tsa=tsa,
+                      plotter=plotter)
+
+
+def _build(run_dir: Path, out_dir: Path, *, key: Path | None, cert: Path | None,
+           chain: Path | None, offers: Path | None, timer: StepTimer,
+           now: Callable[[], dt.datetime] | None, replay_sample: int | None,
+           tsa: str | None, plotter: Any) -> AuditResult:
     signer = load_signing(key, cert, chain, tsa)
     offers_data = offers_label = None
     if offers is not None:
@@ -222,7 +250,7 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
     vm, page, _ = render_report(view, result, offers=offers_data, offers_label=offers_label,
                                 generated_at=generated_at, timer=timer,
                                 signer=subject(cert) if cert is not None else None,
-                                replay=replayed)
+                                replay=replayed, plotter=plotter)
     audit_json = _json_bytes(result.to_json())
     replay_json = None if replayed is None else _json_bytes(replayed.to_json())
     attached = attachments.files(vm, audit_json, run_dir, replay_json)
