@@ -49,4 +49,7 @@ def render(html: str, attachments: list[tuple[str, bytes, str]],
         meta.keywords = list(metadata.keywords)
         if metadata.created:
             meta.created = meta.modified = metadata.created
-    return doc.write_pdf(pdf_variant=PDF_VARIANT, attachments=files)
+    from auditor.report.fontsubset import drop_before_subsetting
+
+    with drop_before_subsetting():
+        return doc.write_pdf(pdf_variant=PDF_VARIANT, attachments=files)
