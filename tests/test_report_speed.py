@@ -1,8 +1,9 @@
 """What makes `audit report` fast changes nothing it does: the loader-cache lookup of
 WeasyPrint's libraries answers as ctypes would and falls back to the normal import, the
-report command's GC settings are scoped, and the plot worker draws the figures an in-process
-draw gives, or fails with an error, never a hang. The imports run in a fresh interpreter
-each, so nothing patched here reaches another test. Speed itself is bench/report_bench.py's."""
+report command's GC settings are scoped, and the report worker draws the figures an
+in-process draw gives and signs as this process would, or fails with an error, never a hang.
+The imports run in a fresh interpreter each, so nothing patched here reaches another test.
+Speed itself is bench/report_bench.py's."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from auditor.report import libload
-from auditor.report.plot_worker import PlotWorker, PlotWorkerError
 from auditor.report.tuning import FULL_EVERY, report_process
+from auditor.report.worker import ReportWorker, WorkerError
 
 needs_cache = pytest.mark.skipif(libload.ld_cache() is None,
                                  reason="no readable glibc ldconfig cache here")
@@ -135,46 +136,46 @@ def clean_specs(tmp_path_factory) -> dict:
 def test_worker_draws_the_bytes_drawn_here(clean_specs):
     from auditor.report import plots
 
-    with PlotWorker() as worker:
+    with ReportWorker() as worker:
         worker.submit(clean_specs)
-        got = worker.result()
+        got = worker.figures()
     assert got == plots.draw(clean_specs)
     assert got["durations"] and got["durations"].startswith("<svg")
 
 
 def test_a_failing_draw_is_an_error_with_the_workers_traceback():
-    with PlotWorker() as worker:
+    with ReportWorker() as worker:
         worker.submit({"x": ("no-such-plot", [])})
-        with pytest.raises(PlotWorkerError, match=r"failed drawing(.|\n)*KeyError"):
-            worker.result()
+        with pytest.raises(WorkerError, match=r"failed on the figures(.|\n)*KeyError"):
+            worker.figures()
 
 
 def test_a_dead_worker_is_an_error_not_a_hang():
-    worker = PlotWorker()
+    worker = ReportWorker()
     worker._proc.kill()
     worker.submit({})
-    with pytest.raises(PlotWorkerError, match=r"ended \(exit status -9\) without"):
-        worker.result()
+    with pytest.raises(WorkerError, match=r"ended \(exit status -9\) without"):
+        worker.figures()
 
 
 def test_a_silent_worker_is_stopped(monkeypatch):
-    from auditor.report import plot_worker
+    from auditor.report import worker as report_worker
 
-    monkeypatch.setattr(plot_worker, "_CHILD", "import time; time.sleep(600)")
-    worker = PlotWorker()
+    monkeypatch.setattr(report_worker, "_CHILD", "import time; time.sleep(600)")
+    worker = ReportWorker()
     proc = worker._proc
     worker.submit({})
-    with pytest.raises(PlotWorkerError, match="drew nothing in 1 s"):
-        worker.result(timeout=1)
+    with pytest.raises(WorkerError, match="gave no figures in 1 s"):
+        worker.figures(timeout=1)
     assert proc.poll() is not None  # killed, not left behind
 
 
 def test_a_worker_that_cannot_start_is_an_error(monkeypatch):
-    from auditor.report import plot_worker
+    from auditor.report import worker as report_worker
 
-    monkeypatch.setattr(plot_worker.sys, "executable", "/nonexistent/python")
-    with pytest.raises(PlotWorkerError, match="could not start"):
-        PlotWorker()
+    monkeypatch.setattr(report_worker.sys, "executable", "/nonexistent/python")
+    with pytest.raises(WorkerError, match="could not start"):
+        ReportWorker()
 
 
 def test_report_with_the_worker_is_the_report_without(tmp_path):
@@ -190,14 +191,14 @@ def test_report_with_the_worker_is_the_report_without(tmp_path):
     run = make_clean_run(tmp_path / "run")
     now = lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC)  # noqa: E731
     build_report(run, tmp_path / "here", now=now)
-    build_report(run, tmp_path / "worker", now=now, plots_in_worker=True)
+    build_report(run, tmp_path / "worker", now=now, in_worker=True)
     for name in ("report.html", "audit.json"):
         assert (tmp_path / "worker" / name).read_bytes() == (tmp_path / "here" / name
                                                              ).read_bytes()
     (tmp_path / "bad.key").write_text("not a key")
     with pytest.raises(AuditorError, match=r"bad\.key"):
         build_report(run, tmp_path / "never", key=tmp_path / "bad.key",
-                     cert=tmp_path / "bad.key", plots_in_worker=True)
+                     cert=tmp_path / "bad.key", in_worker=True)
     assert not (tmp_path / "never").exists()
 
 
@@ -243,3 +244,26 @@ def test_fonts_subset_the_same_with_early_drops(legacy_kern, hinting):
             early = subset_of(face)
         assert early == plain, face.name
     assert subset.Subsetter.subset.__name__ == "subset"  # restored
+
+
+def test_a_report_signed_by_the_worker_verifies(tmp_path):
+    """Signed in the worker: `audit verify` accepts it; a timestamp authority that does not
+    answer is the same AuditorError as in-process, and no report is left."""
+    from runfactory import make_clean_run
+
+    from auditor.errors import AuditorError
+    from auditor.report.build import build_report
+    from auditor.report.keygen import keygen
+    from auditor.report.verify import verify_report
+
+    run = make_clean_run(tmp_path / "run", eval_size=10, warm_passes=2)
+    keygen(tmp_path / "keys")
+    k = tmp_path / "keys"
+    signing = {"key": k / "signer.key", "cert": k / "signer.pem", "chain": k / "ca.pem"}
+    build_report(run, tmp_path / "report", in_worker=True, **signing)
+    lines = verify_report(tmp_path / "report", k / "ca.pem")
+    assert any(line.startswith("OK:") for line in lines)
+    with pytest.raises(AuditorError, match=r"--tsa http://127\.0\.0\.1:9/: no timestamp"):
+        build_report(run, tmp_path / "never", in_worker=True, tsa="http://127.0.0.1:9/",
+                     **signing)
+    assert not (tmp_path / "never").exists()

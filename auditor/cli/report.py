@@ -47,7 +47,7 @@ def report(run_dir: Path, out_dir: Path, key: Path | None, cert: Path | None,
     with report_process():
         result = build_report(run_dir, out_dir, key=key, cert=cert, chain=chain,
                               offers=offers, replay_sample=replay_sample, tsa=tsa,
-                              plots_in_worker=not getattr(sys, "frozen", False))
+                              in_worker=not getattr(sys, "frozen", False))
     signed = (("signed and timestamped" if tsa else "signed") if key is not None
               else "UNSIGNED (no --key): `audit verify` will refuse it")
     click.echo(f"{result.verdict}: {out_dir / 'report.pdf'} ({signed})")
