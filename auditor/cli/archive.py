@@ -84,8 +84,11 @@ def compare(archive_dir: Path, out_dir: Path | None, key: Path | None, cert: Pat
             raise AuditorError("--key, --cert and --tsa sign a report: give --out too")
         cmp = make_comparison(archive_dir)
     else:
-        cmp = build_comparison_report(archive_dir, out_dir, key=key, cert=cert, chain=chain,
-                                      tsa=tsa)
+        from auditor.report.tuning import report_process
+
+        with report_process():
+            cmp = build_comparison_report(archive_dir, out_dir, key=key, cert=cert,
+                                          chain=chain, tsa=tsa)
     _emit(output.render(output.COMPARISON, fmt, cmp), output_file)
     if out_dir is not None:
         signed = ("signed" if key is not None else

@@ -40,11 +40,14 @@ def report(run_dir: Path, out_dir: Path, key: Path | None, cert: Path | None,
            replay_sample: int | None) -> None:
     """Render RUN_DIR's audit as a signed HTML/PDF report in OUT."""
     from auditor.report.build import build_report
+    from auditor.report.tuning import report_process
 
     if (key is None) != (cert is None):
         raise AuditorError("--key and --cert go together")
-    result = build_report(run_dir, out_dir, key=key, cert=cert, chain=chain, offers=offers,
-                          replay_sample=replay_sample, tsa=tsa)
+    with report_process():
+        result = build_report(run_dir, out_dir, key=key, cert=cert, chain=chain,
+                              offers=offers, replay_sample=replay_sample, tsa=tsa,
+                              in_worker=not getattr(sys, "frozen", False))
     signed = (("signed and timestamped" if tsa else "signed") if key is not None
               else "UNSIGNED (no --key): `audit verify` will refuse it")
     click.echo(f"{result.verdict}: {out_dir / 'report.pdf'} ({signed})")

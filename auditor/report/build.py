@@ -9,6 +9,7 @@ anything else is refused rather than deleted.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -99,10 +100,12 @@ def _json_bytes(obj: Any) -> bytes:
 
 def render_report(view: Any, result: AuditResult, *, offers: dict | None,
                   offers_label: str | None, generated_at: str, timer: StepTimer,
-                  signer: str | None = None, replay: Any = None,
+                  signer: str | None = None, replay: Any = None, worker: Any = None,
                   ) -> tuple[dict[str, Any], str, dict[str, str | None]]:
     """View model, plots and HTML of one audited run (no files written); REPLAY is the
-    `ReplayResult` of `--replay`, if any."""
+    `ReplayResult` of `--replay`, if any. WORKER (an `auditor.report.worker.ReportWorker`)
+    draws the figures in its own process, while this one imports WeasyPrint; without it they
+    are drawn here: the same bytes either way."""
     from auditor import protocols
     from auditor.report import html, viewmodel
 
@@ -112,31 +115,41 @@ def render_report(view: Any, result: AuditResult, *, offers: dict | None,
                                        offers=offers, offers_label=offers_label,
                                        tool_version=__version__, generated_at=generated_at,
                                        signer=signer, replay=replay)
-    with timer.step("plots"):
-        from auditor.report import plots
+    part = viewmodel.protocol_report(result.protocol)
+    specs = part.figures(vm) if part is not None and view is not None else {}
+    if worker is not None:
+        worker.submit(specs)
+        with timer.step("pdf import"):
+            from auditor.report.libload import import_weasyprint
 
-        part = viewmodel.protocol_report(result.protocol)
-        figs = (plots.draw(part.figures(vm)) if part is not None and view is not None
-                else {})
+            import_weasyprint()
+        with timer.step("plots"):
+            figs = worker.figures()
+    else:
+        with timer.step("plots"):
+            from auditor.report import plots
+
+            figs = plots.draw(specs)
     with timer.step("html"):
         page = html.render(vm, figs)
     return vm, page, figs
 
 
 def load_signing(key: Path | None, cert: Path | None, chain: Path | None,
-                 tsa: str | None = None) -> Any:
+                 tsa: str | None = None, *, load: bool = True) -> Any:
     """The `auditor.report.sign.Signing` of KEY and CERT (None without a key), timestamped
     by the authority at TSA, checked before any work is done, so a bad key fails fast;
-    `AuditorError` when only one of the two is given, or a TSA without a key."""
+    `AuditorError` when only one of the two is given, or a TSA without a key. LOAD false:
+    the checked `SigningFiles` only, for the report worker to load (no pyHanko here)."""
     if (key is None) != (cert is None):
         raise AuditorError("--key and --cert go together")
     if key is None or cert is None:
         if tsa is not None:
             raise AuditorError("--tsa timestamps a signature: give --key and --cert too")
         return None
-    from auditor.report.sign import load_signer
+    from auditor.report.sign import check_signer, load_signer
 
-    return load_signer(key, cert, chain, tsa)
+    return (load_signer if load else check_signer)(key, cert, chain, tsa)
 
 
 def timestamp(now: Callable[[], dt.datetime] | None = None) -> str:
@@ -149,13 +162,15 @@ def write_signed_dir(out_dir: Path, *, page: str, files: Mapping[str, bytes],
                      predicate: Callable[[Mapping[str, str]], dict[str, Any]],
                      predicate_type: str, timer: StepTimer,
                      fill: Callable[[Path], None] | None = None,
-                     metadata: Any = None) -> None:
+                     metadata: Any = None,
+                     sign_with: Callable[[bytes], bytes] | None = None) -> None:
     """Write a report directory atomically: FILL's files and FILES (relative name -> bytes),
     `report.html` (PAGE), `report.pdf` (PAGE with ATTACHMENTS, PAdES-signed with SIGNER) and,
     when signed, `signer.pem` and `bundle.dsse.json`: a Statement of PREDICATE_TYPE listing
     every file's SHA-256, whose predicate is PREDICATE(those digests); METADATA
-    (`auditor.report.pdf.Metadata`) is the PDF's. What both the run report and the archive
-    comparison write, and `audit verify` checks."""
+    (`auditor.report.pdf.Metadata`) is the PDF's; SIGN_WITH, when given, signs the PDF
+    instead of `sign_pdf(pdf, SIGNER)` (the report worker). What both the run report and the
+    archive comparison write, and `audit verify` checks."""
     tmp = _prepare_out(out_dir)
     try:
         with timer.step("copy run"):
@@ -173,7 +188,8 @@ def write_signed_dir(out_dir: Path, *, page: str, files: Mapping[str, bytes],
             with timer.step("sign"):
                 from auditor.report.sign import sign_pdf
 
-                pdf_bytes = sign_pdf(pdf_bytes, signer)
+                pdf_bytes = (sign_with(pdf_bytes) if sign_with is not None
+                             else sign_pdf(pdf_bytes, signer))
         (tmp / "report.pdf").write_bytes(pdf_bytes)
         if signer is not None and cert is not None:
             with timer.step("dsse"):
@@ -188,11 +204,15 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
                  cert: Path | None = None, chain: Path | None = None,
                  offers: Path | None = None, timer: StepTimer | None = None,
                  now: Callable[[], dt.datetime] | None = None,
-                 replay_sample: int | None = None, tsa: str | None = None) -> AuditResult:
+                 replay_sample: int | None = None, tsa: str | None = None,
+                 in_worker: bool = False) -> AuditResult:
     """Write the report of RUN_DIR into OUT_DIR; return the audit result. With
     REPLAY_SAMPLE, also replay that many IDs of the archived model (`audit replay`): its
     section goes into the report and `replay.json` into the signed bundle and the PDF. With
-    TSA (a timestamp authority's URL), the PDF's signature is timestamped (RFC 3161)."""
+    TSA (a timestamp authority's URL), the PDF's signature is timestamped (RFC 3161).
+    IN_WORKER: draw the figures and sign the PDF in a second process started first, so
+    importing matplotlib and pyHanko and drawing overlap the audit and the layout (`audit
+    report` does; a process that has imported them already, a test, is faster alone)."""
     timer = timer or StepTimer()
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     if problem := wrong_kind(run_dir, "run", "audit report"):
@@ -201,7 +221,20 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
         raise AuditorError(problem)
     if out_dir.resolve() == run_dir.resolve() or run_dir.resolve() in out_dir.resolve().parents:
         raise AuditorError(f"{out_dir}: the report cannot be written inside the run directory")
-    signer = load_signing(key, cert, chain, tsa)
+    from auditor.report.worker import ReportWorker
+
+    with (ReportWorker(signs=key is not None) if in_worker
+          else contextlib.nullcontext()) as worker:
+        return _build(run_dir, out_dir, key=key, cert=cert, chain=chain, offers=offers,
+                      timer=timer, now=now, replay_sample=replay_sample, tsa=tsa,
+                      worker=worker)
+
+
+def _build(run_dir: Path, out_dir: Path, *, key: Path | None, cert: Path | None,
+           chain: Path | None, offers: Path | None, timer: StepTimer,
+           now: Callable[[], dt.datetime] | None, replay_sample: int | None,
+           tsa: str | None, worker: Any) -> AuditResult:
+    signer = load_signing(key, cert, chain, tsa, load=worker is None)
     offers_data = offers_label = None
     if offers is not None:
         from auditor.protocols.a.economics import load_offers
@@ -222,7 +255,7 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
     vm, page, _ = render_report(view, result, offers=offers_data, offers_label=offers_label,
                                 generated_at=generated_at, timer=timer,
                                 signer=subject(cert) if cert is not None else None,
-                                replay=replayed)
+                                replay=replayed, worker=worker)
     audit_json = _json_bytes(result.to_json())
     replay_json = None if replayed is None else _json_bytes(replayed.to_json())
     attached = attachments.files(vm, audit_json, run_dir, replay_json)
@@ -251,7 +284,9 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
                      predicate=predicate, predicate_type=dsse.PREDICATE_TYPE, timer=timer,
                      fill=lambda tmp: _copy_run(run_dir, tmp / RUN_SUBDIR),
                      metadata=run_metadata(vm["title"], result, run_dir, generated_at,
-                                           subject(cert) if cert is not None else None))
+                                           subject(cert) if cert is not None else None),
+                     sign_with=(None if worker is None or signer is None
+                                else lambda pdf: worker.sign(pdf, signer)))
     return result
 
 

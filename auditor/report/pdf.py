@@ -35,8 +35,9 @@ def render(html: str, attachments: list[tuple[str, bytes, str]],
     """`attachments`: (file name, bytes, description); missing files are simply not listed
     by the caller. METADATA replaces what WeasyPrint takes from the page's head. Returns
     the PDF bytes."""
-    import weasyprint
+    from auditor.report.libload import import_weasyprint
 
+    weasyprint = import_weasyprint()
     files = [weasyprint.Attachment(string=data, name=name, description=desc,
                                    relationship="Source")
              for name, data, desc in attachments]
@@ -48,4 +49,7 @@ def render(html: str, attachments: list[tuple[str, bytes, str]],
         meta.keywords = list(metadata.keywords)
         if metadata.created:
             meta.created = meta.modified = metadata.created
-    return doc.write_pdf(pdf_variant=PDF_VARIANT, attachments=files)
+    from auditor.report.fontsubset import drop_before_subsetting
+
+    with drop_before_subsetting():
+        return doc.write_pdf(pdf_variant=PDF_VARIANT, attachments=files)

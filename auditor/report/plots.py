@@ -54,6 +54,14 @@ def _plottable(value: float) -> bool:
     return math.isfinite(value) and abs(value) <= MAX_PLOTTED
 
 
+def load_matplotlib() -> None:
+    """Import matplotlib as the first figure would (Agg backend), ahead of drawing."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot
+
+
 def _figure(n_rows: int):
     import matplotlib
 

@@ -27,17 +27,28 @@ class Signing:
     tsa_url: str | None = None
 
 
-def load_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None = None
-                ) -> Signing:
-    """The signing of KEY and CERT, or AuditorError naming the file (or the --tsa URL)
-    that could not be used."""
+@dataclass(frozen=True)
+class SigningFiles:
+    """The key, certificate and chain files of a signing, checked (`check_signer`) but not
+    loaded into pyHanko yet: what the report worker signs with (`auditor.report.worker`),
+    so this process need not import pyHanko."""
+
+    key: Path
+    cert: Path
+    chain: Path | None
+    tsa_url: str | None = None
+
+
+def check_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None = None
+                 ) -> SigningFiles:
+    """KEY, CERT, CHAIN and TSA_URL checked as signing needs them, or AuditorError naming
+    the file (or the --tsa URL) that cannot be used."""
     if tsa_url is not None and not tsa_url.startswith(("http://", "https://")):
         raise AuditorError(f"--tsa {tsa_url}: a timestamp authority is an http:// or "
                            "https:// URL")
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
-    from pyhanko.sign import signers
 
     try:
         key_obj = load_pem_private_key(Path(key).read_bytes(), password=None)
@@ -57,8 +68,19 @@ def load_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None =
             x509.load_pem_x509_certificates(Path(chain).read_bytes())
         except (ValueError, OSError) as exc:
             raise AuditorError(f"{chain}: not PEM certificates ({exc})") from None
+    return SigningFiles(Path(key), Path(cert), Path(chain) if chain else None, tsa_url)
+
+
+def load_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None = None
+                ) -> Signing:
+    """The signing of KEY and CERT, or AuditorError naming the file (or the --tsa URL)
+    that could not be used."""
+    files = check_signer(key, cert, chain, tsa_url)
+    from pyhanko.sign import signers
+
     signer = signers.SimpleSigner.load(
-        str(key), str(cert), ca_chain_files=(str(chain),) if chain else None
+        str(files.key), str(files.cert),
+        ca_chain_files=(str(files.chain),) if files.chain else None
     )
     if signer is None:
         raise AuditorError(f"{key}/{cert}: pyHanko could not load the key and certificate")
