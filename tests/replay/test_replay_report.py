@@ -83,3 +83,19 @@ def test_the_section_is_one_line_when_every_file_agrees(run_a: Path, tmp_path: P
     page = (out / "report.html").read_text()
     replay_part = page.split('<section id="replay">')[1].split("</section>")[0]
     assert replay_part.count("</tr>") == 2  # the header and the one forged file
+
+
+def test_the_replay_method_is_said_after_the_findings_not_on_page_1(run_a: Path,
+                                                                     tmp_path: Path) -> None:
+    """Page 1 keeps the replay's verdict; how it was done (sample, tokenizer, model hash) is
+    its own section after the findings, so it never spills a few lines onto a page of its
+    own between the summary and the findings."""
+    out = tmp_path / "report"
+    build_report(run_a, out, replay_sample=20)
+    page = (out / "report.html").read_text()
+    summary = page.split('<section id="replay">')[1].split("</section>")[0]
+    method = page.split('<section id="replay-method">')[1].split("</section>")[0]
+    sha = json.loads((out / "replay.json").read_text())["model"]["sha256"]
+    assert sha in method and sha not in summary
+    assert "How the replay was done" in summary  # the pointer
+    assert page.index('<section id="findings">') < page.index('<section id="replay-method">')
