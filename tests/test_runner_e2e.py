@@ -1,6 +1,7 @@
 """`runner execute` end to end on a small configuration (40 evaluation texts, 3 variants,
 1 cold + 5 warm passes each), with an out-of-memory warm pass and a failing cold pass
-injected by the test workload. One run, shared by every test of this module."""
+injected by the test workload. One run, shared by every test of this module and by
+tests/test_integration.py (`shared_run`: built once per session, read only)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from runner_workloads import tiny_rows, write_jsonl
+from shared_builds import built_result, shared
 
 import schemas
 from runner.cli import cli
@@ -62,15 +64,26 @@ FAILS = ('{ variant = "batch-4", phase = "warm", run_index = 2, after_batches = 
          'run_index = 1, after_batches = 3, kind = "crash" }')
 
 
+def shared_run(factory: pytest.TempPathFactory, fail: str = "") -> tuple[Path, str]:
+    """`runner execute` on this module's configuration with FAIL injected, built once per
+    session for every test process (shared_builds): the run dir and what the runner
+    printed. Read only: a test that changes the run copies it first."""
+    def build(folder: Path) -> str:
+        corpus = write_jsonl(folder / "corpus.jsonl", tiny_rows(n_eval=N_EVAL))
+        cfg = write_config(folder, corpus, fail=fail)
+        result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out",
+                                          str(folder / "run")])
+        assert result.exit_code == 0, result.output + repr(result.exception)
+        return result.output
+
+    name = "a-clean" if not fail else "a-" + hashlib.sha256(fail.encode()).hexdigest()[:12]
+    folder = shared(factory, name, build)
+    return folder / "run", built_result(folder)
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    tmp = tmp_path_factory.mktemp("e2e")
-    corpus = write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=N_EVAL))
-    cfg = write_config(tmp, corpus, fail=FAILS)
-    out = tmp / "run"
-    result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out", str(out)])
-    assert result.exit_code == 0, result.output + repr(result.exception)
-    return out, result.output
+    return shared_run(tmp_path_factory, fail=FAILS)
 
 
 def macro_f1(pred: list[str | None], ref: list[str]) -> float:
