@@ -62,10 +62,11 @@ demo: install
 	      "report.html). Run directory: $(RUN_DIR). Test key and CA: $(KEY_DIR)."
 
 # The suite runs over every core (pytest-xdist), a test file per worker: a file's module
-# fixtures (runs built once, then read by many tests) stay in one process.
+# fixtures (runs built once, then read by many tests) stay in one process. Files go out in
+# collection order, the longest first (tests/conftest.py's FIRST), not by test count.
 test: install
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n auto --dist loadfile
+	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 lint: install
 	$(BIN)/ruff check .

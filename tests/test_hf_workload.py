@@ -23,6 +23,7 @@ import runfactory as rf
 from click.testing import CliRunner
 from hf_checkpoint import make_checkpoint
 from runner_workloads import tiny_rows, write_jsonl
+from shared_builds import fresh_exports
 
 from auditor.engine import run_check
 from auditor.replay.core import replay
@@ -81,8 +82,9 @@ def run(folder: Path, tmp_path_factory: pytest.TempPathFactory,
     monkeypatch_module.chdir(tmp_path_factory.mktemp("elsewhere"))
     cfg = write_config(folder, '{ path = "ckpt" }')
     out = folder / "run"
-    result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out", str(out),
-                                      "--quiet"])
+    with fresh_exports():  # its export is checked for the paths of this folder
+        result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out", str(out),
+                                          "--quiet"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     return out
 

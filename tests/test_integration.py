@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from runner_workloads import tiny_rows, write_jsonl
-from test_runner_e2e import FAILS, write_config
+from test_runner_e2e import FAILS, shared_run, write_config
 
 from auditor.engine import run_check
 from runner.cli import cli as runner_cli
@@ -29,7 +29,7 @@ def _execute(tmp: Path, fail: str = "", sleep_per_batch: float = 0.0) -> Path:
 
 @pytest.fixture(scope="module")
 def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _execute(tmp_path_factory.mktemp("clean"))
+    return shared_run(tmp_path_factory)[0]  # the replay tests' run_a too
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def paced_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def failing_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _execute(tmp_path_factory.mktemp("failing"), fail=FAILS)
+    return shared_run(tmp_path_factory, fail=FAILS)[0]  # test_runner_e2e's run
 
 
 def test_runner_output_is_accepted_with_no_finding(clean_run: Path) -> None:

@@ -28,6 +28,7 @@ import torch
 from click.testing import CliRunner
 from energy_fakes import ConstantPower, FakePynvml
 from runner_workloads import tiny_rows, write_jsonl
+from shared_builds import fresh_exports
 
 import schemas
 from runner.b.config import ResidencyConfig, load_residency_config
@@ -131,8 +132,9 @@ idle_seconds = 0.2
 powercap_root = "{tmp / 'no-powercap'}"
 """)
     out = tmp / "run"
-    result = CliRunner().invoke(cli, ["residency", "--config", str(cfg), "--out", str(out),
-                                      "--off-protocol"])
+    with fresh_exports():  # test_the_onnx_export_is_byte_reproducible compares two exports
+        result = CliRunner().invoke(cli, ["residency", "--config", str(cfg), "--out", str(out),
+                                          "--off-protocol"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     return out, result.output
 
@@ -149,7 +151,8 @@ rapl_max_watts = 20.0
 """)
     fakes = fake_instruments()
     out = tmp / "run"
-    return residency(off_protocol(cfg), out, instruments=fakes)
+    with fresh_exports():
+        return residency(off_protocol(cfg), out, instruments=fakes)
 
 
 def fake_instruments() -> list:

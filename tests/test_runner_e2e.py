@@ -1,6 +1,7 @@
 """`runner execute` end to end on a small configuration (40 evaluation texts, 3 variants,
 1 cold + 5 warm passes each), with an out-of-memory warm pass and a failing cold pass
-injected by the test workload. One run, shared by every test of this module."""
+injected by the test workload. One run, shared by every test of this module and by
+tests/test_integration.py (`shared_run`: built once per session, read only)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from runner_workloads import tiny_rows, write_jsonl
+from shared_builds import built_result, shared
 
 import schemas
 from runner.cli import cli
@@ -62,15 +64,34 @@ FAILS = ('{ variant = "batch-4", phase = "warm", run_index = 2, after_batches = 
          'run_index = 1, after_batches = 3, kind = "crash" }')
 
 
+def shared_run(factory: pytest.TempPathFactory, fail: str = "") -> tuple[Path, str, int]:
+    """`runner execute` on this module's configuration with FAIL injected, built once per
+    session for every test process (shared_builds): the run dir, what the runner printed
+    and the ID of the process that ran it (another worker's, maybe). Read only: a test that
+    changes the run copies it first."""
+    def build(folder: Path) -> dict:
+        corpus = write_jsonl(folder / "corpus.jsonl", tiny_rows(n_eval=N_EVAL))
+        cfg = write_config(folder, corpus, fail=fail)
+        result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out",
+                                          str(folder / "run")])
+        assert result.exit_code == 0, result.output + repr(result.exception)
+        return {"output": result.output, "pid": os.getpid()}
+
+    name = "a-clean" if not fail else "a-" + hashlib.sha256(fail.encode()).hexdigest()[:12]
+    folder = shared(factory, name, build)
+    done = built_result(folder)
+    return folder / "run", done["output"], done["pid"]
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    tmp = tmp_path_factory.mktemp("e2e")
-    corpus = write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=N_EVAL))
-    cfg = write_config(tmp, corpus, fail=FAILS)
-    out = tmp / "run"
-    result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out", str(out)])
-    assert result.exit_code == 0, result.output + repr(result.exception)
-    return out, result.output
+    return shared_run(tmp_path_factory, fail=FAILS)[:2]
+
+
+@pytest.fixture(scope="module")
+def runner_pid(tmp_path_factory: pytest.TempPathFactory) -> int:
+    """The process that ran `run` (the runner's own: where its warm passes run)."""
+    return shared_run(tmp_path_factory, fail=FAILS)[2]
 
 
 def macro_f1(pred: list[str | None], ref: list[str]) -> float:
@@ -189,17 +210,18 @@ def test_recorded_order_matches_timeline_and_alternates(run: tuple[Path, str]) -
     assert all(a[-1] != b[0] for a, b in itertools.pairwise(rounds))
 
 
-def test_each_cold_pass_ran_in_its_own_fresh_process(run: tuple[Path, str]) -> None:
+def test_each_cold_pass_ran_in_its_own_fresh_process(run: tuple[Path, str],
+                                                     runner_pid: int) -> None:
     out, _ = run
     timeline = jsonl(out / "timeline.jsonl")
     cold = [e for e in timeline if e["phase"] == "cold"]
     pids = {e["pid"] for e in cold}
-    assert len(pids) == 3 and os.getpid() not in pids
+    assert len(pids) == 3 and runner_pid not in pids
     assert all(e["fresh_process"] for e in cold)
     reported = [e for e in cold if e["variant_id"] != "batch-1"]  # batch-1's process died
     assert all(e["load_seconds"] is not None for e in reported)
     warm = [e for e in timeline if e["phase"] != "cold"]
-    assert {e["pid"] for e in warm} == {os.getpid()}
+    assert {e["pid"] for e in warm} == {runner_pid}
     assert not any(e["fresh_process"] for e in warm)
     for e in reported:
         place = json.loads((out / e["placement"]).read_text())
@@ -307,7 +329,7 @@ def test_quality_rule_fixed_from_tune_and_truncation_counted(run: tuple[Path, st
 
 
 def test_a_cold_process_that_dies_keeps_its_row_with_elapsed_not_recorded(
-        run: tuple[Path, str]) -> None:
+        run: tuple[Path, str], runner_pid: int) -> None:
     out, _ = run
     row = next(r for r in read_csv(out)
                if (r["variant_id"], r["phase"]) == ("batch-1", "cold"))
@@ -315,7 +337,7 @@ def test_a_cold_process_that_dies_keeps_its_row_with_elapsed_not_recorded(
     assert row["corpus_accepted"] == "false" and "exited 3 without a record" in row["notes"]
     entry = next(e for e in jsonl(out / "timeline.jsonl")
                  if (e["variant_id"], e["phase"]) == ("batch-1", "cold"))
-    assert entry["status"] == "error" and entry["pid"] not in (1, os.getpid())
+    assert entry["status"] == "error" and entry["pid"] not in (1, runner_pid)
     assert (out / "outputs/batch-1/cold-1.jsonl").is_file()
     # what the process wrote before the pass stays as evidence, marked unfinished
     place = json.loads((out / entry["placement"]).read_text())

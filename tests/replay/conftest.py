@@ -1,8 +1,9 @@
-"""Real runs for the replay tests, made once per session by the runner on small
-configurations (the same ones the runner's end-to-end tests use): a protocol A run that
-`audit check` accepts, and a protocol B run with a float32 torch and ONNX Runtime policy on
-the CPU and a degraded float16 candidate the parity gate rejects. Tests copy them before
-changing anything, and re-declare what they change with `redeclare`."""
+"""Real runs for the replay tests, made once per session (for every test process:
+shared_builds) by the runner on small configurations (the same ones the runner's end-to-end
+tests use): a protocol A run that `audit check` accepts (test_integration's clean run), and
+a protocol B run with a float32 torch and ONNX Runtime policy on the CPU and a degraded
+float16 candidate the parity gate rejects. Tests copy them before changing anything, and
+re-declare what they change with `redeclare`."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from pathlib import Path
 import pytest
 import runfactory as rf
 from click.testing import CliRunner
-from runner_workloads import tiny_rows, write_jsonl
+from shared_builds import shared
 from test_residency_e2e import CPU_POLICIES
 from test_residency_e2e import write_config as write_b_config
-from test_runner_e2e import write_config as write_a_config
+from test_runner_e2e import shared_run
 
 from runner.cli import cli as runner_cli
 
@@ -33,25 +34,19 @@ notes = "degraded candidate: every tenth label rotated"
 
 @pytest.fixture(scope="session")
 def run_a(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("replay-a")
-    cfg = write_a_config(tmp, write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=40)))
-    out = tmp / "run"
-    result = CliRunner().invoke(runner_cli, ["execute", "--config", str(cfg), "--out", str(out),
-                                             "--quiet"])
-    assert result.exit_code == 0, result.output + repr(result.exception)
-    return out
+    return shared_run(tmp_path_factory)[0]
 
 
 @pytest.fixture(scope="session")
 def run_b(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("replay-b")
-    cfg = write_b_config(tmp, CPU_POLICIES + CANDIDATE,
-                         f'repetitions = 2\nidle_seconds = 0\npowercap_root = "{tmp / "no"}"\n')
-    out = tmp / "run"
-    result = CliRunner().invoke(runner_cli, ["residency", "--config", str(cfg), "--out",
-                                             str(out), "--quiet", "--off-protocol"])
-    assert result.exit_code == 0, result.output + repr(result.exception)
-    return out
+    def build(tmp: Path) -> None:
+        cfg = write_b_config(tmp, CPU_POLICIES + CANDIDATE,
+                             f'repetitions = 2\nidle_seconds = 0\npowercap_root = "{tmp / "no"}"\n')
+        result = CliRunner().invoke(runner_cli, ["residency", "--config", str(cfg), "--out",
+                                                 str(tmp / "run"), "--quiet", "--off-protocol"])
+        assert result.exit_code == 0, result.output + repr(result.exception)
+
+    return shared(tmp_path_factory, "replay-b", build) / "run"
 
 
 def copy(run: Path, tmp_path: Path) -> Path:

@@ -55,6 +55,7 @@ def test_tokenizer_without_a_kind(tmp_path: Path, run_a: Path) -> None:
     assert got.onnx is None and "not data of a kind" in got.manifest["replay_unavailable"]
 
 
+@pytest.mark.fresh_export
 def test_archived_model_is_the_reproducible_export(run_a: Path, tmp_path: Path) -> None:
     manifest = json.loads((run_a / "manifest.json").read_text())
     section = manifest["replay"]

@@ -134,7 +134,12 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
         log.error("Line 1 is not an HWiNFO header (it must start with 'Date,Time,').",
                   kind="header", line=1, value=lines[0] if lines else "")
         return Read(None, log.faults(), meta)
-    names = next(csv.reader([lines[0]]))
+    try:
+        names = next(csv.reader([lines[0]]))
+    except csv.Error as exc:  # a lone CR (or a NUL) inside the header line
+        log.error(f"Line 1 (the header) cannot be split into cells ({exc}).", kind="header",
+                  line=1)
+        return Read(None, log.faults(), meta)
     meta["trailing_empty_column"] = names[-1] == ""
     end = _footer(lines, log, meta)
     groups = _groups(lines[end + 1], len(names), end + 2, log) if end + 1 < len(lines) else None

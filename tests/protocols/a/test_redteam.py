@@ -252,17 +252,14 @@ def test_case_twins_without_inputs_are_a_warning(templates: dict[str, Path],
 def test_a_huge_unbroken_note_is_clipped_in_the_report(templates: dict[str, Path],
                                                        tmp_path: Path) -> None:
     """A note of 100,000 characters without a space kept WeasyPrint's line breaking busy for
-    minutes; the page shows its first `MAX_TEXT` characters and says where the rest is."""
-    import time
-
+    minutes; the page shows its first `MAX_TEXT` characters and says where the rest is (no
+    absolute time is asserted, issue 26: the clipping asserted here is what keeps it short)."""
     from auditor.report.build import build_report
     from auditor.report.html import MAX_TEXT
 
     root = _copy(templates, "cpu", tmp_path)
     edit_rows(root, lambda rows: rows[0].update(notes="A" * 100_000))
-    start = time.monotonic()
     build_report(root, tmp_path / "report")
-    assert time.monotonic() - start < 120
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert "A" * MAX_TEXT in page and "A" * (MAX_TEXT + 1) not in page
     assert "100,000 characters in all" in page

@@ -1,7 +1,8 @@
 """Protocol B test runs, built once per session: the clean runs the mutations start from
 (`synthetic`, `macos`, `windows`), the external-format runs and the seed's float16 candidate
 (b_fixtures.py), and a real `runner residency` run on this CPU machine (small: 1,000 prompts,
-one repetition per window, five trials per policy; no instrument is readable here)."""
+one repetition per window, five trials per policy; no instrument is readable here), built
+once for every test process of the session (shared_builds: several files read it)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import b_runs
 import pytest
 from click.testing import CliRunner
 from runner_workloads import tiny_rows, write_jsonl
+from shared_builds import shared
 
 BUILDERS: dict[str, Callable[[Path], Path]] = {
     "synthetic": b_runs.synthetic,
@@ -68,8 +70,9 @@ role = "cpu-only"
 class Runs:
     """Build each run on first use, in one session-wide folder."""
 
-    def __init__(self, base: Path) -> None:
-        self.base = base
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self.factory = factory
+        self.base = factory.mktemp("protocol-b")
         self.built: dict[str, Path] = {}
 
     def __getitem__(self, name: str) -> Path:
@@ -79,21 +82,22 @@ class Runs:
         return self.built[name]
 
     def runner(self) -> Path:
-        from runner.cli import cli
+        def build(folder: Path) -> None:
+            from runner.cli import cli
 
-        tmp = self.base / "runner-config"
-        tmp.mkdir(parents=True, exist_ok=True)
-        corpus = write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=1000))
-        cfg = tmp / "residency.toml"
-        cfg.write_text(RUNNER_CONFIG.format(corpus=corpus, powercap=tmp / "no-powercap"),
-                       encoding="utf-8")
-        out = self.base / "runner"
-        result = CliRunner().invoke(cli, ["residency", "--config", str(cfg), "--out",
-                                          str(out), "--quiet"])
-        assert result.exit_code == 0, result.output + repr(result.exception)
-        return out
+            tmp = folder / "runner-config"
+            tmp.mkdir()
+            corpus = write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=1000))
+            cfg = tmp / "residency.toml"
+            cfg.write_text(RUNNER_CONFIG.format(corpus=corpus, powercap=tmp / "no-powercap"),
+                           encoding="utf-8")
+            result = CliRunner().invoke(cli, ["residency", "--config", str(cfg), "--out",
+                                              str(folder / "runner"), "--quiet"])
+            assert result.exit_code == 0, result.output + repr(result.exception)
+
+        return shared(self.factory, "protocol-b-runner", build) / "runner"
 
 
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    return Runs(tmp_path_factory.mktemp("protocol-b"))
+    return Runs(tmp_path_factory)

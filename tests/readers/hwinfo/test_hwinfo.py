@@ -213,3 +213,13 @@ def test_impossible_dates_and_non_numbers(fixture_bytes, fault_kinds):
     assert ("error", "type", 3) in kinds and ("error", "type", 4) in kinds
     assert ("error", "type", 5) in kinds
     assert set(r.value["line"]) == set(range(2, 52)) - {3, 4}
+
+
+def test_a_carriage_return_inside_the_header_is_a_fault(fixture_bytes, fault_kinds):
+    """Found by test_readers_fuzz (a flipped byte): a lone CR in the header line, which the
+    csv module refuses outside quotes, is a header fault naming line 1, not a traceback."""
+    data = bytearray(fixture_bytes(DELL))
+    data[818] = 13
+    r = R.read(bytes(data), name="cr.csv")
+    assert r.value is None
+    assert ("error", "header", 1) in fault_kinds(r)
