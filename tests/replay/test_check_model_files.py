@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import runfactory as rf
-from conftest import copy
+from replay_helpers import copy
 
 from auditor.engine import run_check
 

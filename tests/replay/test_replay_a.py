@@ -15,7 +15,7 @@ import damage
 import onnx
 import pytest
 import runfactory as rf
-from conftest import copy, redeclare
+from replay_helpers import copy, redeclare
 
 import schemas
 from auditor.engine import run_check

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import runfactory as rf
-from conftest import copy
+from replay_helpers import copy
 from test_replay_a import forge
 
 import schemas
