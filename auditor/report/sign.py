@@ -75,7 +75,11 @@ def load_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None =
                 ) -> Signing:
     """The signing of KEY and CERT, or AuditorError naming the file (or the --tsa URL)
     that could not be used."""
-    files = check_signer(key, cert, chain, tsa_url)
+    return load_checked(check_signer(key, cert, chain, tsa_url))
+
+
+def load_checked(files: SigningFiles) -> Signing:
+    """The signing of FILES, checked already (`check_signer`): pyHanko loads them."""
     from pyhanko.sign import signers
 
     signer = signers.SimpleSigner.load(
@@ -83,8 +87,9 @@ def load_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None =
         ca_chain_files=(str(files.chain),) if files.chain else None
     )
     if signer is None:
-        raise AuditorError(f"{key}/{cert}: pyHanko could not load the key and certificate")
-    return Signing(signer, tsa_url)
+        raise AuditorError(f"{files.key}/{files.cert}: pyHanko could not load the key and "
+                           "certificate")
+    return Signing(signer, files.tsa_url)
 
 
 def sign_pdf(pdf: bytes, signing: Signing) -> bytes:

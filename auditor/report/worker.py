@@ -170,10 +170,10 @@ def _serve(message: tuple[Any, ...]) -> Any:
 
     if message[0] == "figures":
         return plots.draw(message[1])
-    from auditor.report.sign import load_signer, sign_pdf
+    from auditor.report.sign import load_checked, sign_pdf
 
-    _, pdf, files = message
-    return sign_pdf(pdf, load_signer(files.key, files.cert, files.chain, files.tsa_url))
+    _, pdf, files = message  # checked by the parent before any work (check_signer)
+    return sign_pdf(pdf, load_checked(files))
 
 
 def main() -> None:

@@ -41,7 +41,6 @@ def index_expected(expected_ids: pl.DataFrame, references: pl.DataFrame | None
 
 
 @per_view
-@per_view
 def expected_index(view: RunView) -> pl.DataFrame:
     """`index_expected` of the view's expected IDs and references."""
     assert view.expected_ids is not None

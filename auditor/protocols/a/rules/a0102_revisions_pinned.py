@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import polars as pl
-
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import ENVIRONMENT, MANIFEST, MODEL, RESULTS
 from auditor.protocols.a.facts.gpus import model_files
+from auditor.protocols.a.rules._cells import differing_cells
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -40,16 +39,8 @@ def check(view: RunView) -> Iterator[Finding]:
     want = {"corpus_revision": rev["corpus"], "model_revision": rev["model"],
             # a seed is an integer of any size: the CSV types it as canonical decimal text
             "tokenizer_revision": rev["tokenizer"], "seed": str(m["seed"])}
-    # One query flags every column: a clean table costs one, not one per column.
-    flags = view.results.select(
-        "row", *want, *[(pl.col(c) != v).fill_null(True).alias(f"_bad_{c}")
-                        for c, v in want.items()]
-    ).filter(pl.any_horizontal(pl.col(f"_bad_{c}") for c in want))
-    for col, value in want.items():
-        if not flags.height:
-            break
-        bad = flags.filter(pl.col(f"_bad_{col}"))
-        for row, got in bad.select("row", col).iter_rows():
+    for col, value, bad in differing_cells(view.results, want):
+        for row, got in bad.iter_rows():
             yield RULE.finding(f"{col} differs from the revision pinned in the manifest",
                                artifact=RESULTS, row=row, observed=got,
                                expected=value, evidence={"field": col})

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import polars as pl
-
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import ENVIRONMENT, RESULTS
+from auditor.protocols.a.rules._cells import differing_cells
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -43,19 +42,10 @@ def check(view: RunView) -> Iterator[Finding]:
             "driver_version": env["driver_version"] or "",
             "python_version": env["python_version"], "torch_version": env["torch_version"],
             "runtime_version": env["runtime"]["version"] or ""}
-    # One query flags every column: a clean table costs one, not one per column.
-    flags = view.results.select(
-        "row", *want, *[(pl.col(c).fill_null("") != v).alias(f"_bad_{c}")
-                        for c, v in want.items()]
-    ).filter(pl.any_horizontal(pl.col(f"_bad_{c}") for c in want))
-    for col, value in want.items():
-        if not flags.height:
-            break
-        bad = flags.filter(pl.col(f"_bad_{col}"))
-        for row, got in bad.select("row", col).head(20).iter_rows():
+    for col, value, bad in differing_cells(view.results, want, null_as=""):
+        for row, got in bad.head(20).iter_rows():
             yield RULE.finding(f"{col} differs from the environment observed",
                                artifact=RESULTS, row=row, observed=got,
                                expected=value, evidence={"field": col, "environment": ENVIRONMENT})
-
 
 RULE = check
