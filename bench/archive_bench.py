@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,10 +71,12 @@ print(outputs.height + refs.height + csv.height)
 """
 
 
-def child(code: str, *args: str, tmp: Path) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in bytes, exit status) of CODE in a fresh interpreter."""
+def child(code: str, *args: str, tmp: Path, env: Mapping[str, str] | None = None
+          ) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS in bytes, exit status) of CODE in a fresh interpreter, in
+    ENV (this process's by default); TMP holds its peak-RSS file."""
     hwm = tmp / f"hwm-{time.monotonic_ns()}"
-    env = {**os.environ, "HWM_OUT": str(hwm)}
+    env = {**(os.environ if env is None else env), "HWM_OUT": str(hwm)}
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", HWM + code, *args], env=env, cwd=ROOT,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

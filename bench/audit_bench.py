@@ -49,7 +49,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -64,7 +63,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import runfactory  # noqa: E402
-from archive_bench import AUDIT, BARE, HWM, gib  # noqa: E402
+from archive_bench import AUDIT, BARE, child, gib, loadavg  # noqa: E402
 
 import schemas  # noqa: E402
 from auditor.engine import load_run, run_check  # noqa: E402
@@ -155,27 +154,14 @@ def round_robin(contenders: dict[str, Callable[[], object]], repeat: int) -> dic
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def child(code: str, *args: str, env: dict[str, str]) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in bytes, exit status) of CODE in a fresh interpreter."""
-    with tempfile.TemporaryDirectory(prefix="hwm-") as where:
-        hwm = Path(where) / "hwm"
-        t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", HWM + code, *args], cwd=ROOT,
-                              env={**env, "HWM_OUT": str(hwm)}, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
-        wall = time.perf_counter() - t
-        if proc.returncode not in (0, 1):
-            raise SystemExit(f"child failed ({proc.returncode}): {proc.stderr[-2000:]}")
-        return wall, int(hwm.read_text()) * 1024, proc.returncode
-
-
 def alternated(contenders: dict[str, tuple[str, ...]], repeat: int, env: dict[str, str]
                ) -> dict[str, list[tuple[float, int, int]]]:
     """Each contender (code, args...) run REPEAT times in fresh interpreters, in turn."""
     got: dict[str, list[tuple[float, int, int]]] = {k: [] for k in contenders}
-    for _ in range(repeat):
-        for name, (code, *args) in contenders.items():
-            got[name].append(child(code, *args, env=env))
+    with tempfile.TemporaryDirectory(prefix="hwm-") as where:
+        for _ in range(repeat):
+            for name, (code, *args) in contenders.items():
+                got[name].append(child(code, *args, tmp=Path(where), env=env))
     return got
 
 
@@ -183,11 +169,6 @@ def cached_env(tmp: Path) -> dict[str, str]:
     """The environment of a child with a bytecode cache of its own (see the docstring)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return {**env, "PYTHONPYCACHEPREFIX": str(tmp / "pycache")}
-
-
-def loadavg() -> str:
-    with open("/proc/loadavg") as fh:
-        return " ".join(fh.read().split()[:3])
 
 
 def aim_line(name: str, ratio: float, limit: float) -> bool:
