@@ -63,9 +63,8 @@ def load_matplotlib() -> None:
 
 
 def _figure(n_rows: int):
+    load_matplotlib()
     import matplotlib
-
-    matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
     matplotlib.rcParams.update(_RC)
