@@ -12,25 +12,46 @@ RUN_DIR ?= runs/demo
 REPORT_DIR ?= reports/demo
 KEY_DIR ?= keys/demo
 
-.PHONY: install demo test lint bench clean ort-gpu
+.PHONY: install install-dev demo test lint bench clean ort-gpu keep-ort-gpu lock
 
 $(BIN)/python:
 	@echo "==> Creating the virtual environment $(VENV)"
 	@$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml
+# Installs are pinned: requirements/runtime.lock (what the commands need) and
+# requirements/dev.lock (that plus the tests' tools) hold every dependency at an exact version
+# with its hashes, for every platform; pip installs exactly those (--require-hashes, --no-deps).
+# torch stays outside the locks: the machine decides its build (TORCH, or a CUDA torch the
+# user installed first). `make lock` refreshes both locks to today's releases.
+LOCK_INSTALL := $(BIN)/pip install -qq --require-hashes --no-deps -r
+
+$(VENV)/.installed-runtime: $(BIN)/python pyproject.toml requirements/runtime.lock
 	@$(BIN)/python -c "import torch" 2>/dev/null || { \
 	  echo "==> Installing $(TORCH) into $(VENV) (the CPU build unless you installed another;" \
 	       "a few hundred MB, a few minutes the first time)"; \
 	  $(BIN)/pip install -q "$(TORCH)"; }
-	@echo "==> Installing gpubench-audit and its dependencies into $(VENV) (editable)"
-	@$(BIN)/pip install -q -e ".[dev]"
+	@echo "==> Installing the pinned runtime dependencies (requirements/runtime.lock) into $(VENV)"
+	@$(LOCK_INSTALL) requirements/runtime.lock
+	@echo "==> Installing gpubench-audit into $(VENV) (editable)"
+	@$(BIN)/pip install -qq --no-deps -e .
+	@$(MAKE) --no-print-directory keep-ort-gpu
+	@touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed-runtime requirements/dev.lock
+	@echo "==> Installing the pinned test and development tools (requirements/dev.lock) into" \
+	      "$(VENV)"
+	@$(LOCK_INSTALL) requirements/dev.lock
+	@$(MAKE) --no-print-directory keep-ort-gpu
+	@touch $@
+
+# A GPU user's onnxruntime-gpu survives a lock install: the lock's CPU onnxruntime (the same
+# module under another name) is removed again and the GPU build put back.
+keep-ort-gpu:
 	@if $(BIN)/pip show -q onnxruntime-gpu 2>/dev/null; then \
-	  echo "==> Keeping onnxruntime-gpu: removing the CPU onnxruntime the install pulled in"; \
+	  echo "==> Keeping onnxruntime-gpu: removing the CPU onnxruntime the lock put in"; \
 	  v=$$($(BIN)/python -c "import importlib.metadata as m; print(m.version('onnxruntime-gpu'))"); \
 	  $(BIN)/pip uninstall -q -y onnxruntime onnxruntime-gpu && \
 	  $(BIN)/pip install -q "onnxruntime-gpu==$$v"; fi
-	@touch $@
 
 # For CUDA machines: replace the CPU onnxruntime by the GPU build (CUDA and TensorRT providers).
 ort-gpu: install
@@ -38,7 +59,19 @@ ort-gpu: install
 	$(BIN)/pip install -q "$(ORT_GPU)"
 	$(BIN)/python -c "import onnxruntime as o; print(o.__version__, o.get_available_providers())"
 
-install: $(VENV)/.installed
+# The runtime is what `make demo` needs; `make test` adds the tests' tools.
+install: $(VENV)/.installed-runtime
+install-dev: $(VENV)/.installed-dev
+
+# Refresh both locks to today's releases (uv, from the dev lock). Then run `make test` on the
+# refreshed locks before committing them (README, "Pinned installs").
+LOCK_FLAGS := --universal --python-version 3.11 --generate-hashes --upgrade --quiet \
+	--override requirements/overrides.txt --no-emit-package torch
+lock: install-dev
+	$(BIN)/uv pip compile pyproject.toml --extra gpu $(LOCK_FLAGS) -o requirements/runtime.lock
+	$(BIN)/uv pip compile pyproject.toml --extra gpu --extra hf --extra cluster --extra dev \
+	  $(LOCK_FLAGS) -o requirements/dev.lock
+	@echo "==> Locks refreshed. Now: make test, and commit requirements/*.lock only if it passes."
 
 # Each step says what it does; each path is printed once, at the end.
 demo: install
@@ -64,15 +97,15 @@ demo: install
 # The suite runs over every core (pytest-xdist), a test file per worker: a file's module
 # fixtures (runs built once, then read by many tests) stay in one process. Files go out in
 # collection order, the longest first (tests/conftest.py's FIRST), not by test count.
-test: install
+test: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
-lint: install
+lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: install
+bench: install-dev
 	$(BIN)/python bench/runner_overhead.py
 	$(BIN)/python bench/audit_bench.py
 	$(BIN)/python bench/report_bench.py

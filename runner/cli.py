@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from runner.errors import RunInterrupted, RunnerError
+from runner.quiet import quiet_libraries
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -98,6 +99,7 @@ def memory_probe(device: str) -> None:
 
 
 def main() -> None:
+    quiet_libraries()
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

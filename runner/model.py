@@ -15,6 +15,7 @@ import torch
 
 from runner.corpus import Corpus
 from runner.errors import RunnerError
+from runner.quiet import DEBUG_ENV
 from runner.workloads import TrainingData, WorkloadFactory
 from runner.workloads.base import PreparedModel
 
@@ -73,6 +74,11 @@ def train(factory: WorkloadFactory, corpus: Corpus, model_dir: Path, seed: int, 
 
 def child_env(**extra: str) -> dict[str, str]:
     """The environment of a fresh `python -m runner...` process that must import what this
-    one imports (a user's workload module included), plus `extra` variables."""
+    one imports (a user's workload module included), plus `extra` variables. Libraries'
+    warnings are silenced there from the interpreter's start, before torch is imported, as in
+    this process (`runner.quiet`); RUNNER_DEBUG, passed on, shows them."""
     path = [p for p in sys.path if p and os.path.isdir(p)]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(path), **extra}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), **extra}
+    if not env.get(DEBUG_ENV):
+        env["PYTHONWARNINGS"] = "ignore"
+    return env

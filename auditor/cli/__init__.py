@@ -11,14 +11,13 @@ written atomically), and every command that colours takes `--color auto|always|n
 (`auditor.output.style`: NO_COLOR and FORCE_COLOR honoured). No command prints a traceback:
 bad input is a message naming the file and the fault (exit 2, or 1 for a failed check); a
 crash of the tool itself says it is a bug, writes the traceback to a file and says how to
-report it. Libraries' log messages are not shown (what matters reaches the user as our own
-message); `AUDIT_DEBUG=1` shows them and the traceback."""
+report it. Libraries' warnings and log messages are not shown (`auditor.quiet`: what matters
+reaches the user as our own message); `AUDIT_DEBUG=1` shows them and the traceback."""
 
 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 import tempfile
@@ -29,8 +28,9 @@ import click
 from auditor import __version__
 from auditor.cli import archive, check, report, tools  # noqa: F401  (register the commands)
 from auditor.cli.app import cli
-from auditor.cli.options import DEBUG_ENV, SCHEMA_VERSION
+from auditor.cli.options import SCHEMA_VERSION
 from auditor.errors import AuditorError, VerificationFailed
+from auditor.quiet import DEBUG_ENV, quiet_libraries
 
 
 def _wants_json(argv: list[str]) -> bool:
@@ -72,18 +72,9 @@ def _report_bug(exc: BaseException, as_json: bool) -> None:
           f"{ISSUES} with the command line and that file.", 2, as_json)
 
 
-def _quiet_libraries() -> None:
-    """Libraries log what they find (pyHanko logs a failed path validation with its whole
-    traceback); our own messages say what matters. AUDIT_DEBUG=1 shows their logs."""
-    if os.environ.get(DEBUG_ENV):
-        logging.basicConfig(level=logging.DEBUG)
-    else:
-        logging.getLogger().addHandler(logging.NullHandler())  # no lastResort to stderr
-
-
 def main() -> None:
+    quiet_libraries()
     as_json = _wants_json(sys.argv[1:])
-    _quiet_libraries()
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

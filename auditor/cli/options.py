@@ -21,9 +21,6 @@ _REF = re.compile(r"[A-Z]\d{1,2}\.\d{1,2}|B\d{1,2}|RUN_DIR")
 """A protocol rule's name (`A2.1`, `B7`, `RUN_DIR`), as opposed to a rule code (`A0201`)."""
 _SECTION = re.compile(r"[A-Z]\d{1,2}")
 """A protocol section's name (`A9`: the rules A9.1, A9.2...)."""
-DEBUG_ENV = "AUDIT_DEBUG"
-"""Set to 1: show the libraries' log messages and an internal error's traceback."""
-
 
 def _codes(value: str | None) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in value.split(",") if c.strip()) if value else ()

@@ -30,6 +30,7 @@ import traceback
 from typing import IO, Any
 
 from auditor.errors import AuditorError
+from auditor.quiet import quiet_libraries
 
 TIMEOUT_S = 600.0
 """The longest the report waits for one answer (a default run's take well under 2 s)."""
@@ -179,6 +180,7 @@ def _serve(message: tuple[Any, ...]) -> Any:
 def main() -> None:
     """The child: import matplotlib, then answer each message ("ok", result), ("refused",
     the AuditorError's message) or ("error", traceback) on stdout, until stdin ends."""
+    quiet_libraries()  # before matplotlib and pyHanko: their warnings are not the user's
     answer_to, read_from = sys.stdout.buffer, sys.stdin.buffer
     sys.stdout = sys.stderr  # a library's print must not mix with the answers
     from auditor.report import plots
