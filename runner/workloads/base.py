@@ -107,6 +107,10 @@ class WorkloadFactory(ABC):
 
     name: str = "workload"
     description: str = ""
+    trains_at_run_time: bool = True
+    """Whether `prepare` trains the weights during the run (then the run pins its recipe:
+    code, seed, training inputs, `runner.revisions.write_recipe`); False for a workload that
+    stages a checkpoint as it is."""
     path_options: tuple[str, ...] = ()
     """Options that name files: a relative one is resolved against the config file's folder
     before the workload sees it (`runner.config.resolve_options`)."""
