@@ -118,6 +118,24 @@ MANIFEST_REFS: tuple[tuple[str, str], ...] = (
 match wins): a schema fault at `/revisions/model` is an A1.2 fault."""
 
 
+DOC_REFS: tuple[tuple[str, str, str], ...] = (
+    (PLACEMENT, "/pid", "A6.5"), (PLACEMENT, "/parameter_devices", "A4.2"),
+    (PLACEMENT, "/input_devices", "A4.2"), (MEMORY_TRACES, "/other_sources", "A7.5"),
+)
+"""(folder, JSON pointer prefix, protocol rule) of per-pass documents whose fields a verdict
+reads: a schema fault there (a placement without its `pid`, a device key that is no device,
+a memory unit that is no unit) is about that rule, not only about the file's format."""
+
+
+def doc_ref(file: str, pointer: str | None, default: str) -> str:
+    """The protocol rule a fault at POINTER of the per-pass document FILE is about."""
+    for folder, prefix, ref in DOC_REFS:
+        if file.startswith(folder) and pointer is not None and (
+                pointer == prefix or pointer.startswith(prefix + "/")):
+            return ref
+    return default
+
+
 def manifest_ref(pointer: str | None, default: str) -> str:
     """The protocol rule a manifest fault at POINTER is about (DEFAULT when none is
     more specific)."""

@@ -37,10 +37,11 @@ from auditor.protocols.a.artifacts import (
     RESULTS,
     SPLITS,
     TIMELINE,
+    doc_ref,
     manifest_ref,
 )
 from auditor.protocols.a.facts.passes import index_expected, output_file_stats
-from auditor.protocols.loader import Loader
+from auditor.protocols.loader import Loader, declaration_pointer
 from auditor.readers import (
     jsonl_id_label,
     jsonl_records,
@@ -171,7 +172,7 @@ class _Loader(Loader):
     malformed_code = "A0002"
 
     def ref_for(self, fault: Fault) -> str:
-        return "A1.4"
+        return doc_ref(fault.file, declaration_pointer(fault), "A1.4")
 
     # -- the artifacts -------------------------------------------------------------------
     def load(self) -> RunView:
