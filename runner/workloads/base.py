@@ -42,7 +42,10 @@ class TrainingData:
 
 @dataclass(frozen=True)
 class PreparedModel:
-    """The staged files whose hashes are the model and tokenizer revisions (A1.2)."""
+    """The staged files whose hashes are the model and tokenizer revisions (A1.2): each named
+    as its kind in `schemas/revision-kinds.json` names it (`model.safetensors`, or
+    `weights.pt` / `head.pt` for weights trained at run time; `tokenizer.json`), since the
+    runner and the auditor find them under `model/` by those names."""
 
     weights_file: Path
     tokenizer_file: Path
