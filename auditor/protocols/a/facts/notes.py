@@ -53,8 +53,13 @@ def phrases(topic: str) -> re.Pattern[str]:
     """The phrases of TOPIC (a key of `note-phrases.json`'s `topics`), every language in one
     case-insensitive pattern."""
     by_language = schemas.data("note_phrases")["topics"][topic]["phrases"]
-    return re.compile("|".join(f"(?:{p})" for words in by_language.values() for p in words),
-                      re.IGNORECASE)
+    words = [p for ps in by_language.values() for p in ps]
+    # the word boundary most phrases open with, tested once for all of them: measured about
+    # 8x faster on the default run's notes than each branch testing its own
+    bounded = [p[2:] for p in words if p.startswith(r"\b")]
+    rest = [p for p in words if not p.startswith(r"\b")]
+    parts = ([r"\b(?:" + "|".join(f"(?:{p})" for p in bounded) + ")"] if bounded else [])
+    return re.compile("|".join(parts + [f"(?:{p})" for p in rest]), re.IGNORECASE)
 
 
 SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|\n")
