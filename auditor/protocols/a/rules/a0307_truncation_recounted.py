@@ -4,7 +4,10 @@ What it checks: `manifest.corpus.truncation.truncated_texts` equals the number o
 texts (`corpus/eval-inputs.jsonl`) longer than `context_tokens`, recounted by the auditor
 with the tokenizer the run archives as data (the replay section's file and kind:
 `bow-words-pairs/1` counts words, `hf-tokenizers/1` tokens with the special tokens). A
-tokenizer that does not load or apply is a warning: the count could not be checked.
+tokenizer that does not load or apply is a warning: the count could not be checked. A run
+that archives no tokenizer of a kind the auditor implements, or keeps no evaluation inputs
+(both optional), is not recounted: its count is only checked against the evaluation texts
+(A0304).
 Reads: manifest `/corpus/truncation`, `/replay/tokenizer`; the tokenizer file; the
 evaluation inputs.
 Why it matters: A3.3: truncation is described because cutting texts changes the work done,
@@ -26,7 +29,7 @@ from auditor.rule import rule
 
 
 @rule(code="A0307", title="truncation count recomputed", protocol_ref="A3.3",
-      severity="error", requires=("manifest", "inputs"),
+      severity="error", requires=("manifest",),
       fix=("Declare the number of evaluation texts the archived tokenizer cuts at the context "
            "limit (count them with that tokenizer), or archive the tokenizer that ran."))
 def check(view: RunView) -> Iterator[Finding]:
