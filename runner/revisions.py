@@ -93,7 +93,10 @@ def model_revisions(model_dir: Path) -> dict[str, str]:
             rx = re.compile(k["shards"])
             chosen = [p for n, p in sorted(names.items()) if rx.match(n)]
         if not chosen:
-            chosen = [names[n] for n in k.get("trained_files") or () if n in names][:1]
+            chosen = [names[n] for n in k.get("trained_files") or () if n in names]
+            if len(chosen) > 1:  # the auditor could not tell which one ran (A0106)
+                raise RunnerError(f"workload: {model_dir} holds several weights files "
+                                  f"({', '.join(p.name for p in chosen)}); keep one")
         if chosen:
             out[kind] = _revision(chosen)
         elif k["required"]:
