@@ -42,7 +42,14 @@ class Revisions:
     model: str
     tokenizer: str
     code: str
+    config: str | None = None
+    """The model's `config.json`, when the workload stages one."""
+    recipe: str | None = None
+    """`recipe.json`, when the workload trained its weights during the run."""
 
     def to_json(self) -> dict[str, str]:
-        return {"corpus": self.corpus, "model": self.model, "tokenizer": self.tokenizer,
-                "code": self.code}
+        out = {"corpus": self.corpus, "model": self.model, "tokenizer": self.tokenizer,
+               "code": self.code}
+        out.update({k: v for k, v in (("config", self.config), ("recipe", self.recipe))
+                    if v is not None})
+        return out

@@ -1,8 +1,10 @@
 """Pinned revisions (A1.2): hashes of what the run used, the same in every row.
 
 - corpus: `corpus.corpus_revision` (the canonical content);
-- model: sha256 of the staged weights file under the run dir's `model/`;
-- tokenizer: sha256 of the staged vocabulary-and-rules file;
+- model, tokenizer, config, recipe: the SHA-256 of the file(s) under the run dir's `model/`
+  each kind names in `schemas/revision-kinds.json` (the data the auditor recomputes them
+  from: `model_revisions`); a workload trained at run time first writes its recipe
+  (`write_recipe`: code, seed, workload, options, context, training inputs);
 - code: the package version, a sha256 over the runner's own source files, and
   `git describe` when the source lives in a git work tree (read-only git calls).
 """
@@ -10,11 +12,16 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import runner
+import schemas
+from runner.errors import RunnerError
 
 RUNNER_DIR = Path(runner.__file__).resolve().parent
 
@@ -63,3 +70,53 @@ def code_revision() -> str:
     if git:
         parts.append(f"git {git}")
     return "; ".join(parts)
+
+
+def _revision(files: list[Path]) -> str:
+    """One file's `sha256:` hash; several files' the hash of their `sha256sum` listing in
+    name order (revision-kinds.json, `hash`)."""
+    if len(files) == 1:
+        return "sha256:" + file_sha256(files[0])
+    listing = "".join(f"{file_sha256(p)}  {p.name}\n" for p in sorted(files))
+    return "sha256:" + hashlib.sha256(listing.encode("utf-8")).hexdigest()
+
+
+def model_revisions(model_dir: Path) -> dict[str, str]:
+    """Revision kind -> the revision of the files it names in MODEL_DIR (kinds whose files
+    are absent are left out; the weights and the tokenizer must be there)."""
+    spec = schemas.data("revision_kinds")["kinds"]
+    names = {p.name: p for p in model_dir.iterdir() if p.is_file()}
+    out: dict[str, str] = {}
+    for kind, k in spec.items():
+        chosen = [names[n] for n in k["files"] if n in names]
+        if not chosen and k.get("shards"):
+            rx = re.compile(k["shards"])
+            chosen = [p for n, p in sorted(names.items()) if rx.match(n)]
+        if not chosen:
+            chosen = [names[n] for n in k.get("trained_files") or () if n in names]
+            if len(chosen) > 1:  # the auditor could not tell which one ran (A0106)
+                raise RunnerError(f"workload: {model_dir} holds several weights files "
+                                  f"({', '.join(p.name for p in chosen)}); keep one")
+        if chosen:
+            out[kind] = _revision(chosen)
+        elif k["required"]:
+            raise RunnerError(f"workload: {model_dir} holds none of the files revision kind "
+                              f"{kind!r} names ({', '.join(k['files'])}): nothing to pin")
+    return out
+
+
+RECIPE = "recipe.json"
+TRAIN_IDS = "corpus/splits/train_ids.txt"
+
+
+def write_recipe(root: Path, model_dir: Path, *, code: str, seed: int, workload: str,
+                 options: dict[str, Any], context: int, corpus: str) -> Path:
+    """`model/recipe.json` of a workload trained at run time (schemas/recipe.schema.json),
+    written after the train split's ID list (`TRAIN_IDS` under ROOT), whose hash it states."""
+    doc = {"kind": "trained-at-run-time/1", "code": code, "seed": seed, "workload": workload,
+           "options": options, "context": context,
+           "training_inputs": {"corpus": corpus, "split": "train", "ids_file": TRAIN_IDS,
+                               "ids_sha256": file_sha256(root / TRAIN_IDS)}}
+    path = model_dir / RECIPE
+    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path

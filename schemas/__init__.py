@@ -80,6 +80,8 @@ SCHEMA_FILES: dict[str, str] = {
     "replay_result": "replay-result.schema.json",
     # a diagnostic run's record in either manifest (runner --off-protocol)
     "off_protocol": "off-protocol.schema.json",
+    # a workload trained at run time: what made its weights (revision-kinds.json, `recipe`)
+    "recipe": "recipe.schema.json",
 }
 
 RESULTS_TABLE_FILE = "resultats-bruts.table.json"
@@ -298,6 +300,22 @@ def date_time_is_checked() -> bool:
 
     return not Draft202012Validator.FORMAT_CHECKER.conforms("2026-13-40T99:00:00Z",
                                                             "date-time")
+
+
+#: Convention name -> data file: protocol conventions the runner, the auditor and the tests
+#: read alike (not schemas: the documents hold words and mappings, not formats).
+DATA_FILES: dict[str, str] = {
+    # which files each revision names (A1.2): runner, auditor, comparison of runs
+    "revision_kinds": "revision-kinds.json",
+    # the words a note-scanning warning looks for, per language (A6.3, A9.5, A10.2)
+    "note_phrases": "note-phrases.json",
+}
+
+
+@cache
+def data(name: str) -> dict[str, Any]:
+    """The parsed convention document NAME (a key of `DATA_FILES`)."""
+    return _read_json(DATA_FILES[name])
 
 
 @cache

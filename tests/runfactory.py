@@ -72,6 +72,7 @@ def make_clean_run(
     experiment_id: str = "exp-batch",
     claims: bool = False,
     warm_in_blocks: bool = False,
+    trained: bool = False,
 ) -> Path:
     """Write a clean protocol A run dir at PATH (created) and return PATH.
 
@@ -80,15 +81,20 @@ def make_clean_run(
     `batch-<n>`; on `device="cuda:0"` memory is measured (plausible bytes), on CPU the four
     memory cells are empty. Passes: one cold pass per variant, each in a fresh process, a
     warm-up block per variant, then `warm_passes` warm passes per variant in alternating
-    order (`warm_in_blocks`: all of one variant, then the next, the method "sequential")."""
+    order (`warm_in_blocks`: all of one variant, then the next, the method "sequential").
+    `trained`: the workload trained at run time, as the runner's default one: its weights
+    `model/weights.pt`, its recipe `model/recipe.json` (revisions.recipe), a bag-of-words
+    tokenizer and an ONNX file archived under a replay section, and `TRUNCATED` evaluation
+    texts longer than the context, declared."""
     root = Path(path)
     root.mkdir(parents=True, exist_ok=True)
     cuda = device.startswith("cuda")
     # The weights and tokenizer the revisions pin, kept under model/ (A1.2).
     weights = b"synthetic weights " + experiment_id.encode() + bytes(range(64))
-    tokenizer = json.dumps({"kind": "synthetic", "vocab": list(classes)}).encode()
+    tokenizer = json.dumps(bow_tokenizer(CONTEXT) if trained else
+                           {"kind": "synthetic", "vocab": list(classes)}).encode()
     (root / "model").mkdir(exist_ok=True)
-    (root / "model/weights.bin").write_bytes(weights)
+    (root / ("model/weights.pt" if trained else "model/model.safetensors")).write_bytes(weights)
     (root / "model/tokenizer.json").write_bytes(tokenizer)
     rev = {"corpus": "sha256:" + "c" * 16,
            "model": "sha256:" + hashlib.sha256(weights).hexdigest(),
@@ -97,10 +103,35 @@ def make_clean_run(
     eval_ids = [f"ev-{i:06d}" for i in range(eval_size)]
     refs = {i: classes[n % len(classes)] for n, i in enumerate(eval_ids)}
     _ids(root / "corpus/expected_ids.txt", eval_ids)
+    long_text = " ".join(["word"] * (CONTEXT + 10))
     _jsonl(root / "corpus/eval-inputs.jsonl",
-           ({"id": i, "text": f"text of {i}"} for i in eval_ids))
+           ({"id": i, "text": long_text if trained and n < TRUNCATED else f"text of {i}"}
+            for n, i in enumerate(eval_ids)))
     _jsonl(root / "corpus/references.jsonl", ({"id": i, "label": refs[i]} for i in eval_ids))
     _ids(root / "corpus/splits/train_ids.txt", [f"tr-{i:05d}" for i in range(eval_size * 2)])
+    workload: dict[str, Any] = {"name": "synthetic-classifier"}
+    replay: dict[str, Any] = {}
+    if trained:
+        recipe = {"kind": "trained-at-run-time/1", "code": rev["code"], "seed": 7,
+                  "workload": "synthetic:Trained", "options": {}, "context": CONTEXT,
+                  "training_inputs": {"corpus": rev["corpus"], "split": "train",
+                                      "ids_file": "corpus/splits/train_ids.txt",
+                                      "ids_sha256": _sha(root / "corpus/splits/train_ids.txt")}}
+        _dump(root / "model/recipe.json", recipe)
+        (root / "model/model.onnx").write_bytes(b"synthetic onnx " + weights)
+        rev["recipe"] = "sha256:" + _sha(root / "model/recipe.json")
+        workload = {"name": "synthetic-trained", "callable": "synthetic:Trained",
+                    "generation_options": {}, "trained_at_run_time": True}
+        replay = {"replay": {
+            "model": {"file": "model/model.onnx", "sha256": _sha(root / "model/model.onnx"),
+                      "format": "onnx", "exported_from": rev["model"],
+                      "inputs": [{"name": "ids", "tensor": "ids", "dtype": "int64"},
+                                 {"name": "offsets", "tensor": "offsets", "dtype": "int64"}],
+                      "outputs": [{"name": "scores", "dtype": "float32"}]},
+            "tokenizer": {"file": "model/tokenizer.json", "kind": "bow-words-pairs/1",
+                          "sha256": hashlib.sha256(tokenizer).hexdigest()},
+            "context": CONTEXT, "labels": list(classes), "inputs": "corpus/eval-inputs.jsonl",
+            "postprocess": "argmax over scores"}}
     _ids(root / "corpus/splits/tune_ids.txt", [f"tu-{i:05d}" for i in range(eval_size // 2 + 1)])
 
     # Outputs are written once and shared by every pass (same model, same inputs).
@@ -113,7 +144,7 @@ def make_clean_run(
     output_text = "".join(lines)
 
     vconf = [{"variant_id": v, "batch": int(v.rsplit("-", 1)[-1]) if v[-1].isdigit() else 1,
-              "precision": "float32", "context": 128, "device": device,
+              "precision": "float32", "context": CONTEXT, "device": device,
               "input_order": "expected_ids"} for v in variants]
 
     # The order: cold passes, warm-up blocks, then alternating rounds of warm passes.
@@ -204,7 +235,7 @@ def make_clean_run(
             "gpu_model": gpu_name or "", "gpu_count": 1 if cuda else 0, "device": device,
             "driver_version": env["driver_version"] or "", "python_version": "3.11.9",
             "torch_version": env["torch_version"], "runtime_version": "12.4" if cuda else "",
-            "precision": "float32", "batch": vc["batch"], "context": 128, "phase": phase,
+            "precision": "float32", "batch": vc["batch"], "context": CONTEXT, "phase": phase,
             "run_index": run, "warmup_iterations": warmup_iterations,
             "expected_ids": eval_size, "quality_metric": "macro_f1", "quality_threshold": 0.6,
             "quality_tolerance": 0.1, "elapsed_seconds": elapsed,
@@ -236,9 +267,11 @@ def make_clean_run(
         "corpus": {"source": "synthetic", "revision": rev["corpus"], "eval_size": eval_size,
                    "inputs_file": "corpus/eval-inputs.jsonl",
                    "train_size": eval_size * 2, "tune_size": eval_size // 2 + 1,
-                   "truncation": {"context_tokens": 128, "truncated_texts": 0,
-                                  "eval_texts": eval_size, "rule": "none cut"}},
-        "workload": {"name": "synthetic-classifier"},
+                   "truncation": {"context_tokens": CONTEXT,
+                                  "truncated_texts": TRUNCATED if trained else 0,
+                                  "eval_texts": eval_size,
+                                  "rule": "the first words kept" if trained else "none cut"}},
+        "workload": workload, **replay,
         "economics": {"offers_file": "economics/offers.json", "offer_id": "h100-7d",
                       "lots": lots},
         "artifacts": {},
@@ -248,6 +281,23 @@ def make_clean_run(
     if claims:
         write_claims(root)
     return root
+
+
+CONTEXT = 128
+"""The context limit of every variant, in words."""
+TRUNCATED = 2
+"""Evaluation texts longer than the context in a `trained` run (its first ones)."""
+
+
+def bow_tokenizer(context: int) -> dict[str, Any]:
+    """A bag-of-words tokenizer as data (kind `bow-words-pairs/1`, the default workload's)."""
+    return {"kind": "bow-words-pairs/1", "lowercase": True, "word_pattern": "[a-z_][a-z0-9_]*",
+            "features": "words and neighbouring word pairs", "pair_separator": " ",
+            "context": context, "unknown": "dropped", "vocab": ["text", "of", "word"]}
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def memory_stats(mem: dict[str, Any], when: str) -> dict[str, int]:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,6 +105,10 @@ def test_run_is_accepted_and_pins_the_checkpoint_files(run: Path, folder: Path) 
     assert m["revisions"]["model"] == "sha256:" + sha(folder / "ckpt/model.safetensors")
     assert m["revisions"]["tokenizer"] == "sha256:" + sha(folder / "ckpt/tokenizer.json")
     assert m["artifacts"]["model/config.json"] == sha(folder / "ckpt/config.json")
+    # used as is: the config is pinned, no recipe (schemas/revision-kinds.json)
+    assert m["revisions"]["config"] == "sha256:" + sha(folder / "ckpt/config.json")
+    assert "recipe" not in m["revisions"] and m["workload"]["trained_at_run_time"] is False
+    assert not (run / "model/recipe.json").exists()
     assert m["replay"]["tokenizer"]["kind"] == "hf-tokenizers/1"
     assert [i["name"] for i in m["replay"]["model"]["inputs"]] == [
         "input_ids", "attention_mask", "token_type_ids"]
@@ -126,6 +131,33 @@ def test_run_is_accepted_and_pins_the_checkpoint_files(run: Path, folder: Path) 
     exported = (run / "model/model.onnx").read_bytes()
     for path in (REPO, folder):
         assert str(path).encode() not in exported
+
+
+def _pinned_lie(root: Path, change: Any) -> set[str]:
+    m = rf.read_json(root, "manifest.json")
+    change(m)
+    rf.write_json(root, "manifest.json", m)
+    rows = rf.read_rows(root)
+    for r in rows:
+        r["model_revision"] = m["revisions"]["model"]
+    rf.write_rows(root, rows)
+    rf.rehash(root)
+    return {f.code for f in run_check(root).findings if f.severity == "error"}
+
+
+def test_check_recomputes_the_checkpoint_revisions_and_truncation(run: Path,
+                                                                  tmp_path: Path) -> None:
+    """A0106: the model revision is the weights' hash, not the config's; A0307: the truncated
+    texts recounted with the archived tokenizer.json (hf-tokenizers/1), special tokens in."""
+    config = "sha256:" + sha(run / "model/config.json")
+    root = tmp_path / "config-as-model"
+    shutil.copytree(run, root)
+    codes = _pinned_lie(root, lambda m: m["revisions"].update(model=config))
+    assert "A0106" in codes and codes <= {"A0106", "A0107"}  # A0107: exported_from too
+    root = tmp_path / "none-cut"
+    shutil.copytree(run, root)
+    assert _pinned_lie(root, lambda m: m["corpus"]["truncation"].update(
+        truncated_texts=0)) == {"A0307"}
 
 
 def test_replay_agrees_with_every_pass(run: Path) -> None:

@@ -124,7 +124,8 @@ def test_no_partial_dir_left_and_progress_printed(run: tuple[Path, str]) -> None
 def test_every_artifact_validates_against_its_schema(run: tuple[Path, str]) -> None:
     out, _ = run
     kinds = {"manifest.json": "manifest", "environment.json": "environment",
-             "economics/offers.json": "offers", "checks/set-check.json": "set_check"}
+             "economics/offers.json": "offers", "checks/set-check.json": "set_check",
+             "model/recipe.json": "recipe"}
     seen = set()
     for path in out.rglob("*.json"):
         rel = path.relative_to(out).as_posix()
@@ -134,7 +135,7 @@ def test_every_artifact_validates_against_its_schema(run: tuple[Path, str]) -> N
             schemas.validator(kind).validate(json.loads(path.read_text()))
             seen.add(kind)
     assert seen == {"manifest", "environment", "offers", "set_check", "memory_trace",
-                    "placement"}
+                    "placement", "recipe"}
     for line in jsonl(out / "timeline.jsonl"):
         schemas.validator("timeline_entry").validate(line)
     for line in jsonl(out / "corpus/references.jsonl"):
@@ -177,6 +178,15 @@ def test_manifest_hashes_every_other_file(run: tuple[Path, str]) -> None:
     assert manifest["status"] == "complete"
     assert manifest["revisions"]["model"] == "sha256:" + hashlib.sha256(
         (out / "model/weights.pt").read_bytes()).hexdigest()
+    # trained at run time: the recipe is pinned, and it is this run's (revision-kinds.json)
+    assert manifest["workload"]["trained_at_run_time"] is True
+    assert manifest["revisions"]["recipe"] == "sha256:" + hashlib.sha256(
+        (out / "model/recipe.json").read_bytes()).hexdigest()
+    recipe = json.loads((out / "model/recipe.json").read_text())
+    assert (recipe["seed"], recipe["code"], recipe["training_inputs"]["corpus"]) == (
+        manifest["seed"], manifest["revisions"]["code"], manifest["revisions"]["corpus"])
+    assert recipe["training_inputs"]["ids_sha256"] == manifest["artifacts"][
+        "corpus/splits/train_ids.txt"]
 
 
 def test_pass_counts_per_variant(run: tuple[Path, str]) -> None:

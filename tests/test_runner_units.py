@@ -216,3 +216,29 @@ def test_user_corpus_formats_give_the_same_corpus(tmp_path: Path) -> None:
     with pytest.raises(RunnerError, match=r"c\.txt: unknown format"):
         (tmp_path / "c.txt").write_text("x")
         load_corpus(tmp_path / "c.txt", None, None, 1)
+
+
+def test_model_revisions_follow_the_revision_kinds(tmp_path: Path) -> None:
+    """The runner pins each kind's files as schemas/revision-kinds.json names them: every
+    shard together (the hash of their sha256sum listing), the tokenizer and the config;
+    no weights at all is refused before anything is measured."""
+    import hashlib
+
+    from runner.revisions import model_revisions
+
+    def sha(b: bytes) -> str:
+        return hashlib.sha256(b).hexdigest()
+
+    shards = {"model-00001-of-00002.safetensors": b"first", "model-00002-of-00002.safetensors":
+              b"second"}
+    for name, data in {**shards, "tokenizer.json": b"{}", "config.json": b"{\"a\": 1}",
+                       "model.onnx": b"onnx"}.items():
+        (tmp_path / name).write_bytes(data)
+    listing = "".join(f"{sha(b)}  {n}\n" for n, b in sorted(shards.items()))
+    assert model_revisions(tmp_path) == {
+        "model": "sha256:" + sha(listing.encode()), "tokenizer": "sha256:" + sha(b"{}"),
+        "config": "sha256:" + sha(b"{\"a\": 1}")}
+    for name in shards:
+        (tmp_path / name).unlink()
+    with pytest.raises(RunnerError, match="revision kind 'model'"):
+        model_revisions(tmp_path)

@@ -154,7 +154,7 @@ class Loader:
             return None
         read = json_doc.read(self.data[MANIFEST], name=MANIFEST, schema=schema, label=label)
         for f in read.faults:
-            self.report(f, code, ref_of(f.pointer))
+            self.report(f, code, ref_of(declaration_pointer(f)))
         if read.value is None:
             self.bad("manifest", f"{MANIFEST} is not valid JSON")
             return None
@@ -262,3 +262,12 @@ _HANDLERS: dict[str, Callable[[Loader, Artifact], Any]] = {
     "id_list": Loader._id_list,
 }
 """The artifact table's `reader` -> how the loader reads such a file."""
+
+
+def declaration_pointer(fault: Fault) -> str | None:
+    """Where the declaration a manifest fault is about sits: its pointer, or for a missing
+    property (`field`) the pointer it would have had, so that an undeclared
+    `/corpus/truncation` is about A3.3, not about `/corpus`."""
+    if fault.kind != "schema" or not fault.field:
+        return fault.pointer
+    return f"{fault.pointer or ''}/{fault.field.replace('~', '~0').replace('/', '~1')}"

@@ -57,8 +57,16 @@ def schema_faults(doc: Any, schema: str, name: str, *, line: int | None = None,
     return tuple(
         Fault(name, f"does not match {label} schema: {e.message}",
               line=line, pointer=json_pointer(e.absolute_path), kind="schema",
-              value=_text(shorten(e.instance)))
+              value=_text(shorten(e.instance)), field=_missing(e))
         for e in errors[:limit])
+
+
+def _missing(error: Any) -> str | None:
+    """The property a `required` error finds missing (the fault's `field`: the pointer names
+    the object that lacks it), else None."""
+    if error.validator != "required" or not isinstance(error.instance, dict):
+        return None
+    return next((p for p in error.validator_value if p not in error.instance), None)
 
 
 def problem_fault(problem: strict_json.JsonProblem, name: str, line: int | None = None

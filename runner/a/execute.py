@@ -47,7 +47,7 @@ from runner.model import TrainedModel, child_env, resolve_device, train, workloa
 from runner.order import alternating_rounds
 from runner.records import now_iso
 from runner.replay import archive
-from runner.revisions import code_revision, file_sha256
+from runner.revisions import code_revision, model_revisions, write_recipe
 from runner.rundir import Progress, StagedRunDir, Steps, refuse_existing
 from runner.workloads import WorkloadFactory, resolve
 from runner.workloads.base import Workload
@@ -227,11 +227,17 @@ def declare(cfg: RunConfig, root: Path, inputs: Inputs, say: Progress) -> Declar
         f"{len(corpus.classes)} classes; training the model")
     trained = train(inputs.factory, corpus, root / "model", cfg.seed, cfg.context,
                     cfg.workload_options)
+    code = code_revision()
     t = time.perf_counter()
     workload = inputs.factory.load(trained.model_dir, inputs.device, cfg.precision,
                                    cfg.context, cfg.workload_options)
     main_load_seconds = time.perf_counter() - t
-    model_revision = "sha256:" + file_sha256(trained.prepared.weights_file)
+    if inputs.factory.trains_at_run_time:
+        write_recipe(root, trained.model_dir, code=code, seed=cfg.seed,
+                     workload=cfg.workload_callable, options=cfg.workload_options,
+                     context=cfg.context, corpus=corpus.revision)
+    pinned = model_revisions(trained.model_dir)
+    model_revision = pinned["model"]
     archived = archive(workload.tensor_form(), workload=cfg.workload_callable,
                        options=cfg.workload_options, root=root, model_dir=trained.model_dir,
                        tokenizer_file=trained.prepared.tokenizer_file, context=cfg.context,
@@ -256,11 +262,9 @@ def declare(cfg: RunConfig, root: Path, inputs: Inputs, say: Progress) -> Declar
         truncated=sum(1 for n in lengths if n > cfg.context),
         batch_of=dict(zip(variants, cfg.batches, strict=True)),
         order=draw_pass_order(variants, cfg.warm_passes, cfg.seed),
-        revisions=Revisions(
-            corpus=corpus.revision,
-            model=model_revision,
-            tokenizer="sha256:" + file_sha256(trained.prepared.tokenizer_file),
-            code=code_revision()),
+        revisions=Revisions(corpus=corpus.revision, model=model_revision,
+                            tokenizer=pinned["tokenizer"], code=code,
+                            config=pinned.get("config"), recipe=pinned.get("recipe")),
         declared_at=now_iso(), load_before=_loadavg(), replay=archived.manifest)
 
 
@@ -465,6 +469,7 @@ def _workload(cfg: RunConfig, decl: Declaration, inputs: Inputs) -> dict[str, An
     return {"name": inputs.factory.name, "callable": cfg.workload_callable,
             "description": decl.trained.prepared.description,
             "generation_options": cfg.workload_options,
+            "trained_at_run_time": inputs.factory.trains_at_run_time,
             "train_seconds": decl.trained.train_seconds, "torch_threads": inputs.threads}
 
 

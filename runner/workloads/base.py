@@ -42,7 +42,10 @@ class TrainingData:
 
 @dataclass(frozen=True)
 class PreparedModel:
-    """The staged files whose hashes are the model and tokenizer revisions (A1.2)."""
+    """The staged files whose hashes are the model and tokenizer revisions (A1.2): each named
+    as its kind in `schemas/revision-kinds.json` names it (`model.safetensors`, or
+    `weights.pt` / `head.pt` for weights trained at run time; `tokenizer.json`), since the
+    runner and the auditor find them under `model/` by those names."""
 
     weights_file: Path
     tokenizer_file: Path
@@ -107,6 +110,10 @@ class WorkloadFactory(ABC):
 
     name: str = "workload"
     description: str = ""
+    trains_at_run_time: bool = True
+    """Whether `prepare` trains the weights during the run (then the run pins its recipe:
+    code, seed, training inputs, `runner.revisions.write_recipe`); False for a workload that
+    stages a checkpoint as it is."""
     path_options: tuple[str, ...] = ()
     """Options that name files: a relative one is resolved against the config file's folder
     before the workload sees it (`runner.config.resolve_options`)."""

@@ -278,6 +278,8 @@ def _labels_of_config(file: Path) -> list[str]:
 class SequenceClassifier(WorkloadFactory):
     """A `save_pretrained` checkpoint (or a user's ONNX file) classifying the corpus as is."""
 
+    trains_at_run_time = False
+
     name = "hf"
     description = "local Hugging Face sequence classifier (transformers, safetensors)"
     path_options = ("path", "onnx", "tokenizer")

@@ -1,6 +1,7 @@
 """`audit check` on a real run with a replay section: the model and tokenizer files the run
-keeps are the ones its revisions pin, never swapped (A1.2, rule A0102). Replay would refuse
-such a run before running anything; check must not accept it either."""
+keeps are the ones its revisions pin, never swapped (A1.2: A0106 hashes the files each
+revision kind names, A0107 the archived files the replay section declares). Replay would
+refuse such a run before running anything; check must not accept it either."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from auditor.engine import run_check
 def _a0102(root: Path) -> list[str]:
     result = run_check(root)
     assert not [f for f in result.findings if f.code == "A0000"]
-    return [f.message for f in result.findings if f.code == "A0102" and f.severity == "error"]
+    return [f.message for f in result.findings
+            if f.code in ("A0102", "A0106", "A0107") and f.severity == "error"]
 
 
 def test_the_real_run_pins_its_model_files(run_a: Path) -> None:

@@ -21,6 +21,10 @@ CLAIMS = "claims.json"
 INPUTS = "corpus/eval-inputs.jsonl"
 """Where the runner writes the evaluation inputs; the manifest's `corpus.inputs_file` names it."""
 MODEL = "model/"
+RECIPE = "model/recipe.json"
+"""How a workload trained at run time was trained (schemas/revision-kinds.json, `recipe`)."""
+TOKENIZER = "model/tokenizer.json"
+"""The tokenizer file the revision kinds name; kept in memory to count truncation (A3.3)."""
 OUTPUTS = "outputs/"
 MEMORY_TRACES = "traces/memory/"
 PLACEMENT = "evidence/placement/"
@@ -62,12 +66,15 @@ ARTIFACTS: tuple[Artifact, ...] = (
              "`corpus.inputs_file`)", special=True),
     Artifact("claims", CLAIMS, "json_doc", "claims", False,
              "typed summaries, rankings, projections and memory figures the run states"),
+    Artifact("recipe", RECIPE, "json_doc", "recipe", False,
+             "how a workload trained at run time was trained (required when it was)",
+             ref="A1.2", special=True),
 )
 
 BY_KIND = {a.kind: a for a in ARTIFACTS}
 REQUIRED_KINDS = tuple(a.kind for a in ARTIFACTS if a.required)
 PARSED_PREFIXES = ("outputs/", "corpus/", "traces/", "evidence/", "checks/", "economics/",
-                   MANIFEST, RESULTS, TIMELINE, ENVIRONMENT, CLAIMS)
+                   MANIFEST, RESULTS, TIMELINE, ENVIRONMENT, CLAIMS, RECIPE, TOKENIZER)
 """Files under these (or these files) are parsed, so the run-dir walk keeps their bytes after
 hashing, whatever their size up to its limit (`rundir.MAX_PARSED_BYTES`)."""
 STREAMED_PREFIXES = (OUTPUTS,)
@@ -101,13 +108,32 @@ reported under it (an empty `model_revision` breaks A1.2, not only A8.3)."""
 MANIFEST_REFS: tuple[tuple[str, str], ...] = (
     ("/revisions", "A1.2"), ("/seed", "A1.2"), ("/quality_rule", "A1.1"),
     ("/declared_at", "A1.1"), ("/task/unit_of_work", "A9.4"), ("/task", "A1.1"),
-    ("/corpus/truncation", "A3.3"), ("/corpus/revision", "A1.2"), ("/corpus", "A1.4"),
+    ("/corpus/truncation", "A3.3"), ("/replay/model", "A1.2"), ("/workload", "A1.2"),
+    ("/corpus/revision", "A1.2"), ("/corpus", "A1.4"),
     ("/timer_scope", "A5.1"), ("/announced_variable", "A3.1"), ("/variants", "A3.1"),
     ("/warmup_iterations", "A6.1"), ("/warm_passes_per_variant", "A6.1"),
     ("/pass_order", "A6.2"), ("/economics", "A9.1"), ("/artifacts", "A10.1"),
 )
 """Manifest JSON pointer prefix -> the protocol rule the declaration there serves (first
 match wins): a schema fault at `/revisions/model` is an A1.2 fault."""
+
+
+DOC_REFS: tuple[tuple[str, str, str], ...] = (
+    (PLACEMENT, "/pid", "A6.5"), (PLACEMENT, "/parameter_devices", "A4.2"),
+    (PLACEMENT, "/input_devices", "A4.2"), (MEMORY_TRACES, "/other_sources", "A7.5"),
+)
+"""(folder, JSON pointer prefix, protocol rule) of per-pass documents whose fields a verdict
+reads: a schema fault there (a placement without its `pid`, a device key that is no device,
+a memory unit that is no unit) is about that rule, not only about the file's format."""
+
+
+def doc_ref(file: str, pointer: str | None, default: str) -> str:
+    """The protocol rule a fault at POINTER of the per-pass document FILE is about."""
+    for folder, prefix, ref in DOC_REFS:
+        if file.startswith(folder) and pointer is not None and (
+                pointer == prefix or pointer.startswith(prefix + "/")):
+            return ref
+    return default
 
 
 def manifest_ref(pointer: str | None, default: str) -> str:

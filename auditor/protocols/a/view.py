@@ -28,17 +28,20 @@ from auditor.protocols.a.artifacts import (
     ARTIFACTS,
     INPUTS,
     MEMORY_TRACES,
+    MODEL,
     OFFERS,
     OUTPUTS,
     PASS_FILE,
     PLACEMENT,
+    RECIPE,
     RESULTS,
     SPLITS,
     TIMELINE,
+    doc_ref,
     manifest_ref,
 )
 from auditor.protocols.a.facts.passes import index_expected, output_file_stats
-from auditor.protocols.loader import Loader
+from auditor.protocols.loader import Loader, declaration_pointer
 from auditor.readers import (
     jsonl_id_label,
     jsonl_records,
@@ -113,6 +116,11 @@ class RunView:
     output_stats: pl.DataFrame | None = None
     """Per output file (`file_no`), its `facts.passes._file_aggregates`, computed as each
     file was read (the files are streamed, never all in memory); None without expected IDs."""
+    recipe: dict | None = None
+    """model/recipe.json (a workload trained at run time), when present and on its schema."""
+    model_data: Mapping[str, bytes] = field(default_factory=dict)
+    """The bytes of the JSON files under model/ the walk kept (the tokenizer, the config, the
+    recipe): what `facts.revisions` applies or reads."""
 
     @property
     def classes(self) -> tuple[str, ...]:
@@ -164,7 +172,7 @@ class _Loader(Loader):
     malformed_code = "A0002"
 
     def ref_for(self, fault: Fault) -> str:
-        return "A1.4"
+        return doc_ref(fault.file, declaration_pointer(fault), "A1.4")
 
     # -- the artifacts -------------------------------------------------------------------
     def load(self) -> RunView:
@@ -192,6 +200,12 @@ class _Loader(Loader):
             offers_path = econ["offers_file"]
         offers = self.load_doc(offers_path, "offers", "offers", required=bool(econ))
         inputs_path, inputs = self.load_inputs(manifest)
+        recipe = (self.doc(RECIPE, "recipe", "recipe", ref="A1.2")
+                  if RECIPE in self.data else None)
+        if recipe is not None:
+            self.available.add("recipe")
+        model_data = {rel: b for rel, b in self.data.items()
+                      if rel.startswith(MODEL) and rel.endswith(".json")}
         unavailable = self.unavailable()
         return RunView(
             root=self.files.root, manifest=manifest, results=results.typed,
@@ -207,7 +221,7 @@ class _Loader(Loader):
             inputs_path=inputs_path, claims=plain["claims"], files_on_disk=self.files.hashes,
             load_findings=tuple(self.findings), available=frozenset(self.available),
             absent=frozenset(self.absent), unavailable_reason=unavailable,
-            output_stats=out_stats,
+            output_stats=out_stats, recipe=recipe, model_data=MappingProxyType(model_data),
         )
 
     def load_manifest(self) -> dict | None:

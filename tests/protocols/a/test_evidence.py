@@ -114,7 +114,7 @@ def c1_pass_points_at_other_files(root: Path) -> None:
 
 
 def c1_model_file_replaced(root: Path) -> None:
-    (root / "model/weights.bin").write_bytes(b"other weights")
+    (root / "model/model.safetensors").write_bytes(b"other weights")
     rf.rehash(root)
 
 
@@ -255,7 +255,7 @@ LIES: dict[str, tuple[str, Callable[[Path], None], str, str | None]] = {
     "c1 warm pass outside the warmed process": ("cpu", MUTATIONS["A0608"].mutate, "A0608", None),
     "c1 cold pass in the warm-up process": ("cpu", c1_cold_in_warmup_process, "A0606", None),
     "c1 a pass naming another's output": ("cpu", c1_pass_points_at_other_files, "A0105", None),
-    "c1 model file not the pinned revision": ("cpu", c1_model_file_replaced, "A0102", "A1.2"),
+    "c1 model file not the pinned revision": ("cpu", c1_model_file_replaced, "A0106", "A1.2"),
     "c1 inputs file missing an ID": ("cpu", MUTATIONS["A0305"].mutate, "A0305", None),
     "c1 inputs file reordered": ("cpu", c1_inputs_reordered, "A0305", None),
     "c1 declared split size": ("cpu", c1_split_size, "A0103", None),

@@ -35,6 +35,7 @@ TEMPLATES = {
     "b200": {"device": "cuda:0", "gpus_per_lot": 2},
     "cpu+claims": {"claims": True},
     "cuda+claims": {"device": "cuda:0", "claims": True},
+    "cpu+trained": {"trained": True},
 }
 
 
@@ -45,7 +46,7 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             for name, options in TEMPLATES.items()}
 
 
-@pytest.mark.parametrize("flavour", ["cpu", "cuda", "cpu+claims", "cuda+claims"])
+@pytest.mark.parametrize("flavour", ["cpu", "cuda", "cpu+claims", "cuda+claims", "cpu+trained"])
 def test_clean_run_is_accepted(templates: dict[str, Path], flavour: str) -> None:
     result = run_check(templates[flavour])
     assert [f.to_json() for f in result.findings] == []

@@ -1,7 +1,7 @@
 """What the passes ran on, from the evidence of the run rather than its declarations: the
 GPU device pattern, per pass the GPUs its placement device map shows, the GPUs and models
-used, per variant its GPUs, the torch build the environment observed, and the model files
-the run keeps (A1.2, A4)."""
+used, per variant its GPUs and the torch build the environment observed (A4); the model
+files the run keeps are `facts.revisions`'."""
 
 from __future__ import annotations
 
@@ -116,10 +116,3 @@ def torch_build(view: RunView) -> str | None:
     if local.startswith("cu") or (runtime["name"] == "cuda" and runtime["version"]):
         return "cuda"
     return None
-
-
-@per_view
-def model_files(view: RunView) -> Mapping[str, str]:
-    """`model/` path -> SHA-256 of the weights and tokenizer files the run keeps."""
-    return MappingProxyType({p: h for p, h in view.files_on_disk.items()
-                             if p.startswith("model/") and h})

@@ -1,20 +1,15 @@
-"""A0102: revisions and seed are pinned, the same wherever they appear, and the model files
-are the ones pinned.
+"""A0102: revisions and seed are pinned, the same wherever they appear.
 
 What it checks: each row's `corpus_revision`, `model_revision`, `tokenizer_revision` and `seed`
 equal the manifest's `revisions` and `seed`; `manifest.corpus.revision` equals
-`revisions.corpus`; `environment.json`'s `code_version` equals `revisions.code`; and when the
-run keeps its weights and tokenizer under `model/`, the model and tokenizer revisions are each
-`sha256:<hex>` of one of those files (hashed by the auditor, not declared).
+`revisions.corpus`; `environment.json`'s `code_version` equals `revisions.code`. Whether each
+revision is the hash of the files its kind names is A0106's; the archived ONNX model and
+tokenizer are A0107's.
 Reads: CSV `corpus_revision`, `model_revision`, `tokenizer_revision`, `seed`; manifest
-`/revisions`, `/seed`, `/corpus/revision`, `/replay/tokenizer/file`,
-`/replay/tokenizer/sha256`, `/replay/model/exported_from`; environment `/code_version`; the
-bytes of the files under `model/`.
+`/revisions`, `/seed`, `/corpus/revision`; environment `/code_version`.
 Why it matters: A1.2 pins the corpus, model, tokenizer and code and announces the seed; a row
-measured with another model revision is not the same experiment, and a revision that is not the
-hash of the weights kept pins nothing.
-Example: row 4 says `model_revision` sha256:aaaa while the manifest pins sha256:bbbb; or
-`model/weights.pt` was replaced and no longer hashes to `revisions.model`.
+measured with another model revision is not the same experiment.
+Example: row 4 says `model_revision` sha256:aaaa while the manifest pins sha256:bbbb.
 """
 
 from __future__ import annotations
@@ -22,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.model import Finding
-from auditor.protocols.a.artifacts import ENVIRONMENT, MANIFEST, MODEL, RESULTS
-from auditor.protocols.a.facts.gpus import model_files
+from auditor.protocols.a.artifacts import ENVIRONMENT, MANIFEST, RESULTS
 from auditor.protocols.a.rules._cells import differing_cells
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
@@ -53,39 +47,6 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding("the code version observed differs from the one pinned",
                            artifact=ENVIRONMENT, pointer="/code_version",
                            observed=env["code_version"], expected=rev["code"])
-    kept = model_files(view)
-    if kept:
-        hashes = {f"sha256:{h}": p for p, h in kept.items()}
-        for what in ("model", "tokenizer"):
-            if rev[what] not in hashes:
-                yield RULE.finding(
-                    f"revisions.{what} is not the SHA-256 of any file under {MODEL}: the "
-                    f"{what} kept is not the one pinned", artifact=MANIFEST,
-                    pointer=f"/revisions/{what}", observed=rev[what],
-                    expected={p: f"sha256:{h}" for p, h in sorted(kept.items())[:10]})
-    # The replay section names which kept file is the tokenizer: it is the one pinned.
-    replay = m.get("replay") if isinstance(m.get("replay"), dict) else {}
-    tok = replay.get("tokenizer") if isinstance(replay.get("tokenizer"), dict) else {}
-    tok_file = tok.get("file")
-    if isinstance(tok_file, str) and tok_file in kept:
-        actual = f"sha256:{kept[tok_file]}"
-        if rev["tokenizer"] != actual:
-            yield RULE.finding(f"revisions.tokenizer is not the SHA-256 of {tok_file}, the "
-                               "tokenizer the replay section names", artifact=MANIFEST,
-                               pointer="/revisions/tokenizer", observed=rev["tokenizer"],
-                               expected=actual, evidence={"tokenizer_file": tok_file})
-        if isinstance(tok.get("sha256"), str) and f"sha256:{tok['sha256']}" != actual:
-            yield RULE.finding(f"{tok_file} does not hash to the SHA-256 the replay section "
-                               "records for it", artifact=tok_file,
-                               observed=actual, expected=f"sha256:{tok['sha256']}",
-                               pointer="/replay/tokenizer/sha256")
-    model = replay.get("model") if isinstance(replay.get("model"), dict) else {}
-    exported = model.get("exported_from")
-    if isinstance(exported, str) and exported != rev["model"]:
-        yield RULE.finding("the replay model was exported from another model than "
-                           "revisions.model", artifact=MANIFEST,
-                           pointer="/replay/model/exported_from", observed=exported,
-                           expected=rev["model"])
 
 
 RULE = check

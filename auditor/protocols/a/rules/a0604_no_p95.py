@@ -17,18 +17,14 @@ Example: `{"variant_id": "batch-8", "phase": "warm", "statistic": "p95", "value"
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator
 
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import CLAIMS
-from auditor.protocols.a.facts.notes import note_matches
+from auditor.protocols.a.facts.notes import note_matches, phrases
 from auditor.protocols.a.facts.timing import duration_summaries
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
-
-_P95 = re.compile(r"\bp\s?9[059]\b|9[059](th)?[\s-]*percentile|percentile\s*9[059]",
-                  re.IGNORECASE)
 
 
 def passes_needed(statistic: str) -> int:
@@ -60,7 +56,7 @@ def check(view: RunView) -> Iterator[Finding]:
                 pointer=f"/summaries/{n}/statistic", observed=s["statistic"],
                 expected=f"median and min-max (or at least {need} passes)",
                                evidence={"passes": have})
-    for artifact, loc, hit, _, sentence in note_matches(view, _P95):
+    for artifact, loc, hit, _, sentence in note_matches(view, phrases("tail_percentile")):
         yield RULE.finding(f"a note mentions a tail percentile ({hit!r}); notes are not judged: "
                            "state summaries in claims.json", artifact=artifact, **loc,
                            severity="warning", observed=sentence,

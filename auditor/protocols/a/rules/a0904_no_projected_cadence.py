@@ -23,7 +23,6 @@ Example: `{"figure": "corpora_per_period", "value": 12000, "period_days": 7, "un
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from decimal import Decimal
 
@@ -31,14 +30,11 @@ from auditor.model import Finding
 from auditor.protocols.a.artifacts import CLAIMS
 from auditor.protocols.a.economics import package_total
 from auditor.protocols.a.facts.economics import chosen_offer
-from auditor.protocols.a.facts.notes import note_matches
+from auditor.protocols.a.facts.notes import note_matches, phrases
 from auditor.protocols.a.facts.passes import accepted_corpora, variant_accepted
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
-_CADENCE = re.compile(
-    r"\b(per|a|/)\s*(day|week|month)\b|/\s*(day|week|month)\b|\bcadence\b|\bprojected\b"
-    r"|\bextrapolat\w*|\bin\s+(3|7|30)\s+days\b", re.IGNORECASE)
 _COUNTS = ("corpora_per_period", "cadence")
 
 
@@ -109,7 +105,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                f"{have} were accepted: production projected, not measured",
                                artifact=CLAIMS, pointer=f"{where}/value", observed=p["value"],
                                expected=f"<= {have} (the accepted corpora measured)")
-    for artifact, loc, hit, _, sentence in note_matches(view, _CADENCE):
+    for artifact, loc, hit, _, sentence in note_matches(view, phrases("cadence")):
         yield RULE.finding(f"a note may project a cadence ({hit!r}); notes are not judged: "
                            "state projections in claims.json", artifact=artifact, **loc,
                            severity="warning", observed=sentence,

@@ -17,19 +17,15 @@ Example: `batch-32` fails the quality rule and `{"basis": {"measure": "elapsed_s
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from auditor.model import Finding, Subject
 from auditor.protocols.a.artifacts import CLAIMS
-from auditor.protocols.a.facts.notes import note_matches
+from auditor.protocols.a.facts.notes import note_matches, phrases
 from auditor.protocols.a.facts.passes import variants_accepted
 from auditor.protocols.a.facts.timing import basis_text
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
-
-_RANKING = re.compile(r"\b(fastest|quickest|winner|ranked|ranking|recommended|cheapest)\b"
-                      r"|#\s?1\b", re.IGNORECASE)
 
 
 @rule(code="A1002", title="no ranking of unaccepted configurations", protocol_ref="A10.2",
@@ -46,7 +42,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                    expected=f"only accepted variants: {sorted(accepted)}",
                                    subject=Subject(variant=v))
     rejected = sorted({v for v in view.results["variant_id"].unique()} - accepted)
-    for artifact, loc, hit, variant, sentence in note_matches(view, _RANKING):
+    for artifact, loc, hit, variant, sentence in note_matches(view, phrases("ranking")):
         named = [v for v in rejected if v == variant or (variant is None and v in sentence)]
         if named:
             yield RULE.finding(f"a note may rank variant {named[0]}, which is not accepted "
