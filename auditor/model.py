@@ -348,6 +348,8 @@ class ConfigSummary:
     """Why, in full: the finding that decides it (its code and message)."""
     costs: tuple[OfferCost, ...] = ()
     figures: VariantFigures | PolicyFigures | None = None
+    context: int | None = None
+    """The context (tokens) the configuration ran with, where the run declares one."""
 
     @property
     def accepted(self) -> bool:
@@ -358,6 +360,56 @@ class ConfigSummary:
         if isinstance(self.figures, PolicyFigures):
             return {"verdict": self.verdict, **self.figures.to_json()}
         return self.figures.to_json() if self.figures is not None else {}
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """What a run is, re-derived by its protocol from the run's own files
+    (`auditor/protocols/<p>/facts/identity.py`), never from the revisions its manifest
+    declares: the workload it measured (its revisions, each `sha256:<hex>` of the file(s)
+    its kind names, as `rundir.scan` hashed them), the machine it ran on and when.
+
+    Two runs measured the same workload when their corpus, model, tokenizer and config
+    revisions are the same (PROTOCOL.md, "the same workload"); with the same precision and
+    context, their configurations may share a comparison row (`workload_key`)."""
+
+    corpus: str | None
+    model: str | None
+    tokenizer: str | None
+    config: str | None
+    """None: the run keeps no file of that kind (a model without a config file)."""
+    recipe: str | None = None
+    """A model trained at run time: `sha256:<hex>` over its recipe (the code observed, the
+    seed, the training inputs' files); recorded beside the weights it produced."""
+    name: str | None = None
+    """The workload's name as the manifest gives it: a label, never part of the identity."""
+    host: str | None = None
+    """The host model (protocol B's machine model) or the host's hashed name."""
+    cpu: str | None = None
+    gpus: tuple[str, ...] = ()
+    """Each GPU the evidence names, `name` or `name (uuid or serial)`, sorted."""
+    started_at: str | None = None
+    ended_at: str | None = None
+    """The session's span, ISO 8601 in UTC: the first measurement's start, the last's end."""
+
+    def revisions(self) -> dict[str, str | None]:
+        return {"corpus": self.corpus, "model": self.model, "tokenizer": self.tokenizer,
+                "config": self.config}
+
+
+def workload_key(identity: RunIdentity | None, precision: str | None,
+                 context: int | None) -> str | None:
+    """`sha256:<16 hex>` of the workload (corpus, model, tokenizer and config revisions,
+    precision, context): equal keys, the same workload; None when the run has no identity
+    or names no model or corpus (nothing says what it measured)."""
+    if identity is None or identity.model is None or identity.corpus is None:
+        return None
+    import hashlib
+    import json
+
+    doc = {**identity.revisions(), "precision": precision, "context": context}
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+    return f"sha256:{digest[:16]}"
 
 
 @dataclass(frozen=True)
@@ -374,3 +426,5 @@ class RunSummary:
     main_reason: str | None = None
     """Why the run is not accepted: the deciding finding's code and message
     (`auditor.protocols.summary.main_reason`); None when accepted."""
+    identity: RunIdentity | None = None
+    """What the run is (its workload, machine and span), from its files."""

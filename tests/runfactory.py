@@ -72,6 +72,7 @@ def make_clean_run(
     experiment_id: str = "exp-batch",
     claims: bool = False,
     warm_in_blocks: bool = False,
+    model: str = "exp-batch",
 ) -> Path:
     """Write a clean protocol A run dir at PATH (created) and return PATH.
 
@@ -80,12 +81,13 @@ def make_clean_run(
     `batch-<n>`; on `device="cuda:0"` memory is measured (plausible bytes), on CPU the four
     memory cells are empty. Passes: one cold pass per variant, each in a fresh process, a
     warm-up block per variant, then `warm_passes` warm passes per variant in alternating
-    order (`warm_in_blocks`: all of one variant, then the next, the method "sequential")."""
+    order (`warm_in_blocks`: all of one variant, then the next, the method "sequential").
+    MODEL names the synthetic weights: runs of one MODEL keep the same weights file."""
     root = Path(path)
     root.mkdir(parents=True, exist_ok=True)
     cuda = device.startswith("cuda")
     # The weights and tokenizer the revisions pin, kept under model/ (A1.2).
-    weights = b"synthetic weights " + experiment_id.encode() + bytes(range(64))
+    weights = b"synthetic weights " + model.encode() + bytes(range(64))
     tokenizer = json.dumps({"kind": "synthetic", "vocab": list(classes)}).encode()
     (root / "model").mkdir(exist_ok=True)
     (root / "model/weights.bin").write_bytes(weights)

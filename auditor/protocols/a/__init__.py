@@ -15,6 +15,7 @@ from typing import Any
 
 from auditor.model import Finding, RunSummary
 from auditor.protocols.a.artifacts import PARSED_PREFIXES, RESULTS, STREAMED_PREFIXES
+from auditor.protocols.a.comparison import COMPARISON
 from auditor.protocols.base import Protocol, ReportPart
 from auditor.protocols.names import PROTOCOL_A
 from auditor.protocols.sealed import with_csv_line
@@ -59,5 +60,6 @@ PROTOCOL = Protocol(
     internal_error_ref="A10.1",
     locate=_locate,
     summarize=_summarize,
+    comparison=COMPARISON,
     report=lazy("auditor.protocols.a.report", "REPORT", ReportPart),
 )

@@ -15,6 +15,7 @@ from typing import Any
 
 from auditor.model import Finding, RunSummary
 from auditor.protocols.b.artifacts import PARSE_LIMITS, PARSED_PREFIXES, POLICIES, TRIALS
+from auditor.protocols.b.comparison import COMPARISON
 from auditor.protocols.base import Protocol, ReportPart
 from auditor.protocols.names import PROTOCOL_B
 from auditor.protocols.sealed import with_csv_line
@@ -51,5 +52,6 @@ PROTOCOL = Protocol(
     internal_error_ref="B10",
     locate=_locate,
     summarize=_summarize,
+    comparison=COMPARISON,
     report=lazy("auditor.protocols.b.report", "REPORT", ReportPart),
 )

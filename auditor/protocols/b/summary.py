@@ -24,6 +24,7 @@ from auditor.model import (
     RunSummary,
 )
 from auditor.protocols.b.facts.declared import policies, repetitions
+from auditor.protocols.b.facts.identity import context, run_identity
 from auditor.protocols.b.facts.placement import placements
 from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.facts.sequence import sequence
@@ -94,7 +95,7 @@ def summarize(view: RunView, result: AuditResult) -> RunSummary:
             min_s=min(walls) if walls else None, max_s=max(walls) if walls else None,
             throughput_per_s=(per_trial / f.median_wall_s
                               if f.median_wall_s and per_trial else None),
-            reason=v.reason, detail=v.detail,
+            reason=v.reason, detail=v.detail, context=context(view),
             figures=PolicyFigures(
                 role=f.policy.role, runtime=f.policy.runtime,
                 compute_units=f.policy.compute_units, trials_ok=len(f.ok),
@@ -106,4 +107,4 @@ def summarize(view: RunView, result: AuditResult) -> RunSummary:
                 cost_share=p.cost_share if p else None,
                 operation_share_floor=f.policy.floor, accuracy=f.accuracy,
                 agreement=f.agreement, domain_power_w=f.domain_power_w)))
-    return summary_of(view, result, configs)
+    return summary_of(view, result, configs, run_identity(view))
