@@ -105,7 +105,7 @@ class Workload:
                                                  ("config", self.config)) if v]
         rest = [self.precision or "precision not recorded"]
         rest += [f"context {self.context}"] if self.context is not None else []
-        return f"{self.name or 'workload'}: " + ", ".join(revs + rest)
+        return f"{self.name or 'unnamed'}: " + ", ".join(revs + rest)
 
 
 def _short(rev: str) -> str:

@@ -8,6 +8,10 @@ from typing import Any
 
 from auditor.present import DASH, money, number, rate, seconds, seconds_range
 
+ALIGN = {**dict.fromkeys(("rank", "runs", "median", "median_passes", "passes", "throughput",
+                          "package", "per_corpus", "energy", "power", "p95"), "r"),
+         "config_id": "mono", "offer_id": "mono"}
+"""The page's class of a cell of a ranked table (numbers right-aligned), by its key."""
 SHOWN_SOURCES = 5
 """Runs named on a line of what to buy (all are in the JSON and the CSV)."""
 
@@ -48,6 +52,8 @@ def row(r: Any) -> dict[str, Any]:
         "runs": f"{r.accepted_runs:,} of {r.all_runs:,}", "runs_count": f"{r.runs:,}",
         "agree": runs_cell(r),
         "median": seconds(r.median_s), "passes": seconds_range(r.pass_min_s, r.pass_max_s),
+        "median_passes": (f"{seconds(r.median_s)} "
+                          f"({seconds_range(r.pass_min_s, r.pass_max_s)})"),
         "throughput": rate(r.throughput_per_s, unit(r.protocol)),
         "package": (money(r.package_total_minor, r.currency)
                     if r.package_total_minor is not None else DASH),
@@ -111,6 +117,7 @@ def ranked_tables(cmp: Any) -> list[dict[str, Any]]:
         out.append({"protocol": protocol, "letter": p.letter, "title": p.ranked_title,
                     "head": [h for h, _ in p.ranked_columns],
                     "rows": [[row(r)[k] for _, k in p.ranked_columns] for r in rows],
+                    "align": [ALIGN.get(k, "wrap") for _, k in p.ranked_columns],
                     "costed": p.costed})
     return out
 

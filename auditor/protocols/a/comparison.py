@@ -24,8 +24,8 @@ COMPARISON = ComparisonPart(
     ranked_title=("Ranked (accepted configurations only, A10.2), by cost per accepted "
                   "corpus, then warm median"),
     ranked_columns=(("rank", "rank"), ("workload", "workload"), ("GPU", "hardware"),
-                    ("configuration", "config_id"), ("precision", "precision"),
+                    ("configuration", "config_id"),
                     ("offer", "offer_id"), ("runs accepting", "runs"),
-                    ("warm median", "median"), ("passes", "passes"),
+                    ("warm median (passes)", "median_passes"),
                     ("throughput", "throughput"), ("package", "package"),
                     ("per accepted corpus", "per_corpus")))

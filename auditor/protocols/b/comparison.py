@@ -29,7 +29,7 @@ COMPARISON = ComparisonPart(
     ranked_title=("Protocol B policies accepted (ranked apart: by joules per inference, then "
                   "median trial wall time)"),
     ranked_columns=(("rank", "rank"), ("workload", "workload"), ("policy", "config_id"),
-                    ("runtime and units", "hardware"), ("precision", "precision"),
+                    ("runtime and units", "hardware"),
                     ("runs accepting", "runs"), ("per inference", "energy"),
                     ("average power", "power"), ("p95", "p95"), ("median trial", "median"),
                     ("throughput", "throughput")))
