@@ -123,6 +123,9 @@ class Protocol:
     """The protocol's report part, imported on first use (`auditor.registry.lazy`)."""
     comparison: ComparisonPart | None = None
     """What `audit compare` needs of the protocol to rank and show its configurations."""
+    replay_sources: Callable[[Mapping[str, Any], list[str]], list[Any]] | None = None
+    """`replay_sources(manifest, files)`: the answers files `audit replay` compares and the
+    floor each is judged against (`auditor.replay.contract.Source`), imported on first use."""
 
     @property
     def internal_error_code(self) -> str:

@@ -48,6 +48,12 @@ def _summarize(view: Any, result: Any) -> RunSummary:
     return summarize(view, result)
 
 
+def _replay_sources(manifest: Any, files: list[str]) -> list[Any]:
+    from auditor.protocols.a.replay import sources
+
+    return sources(manifest, files)
+
+
 PROTOCOL = Protocol(
     name=PROTOCOL_A,
     prefix="A",
@@ -61,5 +67,6 @@ PROTOCOL = Protocol(
     locate=_locate,
     summarize=_summarize,
     comparison=COMPARISON,
+    replay_sources=_replay_sources,
     report=lazy("auditor.protocols.a.report", "REPORT", ReportPart),
 )

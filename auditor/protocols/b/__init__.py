@@ -40,6 +40,12 @@ def _summarize(view: Any, result: Any) -> RunSummary:
     return summarize(view, result)
 
 
+def _replay_sources(manifest: Any, files: list[str]) -> list[Any]:
+    from auditor.protocols.b.replay import sources
+
+    return sources(manifest, files)
+
+
 PROTOCOL = Protocol(
     name=PROTOCOL_B,
     prefix="B",
@@ -53,5 +59,6 @@ PROTOCOL = Protocol(
     locate=_locate,
     summarize=_summarize,
     comparison=COMPARISON,
+    replay_sources=_replay_sources,
     report=lazy("auditor.protocols.b.report", "REPORT", ReportPart),
 )
