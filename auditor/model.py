@@ -379,8 +379,12 @@ class RunIdentity:
     config: str | None
     """None: the run keeps no file of that kind (a model without a config file)."""
     recipe: str | None = None
-    """A model trained at run time: `sha256:<hex>` over its recipe (the code observed, the
-    seed, the training inputs' files); recorded beside the weights it produced."""
+    """A model trained at run time: the SHA-256 of its recipe file (the code, seed and
+    training inputs that made the weights); None otherwise, or when the run keeps none."""
+    trained: bool = False
+    """The model was trained at run time (the run says so, or its weights are a file only
+    such a workload writes): with a recipe, two runs of the same recipe are the same
+    workload whatever weights each training produced."""
     name: str | None = None
     """The workload's name as the manifest gives it: a label, never part of the identity."""
     host: str | None = None
@@ -400,14 +404,19 @@ class RunIdentity:
 def workload_key(identity: RunIdentity | None, precision: str | None,
                  context: int | None) -> str | None:
     """`sha256:<16 hex>` of the workload (corpus, model, tokenizer and config revisions,
-    precision, context): equal keys, the same workload; None when the run has no identity
-    or names no model or corpus (nothing says what it measured)."""
+    precision, context; for a model trained at run time with a recipe, the recipe in place
+    of the weights and tokenizer it produced): equal keys, the same workload; None when the
+    run has no identity or names no model or corpus (nothing says what it measured)."""
     if identity is None or identity.model is None or identity.corpus is None:
         return None
     import hashlib
     import json
 
-    doc = {**identity.revisions(), "precision": precision, "context": context}
+    revs: dict[str, str | None] = identity.revisions()
+    if identity.trained and identity.recipe is not None:
+        revs = {"corpus": identity.corpus, "config": identity.config,
+                "recipe": identity.recipe}
+    doc = {**revs, "precision": precision, "context": context}
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
     return f"sha256:{digest[:16]}"
 

@@ -90,6 +90,8 @@ class Workload:
     model: str | None
     tokenizer: str | None
     config: str | None
+    recipe: str | None
+    """A model trained at run time: its recipe, which stands for its weights."""
     precision: str | None
     context: int | None
     runs: int
@@ -100,8 +102,9 @@ class Workload:
         tokenizer sha256:029c7132c5eb, float32, context 128`."""
         if self.key is None:
             return "the run names no model or corpus: compared with no other run"
-        revs = [f"{k} {_short(v)}" for k, v in (("model", self.model), ("corpus", self.corpus),
-                                                 ("tokenizer", self.tokenizer),
+        kinds = ((("recipe", self.recipe),) if self.recipe else
+                 (("model", self.model), ("tokenizer", self.tokenizer)))
+        revs = [f"{k} {_short(v)}" for k, v in (*kinds, ("corpus", self.corpus),
                                                  ("config", self.config)) if v]
         rest = [self.precision or "precision not recorded"]
         rest += [f"context {self.context}"] if self.context is not None else []
@@ -336,11 +339,13 @@ def _workloads(g: _Groups) -> dict[str, Workload]:
     out = {}
     for n, (work, w) in enumerate(sorted(g.workloads.items(), key=order), start=1):
         run, c = w["run"], w["config"]
+        recipe = run["recipe"] if run["trained"] else None  # stands for what it trained
         out[work] = Workload(
             label=f"W{n}", key=None if work.startswith(UNKNOWN) else work,
             protocol=run["protocol"] or "unknown", name=run["workload_name"],
-            corpus=run["corpus_revision"], model=run["model_revision"],
-            tokenizer=run["tokenizer_revision"], config=run["config_revision"],
+            corpus=run["corpus_revision"], model=None if recipe else run["model_revision"],
+            tokenizer=None if recipe else run["tokenizer_revision"],
+            config=run["config_revision"], recipe=recipe,
             precision=c["precision"], context=c["context"], runs=len(w["sources"]))
     return out
 
@@ -458,7 +463,7 @@ def compare(archive_dir: Path) -> Comparison:
         "source", "protocol", "experiment_id", "verdict", "reason", "manifest_sha256",
         "content_sha256", "matches_manifest", "configurations", "workload_name",
         "corpus_revision", "model_revision", "tokenizer_revision",
-        "config_revision").to_dicts()
+        "config_revision", "recipe", "trained").to_dicts()
     who = identify(audited)
     with_configs = [r for r in who.counted if r["configurations"]]
     g = _group(with_configs)

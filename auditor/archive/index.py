@@ -71,12 +71,14 @@ INDEX_SCHEMA: dict[str, pl.DataType] = {
     # what the run is, re-derived from its files (RunIdentity): its workload, machine, span
     "workload_name": pl.String(), "corpus_revision": pl.String(),
     "model_revision": pl.String(), "tokenizer_revision": pl.String(),
-    "config_revision": pl.String(), "recipe": pl.String(), "host": pl.String(),
+    "config_revision": pl.String(), "recipe": pl.String(), "trained": pl.Boolean(),
+    "host": pl.String(),
     "cpu": pl.String(), "gpus": pl.List(pl.String), "session_start": TIMESTAMP,
     "session_end": TIMESTAMP,
 }
 IDENTITY_COLUMNS = ("workload_name", "corpus_revision", "model_revision",
-                    "tokenizer_revision", "config_revision", "recipe", "host", "cpu", "gpus",
+                    "tokenizer_revision", "config_revision", "recipe", "trained", "host",
+                    "cpu", "gpus",
                     "session_start", "session_end")
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {
     "audit_id": pl.String(), "source": pl.String(), "kind": pl.String(),
@@ -154,7 +156,8 @@ def identity_cells(ident: RunIdentity | None) -> dict[str, Any]:
         return {c: [] if c == "gpus" else None for c in IDENTITY_COLUMNS}
     return {"workload_name": ident.name, "corpus_revision": ident.corpus,
             "model_revision": ident.model, "tokenizer_revision": ident.tokenizer,
-            "config_revision": ident.config, "recipe": ident.recipe, "host": ident.host,
+            "config_revision": ident.config, "recipe": ident.recipe,
+            "trained": ident.trained, "host": ident.host,
             "cpu": ident.cpu, "gpus": list(ident.gpus),
             "session_start": _timestamp(ident.started_at),
             "session_end": _timestamp(ident.ended_at)}

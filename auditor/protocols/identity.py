@@ -22,25 +22,17 @@ def files_of(files: Mapping[str, str | None], patterns: Iterable[str]) -> dict[s
 
 
 def revision(hashes: Mapping[str, str]) -> str | None:
-    """`sha256:<hex>` of one file; of several (the shards of one model, the files of one
-    corpus), the SHA-256 of their `name NUL sha256` lines in name order, names relative to
-    their common folder so that where the run keeps them does not matter; None for none."""
+    """`sha256:<hex>` of one file; of several (every shard of one model, the files of one
+    corpus), the SHA-256 of their `sha256sum` listing (`<hex>  <file name>` lines in name
+    order, as schemas/revision-kinds.json states it), so that where the run keeps them
+    does not matter; None for none."""
     if not hashes:
         return None
     if len(hashes) == 1:
         return "sha256:" + next(iter(hashes.values()))
-    h = hashlib.sha256()
-    for path in sorted(hashes, key=lambda p: p.rsplit("/", 1)[-1]):
-        h.update(path.rsplit("/", 1)[-1].encode() + b"\0" + hashes[path].encode() + b"\n")
-    return "sha256:" + h.hexdigest()
-
-
-def digest(parts: Mapping[str, Any]) -> str:
-    """`sha256:<hex>` of PARTS as canonical JSON (a recipe: code, seed, inputs)."""
-    import json
-
-    return "sha256:" + hashlib.sha256(
-        json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    named = {p.rsplit("/", 1)[-1]: h for p, h in hashes.items()}
+    listing = "".join(f"{h}  {name}\n" for name, h in sorted(named.items()))
+    return "sha256:" + hashlib.sha256(listing.encode("utf-8")).hexdigest()
 
 
 def text(value: Any) -> str | None:

@@ -150,3 +150,51 @@ def test_every_sentence_of_the_page_is_true_of_the_index(tmp_path: Path) -> None
     assert "1 conflicting copy (rejected) set aside and not compared" in apart
     buy = html[html.index('id="buy"'):html.index('id="basis"')]
     assert "W1 (protocol A, 1 run): synthetic-classifier: model sha256:" in buy
+
+
+def _trained(path: Path, *, weights: bytes, seed: int, experiment_id: str) -> Path:
+    """A run whose model was trained at run time: its weights `model/weights.pt` (the file
+    only such a workload writes) and its recipe `model/recipe.json` (the code, seed and
+    training inputs), the revisions pinning both, re-sealed."""
+    run = archfactory.accepted(path, experiment_id=experiment_id)
+    (run / "model/weights.bin").unlink()
+    (run / "model/weights.pt").write_bytes(weights)
+    runfactory.write_json(run, "model/recipe.json", {
+        "code": "git:0123456789ab", "seed": seed, "workload": "synthetic:Trained",
+        "training_inputs": {"ids_sha256": _sha(run / "corpus/splits/train_ids.txt")}})
+    rows = runfactory.read_rows(run)
+    for r in rows:
+        r["model_revision"] = _sha(run / "model/weights.pt")
+    runfactory.write_rows(run, rows)
+
+    def pin(m: dict) -> None:
+        m["revisions"]["model"] = _sha(run / "model/weights.pt")
+        m["workload"]["trained_at_run_time"] = True
+
+    runfactory.edit_json(run, "manifest.json", pin, rehash=False)
+    runfactory.rehash(run)
+    return run
+
+
+def test_runs_trained_at_run_time_are_one_workload_by_their_recipe(tmp_path: Path) -> None:
+    """Two trainings of one recipe that produced different weights (a GPU's training is not
+    bit-exact) are the same workload; another seed is another recipe, and another
+    workload."""
+    src = tmp_path / "src"
+    _trained(src / "h100", weights=b"weights trained on an H100", seed=7,
+             experiment_id="exp-h100")
+    _trained(src / "b200", weights=b"weights trained on a B200", seed=7,
+             experiment_id="exp-b200")
+    _trained(src / "seed-8", weights=b"weights of seed 8", seed=8, experiment_id="exp-seed-8")
+    out = tmp_path / "out"
+    audit_archive([src], out, jobs=1)
+    idx = pl.read_parquet(out / index.INDEX).sort("source")
+    assert idx["trained"].to_list() == [True, True, True]
+    assert idx["model_revision"].n_unique() == 3 and idx["recipe"].n_unique() == 2
+    cmp = compare(out)
+    by_runs = sorted((w.runs, w.recipe is not None, w.model) for w in cmp.workloads)
+    assert by_runs == [(1, True, None), (2, True, None)]
+    shared = next(r for r in cmp.ranked if len(r.sources) == 2)
+    assert shared.sources == (f"{src}/b200", f"{src}/h100")
+    assert all(f"{src}/seed-8" not in r.sources or len(r.sources) == 1 for r in cmp.ranked)
+    assert "recipe sha256:" in CliRunner().invoke(cli, ["compare", str(out)]).output

@@ -6,10 +6,14 @@ evidence shows with their UUIDs) and the session's span (the timeline's first st
 last end). The archive keeps it per run, and `audit compare` lets only runs of the same
 workload share a row.
 
-Which files are of which kind (`REVISION_FILES`): the model's weights (`model.safetensors`
-or every shard, the runner's `weights.*`, a head `head.pt`; a model kept only as ONNX is its
-`.onnx`), its tokenizer (`tokenizer.json`) and config (`config.json`) under `model/`, and the
-corpus the run evaluates (the expected IDs, the references, the splits and the inputs file).
+Which files are of which kind (`REVISION_FILES`, the names of schemas/revision-kinds.json):
+the model's weights (`model.safetensors` or every shard, or a file only a workload trained
+at run time writes, `TRAINED_FILES`; the factories' `weights.*`; a model kept only as ONNX
+is its `.onnx`), its tokenizer (`tokenizer.json`), config (`config.json`) and recipe
+(`recipe.json`) under `model/`, and the corpus the run evaluates (the expected IDs, the
+references, the splits and the inputs file: the run keeps no train or tune text, so the
+corpus revision the manifest declares, over all of them, cannot be recomputed; these files
+are the corpus as the run holds it).
 """
 
 from __future__ import annotations
@@ -20,22 +24,24 @@ from auditor.model import RunIdentity
 from auditor.present import lookup
 from auditor.protocols.a.facts.gpus import gpu_index
 from auditor.protocols.cache import per_view
-from auditor.protocols.identity import digest, files_of, gpu_label, revision, text
+from auditor.protocols.identity import files_of, gpu_label, revision, text
 
 if TYPE_CHECKING:
     from auditor.protocols.a.view import RunView
 
+TRAINED_FILES = ("model/weights.pt", "model/head.pt")
+"""Weights only a workload trained at run time writes (revision-kinds.json `trained_files`)."""
 REVISION_FILES: dict[str, tuple[str, ...]] = {
-    "model": ("model/*.safetensors", "model/weights.*", "model/head.pt",
-              "model/pytorch_model*.bin"),
+    "model": ("model/model.safetensors", "model/model-?????-of-?????.safetensors",
+              *TRAINED_FILES, "model/weights.*", "model/pytorch_model*.bin"),
     "tokenizer": ("model/tokenizer.json",),
     "config": ("model/config.json",),
+    "recipe": ("model/recipe.json",),
     "corpus": ("corpus/expected_ids.txt", "corpus/references.jsonl", "corpus/splits/*"),
 }
 """Revision kind -> the run dir paths (`fnmatch` patterns) whose SHA-256 is its revision."""
 ONNX_ONLY = ("model/*.onnx",)
 """The weights of a model the run keeps only as ONNX (no weights file of `REVISION_FILES`)."""
-TRAIN_SPLIT = "corpus/splits/train_ids.txt"
 
 
 @per_view
@@ -50,19 +56,15 @@ def run_identity(view: RunView) -> RunIdentity:
         kinds["corpus"][view.inputs_path] = files[view.inputs_path]
     m = view.manifest or {}
     env = view.environment or {}
-    train = files.get(TRAIN_SPLIT)
-    recipe = None
-    if train and kinds["model"]:
-        recipe = digest({"code": env.get("code_version"), "seed": m.get("seed"),
-                         "training_inputs": train, "corpus": revision(kinds["corpus"]),
-                         "workload": lookup(m, "workload", "callable"),
-                         "options": lookup(m, "workload", "generation_options")})
+    trained = (lookup(m, "workload", "trained_at_run_time") is True
+               or any(p in kinds["model"] for p in TRAINED_FILES))
     span = _span(view)
     host = lookup(env, "host") or {}
     return RunIdentity(
         corpus=revision(kinds["corpus"]), model=revision(kinds["model"]),
         tokenizer=revision(kinds["tokenizer"]), config=revision(kinds["config"]),
-        recipe=recipe, name=text(lookup(m, "workload", "name")),
+        recipe=revision(kinds["recipe"]) if trained else None, trained=trained,
+        name=text(lookup(m, "workload", "name")),
         host=(text(host.get("model")) or _short("host", text(host.get("hostname_sha256")))
               if isinstance(host, dict) else None),
         cpu=text(lookup(env, "cpu", "model")), gpus=_gpus(view),
