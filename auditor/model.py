@@ -5,9 +5,9 @@ borders, in an archive's workers)."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from typing import Protocol as TypingProtocol
 
 Severity = Literal["error", "warning", "info"]
 Verdict = Literal["accepted", "rejected", "incomplete"]
@@ -255,7 +255,8 @@ class AuditResult:
 
 @dataclass(frozen=True)
 class OfferCost:
-    """One offer costed against one configuration of a run (protocol A, A9)."""
+    """One offer costed against one configuration of a run, by a protocol that costs offers
+    (protocol A's A9): what the archive keeps of it, in minor units of US dollars."""
 
     offer_id: str
     gpu_model: str
@@ -274,53 +275,14 @@ ConfigVerdict = Literal["accepted", "rejected", "incomplete", "baseline"]
 others are compared with, never accepted or rejected itself."""
 
 
-@dataclass(frozen=True)
-class VariantFigures:
-    """Protocol A's figures of one variant besides the shared ones."""
+class ConfigFigures(TypingProtocol):
+    """A protocol's own figures of one configuration (protocol A's `VariantFigures`,
+    protocol B's `PolicyFigures`, each in its protocol's package): what the archive keeps as
+    `figures_json`."""
 
-    batch: int | None
-    cold_median_s: float | None
-    """The median of the variant's cold passes."""
-    texts: int | None
-    """The evaluation texts of one corpus (the unit of throughput)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"batch": self.batch, "cold_median_s": self.cold_median_s, "texts": self.texts}
-
-
-@dataclass(frozen=True)
-class PolicyFigures:
-    """Protocol B's figures of one compute policy, each recomputed from the raw latencies,
-    power traces and placement evidence."""
-
-    role: str
-    runtime: str
-    compute_units: str
-    trials_ok: int
-    trials: int
-    p95_ms: float | None
-    latencies: int
-    avg_power_w: float | None
-    joules_per_inference: float | None
-    energy_source: str | None
-    energy_window_s: float | None
-    """Seconds of inference windows the energy was integrated over."""
-    energy_domains: str | None
-    energy_missing: str | None
-    """Why the policy has no energy figure (None when it has one)."""
-    operation_share: float | None
-    cost_share: float | None
-    operation_share_floor: float | None
-    accuracy: float | None
-    agreement: float | None
-    domain_power_w: tuple[tuple[str, float], ...] = ()
-    """Each summed domain's own average power (`domain[:device]`, W): the average power is
-    their sum, each reported."""
-
-    def to_json(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out["domain_power_w"] = dict(self.domain_power_w)
-        return out
+    def to_json(self, verdict: str) -> dict[str, Any]:
+        """The figures as one JSON object, given the configuration's VERDICT."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -347,7 +309,7 @@ class ConfigSummary:
     detail: str | None = None
     """Why, in full: the finding that decides it (its code and message)."""
     costs: tuple[OfferCost, ...] = ()
-    figures: VariantFigures | PolicyFigures | None = None
+    figures: ConfigFigures | None = None
     context: int | None = None
     """The context (tokens) the configuration ran with, where the run declares one."""
 
@@ -357,9 +319,7 @@ class ConfigSummary:
 
     def figures_json(self) -> dict[str, Any]:
         """The protocol's own figures as one JSON object (the archive index keeps it)."""
-        if isinstance(self.figures, PolicyFigures):
-            return {"verdict": self.verdict, **self.figures.to_json()}
-        return self.figures.to_json() if self.figures is not None else {}
+        return self.figures.to_json(self.verdict) if self.figures is not None else {}
 
 
 @dataclass(frozen=True)

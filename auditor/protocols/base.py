@@ -48,15 +48,19 @@ class ReportPart:
     template: str
     """The Jinja2 template of its sections (in `templates/`), included by report.html.j2."""
     sections: Callable[..., dict[str, Any]]
-    """`sections(view, result, *, offers=None, offers_label=None)`: its view-model sections,
-    JSON values only, among them `summary` (the rows of page 1, drawn by the shared
-    template)."""
+    """`sections(view, result, *, inputs={})`: its view-model sections, JSON values only,
+    among them `summary` (the rows of page 1, drawn by the shared template); INPUTS are the
+    files given on the command line that it takes (`inputs`), each as (data, label)."""
     figures: Callable[[dict[str, Any]], dict[str, tuple[str, Any]]]
     """`figures(vm)`: name -> (plot kind of `auditor.report.plots`, its data from VM)."""
     finding_scope: Callable[[Any, Finding], str | None]
     """`finding_scope(view, finding)`: the part of the run a finding affects, in words."""
     attachments: Callable[[Any], list[tuple[str, str]]]
     """`attachments(view)`: the run files the signed PDF carries besides the manifest."""
+    inputs: Mapping[str, Callable[[Path], Any]] = dataclasses.field(default_factory=dict)
+    """The files its report can take from the command line, by option name, each with the
+    function that reads and checks one (`offers`: protocol A's `--offers`); none for a
+    protocol whose report takes none."""
 
 
 @dataclass(frozen=True)

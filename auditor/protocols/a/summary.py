@@ -23,7 +23,6 @@ from auditor.model import (
     Finding,
     OfferCost,
     RunSummary,
-    VariantFigures,
 )
 from auditor.present import lookup
 from auditor.protocols.a.facts.economics import Economics, economics
@@ -31,6 +30,7 @@ from auditor.protocols.a.facts.gpus import VariantGpus, variant_gpus
 from auditor.protocols.a.facts.identity import run_identity
 from auditor.protocols.a.facts.passes import texts_per_corpus, variants_accepted
 from auditor.protocols.a.facts.timing import VariantDurations, fastest_first, variant_durations
+from auditor.protocols.a.figures import VariantFigures
 from auditor.protocols.summary import main_reason, summary_of
 
 if TYPE_CHECKING:

@@ -20,7 +20,6 @@ from auditor.model import (
     ConfigSummary,
     ConfigVerdict,
     Finding,
-    PolicyFigures,
     RunSummary,
 )
 from auditor.protocols.b.facts.declared import policies, repetitions
@@ -28,6 +27,7 @@ from auditor.protocols.b.facts.identity import context, run_identity
 from auditor.protocols.b.facts.placement import placements
 from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.facts.sequence import sequence
+from auditor.protocols.b.figures import PolicyFigures
 from auditor.protocols.summary import main_reason, summary_of
 
 if TYPE_CHECKING:
