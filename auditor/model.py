@@ -16,32 +16,45 @@ SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 
 @dataclass(frozen=True)
-class Subject:
-    """The part of a run a finding is about, when it is about one part: a protocol A
-    variant or one of its passes (variant, phase, run), a protocol B policy or one of its
-    trials. The report scopes findings and gives each policy its verdict from this, never
-    from an evidence key."""
+class SubjectWords:
+    """What a protocol calls the parts of a run a finding can be about, in its findings'
+    words and JSON keys (each protocol defines its own: protocol A's `variant` and `pass`,
+    protocol B's `policy` and `trial`)."""
 
-    variant: str | None = None
+    config: str
+    """A configuration: `variant`, `policy` (also its JSON key)."""
+    run: str
+    """One measured run of a configuration, in words: `pass`, `trial`."""
+    run_key: str
+    """Its JSON key: `run`, `trial`."""
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The part of a run a finding is about, when it is about one part: a configuration (a
+    protocol A variant, a protocol B policy), or one of its runs (a pass and its phase, a
+    trial), named in its protocol's words (`words`). The report scopes findings and gives
+    each configuration its verdict from this, never from an evidence key."""
+
+    words: SubjectWords
+    config: str | None = None
     phase: str | None = None
+    """The phase of the run where the protocol has phases (`cold`, `warm`)."""
     run: int | None = None
-    policy: str | None = None
-    trial: int | None = None
+    """The run's number within its configuration (and phase), from 1."""
 
     def describe(self) -> str | None:
         """`batch-4 warm pass 2`, `variant batch-4`, `ort-cuda trial 3`, `policy ort-cuda`."""
-        if self.policy is not None:
-            return (f"{self.policy} trial {self.trial}" if self.trial is not None
-                    else f"policy {self.policy}")
-        if self.variant is not None:
-            if self.phase is not None and self.run is not None:
-                return f"{self.variant} {self.phase} pass {self.run}"
-            return f"variant {self.variant}"
-        return None
+        if self.config is None:
+            return None
+        if self.run is not None:
+            phase = f"{self.phase} " if self.phase is not None else ""
+            return f"{self.config} {phase}{self.words.run} {self.run}"
+        return f"{self.words.config} {self.config}"
 
     def to_json(self) -> dict[str, Any]:
-        parts = {"variant": self.variant, "phase": self.phase, "run": self.run,
-                 "policy": self.policy, "trial": self.trial}
+        parts = {self.words.config: self.config, "phase": self.phase,
+                 self.words.run_key: self.run}
         return {k: v for k, v in parts.items() if v is not None}
 
 

@@ -97,7 +97,7 @@ def _deciding(result: AuditResult, variant: str) -> Finding | None:
     """The variant's own finding that decides it is not accepted: the first error about it
     (one that is not about missing evidence first); None when nothing is against it."""
     own = [f for f in result.findings if f.severity == "error"
-           and f.subject is not None and f.subject.variant == variant]
+           and f.subject is not None and f.subject.config == variant]
     return next((f for f in own if not f.missing_evidence), None) or next(iter(own), None)
 
 

@@ -47,7 +47,7 @@ class PolicyVerdict:
 
 
 def _policy_of(f: Finding) -> str | None:
-    return f.subject.policy if f.subject is not None else None
+    return f.subject.config if f.subject is not None else None
 
 
 def policy_verdicts(view: RunView, result: AuditResult) -> dict[str, PolicyVerdict]:
