@@ -62,7 +62,9 @@ ROW_FIGURES = ("joules_per_inference", "average_power_w", "p95_ms")
 UNKNOWN = "unknown:"
 """The group of a configuration whose run names no workload: its own, never shared."""
 GENERIC = ComparisonPart(letter="?", hardware=lambda c: c.get("gpu_model") or "CPU",
-                         rank_figure="median_s", figure_cell="median", unit="per s",
+                         rank_figure="median_s", figure_cell="median",
+                         figure_heading="Median", hardware_words="the GPU model",
+                         unit="per s",
                          costed=False, passes_told_apart=True, ranked_title="Ranked",
                          ranked_columns=(("rank", "rank"), ("configuration", "config_id")))
 """The part of a protocol the auditor does not know (its runs have no configuration)."""

@@ -78,6 +78,11 @@ class ComparisonPart:
     """The `ConfigRow` field ranked first, fewest first (then the median)."""
     figure_cell: str
     """The comparison cell (`auditor/output/comparison/_cells.row`) that writes it."""
+    figure_heading: str
+    """Its column's heading on page 1 (`Per accepted corpus`)."""
+    hardware_words: str
+    """What `hardware` names, in words (`the GPU model as the placement evidence names
+    it`)."""
     unit: str
     """Of the throughput: `texts/s`, `inferences/s`."""
     costed: bool

@@ -100,7 +100,9 @@ def choice(c: Any) -> dict[str, Any]:
 
 def workload(w: Any) -> dict[str, Any]:
     """A workload's label, protocol letter and description."""
-    return {"label": w.label, "protocol_letter": part(w.protocol).letter,
+    p = part(w.protocol)
+    return {"label": w.label, "protocol_letter": p.letter, "figure_heading": p.figure_heading,
+            "ranked_by": p.ranked_title, "hardware_words": p.hardware_words,
             "description": w.describe(), "key": w.key or DASH,
             "runs": f"{w.runs:,} run{'s' if w.runs != 1 else ''}"}
 
@@ -118,7 +120,7 @@ def ranked_tables(cmp: Any) -> list[dict[str, Any]]:
                     "head": [h for h, _ in p.ranked_columns],
                     "rows": [[row(r)[k] for _, k in p.ranked_columns] for r in rows],
                     "align": [ALIGN.get(k, "wrap") for _, k in p.ranked_columns],
-                    "costed": p.costed})
+                    "costed": p.costed, "hardware_words": p.hardware_words})
     return out
 
 

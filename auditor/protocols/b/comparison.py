@@ -22,7 +22,9 @@ def hardware(config: Mapping[str, Any]) -> str:
 
 COMPARISON = ComparisonPart(
     letter="B", hardware=hardware, rank_figure="joules_per_inference",
-    figure_cell="per_inference", unit="inferences/s", costed=False, passes_told_apart=False,
+    figure_cell="per_inference", figure_heading="Per inference",
+    hardware_words="a policy's runtime and compute units", unit="inferences/s",
+    costed=False, passes_told_apart=False,
     row_figures={"joules_per_inference": "joules_per_inference",
                  "average_power_w": "avg_power_w", "p95_ms": "p95_ms"},
     not_told_apart="per-trial energies are not in the index: not told apart here",
