@@ -19,7 +19,7 @@ def render(cmp: Any, *, color: bool = False) -> str:
               "config, precision and context), per hardware and offer, the best accepted "
               "configuration (A10.2: only accepted ones; each protocol by its own figure):"]
     if not cmp.choices:
-        lines.append("  nothing: no run of the archive accepted a configuration")
+        lines.append("  nothing: no run compared accepted a configuration")
     works = {w.label: cells.workload(w) for w in cmp.workloads}
     shown = None
     for c in cmp.choices:
