@@ -44,6 +44,7 @@ from typing import Any
 
 from auditor.archive import index
 from auditor.archive.copies import Conflict, identify
+from auditor.archive.workloads import UNKNOWN, Workload, label_order, workloads
 from auditor.errors import AuditorError
 from auditor.protocols.base import ComparisonPart
 
@@ -59,8 +60,6 @@ CSV_COLUMNS = (
     "joules_per_inference", "average_power_w", "p95_ms", "reason", "detail")
 ROW_FIGURES = ("joules_per_inference", "average_power_w", "p95_ms")
 """The `ConfigRow` fields a protocol may fill from its run summaries' figures."""
-UNKNOWN = "unknown:"
-"""The group of a configuration whose run names no workload: its own, never shared."""
 GENERIC = ComparisonPart(letter="?", hardware=lambda c: c.get("gpu_model") or "CPU",
                          rank_figure="median_s", figure_cell="median",
                          figure_heading="Median", hardware_words="the GPU model",
@@ -76,46 +75,6 @@ def part(protocol: str | None) -> ComparisonPart:
 
     p = protocols.get(protocol) if protocol else None
     return p.comparison if p is not None and p.comparison is not None else GENERIC
-
-
-@dataclass(frozen=True)
-class Workload:
-    """What the runs of a row measured (their `RunIdentity`), shared by every run of it."""
-
-    label: str
-    """`W1`, `W2`, ... in the comparison's order (protocol, name, key)."""
-    key: str | None
-    """The index's `workload` key; None when the run names no workload (a row of its own)."""
-    protocol: str
-    name: str | None
-    corpus: str | None
-    model: str | None
-    tokenizer: str | None
-    config: str | None
-    recipe: str | None
-    """A model trained at run time: its recipe, which stands for its weights."""
-    precision: str | None
-    context: int | None
-    runs: int
-    """Runs counted with a configuration of this workload."""
-
-    def describe(self) -> str:
-        """`synthetic-classifier: model sha256:da0fe4781974, corpus sha256:95ec7a4268e6,
-        tokenizer sha256:029c7132c5eb, float32, context 128`."""
-        if self.key is None:
-            return "the run names no model or corpus: compared with no other run"
-        kinds = ((("recipe", self.recipe),) if self.recipe else
-                 (("model", self.model), ("tokenizer", self.tokenizer)))
-        revs = [f"{k} {_short(v)}" for k, v in (*kinds, ("corpus", self.corpus),
-                                                 ("config", self.config)) if v]
-        rest = [self.precision or "precision not recorded"]
-        rest += [f"context {self.context}"] if self.context is not None else []
-        return f"{self.name or 'unnamed'}: " + ", ".join(revs + rest)
-
-
-def _short(rev: str) -> str:
-    algo, _, hexa = rev.partition(":")
-    return f"{algo}:{hexa[:12]}" if hexa else rev[:19]
 
 
 @dataclass(frozen=True)
@@ -331,27 +290,6 @@ def _group(runs: list[dict[str, Any]]) -> _Groups:
     return g
 
 
-def _workloads(g: _Groups) -> dict[str, Workload]:
-    """Each workload group's `Workload`, labelled in (protocol, name, key) order."""
-    def order(item: tuple[str, dict[str, Any]]) -> tuple:
-        work, w = item
-        return (w["run"]["protocol"] or "", w["run"]["workload_name"] or "",
-                work.startswith(UNKNOWN), work)
-
-    out = {}
-    for n, (work, w) in enumerate(sorted(g.workloads.items(), key=order), start=1):
-        run, c = w["run"], w["config"]
-        recipe = run["recipe"] if run["trained"] else None  # stands for what it trained
-        out[work] = Workload(
-            label=f"W{n}", key=None if work.startswith(UNKNOWN) else work,
-            protocol=run["protocol"] or "unknown", name=run["workload_name"],
-            corpus=run["corpus_revision"], model=None if recipe else run["model_revision"],
-            tokenizer=None if recipe else run["tokenizer_revision"],
-            config=run["config_revision"], recipe=recipe,
-            precision=c["precision"], context=c["context"], runs=len(w["sources"]))
-    return out
-
-
 def _overlap(items: list[dict[str, Any]]) -> bool | None:
     """Whether the pass ranges of ITEMS (one per run) share a common interval."""
     spans = [(i["min_s"], i["max_s"]) for i in items
@@ -405,15 +343,11 @@ def _row(g: _Groups, works: dict[str, Workload], key: tuple, items: list[dict], 
         **figures, reason=reason, detail=detail)
 
 
-def _label_order(label: str) -> int:
-    return int(label[1:]) if label[1:].isdigit() else 0
-
-
 def _rank_key(r: ConfigRow) -> tuple:
     """Within a protocol and workload: the protocol's ranking figure, fewest first, then
     the median; a missing figure last."""
     first = getattr(r, part(r.protocol).rank_figure)
-    return (r.protocol, _label_order(r.workload_label), first is None, first or 0,
+    return (r.protocol, label_order(r.workload_label), first is None, first or 0,
             r.median_s is None, r.median_s or 0.0, r.hardware, r.config_id,
             r.precision or "", r.offer_id or "")
 
@@ -469,11 +403,11 @@ def compare(archive_dir: Path) -> Comparison:
     who = identify(audited)
     with_configs = [r for r in who.counted if r["configurations"]]
     g = _group(with_configs)
-    works = _workloads(g)
+    works = workloads(g.workloads)
     ranked = sorted((_row(g, works, k, v, "accepted", k[5]) for k, v in g.ranked.items()),
                     key=_rank_key)
     others = sorted((_row(g, works, k, v, k[5], None) for k, v in g.other.items()),
-                    key=lambda r: (r.protocol, _label_order(r.workload_label), r.hardware,
+                    key=lambda r: (r.protocol, label_order(r.workload_label), r.hardware,
                                    r.config_id, r.precision or "", r.status))
     numbered = tuple(_numbered(ranked))
     nothing = [(r["source"], f"{r['verdict']}: {r['reason']}" if r["reason"] else r["verdict"])
@@ -489,7 +423,7 @@ def compare(archive_dir: Path) -> Comparison:
                            ["count", "verdict"], descending=[True, False]).iter_rows()),
         choices=_choices(numbered), ranked=numbered, not_accepted=tuple(others),
         other_runs=tuple(sorted(nothing)),
-        workloads=tuple(sorted(works.values(), key=lambda w: _label_order(w.label))),
+        workloads=tuple(sorted(works.values(), key=lambda w: label_order(w.label))),
         set_aside_verdicts=who.set_aside_sources)
 
 
