@@ -198,3 +198,32 @@ def test_runs_trained_at_run_time_are_one_workload_by_their_recipe(tmp_path: Pat
     assert shared.sources == (f"{src}/b200", f"{src}/h100")
     assert all(f"{src}/seed-8" not in r.sources or len(r.sources) == 1 for r in cmp.ranked)
     assert "recipe sha256:" in CliRunner().invoke(cli, ["compare", str(out)]).output
+
+
+def test_the_workload_key_is_every_part_of_the_same_workload() -> None:
+    """Another corpus, model, tokenizer, config, precision or context is another workload;
+    the machine, the span and the workload's name are not part of it; a model trained at
+    run time with a recipe is keyed by the recipe, not by the weights it produced."""
+    from dataclasses import replace as change
+
+    from auditor.model import RunIdentity, workload_key
+
+    base = RunIdentity(corpus="sha256:c", model="sha256:m", tokenizer="sha256:t", config=None,
+                       name="bow", host="host-1", gpus=("H100 (GPU-1)",),
+                       started_at="2026-01-01T00:00:00Z", ended_at="2026-01-01T01:00:00Z")
+    key = workload_key(base, "float32", 128)
+    assert key is not None and key.startswith("sha256:")
+    same = change(base, name="renamed", host="host-2", gpus=("B200 (GPU-9)",),
+                  started_at=None, ended_at=None)
+    assert workload_key(same, "float32", 128) == key
+    for other in (change(base, corpus="sha256:c2"), change(base, model="sha256:m2"),
+                  change(base, tokenizer="sha256:t2"), change(base, config="sha256:k")):
+        assert workload_key(other, "float32", 128) != key
+    assert workload_key(base, "bfloat16", 128) != key
+    assert workload_key(base, "float32", 256) != key
+    assert workload_key(change(base, model=None), "float32", 128) is None
+    trained = change(base, trained=True, recipe="sha256:r")
+    assert workload_key(change(trained, model="sha256:m2", tokenizer="sha256:t2"),
+                        "float32", 128) == workload_key(trained, "float32", 128)
+    assert workload_key(change(trained, recipe="sha256:r2"), "float32", 128) != \
+        workload_key(trained, "float32", 128)
