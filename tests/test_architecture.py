@@ -205,3 +205,15 @@ def test_shared_code_has_no_protocol_branch() -> None:
 def test_the_branch_check_finds_a_branch() -> None:
     tree = ast.parse("if protocol == PROTOCOL_B or PROTOCOL_A != x: pass")
     assert list(_protocol_branches(tree)) == [1, 1]
+
+
+def test_subjects_are_built_in_their_protocols_words() -> None:
+    """A `Subject` is built by its protocol's `subject.py` (`variant_subject`,
+    `policy_subject`), in its protocol's words, never with another protocol's keywords."""
+    makers = {AUDITOR / "protocols" / p / "subject.py" for p in ("a", "b")}
+    offenders = [f"{p.relative_to(ROOT)}:{node.lineno}" for p in AUDITOR.rglob("*.py")
+                 if p not in makers
+                 for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                 and node.func.id == "Subject"]
+    assert offenders == []
