@@ -5,9 +5,9 @@ borders, in an archive's workers)."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from typing import Protocol as TypingProtocol
 
 Severity = Literal["error", "warning", "info"]
 Verdict = Literal["accepted", "rejected", "incomplete"]
@@ -16,32 +16,45 @@ SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 
 @dataclass(frozen=True)
-class Subject:
-    """The part of a run a finding is about, when it is about one part: a protocol A
-    variant or one of its passes (variant, phase, run), a protocol B policy or one of its
-    trials. The report scopes findings and gives each policy its verdict from this, never
-    from an evidence key."""
+class SubjectWords:
+    """What a protocol calls the parts of a run a finding can be about, in its findings'
+    words and JSON keys (each protocol defines its own: protocol A's `variant` and `pass`,
+    protocol B's `policy` and `trial`)."""
 
-    variant: str | None = None
+    config: str
+    """A configuration: `variant`, `policy` (also its JSON key)."""
+    run: str
+    """One measured run of a configuration, in words: `pass`, `trial`."""
+    run_key: str
+    """Its JSON key: `run`, `trial`."""
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The part of a run a finding is about, when it is about one part: a configuration (a
+    protocol A variant, a protocol B policy), or one of its runs (a pass and its phase, a
+    trial), named in its protocol's words (`words`). The report scopes findings and gives
+    each configuration its verdict from this, never from an evidence key."""
+
+    words: SubjectWords
+    config: str | None = None
     phase: str | None = None
+    """The phase of the run where the protocol has phases (`cold`, `warm`)."""
     run: int | None = None
-    policy: str | None = None
-    trial: int | None = None
+    """The run's number within its configuration (and phase), from 1."""
 
     def describe(self) -> str | None:
         """`batch-4 warm pass 2`, `variant batch-4`, `ort-cuda trial 3`, `policy ort-cuda`."""
-        if self.policy is not None:
-            return (f"{self.policy} trial {self.trial}" if self.trial is not None
-                    else f"policy {self.policy}")
-        if self.variant is not None:
-            if self.phase is not None and self.run is not None:
-                return f"{self.variant} {self.phase} pass {self.run}"
-            return f"variant {self.variant}"
-        return None
+        if self.config is None:
+            return None
+        if self.run is not None:
+            phase = f"{self.phase} " if self.phase is not None else ""
+            return f"{self.config} {phase}{self.words.run} {self.run}"
+        return f"{self.words.config} {self.config}"
 
     def to_json(self) -> dict[str, Any]:
-        parts = {"variant": self.variant, "phase": self.phase, "run": self.run,
-                 "policy": self.policy, "trial": self.trial}
+        parts = {self.words.config: self.config, "phase": self.phase,
+                 self.words.run_key: self.run}
         return {k: v for k, v in parts.items() if v is not None}
 
 
@@ -255,7 +268,8 @@ class AuditResult:
 
 @dataclass(frozen=True)
 class OfferCost:
-    """One offer costed against one configuration of a run (protocol A, A9)."""
+    """One offer costed against one configuration of a run, by a protocol that costs offers
+    (protocol A's A9): what the archive keeps of it, in minor units of US dollars."""
 
     offer_id: str
     gpu_model: str
@@ -274,53 +288,14 @@ ConfigVerdict = Literal["accepted", "rejected", "incomplete", "baseline"]
 others are compared with, never accepted or rejected itself."""
 
 
-@dataclass(frozen=True)
-class VariantFigures:
-    """Protocol A's figures of one variant besides the shared ones."""
+class ConfigFigures(TypingProtocol):
+    """A protocol's own figures of one configuration (protocol A's `VariantFigures`,
+    protocol B's `PolicyFigures`, each in its protocol's package): what the archive keeps as
+    `figures_json`."""
 
-    batch: int | None
-    cold_median_s: float | None
-    """The median of the variant's cold passes."""
-    texts: int | None
-    """The evaluation texts of one corpus (the unit of throughput)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"batch": self.batch, "cold_median_s": self.cold_median_s, "texts": self.texts}
-
-
-@dataclass(frozen=True)
-class PolicyFigures:
-    """Protocol B's figures of one compute policy, each recomputed from the raw latencies,
-    power traces and placement evidence."""
-
-    role: str
-    runtime: str
-    compute_units: str
-    trials_ok: int
-    trials: int
-    p95_ms: float | None
-    latencies: int
-    avg_power_w: float | None
-    joules_per_inference: float | None
-    energy_source: str | None
-    energy_window_s: float | None
-    """Seconds of inference windows the energy was integrated over."""
-    energy_domains: str | None
-    energy_missing: str | None
-    """Why the policy has no energy figure (None when it has one)."""
-    operation_share: float | None
-    cost_share: float | None
-    operation_share_floor: float | None
-    accuracy: float | None
-    agreement: float | None
-    domain_power_w: tuple[tuple[str, float], ...] = ()
-    """Each summed domain's own average power (`domain[:device]`, W): the average power is
-    their sum, each reported."""
-
-    def to_json(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out["domain_power_w"] = dict(self.domain_power_w)
-        return out
+    def to_json(self, verdict: str) -> dict[str, Any]:
+        """The figures as one JSON object, given the configuration's VERDICT."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -347,7 +322,9 @@ class ConfigSummary:
     detail: str | None = None
     """Why, in full: the finding that decides it (its code and message)."""
     costs: tuple[OfferCost, ...] = ()
-    figures: VariantFigures | PolicyFigures | None = None
+    figures: ConfigFigures | None = None
+    context: int | None = None
+    """The context (tokens) the configuration ran with, where the run declares one."""
 
     @property
     def accepted(self) -> bool:
@@ -355,9 +332,66 @@ class ConfigSummary:
 
     def figures_json(self) -> dict[str, Any]:
         """The protocol's own figures as one JSON object (the archive index keeps it)."""
-        if isinstance(self.figures, PolicyFigures):
-            return {"verdict": self.verdict, **self.figures.to_json()}
-        return self.figures.to_json() if self.figures is not None else {}
+        return self.figures.to_json(self.verdict) if self.figures is not None else {}
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """What a run is, re-derived by its protocol from the run's own files
+    (`auditor/protocols/<p>/facts/identity.py`), never from the revisions its manifest
+    declares: the workload it measured (its revisions, each `sha256:<hex>` of the file(s)
+    its kind names, as `rundir.scan` hashed them), the machine it ran on and when.
+
+    Two runs measured the same workload when their corpus, model, tokenizer and config
+    revisions are the same (PROTOCOL.md, "the same workload"); with the same precision and
+    context, their configurations may share a comparison row (`workload_key`)."""
+
+    corpus: str | None
+    model: str | None
+    tokenizer: str | None
+    config: str | None
+    """None: the run keeps no file of that kind (a model without a config file)."""
+    recipe: str | None = None
+    """A model trained at run time: the SHA-256 of its recipe file (the code, seed and
+    training inputs that made the weights); None otherwise, or when the run keeps none."""
+    trained: bool = False
+    """The model was trained at run time (the run says so, or its weights are a file only
+    such a workload writes): with a recipe, two runs of the same recipe are the same
+    workload whatever weights each training produced."""
+    name: str | None = None
+    """The workload's name as the manifest gives it: a label, never part of the identity."""
+    host: str | None = None
+    """The host model (protocol B's machine model) or the host's hashed name."""
+    cpu: str | None = None
+    gpus: tuple[str, ...] = ()
+    """Each GPU the evidence names, `name` or `name (uuid or serial)`, sorted."""
+    started_at: str | None = None
+    ended_at: str | None = None
+    """The session's span, ISO 8601 in UTC: the first measurement's start, the last's end."""
+
+    def revisions(self) -> dict[str, str | None]:
+        return {"corpus": self.corpus, "model": self.model, "tokenizer": self.tokenizer,
+                "config": self.config}
+
+
+def workload_key(identity: RunIdentity | None, precision: str | None,
+                 context: int | None) -> str | None:
+    """`sha256:<16 hex>` of the workload (corpus, model, tokenizer and config revisions,
+    precision, context; for a model trained at run time with a recipe, the recipe in place
+    of the weights and tokenizer it produced): equal keys, the same workload; None when the
+    run has no identity or names no model or corpus (nothing says what it measured)."""
+    if identity is None or identity.model is None or identity.corpus is None:
+        return None
+    import hashlib
+    import json
+
+    revs: dict[str, str | None] = identity.revisions()
+    if identity.trained and identity.recipe is not None:
+        revs = {"corpus": identity.corpus, "config": identity.config,
+                "recipe": identity.recipe}
+    doc = {**revs, "precision": precision, "context": context}
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+    return f"sha256:{digest[:16]}"
 
 
 @dataclass(frozen=True)
@@ -374,3 +408,5 @@ class RunSummary:
     main_reason: str | None = None
     """Why the run is not accepted: the deciding finding's code and message
     (`auditor.protocols.summary.main_reason`); None when accepted."""
+    identity: RunIdentity | None = None
+    """What the run is (its workload, machine and span), from its files."""

@@ -79,9 +79,8 @@ def fuzz(runs: int, seed: int = 0, report_every: int = 50, fact_every: int = 4,
                 if report_every and n % report_every == 0:
                     from auditor.report.build import StepTimer, render_report
 
-                    render_report(view, result, offers=getattr(view, "offers", None),
-                                  offers_label="the run's own offers",
-                                  generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
+                    render_report(view, result, generated_at="2026-01-01T00:00:00Z",
+                                  timer=StepTimer())  # the run's own offers
                     reports += 1
             except Exception as exc:
                 where = traceback.extract_tb(exc.__traceback__)[-1]

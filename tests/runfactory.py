@@ -73,6 +73,7 @@ def make_clean_run(
     claims: bool = False,
     warm_in_blocks: bool = False,
     trained: bool = False,
+    model: str = "exp-batch",
 ) -> Path:
     """Write a clean protocol A run dir at PATH (created) and return PATH.
 
@@ -85,12 +86,13 @@ def make_clean_run(
     `trained`: the workload trained at run time, as the runner's default one: its weights
     `model/weights.pt`, its recipe `model/recipe.json` (revisions.recipe), a bag-of-words
     tokenizer and an ONNX file archived under a replay section, and `TRUNCATED` evaluation
-    texts longer than the context, declared."""
+    texts longer than the context, declared. MODEL names the synthetic weights: runs of one
+    MODEL keep the same weights file."""
     root = Path(path)
     root.mkdir(parents=True, exist_ok=True)
     cuda = device.startswith("cuda")
     # The weights and tokenizer the revisions pin, kept under model/ (A1.2).
-    weights = b"synthetic weights " + experiment_id.encode() + bytes(range(64))
+    weights = b"synthetic weights " + model.encode() + bytes(range(64))
     tokenizer = json.dumps(bow_tokenizer(CONTEXT) if trained else
                            {"kind": "synthetic", "vocab": list(classes)}).encode()
     (root / "model").mkdir(exist_ok=True)

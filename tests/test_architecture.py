@@ -179,3 +179,41 @@ def test_no_auditor_module_is_over_the_line_limit() -> None:
     long = sorted(f"{p.relative_to(ROOT)}: {n}" for p in AUDITOR.rglob("*.py")
                   if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES)
     assert long == []
+
+
+def _protocol_branches(tree: ast.AST) -> Iterator[int]:
+    """Lines of comparisons with a protocol's name (`x == PROTOCOL_B`, `PROTOCOL_A != y`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            names = [n for n in (node.left, *node.comparators)
+                     if isinstance(n, ast.Name) and n.id.startswith("PROTOCOL_")]
+            if names:
+                yield node.lineno
+
+
+def test_shared_code_has_no_protocol_branch() -> None:
+    """What is protocol-shaped (figures, ranking, subjects, citations, replay's files) is
+    each protocol's part (`auditor/protocols/<p>/`): the archive, the comparison, replay, the
+    report and the outputs never test which protocol they hold."""
+    shared = [p for p in AUDITOR.rglob("*.py")
+              if "protocols" not in p.relative_to(AUDITOR).parts]
+    offenders = [f"{p.relative_to(ROOT)}:{line}" for p in shared
+                 for line in _protocol_branches(ast.parse(p.read_text(encoding="utf-8")))]
+    assert offenders == []
+
+
+def test_the_branch_check_finds_a_branch() -> None:
+    tree = ast.parse("if protocol == PROTOCOL_B or PROTOCOL_A != x: pass")
+    assert list(_protocol_branches(tree)) == [1, 1]
+
+
+def test_subjects_are_built_in_their_protocols_words() -> None:
+    """A `Subject` is built by its protocol's `subject.py` (`variant_subject`,
+    `policy_subject`), in its protocol's words, never with another protocol's keywords."""
+    makers = {AUDITOR / "protocols" / p / "subject.py" for p in ("a", "b")}
+    offenders = [f"{p.relative_to(ROOT)}:{node.lineno}" for p in AUDITOR.rglob("*.py")
+                 if p not in makers
+                 for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                 and node.func.id == "Subject"]
+    assert offenders == []

@@ -125,7 +125,7 @@ def clean_specs(tmp_path_factory) -> dict:
 
     run = make_clean_run(tmp_path_factory.mktemp("speed") / "run")
     view, result = audit(run)
-    vm, _, _ = render_report(view, result, offers=None, offers_label=None,
+    vm, _, _ = render_report(view, result,
                              generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
     specs = viewmodel.protocol_report(result.protocol).figures(vm)
     specs["hostile"] = ("memory", [{"variant_id": "$x$ </svg><script>", "series": [

@@ -508,7 +508,7 @@ def test_a_faulted_policys_record_and_profile_agree(mixed: Path) -> None:
     if "CUDAExecutionProvider" in __import__("onnxruntime").get_available_providers():
         pytest.skip("this ORT build has CUDA")
     codes = {f.code for f in run_check(mixed).findings
-             if f.subject is not None and f.subject.policy == "ort-cuda"}
+             if f.subject is not None and f.subject.config == "ort-cuda"}
     assert "B0405" not in codes and "B0402" in codes
 
 

@@ -1,36 +1,35 @@
 """`audit compare DIR`: what to buy, from an archive's index, and its signed report.
 
-A configuration is (protocol, hardware, variant or policy, precision), costed per offer:
-the hardware is the GPU model as evidenced (protocol A) or a policy's runtime and compute
-units (protocol B). Every figure comes from the index, which holds only what the auditor
-recomputed from each run's raw files; nothing here judges a run or computes a figure of a
-run (those are the protocols' summaries), it only groups, takes medians and ranks.
+A configuration is (protocol, workload, hardware, variant or policy, precision), costed per
+offer where its protocol costs one. The workload is what the run measured, as its files show
+it (`RunIdentity`: the corpus, model, tokenizer and config revisions, with the precision and
+context; the index's `workload` key): only runs of the same workload share a row, and
+rankings and choices never cross workloads. The hardware, the ranking figure and how a row is
+shown are the protocol's (`Protocol.comparison`, a `ComparisonPart`): nothing here knows a
+protocol. Every figure comes from the index, which holds only what the auditor recomputed
+from each run's raw files; nothing here judges a run or computes a figure of a run (those are
+the protocols' summaries), it only groups, takes medians and ranks.
 
-Which rows are runs:
+Which rows are runs (`auditor.archive.copies`): copies of one run count once, a conflict
+(rows sharing a manifest but not their bytes) counts the version that matches its manifest;
+every row is in exactly one of: runs (with or without a configuration to compare), copies,
+set aside, or not audited (`Comparison.headline` says how many of each).
 
-- rows that share a manifest and all their bytes (`content_sha256`) are copies of one run:
-  it counts once, the others are listed as its copies;
-- rows that share a manifest but not their bytes are a conflict (a copy was edited): the
-  version whose files match its manifest (`matches_manifest`) is the run, the others are set
-  aside and listed with the conflict, and when no version matches, none is counted;
-- every row is in exactly one of: runs (with or without a configuration to compare),
-  copies, set aside, or not audited (`Comparison.headline` says how many of each).
+What is ranked (A10.2: only accepted configurations), within each protocol and workload:
 
-What is ranked (A10.2: only accepted configurations; protocol B policies apart):
-
-- a configuration a run accepted is ranked with that run's warm median, its passes' range,
+- a configuration a run accepted is ranked with that run's median, its passes' range,
   throughput and, for each offer of the GPU the run measured (and only those), the package
   cost and the cost per accepted corpus in integer minor units; over several runs, the
   median of the runs' figures, the range over all their passes, and whether the runs agree;
-- protocol A by cost per accepted corpus, then warm median; protocol B by joules per
-  inference, then median trial wall time; ranks start at 1 in each protocol;
+- by the protocol's ranking figure (fewest first), then the median; ranks start at 1 in
+  each protocol and workload;
 - a configuration a run did not accept is listed apart with its reason (in a few words)
   and its detail (the deciding finding's code and message), never ranked, however fast.
 
-What to buy (page 1): per protocol, hardware and offer, the best ranked configuration, with
-how sure it is: whether its passes' range and the runner-up's are apart, and whether the
-runs it rests on agree. The signed report
-of a comparison is `auditor.archive.compare_report`.
+What to buy (page 1): per workload, per hardware and offer, the best ranked configuration,
+with how sure it is: whether its passes' range and the runner-up's are apart, and whether
+the runs it rests on agree. The signed report of a comparison is
+`auditor.archive.compare_report`.
 """
 
 from __future__ import annotations
@@ -39,29 +38,43 @@ import json
 import math
 import statistics
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from auditor.archive import index
+from auditor.archive.copies import Conflict, identify
+from auditor.archive.workloads import UNKNOWN, Workload, label_order, workloads
 from auditor.errors import AuditorError
-from auditor.protocols.names import PROTOCOL_B
+from auditor.protocols.base import ComparisonPart
 
-CPU = "CPU"
-"""The hardware of a protocol A configuration whose run used no GPU."""
 TEMPLATE = "comparison.html.j2"
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 AUDITED = ("accepted", "rejected", "incomplete")
 """Index verdicts of a run the auditor could judge."""
 CSV_COLUMNS = (
-    "rank", "status", "protocol", "hardware", "config_id", "precision", "offer_id", "runs",
-    "accepted_runs", "all_runs", "runs_agree", "experiments", "sources", "median_s",
-    "pass_min_s", "pass_max_s", "throughput_per_s", "currency", "package_total_minor",
-    "cost_per_accepted_corpus_minor", "joules_per_inference", "average_power_w", "p95_ms",
-    "reason", "detail")
-#: The protocol B figures a row carries, as the run summary's figures name them.
-ENERGY_FIGURES = {"joules_per_inference": "joules_per_inference",
-                  "average_power_w": "avg_power_w", "p95_ms": "p95_ms"}
+    "rank", "status", "protocol", "workload", "workload_label", "hardware", "config_id",
+    "precision", "context", "offer_id", "runs", "accepted_runs", "all_runs", "runs_agree",
+    "experiments", "sources", "median_s", "pass_min_s", "pass_max_s", "throughput_per_s",
+    "currency", "package_total_minor", "cost_per_accepted_corpus_minor",
+    "joules_per_inference", "average_power_w", "p95_ms", "reason", "detail")
+ROW_FIGURES = ("joules_per_inference", "average_power_w", "p95_ms")
+"""The `ConfigRow` fields a protocol may fill from its run summaries' figures."""
+GENERIC = ComparisonPart(letter="?", hardware=lambda c: c.get("gpu_model") or "CPU",
+                         rank_figure="median_s", figure_cell="median",
+                         figure_heading="Median", hardware_words="the GPU model",
+                         unit="per s",
+                         costed=False, passes_told_apart=True, ranked_title="Ranked",
+                         ranked_columns=(("rank", "rank"), ("configuration", "config_id")))
+"""The part of a protocol the auditor does not know (its runs have no configuration)."""
+
+
+def part(protocol: str | None) -> ComparisonPart:
+    """PROTOCOL's comparison part."""
+    from auditor import protocols
+
+    p = protocols.get(protocol) if protocol else None
+    return p.comparison if p is not None and p.comparison is not None else GENERIC
 
 
 @dataclass(frozen=True)
@@ -69,18 +82,23 @@ class ConfigRow:
     """One line of the comparison: a configuration (and offer, when ranked)."""
 
     rank: int | None
-    """Within its protocol: 1 = cheapest per accepted corpus (A) or fewest joules per
-    inference (B); None for a configuration not accepted."""
+    """Within its protocol and workload: 1 = fewest of the protocol's ranking figure (A:
+    cost per accepted corpus; B: joules per inference); None when not accepted."""
     status: str
     """The configuration's verdict in its runs: `accepted` (ranked), `rejected`,
     `incomplete`, or `baseline` (protocol B's CPU-only reference policy)."""
     protocol: str
     """The runs' protocol (`accepted-corpus-cost`, `residency-energy`)."""
+    workload: str | None
+    """The runs' workload key (the index's `workload`): every run of the row shares it."""
+    workload_label: str
+    """`W1`: the workload's label in this comparison (`Comparison.workloads`)."""
     hardware: str
-    """Protocol A: the GPU model as evidenced (`CPU` for none); protocol B: the policy's
-    runtime and compute units."""
+    """What it ran on, as its protocol names it: the GPU model as evidenced (`CPU` for
+    none), a protocol B policy's runtime and compute units."""
     config_id: str
     precision: str | None
+    context: int | None
     offer_id: str | None
     """An offer of the GPU measured; None when no offer of that GPU was in the runs."""
     runs: int
@@ -108,7 +126,8 @@ class ConfigRow:
     joules_per_inference: float | None
     average_power_w: float | None
     p95_ms: float | None
-    """Protocol B: medians over the runs of the policy's recomputed figures; None for A."""
+    """Medians over the runs of the figures the protocol's summary names
+    (`ComparisonPart.row_figures`: protocol B's energy, power and p95); None otherwise."""
     reason: str | None
     """Not accepted: why, in a few words; accepted without a cost: why there is none."""
     detail: str | None
@@ -118,34 +137,16 @@ class ConfigRow:
 
 @dataclass(frozen=True)
 class Choice:
-    """What to buy on one hardware and offer: the best ranked configuration there."""
+    """What to buy for one workload on one hardware and offer: the best ranked
+    configuration there."""
 
     best: ConfigRow
     runner_up: ConfigRow | None
-    """The next ranked configuration on the same hardware and offer."""
+    """The next ranked configuration of the same workload, hardware and offer."""
     told_apart: bool | None
-    """Protocol A: the best's passes and the runner-up's do not overlap (their ranges are
-    apart), so the order of the two is measured, not noise; None without a runner-up, and
-    for protocol B (the index keeps one energy figure per run, not one per trial)."""
-
-
-@dataclass(frozen=True)
-class ConflictMember:
-    source: str
-    matches_manifest: bool | None
-    verdict: str
-    content_sha256: str | None
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """Index rows that share a manifest but not their bytes."""
-
-    manifest_sha256: str
-    members: tuple[ConflictMember, ...]
-    genuine: str | None
-    """The source counted as the run: the one whose files match its manifest; None when no
-    version (or more than one) does, and then none of them is counted."""
+    """The best's passes and the runner-up's do not overlap (their ranges are apart), so
+    the order of the two is measured, not noise; None without a runner-up, and where the
+    protocol's index figures cannot tell (`ComparisonPart.passes_told_apart`)."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,10 @@ class Comparison:
     set_aside: int
     """Rows of conflicts not counted: neither the genuine run nor a byte-identical copy of
     it."""
+    workloads: tuple[Workload, ...] = ()
+    """Every workload of a configuration compared, in label order."""
+    set_aside_verdicts: tuple[tuple[str, str], ...] = field(default=())
+    """(source, verdict) of each row set aside."""
 
     def headline(self) -> str:
         """One sentence whose counts add up to the index's rows."""
@@ -201,7 +206,9 @@ class Comparison:
                        "compared": self.compared, "copies": len(self.copies),
                        "set_aside": self.set_aside, "not_audited": self.not_audited},
             "verdicts": dict(self.verdicts),
-            "choices": [{"protocol": c.best.protocol, "hardware": c.best.hardware,
+            "workloads": [{**asdict(w), "description": w.describe()} for w in self.workloads],
+            "choices": [{"protocol": c.best.protocol, "workload": c.best.workload,
+                         "workload_label": c.best.workload_label, "hardware": c.best.hardware,
                          "offer_id": c.best.offer_id, "best": row(c.best),
                          "runner_up": row(c.runner_up) if c.runner_up else None,
                          "told_apart": c.told_apart} for c in self.choices],
@@ -235,78 +242,38 @@ def _finite(v: Any) -> float | None:
     return float(v) if ok else None
 
 
-# -- which rows are runs ---------------------------------------------------------------
-
-@dataclass
-class _Identity:
-    counted: list[dict[str, Any]]
-    copies: list[tuple[str, str]]
-    conflicts: list[Conflict]
-    set_aside: int = 0
-
-
-def _identify(rows: list[dict[str, Any]]) -> _Identity:
-    """Copies and conflicts among audited ROWS (sorted by source): the rows counted as runs,
-    in source order."""
-    out = _Identity([], [], [], 0)
-    by_manifest: dict[str, list[dict[str, Any]]] = {}
-    alone: list[dict[str, Any]] = []
-    for r in rows:
-        (by_manifest.setdefault(r["manifest_sha256"], []) if r["manifest_sha256"]
-         else alone).append(r)
-    counted = list(alone)
-    for sha, group in by_manifest.items():
-        versions: dict[str, list[dict[str, Any]]] = {}
-        for r in group:  # a row whose bytes are unknown is a version of its own
-            versions.setdefault(r["content_sha256"] or f"?{r['source']}", []).append(r)
-        if len(versions) == 1:
-            run = group[0]
-        else:
-            matching = [v for v in versions.values()
-                        if all(r["matches_manifest"] is True for r in v)]
-            run = matching[0][0] if len(matching) == 1 else None
-            out.conflicts.append(Conflict(
-                manifest_sha256=sha, genuine=run["source"] if run else None,
-                members=tuple(ConflictMember(r["source"], r["matches_manifest"], r["verdict"],
-                                             r["content_sha256"]) for r in group)))
-        if run is None:
-            out.set_aside += len(group)
-            continue
-        counted.append(run)
-        copies = [(r["source"], run["source"]) for r in group
-                  if r is not run and r["content_sha256"] is not None
-                  and r["content_sha256"] == run["content_sha256"]]
-        out.copies += copies
-        out.set_aside += len(group) - 1 - len(copies)
-    out.counted = sorted(counted, key=lambda r: r["source"])
-    return out
-
-
 # -- grouping and ranking --------------------------------------------------------------
 
-Key = tuple[str, str, str, str | None]
-"""A configuration: (protocol, hardware, variant or policy, precision)."""
+Key = tuple[str, str, str, str, str | None]
+"""A configuration: (protocol, workload group, hardware, variant or policy, precision)."""
 
 
 @dataclass
 class _Groups:
-    """The configurations of the runs, grouped: ranked ones per offer, others per status."""
+    """The configurations of the runs, grouped: ranked ones per offer, others per status;
+    and each workload group's runs."""
 
     ranked: dict[tuple, list[dict]]
     other: dict[tuple, list[dict]]
     seen: dict[Key, int]
     accepted: dict[Key, int]
+    workloads: dict[str, dict[str, Any]]
 
 
 def _group(runs: list[dict[str, Any]]) -> _Groups:
-    g = _Groups({}, {}, {}, {})
+    g = _Groups({}, {}, {}, {}, {})
     for run in runs:
         for c in run["configurations"] or []:
             c = {**c, "source": run["source"], "protocol": run["protocol"],
                  "experiment_id": run["experiment_id"], "run_verdict": run["verdict"],
                  "run_reason": run["reason"],
                  "figures": json.loads(c["figures_json"]) if c["figures_json"] else {}}
-            key = (c["protocol"] or "unknown", _hardware(c), c["config_id"], c["precision"])
+            p = part(c["protocol"])
+            work = c["workload"] or f"{UNKNOWN}{run['source']}"
+            w = g.workloads.setdefault(work, {"run": run, "config": c, "sources": set()})
+            w["sources"].add(run["source"])
+            key = (c["protocol"] or "unknown", work, p.hardware(c), c["config_id"],
+                   c["precision"])
             g.seen[key] = g.seen.get(key, 0) + 1
             g.accepted[key] = g.accepted.get(key, 0) + bool(c["accepted"])
             if not c["accepted"]:
@@ -315,23 +282,12 @@ def _group(runs: list[dict[str, Any]]) -> _Groups:
             # Only offers of the GPU the run measured: its accepted count says nothing else.
             here = [o for o in c["costs"] or [] if o["measured_here"]]
             if not here:
-                why = (None if c["protocol"] == PROTOCOL_B
-                       else f"no offer of {key[1]} among the run's offers")
+                why = f"no offer of {key[2]} among the run's offers" if p.costed else None
                 here = [{"offer_id": None, "currency": None, "package_total_minor": None,
                          "cost_per_accepted_corpus_minor": None, "why_not": why}]
             for o in here:
                 g.ranked.setdefault((*key, o["offer_id"]), []).append({**c, "offer": o})
     return g
-
-
-def _hardware(c: dict[str, Any]) -> str:
-    """The GPU model as evidenced (protocol A); a protocol B policy's runtime and compute
-    units, which name the accelerator it was placed on (an NPU is no GPU, and no CPU)."""
-    if c["protocol"] == PROTOCOL_B:
-        parts = [str(c["figures"][k]) for k in ("runtime", "compute_units")
-                 if c["figures"].get(k)]
-        return " ".join(parts) or c["gpu_model"] or CPU
-    return c["gpu_model"] or CPU
 
 
 def _overlap(items: list[dict[str, Any]]) -> bool | None:
@@ -343,15 +299,16 @@ def _overlap(items: list[dict[str, Any]]) -> bool | None:
     return max(lo for lo, _ in spans) <= min(hi for _, hi in spans)
 
 
-def _row(g: _Groups, key: tuple, items: list[dict], status: str,
+def _row(g: _Groups, works: dict[str, Workload], key: tuple, items: list[dict], status: str,
          offer_id: str | None) -> ConfigRow:
     """One line of the comparison: the median over its runs of their figures."""
     items = sorted(items, key=lambda i: i["source"])
     ranked = status == "accepted"
     offers = [i.get("offer") or {} for i in items]
-    energy = {name: _median([_finite(i["figures"].get(src)) for i in items])
-              for name, src in ENERGY_FIGURES.items()}
-    seen, accepted = g.seen[key[:4]], g.accepted[key[:4]]
+    wanted = part(key[0]).row_figures
+    figures = {name: _median([_finite(i["figures"].get(wanted[name])) for i in items])
+               if name in wanted else None for name in ROW_FIGURES}
+    seen, accepted = g.seen[key[:5]], g.accepted[key[:5]]
     agree = None
     if ranked and seen >= 2:
         overlap = _overlap(items)
@@ -365,11 +322,13 @@ def _row(g: _Groups, key: tuple, items: list[dict], status: str,
         detail = first["detail"]  # its own finding, or its run's said to be the run's
     currencies = sorted({o["currency"] for o in offers if o.get("currency")})
     if len(currencies) > 1:
-        raise AuditorError(f"{key[2]} on {offer_id}: costs in several currencies "
+        raise AuditorError(f"{key[3]} on {offer_id}: costs in several currencies "
                            f"({', '.join(currencies)}) cannot be one median")
+    work = works[key[1]]
     return ConfigRow(
-        rank=None, status=status, protocol=key[0], hardware=key[1], config_id=key[2],
-        precision=key[3], offer_id=offer_id, runs=len(items), accepted_runs=accepted,
+        rank=None, status=status, protocol=key[0], workload=work.key,
+        workload_label=work.label, hardware=key[2], config_id=key[3], precision=key[4],
+        context=work.context, offer_id=offer_id, runs=len(items), accepted_runs=accepted,
         all_runs=seen, runs_agree=agree,
         experiments=tuple(sorted({i["experiment_id"] for i in items if i["experiment_id"]})),
         sources=tuple(i["source"] for i in items),
@@ -381,38 +340,39 @@ def _row(g: _Groups, key: tuple, items: list[dict], status: str,
         package_total_minor=_median_int([o.get("package_total_minor") for o in offers]),
         cost_per_accepted_corpus_minor=_median_int(
             [o.get("cost_per_accepted_corpus_minor") for o in offers]),
-        **energy, reason=reason, detail=detail)
+        **figures, reason=reason, detail=detail)
 
 
 def _rank_key(r: ConfigRow) -> tuple:
-    """Protocol A: cheapest per accepted corpus, then fastest warm median; protocol B:
-    fewest joules per inference, then shortest median trial; a missing figure last."""
-    first = (r.joules_per_inference if r.protocol == PROTOCOL_B
-             else r.cost_per_accepted_corpus_minor)
-    return (r.protocol, first is None, first or 0, r.median_s is None, r.median_s or 0.0,
-            r.hardware, r.config_id, r.precision or "", r.offer_id or "")
+    """Within a protocol and workload: the protocol's ranking figure, fewest first, then
+    the median; a missing figure last."""
+    first = getattr(r, part(r.protocol).rank_figure)
+    return (r.protocol, label_order(r.workload_label), first is None, first or 0,
+            r.median_s is None, r.median_s or 0.0, r.hardware, r.config_id,
+            r.precision or "", r.offer_id or "")
 
 
 def _numbered(ranked: list[ConfigRow]) -> Iterator[ConfigRow]:
-    """RANKED (sorted by `_rank_key`) numbered from 1 within each protocol."""
-    n, protocol = 0, None
+    """RANKED (sorted by `_rank_key`) numbered from 1 within each protocol and workload."""
+    n, group = 0, None
     for r in ranked:
-        n = n + 1 if r.protocol == protocol else 1
-        protocol = r.protocol
+        n = n + 1 if (r.protocol, r.workload_label) == group else 1
+        group = (r.protocol, r.workload_label)
         yield replace(r, rank=n)
 
 
 def _choices(ranked: tuple[ConfigRow, ...]) -> tuple[Choice, ...]:
-    """The best ranked configuration per protocol, hardware and offer, the cheapest first."""
+    """The best ranked configuration per workload, hardware and offer, the cheapest first
+    within each workload."""
     groups: dict[tuple, list[ConfigRow]] = {}
     for r in ranked:  # already in rank order
-        groups.setdefault((r.protocol, r.hardware, r.offer_id), []).append(r)
+        groups.setdefault((r.protocol, r.workload_label, r.hardware, r.offer_id), []).append(r)
     out = []
     for rows in groups.values():
         best = rows[0]
         up = rows[1] if len(rows) > 1 else None
         apart = None
-        if up is not None and best.protocol != PROTOCOL_B and None not in (
+        if up is not None and part(best.protocol).passes_told_apart and None not in (
                 best.pass_min_s, best.pass_max_s, up.pass_min_s, up.pass_max_s):
             apart = best.pass_max_s < up.pass_min_s or up.pass_max_s < best.pass_min_s
         out.append(Choice(best, up, apart))
@@ -437,15 +397,18 @@ def compare(archive_dir: Path) -> Comparison:
     is_run = (pl.col("kind") == "run") & pl.col("verdict").is_in(list(AUDITED))
     audited = idx.filter(is_run).select(
         "source", "protocol", "experiment_id", "verdict", "reason", "manifest_sha256",
-        "content_sha256", "matches_manifest", "configurations").to_dicts()
-    who = _identify(audited)
+        "content_sha256", "matches_manifest", "configurations", "workload_name",
+        "corpus_revision", "model_revision", "tokenizer_revision",
+        "config_revision", "recipe", "trained").to_dicts()
+    who = identify(audited)
     with_configs = [r for r in who.counted if r["configurations"]]
     g = _group(with_configs)
-    ranked = sorted((_row(g, k, v, "accepted", k[4]) for k, v in g.ranked.items()),
+    works = workloads(g.workloads)
+    ranked = sorted((_row(g, works, k, v, "accepted", k[5]) for k, v in g.ranked.items()),
                     key=_rank_key)
-    others = sorted((_row(g, k, v, k[4], None) for k, v in g.other.items()),
-                    key=lambda r: (r.protocol, r.hardware, r.config_id, r.precision or "",
-                                   r.status))
+    others = sorted((_row(g, works, k, v, k[5], None) for k, v in g.other.items()),
+                    key=lambda r: (r.protocol, label_order(r.workload_label), r.hardware,
+                                   r.config_id, r.precision or "", r.status))
     numbered = tuple(_numbered(ranked))
     nothing = [(r["source"], f"{r['verdict']}: {r['reason']}" if r["reason"] else r["verdict"])
                for r in who.counted if not r["configurations"]]
@@ -459,7 +422,9 @@ def compare(archive_dir: Path) -> Comparison:
                        idx["verdict"].value_counts(sort=True).sort(
                            ["count", "verdict"], descending=[True, False]).iter_rows()),
         choices=_choices(numbered), ranked=numbered, not_accepted=tuple(others),
-        other_runs=tuple(sorted(nothing)))
+        other_runs=tuple(sorted(nothing)),
+        workloads=tuple(sorted(works.values(), key=lambda w: label_order(w.label))),
+        set_aside_verdicts=who.set_aside_sources)
 
 
 def _sha256(path: Path) -> str:

@@ -12,7 +12,6 @@ from typing import Any
 from auditor.archive import index
 from auditor.archive.compare import TEMPLATE, Comparison, compare, counted
 from auditor.errors import AuditorError
-from auditor.protocols.names import LETTER, PROTOCOL_B
 
 
 def viewmodel(cmp: Comparison, *, generated_at: str, signer: str | None) -> dict[str, Any]:
@@ -23,6 +22,7 @@ def viewmodel(cmp: Comparison, *, generated_at: str, signer: str | None) -> dict
     from auditor.report.viewmodel import signature_section
 
     doc = cmp.to_json()
+    choices = [cells.choice(c) for c in cmp.choices]
     return {
         "title": f"Archive comparison: {counted(cmp.compared, 'run')} compared",
         "headline": cmp.headline(),
@@ -31,20 +31,40 @@ def viewmodel(cmp: Comparison, *, generated_at: str, signer: str | None) -> dict
         "signature": signature_section(signer),
         "index_sha256": cmp.index_sha256,
         "counts": doc["counts"], "verdicts": doc["verdicts"],
-        "choices": [cells.choice(c) for c in cmp.choices],
+        "workloads": [cells.workload(w) for w in cmp.workloads],
+        "buy": [{**cells.workload(w), "choices": [c for c in choices
+                                                  if c["workload"] == w.label]}
+                for w in cmp.workloads if any(c["workload"] == w.label for c in choices)],
+        "choices": choices,
         # each protocol's ranking is its own table (a trial's wall time is not a warm pass's)
-        "ranked_a": [cells.row(r) for r in cmp.ranked if r.protocol != PROTOCOL_B],
-        "ranked_b": [cells.row(r) for r in cmp.ranked if r.protocol == PROTOCOL_B],
-        "not_accepted": [{**cells.row(r), "protocol_letter": LETTER.get(r.protocol, "?")}
-                         for r in cmp.not_accepted],
+        "ranked": cells.ranked_tables(cmp),
+        "not_accepted": [cells.row(r) for r in cmp.not_accepted],
+        "none_apart": none_apart(cmp),
         "copies": doc["copies"],
         "conflicts": [cells.conflict(c) for c in cmp.conflicts],
         "other_runs": doc["other_runs"],
-        "plot_points": [{"offer_id": r.offer_id, "config_id": r.config_id,
+        "plot_points": [{"offer_id": r.offer_id, "config_id": f"{r.workload_label} {r.config_id}",
                          "throughput_per_s": r.throughput_per_s,
                          "cost_per_accepted_corpus_usd_minor": r.cost_per_accepted_corpus_minor}
                         for r in cmp.ranked if r.currency == index.CURRENCY],
     }
+
+
+def none_apart(cmp: Comparison) -> str:
+    """What the page says when no configuration is listed apart: true of the index, so it
+    names the rows that are not accepted and not compared (set aside, nothing to compare,
+    not audited) instead of saying every run was accepted."""
+    head = (f"None: every configuration of the {counted(cmp.compared, 'run')} compared was "
+            "accepted")
+    rest = []
+    if cmp.set_aside:
+        verdicts = sorted({v for _, v in cmp.set_aside_verdicts})
+        rest.append(f"{counted(cmp.set_aside, 'conflicting copy', 'conflicting copies')} "
+                    f"({', '.join(verdicts)}) set aside and not compared (section 5)")
+    if cmp.other_runs:
+        rest.append(f"{counted(len(cmp.other_runs), 'source or run', 'sources or runs')} "
+                    "with no configuration to compare (section 6)")
+    return head + ("; the index also holds " + " and ".join(rest) if rest else "") + "."
 
 
 def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | None = None,

@@ -33,7 +33,7 @@ import polars as pl
 from auditor.archive.sources import SourceProblem
 from auditor.archive.worker import RunRecord
 from auditor.archive.worker import auditor_version as auditor_version  # the rows' version
-from auditor.model import Finding, Skipped
+from auditor.model import Finding, RunIdentity, Skipped, workload_key
 
 INDEX = "index.parquet"
 FINDINGS = "findings.parquet"
@@ -53,7 +53,8 @@ _CONFIG = pl.Struct({
     "gpu_model": pl.String, "gpu_count": pl.Int64, "precision": pl.String,
     "median_s": pl.Float64, "min_s": pl.Float64, "max_s": pl.Float64,
     "throughput_per_s": pl.Float64, "reason": pl.String, "detail": pl.String,
-    "costs": pl.List(_COST), "figures_json": pl.String})
+    "costs": pl.List(_COST), "figures_json": pl.String, "context": pl.Int64,
+    "workload": pl.String})
 
 INDEX_SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String(), "kind": pl.String(), "run_dir": pl.String(),
@@ -67,7 +68,18 @@ INDEX_SCHEMA: dict[str, pl.DataType] = {
     "gpu_models": pl.List(pl.String), "gpu_count": pl.Int64(),
     "variants": pl.List(pl.String), "accepted_variants": pl.List(pl.String),
     "configurations": pl.List(_CONFIG),
+    # what the run is, re-derived from its files (RunIdentity): its workload, machine, span
+    "workload_name": pl.String(), "corpus_revision": pl.String(),
+    "model_revision": pl.String(), "tokenizer_revision": pl.String(),
+    "config_revision": pl.String(), "recipe": pl.String(), "trained": pl.Boolean(),
+    "host": pl.String(),
+    "cpu": pl.String(), "gpus": pl.List(pl.String), "session_start": TIMESTAMP,
+    "session_end": TIMESTAMP,
 }
+IDENTITY_COLUMNS = ("workload_name", "corpus_revision", "model_revision",
+                    "tokenizer_revision", "config_revision", "recipe", "trained", "host",
+                    "cpu", "gpus",
+                    "session_start", "session_end")
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {
     "audit_id": pl.String(), "source": pl.String(), "kind": pl.String(),
     "code": pl.String(), "severity": pl.String(), "protocol_ref": pl.String(),
@@ -102,6 +114,7 @@ def record_row(rec: RunRecord, version: str, audit_id: str) -> dict[str, Any]:
         "warning": sum(f.severity == "warning" for f in rec.findings),
         "info": sum(f.severity == "info" for f in rec.findings)}
     configs = s.configurations if s is not None else ()
+    ident = s.identity if s is not None else None
     models = sorted({m.strip() for c in configs if c.gpu_model for m in c.gpu_model.split(",")})
     return {
         "source": rec.source, "kind": "run", "run_dir": rec.run_dir, "audit_id": audit_id,
@@ -131,8 +144,33 @@ def record_row(rec: RunRecord, version: str, audit_id: str) -> dict[str, Any]:
                        "why_not": o.why_not, "measured_here": o.measured_here}
                       for o in c.costs],
             "figures_json": json.dumps(c.figures_json(), default=str, sort_keys=True),
+            "context": c.context, "workload": workload_key(ident, c.precision, c.context),
         } for c in configs],
+        **identity_cells(ident),
     }
+
+
+def identity_cells(ident: RunIdentity | None) -> dict[str, Any]:
+    """The index's identity columns of a run (all null without an identity)."""
+    if ident is None:
+        return {c: [] if c == "gpus" else None for c in IDENTITY_COLUMNS}
+    return {"workload_name": ident.name, "corpus_revision": ident.corpus,
+            "model_revision": ident.model, "tokenizer_revision": ident.tokenizer,
+            "config_revision": ident.config, "recipe": ident.recipe,
+            "trained": ident.trained, "host": ident.host,
+            "cpu": ident.cpu, "gpus": list(ident.gpus),
+            "session_start": _timestamp(ident.started_at),
+            "session_end": _timestamp(ident.ended_at)}
+
+
+def _timestamp(iso: str | None) -> datetime | None:
+    if iso is None:
+        return None
+    try:
+        t = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t.astimezone(UTC) if t.tzinfo is not None else None
 
 
 def problem_row(p: SourceProblem, version: str, audit_id: str) -> dict[str, Any]:
@@ -144,7 +182,7 @@ def problem_row(p: SourceProblem, version: str, audit_id: str) -> dict[str, Any]
         "experiment_id": None, "verdict": "refused" if p.refused else "unreadable",
         "reason": p.reason, "errors": len(p.findings), "warnings": 0, "infos": 0,
         "skipped_rules": 0, "gpu_models": [], "gpu_count": 0, "variants": [],
-        "accepted_variants": [], "configurations": [],
+        "accepted_variants": [], "configurations": [], **identity_cells(None),
     }
 
 

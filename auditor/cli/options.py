@@ -15,10 +15,12 @@ import click
 from auditor.errors import AuditorError
 from auditor.fsutil import atomic_write
 from auditor.output import style
+from auditor.protocols.names import REF
 
 SCHEMA_VERSION = "1"
-_REF = re.compile(r"[A-Z]\d{1,2}\.\d{1,2}|B\d{1,2}|RUN_DIR")
-"""A protocol rule's name (`A2.1`, `B7`, `RUN_DIR`), as opposed to a rule code (`A0201`)."""
+_REF = REF
+"""A protocol rule's name (`A2.1`, `B7`, `RUN_DIR`), as opposed to a rule code (`A0201`): the
+one pattern of `auditor.protocols.names`."""
 _SECTION = re.compile(r"[A-Z]\d{1,2}")
 """A protocol section's name (`A9`: the rules A9.1, A9.2...)."""
 

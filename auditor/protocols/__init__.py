@@ -9,7 +9,7 @@ import importlib
 from functools import cache
 
 from auditor.protocols.base import Protocol
-from auditor.protocols.names import PROTOCOL_A, PROTOCOL_B
+from auditor.protocols.names import PROTOCOL_A, PROTOCOL_B, citing
 from auditor.rule import Rule
 
 PACKAGES: dict[str, str] = {
@@ -47,8 +47,5 @@ def get_rule(code: str) -> Rule | None:
 
 def rules_for_ref(ref: str) -> list[Rule]:
     """The rules that enforce protocol section REF (`A2.1`), by their own ref or their doc."""
-    import re
-
-    # `A2.1` but not `A2.10`, `XA2.1` or `RUN_DIR.md`
-    pattern = re.compile(rf"(?<![\w.]){re.escape(ref)}(?!\w|\.\w)")
+    pattern = citing(ref)  # `A2.1` but not `A2.10`, `XA2.1` or `RUN_DIR.md`
     return [r for r in all_rules() if r.protocol_ref == ref or pattern.search(r.doc)]

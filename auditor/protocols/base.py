@@ -10,6 +10,7 @@ that package: the engine picks it from `manifest.json`'s `protocol`.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 import re
@@ -47,15 +48,57 @@ class ReportPart:
     template: str
     """The Jinja2 template of its sections (in `templates/`), included by report.html.j2."""
     sections: Callable[..., dict[str, Any]]
-    """`sections(view, result, *, offers=None, offers_label=None)`: its view-model sections,
-    JSON values only, among them `summary` (the rows of page 1, drawn by the shared
-    template)."""
+    """`sections(view, result, *, inputs={})`: its view-model sections, JSON values only,
+    among them `summary` (the rows of page 1, drawn by the shared template); INPUTS are the
+    files given on the command line that it takes (`inputs`), each as (data, label)."""
     figures: Callable[[dict[str, Any]], dict[str, tuple[str, Any]]]
     """`figures(vm)`: name -> (plot kind of `auditor.report.plots`, its data from VM)."""
     finding_scope: Callable[[Any, Finding], str | None]
     """`finding_scope(view, finding)`: the part of the run a finding affects, in words."""
     attachments: Callable[[Any], list[tuple[str, str]]]
     """`attachments(view)`: the run files the signed PDF carries besides the manifest."""
+    inputs: Mapping[str, Callable[[Path], Any]] = dataclasses.field(default_factory=dict)
+    """The files its report can take from the command line, by option name, each with the
+    function that reads and checks one (`offers`: protocol A's `--offers`); none for a
+    protocol whose report takes none."""
+
+
+@dataclass(frozen=True)
+class ComparisonPart:
+    """What a protocol gives `audit compare` and its outputs (`auditor/protocols/<p>/
+    comparison.py`): how its configurations are named, ranked and shown. The comparison, the
+    archive and the outputs know no protocol: they read this."""
+
+    letter: str
+    """How a table names the protocol in one letter (`A`)."""
+    hardware: Callable[[Mapping[str, Any]], str]
+    """`hardware(config)`: what a configuration ran on, from an index configuration with its
+    figures parsed (`figures`): the GPU model as evidenced, a runtime and compute units."""
+    rank_figure: str
+    """The `ConfigRow` field ranked first, fewest first (then the median)."""
+    figure_cell: str
+    """The comparison cell (`auditor/output/comparison/_cells.row`) that writes it."""
+    figure_heading: str
+    """Its column's heading on page 1 (`Per accepted corpus`)."""
+    hardware_words: str
+    """What `hardware` names, in words (`the GPU model as the placement evidence names
+    it`)."""
+    unit: str
+    """Of the throughput: `texts/s`, `inferences/s`."""
+    costed: bool
+    """Its configurations are costed per offer of the hardware measured (then a ranked row
+    without an offer says why)."""
+    passes_told_apart: bool
+    """The index keeps each configuration's pass range, so a choice and its runner-up can be
+    told apart by their passes."""
+    row_figures: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """`ConfigRow` field -> the name of the run summary's figure it is the median of."""
+    not_told_apart: str = ""
+    """Why a choice is not told apart from its runner-up (`passes_told_apart` False)."""
+    ranked_title: str = ""
+    """The heading of its ranked table in the text output and on the page."""
+    ranked_columns: tuple[tuple[str, str], ...] = ()
+    """(heading, `_cells.row` key) of its ranked table."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +130,11 @@ class Protocol:
     once: the parsed files that can be many and large (a run's outputs)."""
     report: Callable[[], ReportPart] | None = None
     """The protocol's report part, imported on first use (`auditor.registry.lazy`)."""
+    comparison: ComparisonPart | None = None
+    """What `audit compare` needs of the protocol to rank and show its configurations."""
+    replay_sources: Callable[[Mapping[str, Any], list[str]], list[Any]] | None = None
+    """`replay_sources(manifest, files)`: the answers files `audit replay` compares and the
+    floor each is judged against (`auditor.replay.contract.Source`), imported on first use."""
 
     @property
     def internal_error_code(self) -> str:

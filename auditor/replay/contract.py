@@ -4,9 +4,9 @@ compare, each with the floor it is judged against (docs/replay.md).
 
 Files are read only as plain files inside the run dir (a symbolic link, or a path that leaves
 the run dir through one, is refused, never followed), each up to a size limit; a fault is
-data (`Fault`), never an exception. Protocol B is read here from its files directly
-(manifest, `prompts/sequence.jsonl`, `outputs/<policy>/trial-<n>.jsonl`, `gates/<policy>.jsonl`,
-`reference/outputs.jsonl`), not through a protocol package.
+data (`Fault`), never an exception. Runs are read here from their files directly, not
+through a protocol's view; which answers files a protocol's run holds, and the floor each is
+judged against, is the protocol's (`auditor/protocols/<p>/replay.py`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from typing import Any
 
 import polars as pl
 
-from auditor.protocols.names import PROTOCOL_B
 from auditor.readers import json_doc, jsonl_records
 from auditor.readers.base import Fault
-from auditor.replay.compare import DEFAULT_FLOOR, Threshold
+from auditor.replay.compare import Threshold
 
 MANIFEST = "manifest.json"
 MAX_ANSWERS_BYTES = jsonl_records.MAX_BYTES
@@ -148,96 +147,23 @@ class Source:
     note: str | None = None
 
 
-def _by_id(value: Any, key: str) -> dict[str, dict[str, Any]]:
+def by_id(value: Any, key: str) -> dict[str, dict[str, Any]]:
     """The objects of a manifest list (`variants`, `policies`) by their string KEY; nothing
     when it is not a list (the manifest's schema is `audit check`'s business)."""
     records = value if isinstance(value, list) else []
     return {r[key]: r for r in records if isinstance(r, dict) and isinstance(r.get(key), str)}
 
 
-def _on_cpu(device: Any) -> bool:
+def on_cpu(device: Any) -> bool:
     return isinstance(device, str) and (device == "cpu" or device.startswith("cpu:"))
 
 
 def sources(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
-    """The answers files of the run (FILES: every file of the run dir), in a stable order."""
-    if manifest.get("protocol") == PROTOCOL_B:
-        return _sources_b(manifest, files)
-    return _sources_a(manifest, files)
+    """The answers files of the run (FILES: every file of the run dir), in a stable order,
+    each with its floor: which files and floors is the protocol's (`Protocol.replay_sources`,
+    `auditor/protocols/<p>/replay.py`); none for a protocol replay does not know."""
+    from auditor import protocols
 
-
-def _sources_a(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
-    """Every pass's output file; exact on a float32 CPU variant, else the default floor
-    (protocol A declares no parity floor)."""
-    variants = _by_id(manifest.get("variants"), "variant_id")
-    out = []
-    for rel in files:
-        m = PASS_FILE.match(rel)
-        if m is None:
-            continue
-        v = variants.get(m["config"])
-        if v is None:
-            threshold = Threshold(DEFAULT_FLOOR, "the variant is not in the manifest's "
-                                                 "variants")
-        elif v.get("precision") == "float32" and _on_cpu(v.get("device")):
-            threshold = Threshold(1.0, f"float32 on {v['device']}")
-        else:
-            threshold = Threshold(DEFAULT_FLOOR, f"{v.get('precision')} on "
-                                                 f"{v.get('device')} (protocol A declares no "
-                                                 "parity floor)")
-        out.append(Source(rel, "pass", m["config"], threshold))
-    return out
-
-
-def _b_floor(manifest: Mapping[str, Any], what: str) -> Threshold:
-    gates = manifest.get("gates")
-    floor = gates.get("agreement_floor") if isinstance(gates, dict) else None
-    if isinstance(floor, (int, float)) and not isinstance(floor, bool) and 0 < floor <= 1:
-        return Threshold(float(floor), f"the declared parity floor "
-                                       f"gates.agreement_floor; {what}")
-    return Threshold(DEFAULT_FLOOR, f"the default floor, no parity floor declared; {what}")
-
-
-def _policy_threshold(manifest: Mapping[str, Any], p: Mapping[str, Any]) -> Threshold:
-    precision = p.get("precision", "float32")
-    runtime, units = p.get("runtime"), p.get("compute_units")
-    active = p.get("active_providers")
-    on_cpu = ((runtime == "torch" and _on_cpu(p.get("device") or units))
-              or (runtime == "onnxruntime" and units == "CPUExecutionProvider"
-                  and (not isinstance(active, list) or active[:1] == [units])))
-    if precision == "float32" and on_cpu:
-        return Threshold(1.0, f"float32 on the CPU, {runtime} {units}")
-    return _b_floor(manifest, f"{precision} on {runtime} {units}")
-
-
-def _sources_b(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
-    """The reference answers (exact when they are the archived model's own), then each
-    policy's gate and trial answers: exact for a float32 CPU policy, else the parity floor; a
-    candidate the run rejected at its gate is compared but not judged."""
-    out: list[Source] = []
-    reference = manifest.get("reference") if isinstance(manifest.get("reference"), dict) else {}
-    if REFERENCE_FILE in files:
-        own = (reference.get("artifact_file") is not None
-               and reference.get("artifact_sha256") == manifest.get("artifact_sha256"))
-        threshold = (Threshold(1.0, "the reference answers are the archived model's own, "
-                                    "float32 on the CPU") if own else
-                     _b_floor(manifest, "the reference is another artifact's answers"))
-        out.append(Source(REFERENCE_FILE, "reference", None, threshold))
-    policies = _by_id(manifest.get("policies"), "policy_id")
-    for rel in files:
-        m = GATE_FILE.match(rel) or TRIAL_FILE.match(rel)
-        if m is None:
-            continue
-        p = policies.get(m["config"])
-        kind = "gate" if rel.startswith("gates/") else "trial"
-        if p is None:
-            out.append(Source(rel, kind, m["config"], Threshold(
-                DEFAULT_FLOOR, "the policy is not in the manifest's policies")))
-            continue
-        rejected = p.get("status") == "rejected_at_gate"
-        out.append(Source(rel, kind, m["config"], _policy_threshold(manifest, p),
-                          judged=not rejected,
-                          note="a candidate the run rejected at its parity gate (B8): "
-                               "compared, not judged" if rejected else None))
-    return out
-
+    name = manifest.get("protocol")
+    p = protocols.get(name) if isinstance(name, str) else None
+    return [] if p is None or p.replay_sources is None else p.replay_sources(manifest, files)

@@ -98,8 +98,8 @@ def _json_bytes(obj: Any) -> bytes:
     return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
-def render_report(view: Any, result: AuditResult, *, offers: dict | None,
-                  offers_label: str | None, generated_at: str, timer: StepTimer,
+def render_report(view: Any, result: AuditResult, *, generated_at: str, timer: StepTimer,
+                  inputs: Mapping[str, tuple[Any, str]] | None = None,
                   signer: str | None = None, replay: Any = None, worker: Any = None,
                   ) -> tuple[dict[str, Any], str, dict[str, str | None]]:
     """View model, plots and HTML of one audited run (no files written); REPLAY is the
@@ -112,7 +112,7 @@ def render_report(view: Any, result: AuditResult, *, offers: dict | None,
     protocol = protocols.get(result.protocol) if result.protocol else None
     with timer.step("view model"):
         vm = viewmodel.build_viewmodel(view, result, protocol.rules if protocol else (),
-                                       offers=offers, offers_label=offers_label,
+                                       inputs=inputs,
                                        tool_version=__version__, generated_at=generated_at,
                                        signer=signer, replay=replay)
     part = viewmodel.protocol_report(result.protocol)
@@ -230,16 +230,26 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
                       worker=worker)
 
 
+def report_input(run_dir: Path, name: str, path: Path) -> tuple[Any, str]:
+    """The file PATH given as `--NAME`, read and checked by the run's protocol's report part
+    (`ReportPart.inputs`), with its label; an error when that report takes no such file."""
+    from auditor.engine import find_protocol
+
+    protocol, declared = find_protocol(Path(run_dir))
+    part = protocol.report() if protocol is not None and protocol.report is not None else None
+    load = part.inputs.get(name) if part is not None else None
+    if load is None:
+        what = protocol.title if protocol is not None else f"protocol {declared!r}"
+        raise AuditorError(f"--{name}: a report of {what} takes no {name} file")
+    return load(path), str(path.name)
+
+
 def _build(run_dir: Path, out_dir: Path, *, key: Path | None, cert: Path | None,
            chain: Path | None, offers: Path | None, timer: StepTimer,
            now: Callable[[], dt.datetime] | None, replay_sample: int | None,
            tsa: str | None, worker: Any) -> AuditResult:
     signer = load_signing(key, cert, chain, tsa, load=worker is None)
-    offers_data = offers_label = None
-    if offers is not None:
-        from auditor.protocols.a.economics import load_offers
-
-        offers_data, offers_label = load_offers(offers), str(offers.name)
+    inputs = {} if offers is None else {"offers": report_input(run_dir, "offers", offers)}
 
     from auditor.engine import audit
 
@@ -252,7 +262,7 @@ def _build(run_dir: Path, out_dir: Path, *, key: Path | None, cert: Path | None,
         with timer.step("replay"):
             replayed = replay(run_dir, sample_size=replay_sample)
     generated_at = timestamp(now)
-    vm, page, _ = render_report(view, result, offers=offers_data, offers_label=offers_label,
+    vm, page, _ = render_report(view, result, inputs=inputs,
                                 generated_at=generated_at, timer=timer,
                                 signer=subject(cert) if cert is not None else None,
                                 replay=replayed, worker=worker)

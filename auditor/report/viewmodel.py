@@ -7,8 +7,9 @@ findings grouped by cause (each with its evidence, its consequences and what to 
 appendix quoting the protocol rules the report cites (from docs/protocol.md), and the data of
 the PDF's attachments (every artifact's hash, every rule). The run's protocol package
 (`auditor/protocols/<p>/report.py`) supplies its own sections through `sections(view,
-result, offers=, offers_label=)`, among them `summary`: the rows of page 1 (a table of
-configurations, a table of offers, the decision, the cautions), which the shared template
+result, inputs=)` (INPUTS: the files given on the command line that it takes), among them
+`summary`: the rows of page 1 (a table of configurations, a table of offers, the decision,
+the cautions), which the shared template
 draws whatever the protocol. It may also supply `finding_scope(view, finding)`: the part of
 the run a finding is about, in words.
 
@@ -18,7 +19,6 @@ a golden file (tests/protocols/a/golden/report_viewmodel.json) and rendered by a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -26,14 +26,16 @@ from auditor import protocol_text, protocols
 from auditor.model import SEVERITY_ORDER, AuditResult, Finding
 from auditor.output.wording import key_evidence
 from auditor.protocols.base import ReportPart
+from auditor.protocols.names import CITATION
 from auditor.report import attachments
 from auditor.rule import Rule
 
 SHOWN_PER_GROUP = 6
 """A cause lists at most this many findings of one rule and file; the rest are counted (every
 finding is in audit.json, attached to the PDF)."""
-REF = re.compile(r"(?<![\w.])(A\d{1,2}\.\d{1,2}|B\d{1,2}|RUN_DIR)(?!\w|\.\w)")
-"""A protocol rule cited in the report's text (`A2.1`, `B7`, `RUN_DIR`)."""
+REF = CITATION
+"""A protocol rule cited in the report's text (`A2.1`, `B7`, `RUN_DIR`): the one pattern of
+`auditor.protocols.names`."""
 
 Scope = Callable[[Finding], str | None]
 
@@ -266,16 +268,17 @@ def protocol_report(protocol: str | None) -> ReportPart | None:
 
 
 def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
-                    offers: dict | None = None, offers_label: str | None = None,
+                    inputs: Mapping[str, tuple[Any, str]] | None = None,
                     tool_version: str = "", generated_at: str = "",
                     signer: str | None = None, replay: Any = None) -> dict[str, Any]:
-    """The whole tree, from the loaded run and its audit only; `offers` overrides the run's
-    own offers (`--offers`); REPLAY (an `auditor.replay.result.ReplayResult`, `--replay`)
-    adds its section and its codes to the cited rules."""
+    """The whole tree, from the loaded run and its audit only; INPUTS are the files the
+    protocol's part takes from the command line, each (data, label) (`--offers`); REPLAY
+    (an `auditor.replay.result.ReplayResult`, `--replay`) adds its section and its codes to
+    the cited rules."""
     rules = list(rules)
     module = protocol_report(result.protocol)
     own = ({} if module is None or view is None else
-           module.sections(view, result, offers=offers, offers_label=offers_label))
+           module.sections(view, result, inputs=inputs or {}))
     findings = findings_section(result, {r.code: r for r in rules},
                                 (lambda f: module.finding_scope(view, f))
                                 if module is not None and view is not None else None)

@@ -7,14 +7,24 @@ from __future__ import annotations
 from typing import Any
 
 from auditor.present import DASH, money, number, rate, seconds, seconds_range
-from auditor.protocols.names import PROTOCOL_B
 
+ALIGN = {**dict.fromkeys(("rank", "runs", "median", "median_passes", "passes", "throughput",
+                          "package", "per_corpus", "energy", "power", "p95"), "r"),
+         "config_id": "mono", "offer_id": "mono"}
+"""The page's class of a cell of a ranked table (numbers right-aligned), by its key."""
 SHOWN_SOURCES = 5
 """Runs named on a line of what to buy (all are in the JSON and the CSV)."""
 
 
+def part(protocol: str) -> Any:
+    """PROTOCOL's `ComparisonPart` (its unit, ranking figure, table)."""
+    from auditor.archive.compare import part as comparison_part
+
+    return comparison_part(protocol)
+
+
 def unit(protocol: str) -> str:
-    return "inferences/s" if protocol == PROTOCOL_B else "texts/s"
+    return part(protocol).unit
 
 
 def runs_cell(r: Any) -> str:
@@ -36,17 +46,21 @@ def row(r: Any) -> dict[str, Any]:
            if r.cost_per_accepted_corpus_minor is not None else r.reason or DASH)
     return {
         "rank": str(r.rank) if r.rank is not None else DASH, "status": r.status,
-        "protocol": r.protocol, "hardware": r.hardware, "config_id": r.config_id,
+        "protocol": r.protocol, "protocol_letter": part(r.protocol).letter,
+        "workload": r.workload_label, "hardware": r.hardware, "config_id": r.config_id,
         "precision": r.precision or DASH, "offer_id": r.offer_id or DASH,
         "runs": f"{r.accepted_runs:,} of {r.all_runs:,}", "runs_count": f"{r.runs:,}",
         "agree": runs_cell(r),
         "median": seconds(r.median_s), "passes": seconds_range(r.pass_min_s, r.pass_max_s),
+        "median_passes": (f"{seconds(r.median_s)} "
+                          f"({seconds_range(r.pass_min_s, r.pass_max_s)})"),
         "throughput": rate(r.throughput_per_s, unit(r.protocol)),
         "package": (money(r.package_total_minor, r.currency)
                     if r.package_total_minor is not None else DASH),
         "per_corpus": per, "per_corpus_missing": r.cost_per_accepted_corpus_minor is None,
         "energy": (number(r.joules_per_inference, "J") if r.joules_per_inference is not None
                    else "not measured"),
+        "per_inference": f"{number(r.joules_per_inference, 'J')} per inference",
         "power": number(r.average_power_w, "W"), "p95": number(r.p95_ms, "ms"),
         "reason": r.reason or DASH, "detail": r.detail or DASH,
         "sources": list(r.sources),
@@ -58,9 +72,9 @@ def sure(c: Any) -> str:
     up = c.runner_up
     if up is None:
         return "the only accepted configuration here"
-    if c.best.protocol == PROTOCOL_B:
-        return (f"next: {up.config_id} at {number(up.joules_per_inference, 'J')} per "
-                "inference (per-trial energies are not in the index: not told apart here)")
+    p = part(c.best.protocol)
+    if not p.passes_told_apart:
+        return f"next: {up.config_id} at {row(up)[p.figure_cell]} ({p.not_told_apart})"
     span = seconds_range(up.pass_min_s, up.pass_max_s)
     if c.told_apart is None:
         return f"next: {up.config_id} ({span}); passes not recorded, not told apart"
@@ -78,11 +92,36 @@ def choice(c: Any) -> dict[str, Any]:
         **row(b),
         "sure": sure(c), "told_apart": c.told_apart, "runs_agree": b.runs_agree,
         "sources_shown": shown, "sources_more": more,
-        "figure": (f"{number(b.joules_per_inference, 'J')} per inference"
-                   if b.protocol == PROTOCOL_B else row(b)["per_corpus"]),
-        "figure_missing": (b.joules_per_inference if b.protocol == PROTOCOL_B
-                           else b.cost_per_accepted_corpus_minor) is None,
+        "figure": row(b)[part(b.protocol).figure_cell],
+        "figure_missing": getattr(b, part(b.protocol).rank_figure) is None,
+        "costed": part(b.protocol).costed,
     }
+
+
+def workload(w: Any) -> dict[str, Any]:
+    """A workload's label, protocol letter and description."""
+    p = part(w.protocol)
+    return {"label": w.label, "protocol_letter": p.letter, "figure_heading": p.figure_heading,
+            "ranked_by": p.ranked_title, "hardware_words": p.hardware_words,
+            "description": w.describe(), "key": w.key or DASH,
+            "runs": f"{w.runs:,} run{'s' if w.runs != 1 else ''}"}
+
+
+def ranked_tables(cmp: Any) -> list[dict[str, Any]]:
+    """Each protocol's ranked table (a trial's wall time is not a warm pass's): its title,
+    headings and rows of cells, in the order of the protocols' first ranked rows."""
+    tables: dict[str, list[Any]] = {}
+    for r in cmp.ranked:
+        tables.setdefault(r.protocol, []).append(r)
+    out = []
+    for protocol, rows in tables.items():
+        p = part(protocol)
+        out.append({"protocol": protocol, "letter": p.letter, "title": p.ranked_title,
+                    "head": [h for h, _ in p.ranked_columns],
+                    "rows": [[row(r)[k] for _, k in p.ranked_columns] for r in rows],
+                    "align": [ALIGN.get(k, "wrap") for _, k in p.ranked_columns],
+                    "costed": p.costed, "hardware_words": p.hardware_words})
+    return out
 
 
 def conflict(c: Any) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from typing import Any
 
 from auditor.output import Format
 from auditor.output.comparison import _cells as cells
-from auditor.protocols.names import LETTER, PROTOCOL_B
 
 COPIES_SHOWN = 20
 """Identical copies listed here (all of them are in --format json)."""
@@ -16,44 +15,44 @@ COPIES_SHOWN = 20
 
 def render(cmp: Any, *, color: bool = False) -> str:
     lines = [cmp.headline() + "."]
-    lines += ["", "What to buy: per hardware and offer, the best accepted configuration "
-              "(A10.2: only accepted ones; protocol B policies apart, by joules per "
-              "inference):"]
+    lines += ["", "What to buy: per workload (runs of the same corpus, model, tokenizer, "
+              "config, precision and context), per hardware and offer, the best accepted "
+              "configuration (A10.2: only accepted ones; each protocol by its own figure):"]
     if not cmp.choices:
-        lines.append("  nothing: no run of the archive accepted a configuration")
+        lines.append("  nothing: no run compared accepted a configuration")
+    works = {w.label: cells.workload(w) for w in cmp.workloads}
+    shown = None
     for c in cmp.choices:
         v = cells.choice(c)
-        where = f"{v['hardware']}, offer {v['offer_id']}" if c.best.protocol != PROTOCOL_B \
-            else f"{v['hardware']} (protocol B)"
-        lines.append(f"  {where}: {v['config_id']} ({v['precision']}), {v['figure']}, "
+        if v["workload"] != shown:
+            shown = v["workload"]
+            w = works[shown]
+            lines.append(f"  {w['label']} (protocol {w['protocol_letter']}, {w['runs']}): "
+                         f"{w['description']}")
+        where = (f"{v['hardware']}, offer {v['offer_id']}" if v["costed"]
+                 else f"{v['hardware']} (protocol {v['protocol_letter']})")
+        lines.append(f"    {where}: {v['config_id']} ({v['precision']}), {v['figure']}, "
                      f"{v['throughput']}, passes {v['passes']}")
-        lines.append(f"    how sure: {v['sure']}; {v['agree']}")
+        lines.append(f"      how sure: {v['sure']}; {v['agree']}")
         more = f" and {v['sources_more']:,} more" if v["sources_more"] else ""
-        lines.append(f"    rests on: {', '.join(v['sources_shown'])}{more}")
-    ranked_a = [cells.row(r) for r in cmp.ranked if r.protocol != PROTOCOL_B]
-    ranked_b = [cells.row(r) for r in cmp.ranked if r.protocol == PROTOCOL_B]
-    if ranked_a or not ranked_b:
-        head = ("rank", "GPU", "configuration", "precision", "offer", "runs accepting",
-                "warm median", "passes", "throughput", "package", "per accepted corpus")
-        keys = ("rank", "hardware", "config_id", "precision", "offer_id", "runs", "median",
-                "passes", "throughput", "package", "per_corpus")
-        lines += ["", "Ranked (accepted configurations only, A10.2), by cost per accepted "
-                  "corpus, then warm median:", *_table(head, [_pick(r, keys)
-                                                              for r in ranked_a])]
-    if ranked_b:
-        head = ("rank", "policy", "runtime and units", "precision", "runs accepting",
-                "per inference", "average power", "p95", "median trial", "throughput")
-        keys = ("rank", "config_id", "hardware", "precision", "runs", "energy", "power",
-                "p95", "median", "throughput")
-        lines += ["", "Protocol B policies accepted (ranked apart: by joules per inference, "
-                  "then median trial wall time):", *_table(head, [_pick(r, keys)
-                                                                  for r in ranked_b])]
+        lines.append(f"      rests on: {', '.join(v['sources_shown'])}{more}")
+    if cmp.workloads:
+        lines += ["", "Workloads (only runs of the same workload share a row; ranks start at "
+                  "1 in each):"]
+        lines += [f"  {w['label']} (protocol {w['protocol_letter']}, {w['runs']}): "
+                  f"{w['description']}; key {w['key']}" for w in works.values()]
+    tables = cells.ranked_tables(cmp)
+    if not tables:
+        lines += ["", "Ranked (accepted configurations only, A10.2):", "  (none)"]
+    for t in tables:
+        lines += ["", f"{t['title']}:", *_table(tuple(t["head"]),
+                                                [tuple(map(str, r)) for r in t["rows"]])]
     if cmp.not_accepted:
-        head = ("status", "protocol", "hardware", "configuration", "precision", "runs",
-                "median (not comparable)", "reason", "detail")
-        rows = [(v["status"], LETTER.get(r.protocol, "?"), v["hardware"], v["config_id"],
-                 v["precision"], v["runs_count"], v["median"], v["reason"], v["detail"])
-                for r, v in ((r, cells.row(r)) for r in cmp.not_accepted)]
+        head = ("status", "protocol", "workload", "hardware", "configuration", "precision",
+                "runs", "median (not comparable)", "reason", "detail")
+        rows = [(v["status"], v["protocol_letter"], v["workload"], v["hardware"],
+                 v["config_id"], v["precision"], v["runs_count"], v["median"], v["reason"],
+                 v["detail"]) for v in map(cells.row, cmp.not_accepted)]
         lines += ["", "Not accepted (never ranked):", *_table(head, rows)]
     if cmp.conflicts:
         lines += ["", "Copies that share a manifest but not their bytes (one was changed):"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from auditor.model import Finding, RunSummary
 from auditor.protocols.a.artifacts import PARSED_PREFIXES, RESULTS, STREAMED_PREFIXES
+from auditor.protocols.a.comparison import COMPARISON
 from auditor.protocols.base import Protocol, ReportPart
 from auditor.protocols.names import PROTOCOL_A
 from auditor.protocols.sealed import with_csv_line
@@ -47,6 +48,12 @@ def _summarize(view: Any, result: Any) -> RunSummary:
     return summarize(view, result)
 
 
+def _replay_sources(manifest: Any, files: list[str]) -> list[Any]:
+    from auditor.protocols.a.replay import sources
+
+    return sources(manifest, files)
+
+
 PROTOCOL = Protocol(
     name=PROTOCOL_A,
     prefix="A",
@@ -59,5 +66,7 @@ PROTOCOL = Protocol(
     internal_error_ref="A10.1",
     locate=_locate,
     summarize=_summarize,
+    comparison=COMPARISON,
+    replay_sources=_replay_sources,
     report=lazy("auditor.protocols.a.report", "REPORT", ReportPart),
 )

@@ -23,13 +23,14 @@ from auditor.model import (
     Finding,
     OfferCost,
     RunSummary,
-    VariantFigures,
 )
 from auditor.present import lookup
 from auditor.protocols.a.facts.economics import Economics, economics
 from auditor.protocols.a.facts.gpus import VariantGpus, variant_gpus
+from auditor.protocols.a.facts.identity import run_identity
 from auditor.protocols.a.facts.passes import texts_per_corpus, variants_accepted
 from auditor.protocols.a.facts.timing import VariantDurations, fastest_first, variant_durations
+from auditor.protocols.a.figures import VariantFigures
 from auditor.protocols.summary import main_reason, summary_of
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ def _deciding(result: AuditResult, variant: str) -> Finding | None:
     """The variant's own finding that decides it is not accepted: the first error about it
     (one that is not about missing evidence first); None when nothing is against it."""
     own = [f for f in result.findings if f.severity == "error"
-           and f.subject is not None and f.subject.variant == variant]
+           and f.subject is not None and f.subject.config == variant]
     return next((f for f in own if not f.missing_evidence), None) or next(iter(own), None)
 
 
@@ -141,9 +142,13 @@ def _config(view: RunView, result: AuditResult, d: VariantDurations, econ: Econo
             else f"run {result.verdict} (its own passes pass)"),
         detail=(f"{deciding.code}: {deciding.message}" if deciding is not None
                 else _run_is(result) if not mine else None),
-        costs=costs,
+        costs=costs, context=_int(lookup(declared.get(vid), "context")),
         figures=VariantFigures(batch=lookup(declared.get(vid), "batch"),
                                cold_median_s=d.cold.median_s, texts=texts))
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _how_sure(view: RunView, econ: Economics) -> HowSure:
@@ -179,7 +184,7 @@ def summary(view: RunView, result: AuditResult,
     declared = {v.get("variant_id"): v for v in lookup(view.manifest, "variants") or []
                 if isinstance(v, Mapping)}
     configs = [_config(view, result, d, econ, frozenset(ranked), declared) for d in durations]
-    return Summary(run=summary_of(view, result, configs), economics=econ,
+    return Summary(run=summary_of(view, result, configs, run_identity(view)), economics=econ,
                    fastest_first=ranked,
                    not_accepted=tuple(v for v in names if v not in ranked),
                    how_sure=_how_sure(view, econ))

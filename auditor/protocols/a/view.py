@@ -41,6 +41,7 @@ from auditor.protocols.a.artifacts import (
     manifest_ref,
 )
 from auditor.protocols.a.facts.passes import index_expected, output_file_stats
+from auditor.protocols.a.subject import variant_subject
 from auditor.protocols.loader import Loader, declaration_pointer
 from auditor.readers import (
     jsonl_id_label,
@@ -137,14 +138,14 @@ def pass_subject(view: RunView, finding: Finding) -> Subject | None:
         for prefix in (OUTPUTS, MEMORY_TRACES, PLACEMENT):
             m = PASS_FILE.match(path.removeprefix(prefix)) if path.startswith(prefix) else None
             if m:
-                return Subject(variant=m["variant"], phase=m["phase"], run=int(m["run"]))
+                return variant_subject(m["variant"], m["phase"], int(m["run"]))
     if finding.artifact == RESULTS and finding.row is not None and view.results is not None \
             and "row" in view.results.columns:
         hit = view.results.filter(pl.col("row") == finding.row)
         if hit.height and hit["variant_id"][0] is not None and hit["phase"][0] is not None \
                 and hit["run_index"][0] is not None:
-            return Subject(variant=hit["variant_id"][0], phase=hit["phase"][0],
-                           run=int(hit["run_index"][0]))
+            return variant_subject(hit["variant_id"][0], hit["phase"][0],
+                           int(hit["run_index"][0]))
     return None
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from auditor.model import Finding, RunSummary
 from auditor.protocols.b.artifacts import PARSE_LIMITS, PARSED_PREFIXES, POLICIES, TRIALS
+from auditor.protocols.b.comparison import COMPARISON
 from auditor.protocols.base import Protocol, ReportPart
 from auditor.protocols.names import PROTOCOL_B
 from auditor.protocols.sealed import with_csv_line
@@ -39,6 +40,12 @@ def _summarize(view: Any, result: Any) -> RunSummary:
     return summarize(view, result)
 
 
+def _replay_sources(manifest: Any, files: list[str]) -> list[Any]:
+    from auditor.protocols.b.replay import sources
+
+    return sources(manifest, files)
+
+
 PROTOCOL = Protocol(
     name=PROTOCOL_B,
     prefix="B",
@@ -51,5 +58,7 @@ PROTOCOL = Protocol(
     internal_error_ref="B10",
     locate=_locate,
     summarize=_summarize,
+    comparison=COMPARISON,
+    replay_sources=_replay_sources,
     report=lazy("auditor.protocols.b.report", "REPORT", ReportPart),
 )

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from auditor.model import AuditResult, ConfigSummary, Finding, PolicyFigures, RunSummary
+from auditor.model import AuditResult, ConfigSummary, Finding, RunSummary
 from auditor.present import NOT_RECORDED, json_safe, lookup
 from auditor.protocols.b.artifacts import POLICIES, TRIALS
 from auditor.protocols.b.facts.comparisons import comparisons
@@ -32,6 +32,7 @@ from auditor.protocols.b.facts.placement import placements
 from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.facts.sequence import sequence
 from auditor.protocols.b.facts.trials import Trial, trials
+from auditor.protocols.b.figures import PolicyFigures
 from auditor.protocols.b.summary import PolicyVerdict, policy_verdicts, summarize
 from auditor.protocols.b.view import RunView
 from auditor.protocols.base import ReportPart
@@ -339,9 +340,9 @@ def measured_section(view: RunView) -> dict[str, Any]:
     }
 
 
-def sections(view: RunView, result: AuditResult, *, offers: dict | None = None,
-             offers_label: str | None = None) -> dict[str, Any]:
-    """Protocol B's part of the report's view model (OFFERS: protocol A's, unused here)."""
+def sections(view: RunView, result: AuditResult, *,
+             inputs: Mapping[str, tuple[Any, str]] | None = None) -> dict[str, Any]:
+    """Protocol B's part of the report's view model (its report takes no input file)."""
     verdicts = policy_verdicts(view, result)
     notes = EnergyNotes()
     trial_rows = trials_section(view, notes)  # first: the trials' reasons are the notes

@@ -20,13 +20,14 @@ from auditor.model import (
     ConfigSummary,
     ConfigVerdict,
     Finding,
-    PolicyFigures,
     RunSummary,
 )
 from auditor.protocols.b.facts.declared import policies, repetitions
+from auditor.protocols.b.facts.identity import context, run_identity
 from auditor.protocols.b.facts.placement import placements
 from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.facts.sequence import sequence
+from auditor.protocols.b.figures import PolicyFigures
 from auditor.protocols.summary import main_reason, summary_of
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class PolicyVerdict:
 
 
 def _policy_of(f: Finding) -> str | None:
-    return f.subject.policy if f.subject is not None else None
+    return f.subject.config if f.subject is not None else None
 
 
 def policy_verdicts(view: RunView, result: AuditResult) -> dict[str, PolicyVerdict]:
@@ -94,7 +95,7 @@ def summarize(view: RunView, result: AuditResult) -> RunSummary:
             min_s=min(walls) if walls else None, max_s=max(walls) if walls else None,
             throughput_per_s=(per_trial / f.median_wall_s
                               if f.median_wall_s and per_trial else None),
-            reason=v.reason, detail=v.detail,
+            reason=v.reason, detail=v.detail, context=context(view),
             figures=PolicyFigures(
                 role=f.policy.role, runtime=f.policy.runtime,
                 compute_units=f.policy.compute_units, trials_ok=len(f.ok),
@@ -106,4 +107,4 @@ def summarize(view: RunView, result: AuditResult) -> RunSummary:
                 cost_share=p.cost_share if p else None,
                 operation_share_floor=f.policy.floor, accuracy=f.accuracy,
                 agreement=f.agreement, domain_power_w=f.domain_power_w)))
-    return summary_of(view, result, configs)
+    return summary_of(view, result, configs, run_identity(view))

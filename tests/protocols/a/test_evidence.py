@@ -479,7 +479,7 @@ def test_the_report_draws_run_text_literally_and_huge_numbers(templates: dict[st
     edit_rows(root, lambda rows: rows[3].update(elapsed_seconds="1.7e308"))
     view, result = audit(root)
     assert result.verdict == "rejected"
-    _vm, page, _figs = render_report(view, result, offers=view.offers, offers_label="x",
+    _vm, page, _figs = render_report(view, result, inputs={"offers": (view.offers, "x")},
                                     generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
     assert r"$\frac{rss}{$ peak" in page
     # The CPU run's RSS is no per-variant figure, so no memory plot: draw a label directly.

@@ -203,7 +203,7 @@ def test_offers_override_and_per_gpu_quotes_are_not_costed(clean):
          "price_per_lot_usd_minor": 1000, "gpus_per_lot": 2, "price_basis": "gpu"},
         {"offer_id": "b200-lot", "gpu_model": "B200", "duration_days": 30,
          "price_per_lot_usd_minor": 900_000, "gpus_per_lot": 2, "price_basis": "lot"}]}
-    vm = viewmodel.build_viewmodel(view, result, [], offers=offers, offers_label="mine.json")
+    vm = viewmodel.build_viewmodel(view, result, [], inputs={"offers": (offers, "mine.json")})
     by_id = {o["offer_id"]: o for o in vm["economics"]["offers"]}
     assert by_id["b200-gpu"]["total_usd_minor"] is None
     assert "priced per GPU" in by_id["b200-gpu"]["problem"]
@@ -232,7 +232,7 @@ def test_plots_are_deterministic_svg(clean_vm):
 def test_html_normalised_is_stable(clean):
     """Two renders of one run differ only in the timestamp we pass in."""
     view, result = audit(clean)
-    pages = [render_report(view, result, offers=None, offers_label=None, generated_at=ts,
+    pages = [render_report(view, result, generated_at=ts,
                            timer=StepTimer())[1] for ts in ("T1", "T2")]
     assert pages[0] != pages[1]
     assert pages[0].replace("generated T1", "") == pages[1].replace("generated T2", "")

@@ -20,6 +20,7 @@ from jsonschema import Draft4Validator
 
 import schemas
 from auditor.engine import audit
+from auditor.errors import AuditorError
 from auditor.protocols import get
 from auditor.protocols.b.report import summarize
 from auditor.report import viewmodel
@@ -70,7 +71,7 @@ def test_page_one_gives_every_policys_verdict_first(runs) -> None:
 
 def test_sections_in_order_and_figures(runs) -> None:
     view, result = audit(runs["windows"])
-    vm, page, figs = render_report(view, result, offers=None, offers_label=None,
+    vm, page, figs = render_report(view, result,
                                    generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
     ids = re.findall(r'<section id="([a-z]+)"', page)
     assert ids == SECTIONS
@@ -81,14 +82,14 @@ def test_sections_in_order_and_figures(runs) -> None:
     trial = power["gpu"]["trials"][0]
     xs = [x for x, _ in trial["points"]]
     assert min(xs) < 0 < trial["wall_s"] < max(xs)  # the trace around the window is shown
-    again = render_report(view, result, offers=None, offers_label=None,
+    again = render_report(view, result,
                           generated_at="2026-01-01T00:00:00Z", timer=StepTimer())[2]
     assert again == figs  # deterministic
 
 
 def test_a_run_without_power_readings_says_so(runs) -> None:
     view, result = audit(runs["runner"])
-    _, page, figs = render_report(view, result, offers=None, offers_label=None,
+    _, page, figs = render_report(view, result,
                                   generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
     assert figs["power"] is None and "No trace holds a power reading" in page
     assert "energy not measured" in page or "not measured" in page
@@ -105,7 +106,7 @@ def test_why_energy_was_not_measured_is_said_once_and_referred_to(runs) -> None:
     assert len(trials) > len(notes)
     assert all(re.search(r"\(energy note \d+\)$", t["status_energy"]) for t in trials)
     view, result = audit(runs["runner"])
-    _, page, _ = render_report(view, result, offers=None, offers_label=None,
+    _, page, _ = render_report(view, result,
                                generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
     # the findings section quotes each finding's message whole: the audit's own record
     tables = re.sub(r'<section id="findings".*?</section>', "", page, flags=re.S)
@@ -188,3 +189,13 @@ def test_check_json_and_sarif_validate(runs, name: str, code: int) -> None:
         if r["ruleId"] in ("B0601", "B0303") and "row" in r.get("properties", {}):
             region = r["locations"][0]["physicalLocation"]["region"]
             assert region["startLine"] == r["properties"]["row"] + 1  # CRLF rows, header 1
+
+
+def test_offers_are_an_input_only_a_costed_protocol_takes(runs, tmp_path: Path) -> None:
+    """`--offers` is protocol A's report input (`ReportPart.inputs`); a protocol B report
+    says it takes none, before auditing anything, instead of ignoring it."""
+    offers = tmp_path / "offers.json"
+    offers.write_text("{}", encoding="utf-8")
+    with pytest.raises(AuditorError, match="takes no offers file"):
+        build_report(runs["synthetic"], tmp_path / "out", offers=offers)
+    assert not (tmp_path / "out").exists()

@@ -31,7 +31,7 @@ def test_runner_run_on_a_cpu_machine_is_incomplete(runs) -> None:
     assert result.verdict == "incomplete" and result.exit_code == 1
     assert [f for f in result.findings if f.severity == "error" and not f.missing_evidence] == []
     b1001 = [f for f in result.findings if f.code == "B1001"]
-    assert {f.subject.policy for f in b1001} == {"torch-cpu", "ort-cpu"}
+    assert {f.subject.config for f in b1001} == {"torch-cpu", "ort-cpu"}
     assert all("energy unavailable" in f.message and "rapl" in f.message for f in b1001)
     assert codes(result) == {"B0101", "B1001"}
     summary = summarize(view, result)
@@ -119,7 +119,7 @@ def test_the_seed_float16_example(runs) -> None:
     assert gate.evidence["observed"] == {"accuracy": pytest.approx(0.9498),
                                          "agreement": pytest.approx(0.9797)}
     (energy,) = [f for f in result.findings if f.code == "B0803"]
-    assert energy.severity == "warning" and energy.subject.policy == "f16-ane"
+    assert energy.severity == "warning" and energy.subject.config == "f16-ane"
     assert codes(result) == {"B0801"} and result.verdict == "rejected"
     verdicts = {c.config_id: c.verdict
                 for c in summarize(view, result).configurations}

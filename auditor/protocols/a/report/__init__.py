@@ -12,6 +12,8 @@ the package cost and the cost per accepted corpus or why not); `text` writes the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.model import AuditResult, Finding
@@ -31,12 +33,12 @@ TEMPLATE = "protocol_a.html.j2"
 """The sections of protocol A in the report page (included by report.html.j2)."""
 
 
-def sections(view: RunView, result: AuditResult, *, offers: dict | None = None,
-             offers_label: str | None = None) -> dict[str, Any]:
-    """Protocol A's part of the report's view model; OFFERS overrides the run's own offers
-    (`audit report --offers`)."""
-    if offers is None:
-        offers, offers_label = view.offers, "economics/offers.json (the run's own offers)"
+def sections(view: RunView, result: AuditResult, *,
+             inputs: Mapping[str, tuple[Any, str]] | None = None) -> dict[str, Any]:
+    """Protocol A's part of the report's view model; INPUTS' `offers` (data, label)
+    overrides the run's own offers (`audit report --offers`)."""
+    offers, offers_label = (inputs or {}).get(
+        "offers", (view.offers, "economics/offers.json (the run's own offers)"))
     s = summary(view, result, offers)
     econ = economics_section(s, offers_label or "not given")
     timings = timings_section(view)
@@ -80,5 +82,13 @@ def figures(vm: dict[str, Any]) -> dict[str, tuple[str, Any]]:
             "cost": ("cost", vm["economics"])}
 
 
+def _offers(path: Path) -> dict[str, Any]:
+    """`audit report --offers FILE`: the offers to cost instead of the run's own (A9)."""
+    from auditor.protocols.a.economics import load_offers
+
+    return load_offers(path)
+
+
 REPORT = ReportPart(template=TEMPLATE, sections=sections, figures=figures,
-                    finding_scope=finding_scope, attachments=attachments)
+                    finding_scope=finding_scope, attachments=attachments,
+                    inputs={"offers": _offers})

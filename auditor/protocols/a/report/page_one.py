@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from auditor.model import VariantFigures
 from auditor.present import NOT_RECORDED
+from auditor.protocols.a.figures import VariantFigures
 from auditor.protocols.a.report.text import fmt_rate
 from auditor.protocols.a.summary import LOAD_SHARE, SPREAD_SHARE, HowSure, Load, Summary
 

@@ -17,8 +17,9 @@ from collections.abc import Iterator
 
 import polars as pl
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.a.artifacts import MANIFEST, RESULTS, TIMELINE
+from auditor.protocols.a.subject import variant_subject
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -39,14 +40,14 @@ def check(view: RunView) -> Iterator[Finding]:
         if runs != list(range(1, n_warm + 1)):
             yield RULE.finding(f"variant {v} has warm passes {runs}", artifact=RESULTS,
                                observed=runs, expected=list(range(1, n_warm + 1)),
-                               subject=Subject(variant=v))
+                               subject=variant_subject(v))
         tl = view.timeline.filter(pl.col("variant_id") == v)
         block = tl.filter(pl.col("phase") == "warmup")
         first_warm = tl.filter(pl.col("phase") == "warm")["order_index"].min()
         if warmup > 0 and block.height == 0:
             yield RULE.finding(f"variant {v} has no warm-up entry", artifact=TIMELINE,
                                observed="none", expected=f"{warmup} iterations",
-                               subject=Subject(variant=v))
+                               subject=variant_subject(v))
         for line, it, oi in block.select("line", "iterations", "order_index").iter_rows():
             if it != warmup:
                 yield RULE.finding(f"variant {v} warmed up {it} iterations, not the announced "

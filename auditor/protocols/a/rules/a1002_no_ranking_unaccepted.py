@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.a.artifacts import CLAIMS
 from auditor.protocols.a.facts.notes import note_matches, phrases
 from auditor.protocols.a.facts.passes import variants_accepted
 from auditor.protocols.a.facts.timing import basis_text
+from auditor.protocols.a.subject import variant_subject
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
@@ -40,7 +41,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                    "but is not accepted", artifact=CLAIMS,
                                    pointer=f"/rankings/{n}/variants/{k}", observed=v,
                                    expected=f"only accepted variants: {sorted(accepted)}",
-                                   subject=Subject(variant=v))
+                                   subject=variant_subject(v))
     rejected = sorted({v for v in view.results["variant_id"].unique()} - accepted)
     for artifact, loc, hit, variant, sentence in note_matches(view, phrases("ranking")):
         named = [v for v in rejected if v == variant or (variant is None and v in sentence)]
@@ -49,7 +50,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                f"({hit!r}); notes are not judged: state rankings in "
                                "claims.json", artifact=artifact, **loc, severity="warning",
                                observed=sentence, expected="no ranking of a variant that is "
-                               "not accepted", subject=Subject(variant=named[0]))
+                               "not accepted", subject=variant_subject(named[0]))
 
 
 RULE = check

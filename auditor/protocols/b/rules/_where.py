@@ -1,28 +1,28 @@
 """Where a protocol B finding points: a trial's row of trials.csv, a policy's row of
 policies.csv (or its declaration in the manifest when the CSV has no row for it), and the
-subject every finding about a trial or a policy carries (`Subject(policy=, trial=)`), from
+subject every finding about a trial or a policy carries (`policy_subject(, trial=)`), from
 which the report and the run summary give each policy its verdict."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from auditor.model import Subject
 from auditor.protocols.b.artifacts import MANIFEST, POLICIES, TRIALS
 from auditor.protocols.b.facts.policies import PolicyFacts
 from auditor.protocols.b.facts.trials import Trial
+from auditor.protocols.b.subject import policy_subject
 
 
 def at_trial(t: Trial) -> dict[str, Any]:
     return {"artifact": TRIALS, "row": t.row,
-            "subject": Subject(policy=t.policy_id, trial=t.trial_index)}
+            "subject": policy_subject(t.policy_id, t.trial_index)}
 
 
 def at_policy(f: PolicyFacts) -> dict[str, Any]:
     if f.row is not None:
-        return {"artifact": POLICIES, "row": f.row, "subject": Subject(policy=f.policy.policy_id)}
+        return {"artifact": POLICIES, "row": f.row, "subject": policy_subject(f.policy.policy_id)}
     return {"artifact": MANIFEST, "pointer": "/policies",
-            "subject": Subject(policy=f.policy.policy_id)}
+            "subject": policy_subject(f.policy.policy_id)}
 
 
 def claim(row: dict[str, Any], texts: dict[str, Any], column: str) -> tuple[Any, str | None]:

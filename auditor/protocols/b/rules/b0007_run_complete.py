@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.artifacts import MANIFEST, POLICIES, TRIALS
 from auditor.protocols.b.facts.declared import policies
 from auditor.protocols.b.facts.trials import trials
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -38,7 +39,7 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"trial {pid} {n} of trial_order has no trials.csv row",
                                artifact=TRIALS, pointer=f"/trial_order/{i}", observed="no row",
                                expected=f"{pid} trial {n}",
-                               missing_evidence=aborted, subject=Subject(policy=pid, trial=n))
+                               missing_evidence=aborted, subject=policy_subject(pid, n))
     per = m["trials_per_policy"]
     listed = set(view.policies["policy_id"].to_list())
     for pid in policies(view):
@@ -46,11 +47,11 @@ def check(view: RunView) -> Iterator[Finding]:
         if have < per:
             yield RULE.finding(f"policy {pid} has {have} trials.csv row(s), {per} declared",
                                artifact=TRIALS, observed=have, expected=per,
-                               missing_evidence=aborted, subject=Subject(policy=pid))
+                               missing_evidence=aborted, subject=policy_subject(pid))
         if pid not in listed:
             yield RULE.finding(f"policy {pid} has no policies.csv row", artifact=POLICIES,
                                observed="no row", expected=pid,
-                               missing_evidence=aborted, subject=Subject(policy=pid))
+                               missing_evidence=aborted, subject=policy_subject(pid))
 
 
 RULE = check

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.artifacts import MANIFEST, POLICIES
 from auditor.protocols.b.facts.declared import policies
 from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._where import at_trial
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -54,7 +55,7 @@ def check(view: RunView) -> Iterator[Finding]:
         return
     for r in view.policies.iter_rows(named=True):
         pol = pols.get(r["policy_id"])
-        where = {"artifact": POLICIES, "row": r["row"], "subject": Subject(policy=r["policy_id"])}
+        where = {"artifact": POLICIES, "row": r["row"], "subject": policy_subject(r["policy_id"])}
         if pol is None:
             yield RULE.finding(f"policies.csv names policy {r['policy_id']!r}, which the "
                                "manifest does not declare", **where, observed=r["policy_id"],

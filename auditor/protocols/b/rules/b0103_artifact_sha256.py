@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.artifacts import MANIFEST
 from auditor.protocols.b.facts.declared import policies
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -38,7 +39,7 @@ def check(view: RunView) -> Iterator[Finding]:
         if actual and actual != recorded:
             yield RULE.finding(f"{rel} hashes to another SHA-256 than the one recorded for it",
                                artifact=MANIFEST, pointer=pointer, observed=actual,
-                               expected=recorded, subject=Subject(policy=pid) if pid else None,
+                               expected=recorded, subject=policy_subject(pid) if pid else None,
                                evidence={"file": rel})
 
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.facts.declared import repetitions
 from auditor.protocols.b.facts.sequence import sequence, trial_outputs
 from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._where import at_trial
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -43,7 +44,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                expected=f"outputs/{t.policy_id}/trial-{t.trial_index}.jsonl",
                                missing_evidence=True)
             continue
-        where = {"artifact": s["file"], "subject": Subject(policy=t.policy_id, trial=t.trial_index)}
+        where = {"artifact": s["file"], "subject": policy_subject(t.policy_id, t.trial_index)}
         if s["lines"] != n:
             yield RULE.finding(f"{t.name}: {s['lines']} answers, the sequence "
                                f"{repetitions(view)} time(s) is {n}", **where,

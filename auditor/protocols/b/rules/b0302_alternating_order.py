@@ -19,10 +19,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.artifacts import MANIFEST
 from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._where import at_trial
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -40,7 +41,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                f"{i + 2}) while other policies still have trials",
                                artifact=MANIFEST, pointer=f"/trial_order/{i + 1}",
                                observed=[list(order[i]), list(order[i + 1])],
-                               expected="alternating policies", subject=Subject(policy=pid))
+                               expected="alternating policies", subject=policy_subject(pid))
     position = {k: i + 1 for i, k in enumerate(order)}
     ran = [t for t in trials(view) if t.status == "ok"]
     for t in ran:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.artifacts import MANIFEST
 from auditor.protocols.b.facts.declared import policies
 from auditor.protocols.b.facts.placement import (
@@ -38,6 +38,7 @@ from auditor.protocols.b.facts.placement import (
     placements,
     runtime_mismatch,
 )
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -57,7 +58,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                f"not its own: {other}", artifact=p.used or p.files[0],
                                observed=other,
                                expected="a record of this policy and its artifact",
-                               subject=Subject(policy=pol.policy_id))
+                               subject=policy_subject(pol.policy_id))
         if pol.role != "accelerator" or pol.status == "cannot_start":
             continue
         p = places.get(pol.policy_id)
@@ -66,9 +67,9 @@ def check(view: RunView) -> Iterator[Finding]:
                                f"(placement/{pol.policy_id}.<ext>): where it ran is not shown",
                                artifact=MANIFEST, pointer="/policies", observed="absent",
                                expected=f"placement/{pol.policy_id}.*",
-                               missing_evidence=True, subject=Subject(policy=pol.policy_id))
+                               missing_evidence=True, subject=policy_subject(pol.policy_id))
             continue
-        where = {"artifact": p.used or p.files[0], "subject": Subject(policy=pol.policy_id)}
+        where = {"artifact": p.used or p.files[0], "subject": policy_subject(pol.policy_id)}
         if p.problem:
             yield RULE.finding(f"policy {pol.policy_id}: its placement evidence places no "
                                f"operation ({p.problem})", **where, observed=p.problem,

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.artifacts import MANIFEST
 from auditor.protocols.b.facts.declared import model_tier
 from auditor.protocols.b.facts.placement import placements, residency
 from auditor.protocols.b.facts.policies import policy_facts
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -58,7 +59,7 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(f"accelerator policy {pid} did not run on its accelerator: {why}"
                            f"{fast}" + (" for a deep-tier model" if tier == "deep" else ""),
                            **where, observed=p.operation_share if p else None,
-                           expected=f.policy.floor, subject=Subject(policy=pid),
+                           expected=f.policy.floor, subject=policy_subject(pid),
                            evidence={"fallback": p.fallback if p else None,
                                      "recorded_fallback": f.policy.recorded_fallback})
 

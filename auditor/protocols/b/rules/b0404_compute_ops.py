@@ -24,9 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.facts.declared import model_tier, policies
 from auditor.protocols.b.facts.placement import placements
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -67,7 +68,7 @@ def check(view: RunView) -> Iterator[Finding]:
                            f"{(p.cpu_node_share or 0):.1%}{linux}", artifact=p.used,
                            observed=off, expected=f"compute operations on {where}",
                            severity="error" if deep else "warning",
-                           subject=Subject(policy=pol.policy_id))
+                           subject=policy_subject(pol.policy_id))
 
 
 RULE = check

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.facts.placement import placements
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -37,7 +38,7 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"policy {pid}: {d.file} and {d.decides} disagree ({d.why}): "
                                f"the raw evidence, {d.decides}, decides", artifact=d.file,
                                observed=d.why, expected=f"what {d.decides} says",
-                               subject=Subject(policy=pid),
+                               subject=policy_subject(pid),
                                evidence={"decides": d.decides})
 
 

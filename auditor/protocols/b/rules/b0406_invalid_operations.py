@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.facts.declared import policies
 from auditor.protocols.b.facts.placement import placements
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -47,7 +48,7 @@ def check(view: RunView) -> Iterator[Finding]:
                            f"{where} with no estimate there ({shown}{more}): the report does "
                            "not show the accelerator can run them; counted off it",
                            artifact=p.used, line=p.invalid[0][0], observed=len(p.invalid),
-                           expected=0, subject=Subject(policy=pid),
+                           expected=0, subject=policy_subject(pid),
                            evidence={"lines": [line for line, _ in p.invalid[:100]]})
 
 

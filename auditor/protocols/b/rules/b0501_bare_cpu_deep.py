@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.facts.declared import WINDOWS_ML_RUNTIMES, model_tier, policies
 from auditor.protocols.b.facts.placement import is_windows_ml, placements
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -48,7 +49,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                artifact="manifest.json", pointer="/policies",
                                observed=pol.compute_units,
                                expected="an NPU or GPU provider",
-                               subject=Subject(policy=pol.policy_id))
+                               subject=policy_subject(pol.policy_id))
         p = places.get(pol.policy_id)
         if pol.role != "accelerator" or not is_windows_ml(view, pol.policy_id) or p is None \
                 or p.problem == "no placement file could be read":
@@ -61,14 +62,14 @@ def check(view: RunView) -> Iterator[Finding]:
                                    artifact=p.used, observed=p.tool,
                                    expected="a Windows ML record of the session",
                                    missing_evidence=True,
-                                   subject=Subject(policy=pol.policy_id))
+                                   subject=policy_subject(pol.policy_id))
             continue
         if p.fallback:
             yield RULE.finding(f"Windows ML policy {pol.policy_id}: {p.fallback}",
                                artifact=p.used, pointer="/compilation",
                                observed=p.fallback,
                                expected="compiled for the assigned device",
-                               subject=Subject(policy=pol.policy_id))
+                               subject=policy_subject(pol.policy_id))
         first = p.assigned[0] if p.assigned else {}
         ep, device = str(first.get("execution_provider")), str(first.get("device_type"))
         declared = ("" if pol.runtime.lower() in WINDOWS_ML_RUNTIMES else
@@ -80,7 +81,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                "provider (bare CPU is valid only for lite)", artifact=p.used,
                                pointer="/assigned/0", observed=f"{ep} ({device})",
                                expected="QNN NPU, OpenVINO NPU/GPU, NvTensorRT-RTX, MIGraphX",
-                               subject=Subject(policy=pol.policy_id))
+                               subject=policy_subject(pol.policy_id))
 
 
 RULE = check

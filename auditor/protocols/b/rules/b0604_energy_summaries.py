@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.facts.claims import agrees
 from auditor.protocols.b.facts.trials import trials
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -40,7 +41,7 @@ def check(view: RunView) -> Iterator[Finding]:
             continue
         doc = view.energy_docs.get(t.key)
         rel = f"energy/{t.policy_id}/trial-{t.trial_index}.json"
-        where = {"artifact": rel, "subject": Subject(policy=t.policy_id, trial=t.trial_index)}
+        where = {"artifact": rel, "subject": policy_subject(t.policy_id, t.trial_index)}
         if doc is None:
             yield RULE.finding(f"{t.name} has a trace but no energy summary", **where,
                                observed="absent", expected=rel, missing_evidence=True)

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.facts.crosscheck import CROSS_ERROR_FACTOR
 from auditor.protocols.b.facts.trials import trials
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -68,7 +69,7 @@ def check(view: RunView) -> Iterator[Finding]:
                 text, artifact=e.trace, severity="error" if x.status == "disagrees" else "warning",
                 observed={"counter_w": x.counter_w, "samples_w": x.samples_w},
                 expected=f"within {x.allowance_w:.3g} W of each other",
-                subject=Subject(policy=t.policy_id, trial=t.trial_index),
+                subject=policy_subject(t.policy_id, t.trial_index),
                                evidence={"counter": x.counter, "samples": x.samples,
                                          "readings": x.readings})
 

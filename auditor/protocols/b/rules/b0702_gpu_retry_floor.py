@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.artifacts import MANIFEST
 from auditor.protocols.b.facts.claims import FLOAT_EPS
 from auditor.protocols.b.facts.declared import model_tier, policies
 from auditor.protocols.b.facts.placement import placements
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -40,7 +41,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                "floor", artifact=MANIFEST, pointer="/policies",
                                observed=None,
                                expected="gpu_operation_share_floor", severity=severity,
-                               subject=Subject(policy=pol.policy_id))
+                               subject=policy_subject(pol.policy_id))
             continue
         p = places.get(pol.policy_id)
         share = p.gpu_share if p is not None and not p.problem else None
@@ -49,7 +50,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                f"the GPU, below its declared GPU floor of {pol.gpu_floor:.2%}",
                                artifact=p.used if p else MANIFEST, observed=share,
                                expected=pol.gpu_floor, severity=severity,
-                               subject=Subject(policy=pol.policy_id))
+                               subject=policy_subject(pol.policy_id))
 
 
 RULE = check

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.artifacts import GATES
 from auditor.protocols.b.facts.claims import FLOAT_EPS, agrees
 from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.facts.sequence import gate_pass
 from auditor.protocols.b.rules._where import at_policy, claim, fmt
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -58,7 +59,7 @@ def check(view: RunView) -> Iterator[Finding]:
                 yield RULE.finding(f"gates.json: {pid} {key} {said}, its gate-pass answers "
                                    f"give {fmt(value)}", artifact=GATES,
                                    pointer=f"/policies/{i}/{key}", observed=said, expected=value,
-                                   subject=Subject(policy=pid))
+                                   subject=policy_subject(pid))
         passed = (acc is not None and agr is not None
                   and acc >= floors["accuracy_floor"] - FLOAT_EPS
                   and agr >= floors["agreement_floor"] - FLOAT_EPS)
@@ -67,7 +68,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                f"{'pass' if passed else 'fail'}", artifact=GATES,
                                pointer=f"/policies/{i}/passed", observed=entry.get("passed"),
                                expected=passed,
-                               subject=Subject(policy=pid))
+                               subject=policy_subject(pid))
 
 
 RULE = check

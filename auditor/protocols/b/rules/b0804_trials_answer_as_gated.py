@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.artifacts import GATES
 from auditor.protocols.b.facts.claims import FLOAT_EPS
 from auditor.protocols.b.facts.declared import number
 from auditor.protocols.b.facts.policies import policy_facts
 from auditor.protocols.b.facts.sequence import trials_against_gate
 from auditor.protocols.b.rules._where import at_trial
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -72,7 +73,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                f"{said[:16]}..., the policy runs {want[:16]}...: its gates "
                                "judged another model", artifact=GATES,
                                pointer=f"/policies/{i}/artifact_sha256", observed=said,
-                               expected=want, subject=Subject(policy=pid))
+                               expected=want, subject=policy_subject(pid))
 
 
 RULE = check

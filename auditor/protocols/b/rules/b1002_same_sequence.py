@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding, Subject
+from auditor.model import Finding
 from auditor.protocols.b.facts.sequence import sequence, trial_outputs
 from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._where import at_trial
+from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
@@ -45,7 +46,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                f"{s['order_first_line']} ({s['order_first_id']})",
                                artifact=s["file"], line=s["order_first_line"],
                                observed=s["order_first_id"], expected="the sequence's order",
-                               subject=Subject(policy=t.policy_id, trial=t.trial_index))
+                               subject=policy_subject(t.policy_id, t.trial_index))
 
 
 RULE = check
