@@ -6,12 +6,10 @@ evidence shows with their UUIDs) and the session's span (the timeline's first st
 last end). The archive keeps it per run, and `audit compare` lets only runs of the same
 workload share a row.
 
-Which files are of which kind (`REVISION_FILES`, the names of schemas/revision-kinds.json):
-the model's weights (`model.safetensors` or every shard, or a file only a workload trained
-at run time writes, `TRAINED_FILES`; the factories' `weights.*`; a model kept only as ONNX
-is its `.onnx`), its tokenizer (`tokenizer.json`), config (`config.json`) and recipe
-(`recipe.json`) under `model/`, and the corpus the run evaluates (the expected IDs, the
-references, the splits and the inputs file: the run keeps no train or tune text, so the
+The model, tokenizer, config and recipe revisions are the ones A0106 checks the manifest
+against (`facts/revisions.py`, schemas/revision-kinds.json: one derivation); a model kept
+only as ONNX is its `.onnx`. The corpus is the corpus the run evaluates (the expected IDs,
+the references, the splits and the inputs file: the run keeps no train or tune text, so the
 corpus revision the manifest declares, over all of them, cannot be recomputed; these files
 are the corpus as the run holds it).
 """
@@ -23,25 +21,17 @@ from typing import TYPE_CHECKING
 from auditor.model import RunIdentity
 from auditor.present import lookup
 from auditor.protocols.a.facts.gpus import gpu_index
+from auditor.protocols.a.facts.revisions import kept_revisions, trained_at_run_time
 from auditor.protocols.cache import per_view
 from auditor.protocols.identity import files_of, gpu_label, revision, text
 
 if TYPE_CHECKING:
     from auditor.protocols.a.view import RunView
 
-TRAINED_FILES = ("model/weights.pt", "model/head.pt")
-"""Weights only a workload trained at run time writes (revision-kinds.json `trained_files`)."""
-REVISION_FILES: dict[str, tuple[str, ...]] = {
-    "model": ("model/model.safetensors", "model/model-?????-of-?????.safetensors",
-              *TRAINED_FILES, "model/weights.*", "model/pytorch_model*.bin"),
-    "tokenizer": ("model/tokenizer.json",),
-    "config": ("model/config.json",),
-    "recipe": ("model/recipe.json",),
-    "corpus": ("corpus/expected_ids.txt", "corpus/references.jsonl", "corpus/splits/*"),
-}
-"""Revision kind -> the run dir paths (`fnmatch` patterns) whose SHA-256 is its revision."""
+CORPUS_FILES = ("corpus/expected_ids.txt", "corpus/references.jsonl", "corpus/splits/*")
+"""The corpus as the run holds it (`fnmatch` patterns), with the inputs file."""
 ONNX_ONLY = ("model/*.onnx",)
-"""The weights of a model the run keeps only as ONNX (no weights file of `REVISION_FILES`)."""
+"""The weights of a model the run keeps only as ONNX (no weights file of its revision kind)."""
 
 
 @per_view
@@ -49,21 +39,22 @@ def run_identity(view: RunView) -> RunIdentity:
     """The run's `RunIdentity`, from the hashes of its files and its environment and
     placement records."""
     files = view.files_on_disk
-    kinds = {k: files_of(files, pats) for k, pats in REVISION_FILES.items()}
-    if not kinds["model"]:
-        kinds["model"] = files_of(files, ONNX_ONLY)
+    kept = kept_revisions(view)
+    corpus = files_of(files, CORPUS_FILES)
     if view.inputs_path and files.get(view.inputs_path):
-        kinds["corpus"][view.inputs_path] = files[view.inputs_path]
+        corpus[view.inputs_path] = files[view.inputs_path]
+    model = kept["model"].revision
+    if model is None and not kept["model"].files:
+        model = revision(files_of(files, ONNX_ONLY))
     m = view.manifest or {}
     env = view.environment or {}
-    trained = (lookup(m, "workload", "trained_at_run_time") is True
-               or any(p in kinds["model"] for p in TRAINED_FILES))
+    trained = trained_at_run_time(view)
     span = _span(view)
     host = lookup(env, "host") or {}
     return RunIdentity(
-        corpus=revision(kinds["corpus"]), model=revision(kinds["model"]),
-        tokenizer=revision(kinds["tokenizer"]), config=revision(kinds["config"]),
-        recipe=revision(kinds["recipe"]) if trained else None, trained=trained,
+        corpus=revision(corpus), model=model, tokenizer=kept["tokenizer"].revision,
+        config=kept["config"].revision, recipe=kept["recipe"].revision if trained else None,
+        trained=trained,
         name=text(lookup(m, "workload", "name")),
         host=(text(host.get("model")) or _short("host", text(host.get("hostname_sha256")))
               if isinstance(host, dict) else None),

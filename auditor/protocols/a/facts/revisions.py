@@ -13,7 +13,6 @@ its revisions are then only compared with their restatements (A0102)."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import schemas
 from auditor.protocols.a.artifacts import SPLITS
 from auditor.protocols.cache import per_view
+from auditor.protocols.identity import revision as combined_revision
 
 if TYPE_CHECKING:
     from auditor.protocols.a.view import RunView
@@ -33,15 +33,6 @@ if TYPE_CHECKING:
 def revision_kinds() -> dict[str, Any]:
     """`schemas/revision-kinds.json`: folder, kinds (files, shards, trained_files, required)."""
     return schemas.data("revision_kinds")
-
-
-def combined(hashes: Mapping[str, str]) -> str:
-    """The revision of FILES (name -> lowercase hex SHA-256): one file's own hash, several
-    files' the SHA-256 of their `sha256sum` listing in name order."""
-    if len(hashes) == 1:
-        return "sha256:" + next(iter(hashes.values()))
-    listing = "".join(f"{h}  {name}\n" for name, h in sorted(hashes.items()))
-    return "sha256:" + hashlib.sha256(listing.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -100,7 +91,7 @@ def kept_revisions(view: RunView) -> Mapping[str, Kept]:
             if len(chosen) > 1:
                 problem = f"several weights files ({', '.join(chosen)}): which one ran?"
         files = tuple(folder + n for n in chosen)
-        revision = (combined({n: on_disk[n] for n in chosen})
+        revision = (combined_revision({n: on_disk[n] for n in chosen})
                     if chosen and problem is None else None)
         out[kind] = Kept(kind, files, revision, problem, trained)
     return MappingProxyType(out)
