@@ -103,6 +103,17 @@ FRAME_FILES: dict[str, str] = {
 }
 
 
+#: Protocol -> its conventions as data (`<name>.conventions.json`): figures the protocol
+#: fixes (thresholds, counter widths) that runner, auditor and tests read, never a run.
+CONVENTION_FILES: dict[str, str] = {"residency": "residency.conventions.json"}
+
+
+@cache
+def conventions(protocol: str) -> dict[str, Any]:
+    """The parsed conventions of PROTOCOL (a key of `CONVENTION_FILES`)."""
+    return _read_json(CONVENTION_FILES[protocol])
+
+
 @cache
 def load(kind: str) -> dict[str, Any]:
     """The parsed JSON Schema of one artifact kind (a key of `SCHEMA_FILES`)."""

@@ -70,6 +70,7 @@ from typing import Any
 
 import polars as pl
 
+from auditor.readers import identity
 from auditor.readers._common import (
     MAX_LOG_BYTES,
     EvidenceReader,
@@ -144,6 +145,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     end = _footer(lines, log, meta)
     groups = _groups(lines[end + 1], len(names), end + 2, log) if end + 1 < len(lines) else None
     columns = _power_columns(names, groups, meta, log)
+    meta["identity"] = identity.from_hwinfo_groups(groups or [])
     if not columns:
         log.error("No power column (unit [W]) in the header.", kind="header", line=1)
         return Read(None, log.faults(), meta)

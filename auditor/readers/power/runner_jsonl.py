@@ -130,6 +130,10 @@ def _records(data: bytes, log: FaultLog) -> pl.DataFrame | None:
             log.error(f"Not a JSON object ({exc.msg}): the line is left out.", kind="syntax",
                       line=i, column=exc.colno, value=raw)
             continue
+        except RecursionError:  # nested deeper than the parser's stack: no runner record is
+            log.error("A value nested too deeply to be a runner record: the line is left out.",
+                      kind="syntax", line=i)
+            continue
         error = next(iter(sorted(validator.iter_errors(obj), key=lambda e: list(e.path))), None)
         if error is None and isinstance(obj, dict) and any(
                 isinstance(obj.get(k), int) and obj[k] > _INT64_MAX

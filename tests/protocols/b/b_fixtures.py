@@ -34,6 +34,7 @@ figures a harness computes from the evidence it holds.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 from dataclasses import replace
@@ -262,12 +263,21 @@ def macos_plan_below_floor(root: Path) -> Path:
 
 # -- Windows ----------------------------------------------------------------------------------
 
-def winml_record(pid: str, selection: dict[str, Any], assigned: list[dict[str, Any]]) -> bytes:
+RUN_MODEL = hashlib.sha256(b"synthetic float32 weights\n").hexdigest()
+"""The SHA-256 of the model the built runs measure (`b_runs.manifest`'s `artifact_sha256`)."""
+
+
+def winml_record(pid: str, selection: dict[str, Any], assigned: list[dict[str, Any]],
+                 model_sha256: str = RUN_MODEL, captured_at: str = "2025-08-13T11:58:40Z",
+                 compilation: dict[str, Any] | None = None) -> bytes:
+    """A Windows ML record of POLICY's session (its format, docs/evidence-formats.md), of
+    the run's own model unless MODEL_SHA256 says otherwise, compiled ahead of time unless
+    COMPILATION says otherwise."""
     doc = {"format": "windows-ml-placement/1", "policy_id": pid,
-           "model_sha256": "3f1c2a9d0b7e4c6a8f5d2e1b0c9a8776655443322110ffeeddccbbaa99887766",
+           "model_sha256": model_sha256,
            "os_build": "10.0.26100.4351", "onnxruntime_version": "1.23.1",
-           "captured_at": "2025-08-13T11:58:40Z", "selection": selection,
-           "compilation": {"aot": True, "succeeded": True, "error": None},
+           "captured_at": captured_at, "selection": selection,
+           "compilation": compilation or {"aot": True, "succeeded": True, "error": None},
            "assigned": assigned}
     return (json.dumps(doc, indent=2) + "\n").encode()
 
@@ -303,7 +313,9 @@ def _windows(accelerator: Pol, **changes: Any) -> Spec:
                           "window_seconds": 10.0, "counter_updates": 0, "gap_factor": 1.5},
                 local_utc_offset="+02:00", energy_docs=False, gates_file=False,
                 trace=hwinfo_paced("cpu"),
-                schedule=sequential(datetime(2025, 8, 13, 11, 58, 52, 500000, tzinfo=UTC),
+                # every trial ends before the idle trace begins (11:58:50.898Z): it is the
+                # idle session after the last trial (B9)
+                schedule=sequential(datetime(2025, 8, 13, 11, 56, 0, 500000, tzinfo=UTC),
                                     gap_s=0.6),
                 manifest_extra={"power_state_checks": {
                     "battery_skips_discrete_gpu": {
