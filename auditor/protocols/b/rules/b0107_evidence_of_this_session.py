@@ -22,7 +22,7 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0107", title="evidence of this session", protocol_ref="B9", severity="error",
+@rule(code="B0107", title="evidence of this session", protocol_ref="B1", severity="error",
       requires=("manifest", "trials"),
       fix="Record the power-state checks in the session that runs the trials, and keep "
           "files of other sessions out of the run.")
