@@ -344,15 +344,23 @@ def winml_record(pid: str, selection: dict[str, Any], assigned: list[dict[str, A
 
 def hwinfo_gpu_released(data: bytes, from_row: int, watts: str = "0.000") -> bytes:
     """The HWiNFO log DATA with `GPU Power [W]` set to WATTS from data row FROM_ROW on (the
-    discrete GPU powered down): the log's data rows hold no quoted cell, so its cells are
-    split on commas; the header and the footer are kept as written."""
+    discrete GPU powered down)."""
+    return hwinfo_set(data, "GPU Power [W]", watts, from_row)
+
+
+def hwinfo_set(data: bytes, column: str, value: str, from_row: int = 0,
+               occurrence: int = 1) -> bytes:
+    """The HWiNFO log DATA with the OCCURRENCE-th column named COLUMN set to VALUE from data
+    row FROM_ROW on: the log's data rows hold no quoted cell, so its cells are split on
+    commas; the header and the footer are kept as written."""
     text = data.decode("cp1252")
     lines = text.split("\n")
-    col = next(csv.reader([lines[0]])).index("GPU Power [W]")
+    names = next(csv.reader([lines[0]]))
+    col = [i for i, n in enumerate(names) if n == column][occurrence - 1]
     end = next(i for i, ln in enumerate(lines[1:], start=1) if ln.startswith("Date,"))
     for i in range(1 + from_row, end):
         cells = lines[i].split(",")
-        cells[col] = watts
+        cells[col] = value
         lines[i] = ",".join(cells)
     return "\n".join(lines).encode("cp1252")
 

@@ -17,9 +17,10 @@ is the first of them. The thresholds are the protocol's
 - **Spliced readings** (`spliced_readings`): a run of `run` consecutive samples, each of at
   least `min_readings` readings and `distinct` different ones among them, found in two traces
   of the run (the trials' and the power-state files'), or twice in one trace, was copied from
-  one into the other: live sensors never repeat such a run. Traces whose whole sequences are
-  the same are B0607's; of two traces the later one (by its first sample, then its path) is
-  the one spliced.
+  one into the other under other times: live sensors never repeat such a run (two files
+  cut from one log share runs at the same instants: not a copy). Traces whose whole
+  sequences are the same are B0607's; of two traces the later one (by its first sample,
+  then its path) is the one spliced.
 """
 
 from __future__ import annotations
@@ -145,6 +146,8 @@ def spliced_readings(view: RunView) -> tuple[Splice, ...]:
                 continue  # overlapping runs of one trace: a repeating pattern, not a copy
             if other.path != s.path and other.values == s.values:
                 continue  # a whole copy: B0607's
+            if s.times[i:i + n] == other.times[j:j + n]:
+                continue  # the same instants: two files cut from one log, not a copy
             key = (s.path, other.path)
             if key not in found:
                 found[key] = Splice(s.path, (s.lines[i], s.lines[i + n - 1]), other.path,
