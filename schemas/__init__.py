@@ -69,6 +69,8 @@ SCHEMA_FILES: dict[str, str] = {
     "idle_power": "idle-power.schema.json",
     # evidence from other tools, in a record we document (the auditor's readers read it)
     "windows_ml_placement": "windows-ml-placement.schema.json",
+    # a Hugging Face checkpoint's config.json (its label map), kept in a run dir
+    "hf_config": "hf-config.schema.json",
     # what `audit evidence --format json` prints
     "evidence_summary": "evidence-summary.schema.json",
     # replay (docs/replay.md): the manifests' `replay` section, the data-only tokenizers

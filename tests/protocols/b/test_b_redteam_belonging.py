@@ -17,6 +17,7 @@ each beside its honest twin, real tool files wherever one exists.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from datetime import UTC, datetime
@@ -355,4 +356,55 @@ def test_a_profile_nested_deeper_than_any_parser(runs, tmp_path: Path) -> None:
     (bad,) = [f for f in findings if f.code == "B0002"]
     assert bad.artifact == "placement/ort-cuda.ort-profile.json" and bad.location
     assert "nested too deeply" in bad.message
+
+
+
+# -- 5. the user's own checkpoint ------------------------------------------------------------
+
+TOKENIZER = b'{"version": "1.0", "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}}}\n'
+
+
+@pytest.mark.parametrize("revision_kept", [True, False])
+def test_a_tokenizer_replaced_after_the_run(runs, tmp_path: Path, revision_kept: bool
+                                            ) -> None:
+    """The run keeps model/tokenizer.json; its revision is that file's SHA-256 (the honest
+    twin), or the one the run recorded before the file was replaced."""
+    root = _copy(runs, "synthetic", tmp_path)
+    (root / "model/tokenizer.json").write_bytes(TOKENIZER)
+    if not revision_kept:
+        digest = hashlib.sha256(TOKENIZER).hexdigest()
+        _manifest(root, lambda m: m["revisions"].update(tokenizer="sha256:" + digest))
+    br.rehash(root)
+    errors = _errors(root)
+    assert (list(errors) == ["B0108"]) == revision_kept, errors
+    if revision_kept:
+        assert errors["B0108"][0].startswith("the tokenizer revision is sha256:22222222")
+
+
+def test_weights_replaced_after_the_run(runs, tmp_path: Path) -> None:
+    """The weights the run measured replaced, the artifact's hash brought up to date, the
+    model revision left: the revision names another file."""
+    root = _copy(runs, "synthetic", tmp_path)
+    (root / "model/weights.pt").write_bytes(b"fine-tuned later\n")
+    digest = hashlib.sha256(b"fine-tuned later\n").hexdigest()
+    _manifest(root, lambda m: m.update(artifact_sha256=digest))
+    errors = _errors(root)
+    assert "B0108" in errors, errors
+    assert "the model revision is sha256:" in errors["B0108"][0]
+
+
+@pytest.mark.parametrize(("labels", "code"), [
+    (br.CLASSES, None),
+    (("negative", "neutral", "positive", "mixed"), "B0109"),
+    (tuple(reversed(br.CLASSES)), None),  # the set is the run's; no replay order declared
+])
+def test_a_checkpoint_whose_labels_contradict_the_run(runs, tmp_path: Path,
+                                                      labels: tuple[str, ...],
+                                                      code: str | None) -> None:
+    root = _copy(runs, "synthetic", tmp_path)
+    (root / "model/config.json").write_text(json.dumps(
+        {"id2label": {str(i): lab for i, lab in enumerate(labels)}}), encoding="utf-8")
+    br.rehash(root)
+    errors = _errors(root)
+    assert list(errors) == ([code] if code else []), errors
 
