@@ -70,7 +70,8 @@ def _ident(value: Any) -> str | None:
     """A UUID or serial as compared: lower case; None for a tool's "not known" and for the
     all-zero values an anonymized log holds."""
     v = known(value)
-    return None if v is None or _ZEROS.match(v) else v.lower()
+    # CUDA writes a UUID without NVML's `GPU-` prefix: the same board either way
+    return None if v is None or _ZEROS.match(v) else v.lower().removeprefix("gpu-")
 
 
 def _parts(ident: Identity) -> dict[str, tuple[str, ...]]:
