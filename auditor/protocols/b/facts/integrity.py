@@ -8,19 +8,19 @@ watts to the microwatt) of the frame's rows that share an `end`, in time order; 
 is the first of them. The thresholds are the protocol's
 (`schemas/residency.conventions.json`):
 
-- **Duplicated readings** (`duplicated_readings`): a sample of at least `min_readings`
-  readings that equals the one before it, at another time, repeats it. A trace whose
-  samples take at least three different values and where at least `min_count` samples and
-  `min_share` of them repeat their predecessor holds readings copied onto shifted times
-  (a 2 s log made to look like 1 Hz): they are not samples. A steady draw read coarsely
-  (a constant trace) is never flagged: it has fewer than three different samples.
+- **Duplicated readings** (`duplicated_readings`): a pair is two consecutive samples of at
+  least `min_readings` readings that are equal, at two times, the samples before and after
+  them different: a sample copied one step later. A trace in which at least `min_count`
+  pairs make up at least `min_share` of the samples holds readings duplicated onto shifted
+  times (a 2 s log padded to 1 Hz): they are not samples. A steady draw read coarsely gives
+  long runs of equal samples, never pairs alone, and is never flagged.
 - **Spliced readings** (`spliced_readings`): a run of `run` consecutive samples, each of at
-  least `min_readings` readings and `distinct` different ones among them, found in two traces
-  of the run (the trials' and the power-state files'), or twice in one trace, was copied from
-  one into the other under other times: live sensors never repeat such a run (two files
-  cut from one log share runs at the same instants: not a copy). Traces whose whole
-  sequences are the same are B0607's; of two traces the later one (by its first sample,
-  then its path) is the one spliced.
+  least `min_readings` readings and `distinct` different ones among them, found in two
+  traces of the run (the trials' and the power-state files') under other times was copied
+  from one into the other: live sensors never repeat such a run (two files cut from one log
+  share runs at the same instants: not a copy). Traces whose whole sequences are the same
+  are B0607's; of two traces the later one (by its first sample, then its path) is the one
+  spliced. A trace repeating a run of its own (a periodic load) is not judged.
 """
 
 from __future__ import annotations
@@ -57,18 +57,19 @@ class Samples:
 
 @dataclass(frozen=True)
 class Duplicated:
-    """A trace whose samples repeat their predecessors at shifted times."""
+    """A trace whose samples were copied one step later (pairs of equal samples)."""
 
     path: str
     samples: int
     repeats: int
+    """Pairs: samples that repeat the one before, alone."""
     lines: tuple[int, ...]
     """The lines of the samples that repeat the one before."""
 
 
 @dataclass(frozen=True)
 class Splice:
-    """A run of samples of one trace found in another (or earlier in the same one)."""
+    """A run of samples of one trace found in another."""
 
     path: str
     lines: tuple[int, int]
@@ -107,14 +108,19 @@ def duplicated_readings(view: RunView) -> tuple[Duplicated, ...]:
     """Each trace whose readings were duplicated at shifted times (module docstring)."""
     out = []
     for s in _traces(view):
-        if len(set(s.values)) < 3:
-            continue
-        rep = tuple(s.lines[i] for i in range(1, len(s.values))
-                    if len(s.values[i]) >= DUPLICATED["min_readings"]
-                    and s.values[i] == s.values[i - 1] and s.times[i] != s.times[i - 1])
-        if len(rep) >= DUPLICATED["min_count"] \
-                and len(rep) >= DUPLICATED["min_share"] * len(s.values):
-            out.append(Duplicated(s.path, len(s.values), len(rep), rep))
+        # runs of equal consecutive samples: (first index, length)
+        runs: list[list[int]] = []
+        for i, v in enumerate(s.values):
+            if runs and v == s.values[runs[-1][0]] and s.times[i] != s.times[i - 1]:
+                runs[-1][1] += 1
+            else:
+                runs.append([i, 1])
+        pairs = [i for i, n in runs
+                 if n == 2 and len(s.values[i]) >= DUPLICATED["min_readings"]]
+        if len(pairs) >= DUPLICATED["min_count"] \
+                and 2 * len(pairs) >= DUPLICATED["min_share"] * len(s.values):
+            out.append(Duplicated(s.path, len(s.values), len(pairs),
+                                  tuple(s.lines[i + 1] for i in pairs)))
     return tuple(out)
 
 
@@ -123,7 +129,7 @@ def _runs(s: Samples) -> Iterator[tuple[int, tuple[Sample, ...]]]:
     n = SPLICED["run"]
     for i in range(len(s.values) - n + 1):
         run = s.values[i:i + n]
-        if all(len(v) >= DUPLICATED["min_readings"] for v in run) \
+        if all(len(v) >= SPLICED["min_readings"] for v in run) \
                 and len(set(run)) >= SPLICED["distinct"]:
             yield i, run
 
@@ -142,9 +148,9 @@ def spliced_readings(view: RunView) -> tuple[Splice, ...]:
                 seen[run] = (s, i)
                 continue
             other, j = first
-            if other.path == s.path and i - j < n:
-                continue  # overlapping runs of one trace: a repeating pattern, not a copy
-            if other.path != s.path and other.values == s.values:
+            if other.path == s.path:
+                continue  # a trace repeating a run of its own: a periodic load, not judged
+            if other.values == s.values:
                 continue  # a whole copy: B0607's
             if s.times[i:i + n] == other.times[j:j + n]:
                 continue  # the same instants: two files cut from one log, not a copy

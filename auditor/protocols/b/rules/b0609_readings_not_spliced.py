@@ -1,7 +1,7 @@
 """B0609: no power trace holds a run of another trace's readings.
 
 What it checks: no run of consecutive samples of a power trace (a trial's, or a power-state
-file's) is found in another trace of the run, or earlier in the same trace: a run of
+file's) is found in another trace of the run under other times: a run of
 `spliced_readings.run` samples, each of several readings and enough of them different that
 live sensors never repeat it (`facts/integrity.py`, thresholds in
 schemas/residency.conventions.json). Whole copies are B0607's.
@@ -29,9 +29,7 @@ from auditor.rule import rule
       fix="Keep each trace as its tool wrote it; re-measure a window whose trace was edited.")
 def check(view: RunView) -> Iterator[Finding]:
     for s in spliced_readings(view):
-        where = (f"earlier in the same trace (lines {s.source_lines[0]}-{s.source_lines[1]})"
-                 if s.source == s.path else
-                 f"in {s.source} (lines {s.source_lines[0]}-{s.source_lines[1]})")
+        where = f"in {s.source} (lines {s.source_lines[0]}-{s.source_lines[1]})"
         yield RULE.finding(f"{s.path}: the samples of lines {s.lines[0]}-{s.lines[1]} are, "
                            f"reading for reading, those {where} under other times: they were "
                            "spliced in, not measured", artifact=s.path, line=s.lines[0],

@@ -1,9 +1,10 @@
 """B0610: a power trace's samples are not its readings duplicated at shifted times.
 
-What it checks: in no power trace (a trial's, or a power-state file's) whose samples vary do
-at least `duplicated_readings.min_count` samples, and `min_share` of them, repeat the
-sample before them exactly (every reading, at another time) (`facts/integrity.py`,
-thresholds in schemas/residency.conventions.json). A constant trace is never flagged.
+What it checks: no power trace (a trial's, or a power-state file's) holds at least
+`duplicated_readings.min_count` pairs of equal consecutive samples (every reading, at two
+times, the samples around them others), making up `min_share` of its samples
+(`facts/integrity.py`, thresholds in schemas/residency.conventions.json). A steady draw
+(long runs of equal samples) is never flagged.
 Reads: power/*, power_state/* (every sample's readings and time).
 Why it matters: B6 asks for at least ten samples inside each window (and powermetrics at
 1 s). A 2 s sensor log with every row copied one second later shows twice the samples it
@@ -29,11 +30,12 @@ def check(view: RunView) -> Iterator[Finding]:
     for d in duplicated_readings(view):
         shown = ", ".join(str(x) for x in d.lines[:8])
         yield RULE.finding(f"{d.path}: {d.repeats} of its {d.samples} samples repeat the "
-                           f"sample before them reading for reading at another time (line(s) "
+                           f"sample before them alone, reading for reading, at another time "
+                           f"(line(s) "
                            f"{shown}{', ...' if len(d.lines) > 8 else ''}): readings duplicated "
                            "onto shifted times are not samples", artifact=d.path,
                            line=d.lines[0], observed=d.repeats,
-                           expected=f"fewer than {max(3, round(0.25 * d.samples))} repeats",
+                           expected="samples of their own",
                            evidence={"lines": list(d.lines[:20])})
 
 
