@@ -18,6 +18,8 @@
   minutes under load) loses whole ranges without a trace. A decrease the range cannot
   explain, or of a counter without a documented range, is a reset (NVML: driver reload): a
   `reset` error and no row for that interval.
+- `device` records (the boards NVML reads: name, UUID, serial) are what the trace names of
+  its machine (`meta["identity"]`).
 - `marker` records go to `meta["markers"]` ({event, t, label, line}); `unavailable` records to
   `meta["unavailable"]` ({source, reason, t, line}). Nothing is invented for them: no zero.
 
@@ -37,6 +39,7 @@ from typing import Any
 import polars as pl
 
 import schemas
+from auditor.readers import identity
 from auditor.readers._common import (
     MAX_LOG_BYTES,
     EvidenceReader,
@@ -73,7 +76,8 @@ def _record_schema() -> tuple[dict[str, Any], pl.Schema]:
 def sniff(head: bytes) -> bool:
     first = head.lstrip().split(b"\n", 1)[0]
     return first.startswith(b"{") and b'"kind"' in first and any(
-        k in first for k in (b'"sample"', b'"counter"', b'"marker"', b'"unavailable"'))
+        k in first for k in (b'"sample"', b'"counter"', b'"marker"', b'"unavailable"',
+                             b'"device"'))
 
 
 def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
@@ -94,6 +98,9 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
         {"source": r["source"], "reason": r["reason"], "t": r["t"], "line": r["line"]}
         for r in records.filter(pl.col("kind") == "unavailable").iter_rows(named=True)]
     meta["t_source"] = sorted(records["t_source"].fill_null("host").unique().to_list())
+    meta["identity"] = identity.Identity(gpus=identity.gpus_of(
+        records.filter((pl.col("kind") == "device") & (pl.col("source") == "nvml"))
+        .select("name", "uuid", "serial").iter_rows(named=True)))
     samples = _samples(records)
     counters = _counters(records, log, meta)
     frame = _frame.conform(pl.concat([samples, counters]).sort("line"))

@@ -408,3 +408,24 @@ def test_a_checkpoint_whose_labels_contradict_the_run(runs, tmp_path: Path,
     errors = _errors(root)
     assert list(errors) == ([code] if code else []), errors
 
+
+
+NVML_UUID = "GPU-5f1c0a2e-1b2c-4d3e-8f40-5a6b7c8d9e0f"
+
+
+@pytest.mark.parametrize(("recorded", "foreign"), [
+    (NVML_UUID.removeprefix("GPU-"), False),  # as torch names it: the same board
+    ("GPU-0d9e8f7a-6b5c-4d3e-8f40-112233445566", True),
+])
+def test_our_nvml_trace_names_its_board(runs, tmp_path: Path, recorded: str, foreign: bool
+                                        ) -> None:
+    """Our runner's trace names the board NVML read (a `device` record); environment.json
+    names the board the run used, its UUID as CUDA reports it (no `GPU-` prefix)."""
+    root = _copy(runs, "synthetic", tmp_path)
+    br.edit_jsonl(root, "power/torch-cuda/trial-2.jsonl", lambda recs: [
+        {"kind": "device", "t": recs[0]["t"], "t_source": "host", "source": "nvml",
+         "device": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": NVML_UUID, "serial": None},
+        *recs])
+    _environment(root, lambda e: e["gpus"][0].update(uuid=recorded))
+    errors = _errors(root)
+    assert list(errors) == (["B0105"] if foreign else []), errors
