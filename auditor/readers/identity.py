@@ -9,7 +9,8 @@ environment record. A reader never judges whether it matches.
 - nvidia-smi: each GPU's `name`, `uuid` and `serial` (the --query-gpu fields, -q's
   `Product Name`, `GPU UUID`, `Serial Number`, -q -x's `product_name`, `uuid`, `serial`);
 - a Windows ML record: the `device_name` of each assigned GPU.
-Values the tool writes for "not known" (`[N/A]`, `N/A`, empty) are left out."""
+Values the tool writes for "not known" (`[N/A]`, `N/A`, empty) and firmware placeholders
+(`To Be Filled By O.E.M.`, `System Product Name`) are left out."""
 
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 _MISSING = re.compile(r"^\s*(?:\[?N/?A\]?|\[.*\]|none|null|)\s*$", re.IGNORECASE)
+_PLACEHOLDER = re.compile(
+    r"^\s*(?:to be filled by o\.?e\.?m\.?|system product name|system manufacturer|"
+    r"default string|not specified|not applicable|unknown|o\.?e\.?m\.?|x\.x)\s*$",
+    re.IGNORECASE)
+"""What firmware writes where the maker named no model (SMBIOS placeholders): no value."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,7 @@ def of_machines(values: Iterable[Any]) -> Identity:
 
 def known(value: Any) -> str | None:
     """VALUE as a stripped string, None when it is no value or a tool's "not known"."""
-    if not isinstance(value, str) or _MISSING.match(value):
+    if not isinstance(value, str) or _MISSING.match(value) or _PLACEHOLDER.match(value):
         return None
     return value.strip()
 

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from auditor.readers import evidence_kinds
-from auditor.readers.identity import Gpu, Identity, from_hwinfo_groups
+from auditor.readers.identity import Gpu, Identity, from_hwinfo_groups, known
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HERE = Path(__file__).parent
@@ -82,3 +82,10 @@ def test_a_document_nested_too_deeply_is_a_fault_of_its_file(data: bytes) -> Non
     module, read = evidence_kinds.read(data, "deep.json")
     assert module is not None
     assert any(f.kind == "syntax" and "nested too deeply" in f.message for f in read.faults)
+
+
+@pytest.mark.parametrize("value", ["To Be Filled By O.E.M.", "System Product Name", "[N/A]",
+                                   "N/A", "", "Default string"])
+def test_placeholders_name_nothing(value: str) -> None:
+    assert known(value) is None
+    assert from_hwinfo_groups([f"System: {value}"]).machines == ()
