@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -162,6 +162,8 @@ def jsonable(value: Any) -> Any:
     None and unknown objects as their text, so that it prints as JSON."""
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
+    if is_dataclass(value) and not isinstance(value, type):
+        return jsonable(asdict(value))
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
         return [jsonable(v) for v in items]

@@ -36,6 +36,16 @@ def runtime() -> dict[str, str | None]:
     return {"name": "cpu", "version": None}
 
 
+def _nvml_serial(pynvml: Any, handle: Any) -> str | None:
+    """The board's serial number (NVML; consumer boards have none: None), so that an
+    auditor can tell this GPU's traces from another's (B: evidence of this machine)."""
+    try:
+        serial = pynvml.nvmlDeviceGetSerial(handle)
+    except Exception:  # NVML_ERROR_NOT_SUPPORTED on GeForce boards
+        return None
+    return serial.decode() if isinstance(serial, bytes) else str(serial)
+
+
 def nvml_snapshot(gpu_indices: list[int]) -> dict[str, Any]:
     """Driver version and other compute processes on the used GPUs, via NVML if possible."""
     try:
@@ -52,15 +62,18 @@ def nvml_snapshot(gpu_indices: list[int]) -> dict[str, Any]:
         driver = pynvml.nvmlSystemGetDriverVersion()
         driver = driver.decode() if isinstance(driver, bytes) else str(driver)
         procs: list[dict[str, Any]] = []
+        serials: dict[int, str | None] = {}
         me = os.getpid()
         for index in gpu_indices:
             handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            serials[index] = _nvml_serial(pynvml, handle)
             for p in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
                 if p.pid != me:
                     used = getattr(p, "usedGpuMemory", None)
                     procs.append({"pid": int(p.pid), "gpu_index": index,
                                   "used_memory_bytes": None if used is None else int(used)})
-        return {"nvml": "available", "driver_version": driver, "gpu_processes": procs}
+        return {"nvml": "available", "driver_version": driver, "gpu_processes": procs,
+                "serials": serials}
     except Exception as exc:
         return {"nvml": f"unavailable ({type(exc).__name__}: {exc})", "driver_version": None,
                 "gpu_processes": None}
@@ -232,6 +245,9 @@ def observe_residency(gpus: list[dict[str, Any]], code_version: str,
                       load_before: list[float] | None) -> dict[str, Any]:
     """Protocol B's environment.json: B1 plus the runtimes and the machine's load."""
     nvml = nvml_snapshot(sorted(g["index"] for g in gpus))
+    serials = nvml.get("serials") or {}
+    gpus = [{**g, "serial": serials.get(g["index"])} if serials.get(g["index"]) else g
+            for g in gpus]
     return {
         "observed_at": now_iso(),
         "machine": machine_model().to_json(),

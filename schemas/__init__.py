@@ -69,6 +69,8 @@ SCHEMA_FILES: dict[str, str] = {
     "idle_power": "idle-power.schema.json",
     # evidence from other tools, in a record we document (the auditor's readers read it)
     "windows_ml_placement": "windows-ml-placement.schema.json",
+    # a Hugging Face checkpoint's config.json (its label map), kept in a run dir
+    "hf_config": "hf-config.schema.json",
     # what `audit evidence --format json` prints
     "evidence_summary": "evidence-summary.schema.json",
     # replay (docs/replay.md): the manifests' `replay` section, the data-only tokenizers
@@ -103,6 +105,17 @@ FRAME_FILES: dict[str, str] = {
     "archive_index": "archive-index.frame.json",
     "archive_findings": "archive-findings.frame.json",
 }
+
+
+#: Protocol -> its conventions as data (`<name>.conventions.json`): figures the protocol
+#: fixes (thresholds, counter widths) that runner, auditor and tests read, never a run.
+CONVENTION_FILES: dict[str, str] = {"residency": "residency.conventions.json"}
+
+
+@cache
+def conventions(protocol: str) -> dict[str, Any]:
+    """The parsed conventions of PROTOCOL (a key of `CONVENTION_FILES`)."""
+    return _read_json(CONVENTION_FILES[protocol])
 
 
 @cache

@@ -79,6 +79,12 @@ class FakePynvml:
     def nvmlDeviceGetName(self, handle: Any) -> str:
         return "Fake GPU"
 
+    def nvmlDeviceGetUUID(self, handle: Any) -> str:
+        return "GPU-5f1c0a2e-0000-4000-8000-00000000cafe"
+
+    def nvmlDeviceGetSerial(self, handle: Any) -> bytes:
+        return b"1650522003820"
+
     def nvmlDeviceGetTotalEnergyConsumption(self, handle: Any) -> int:
         if not self.counter_supported:
             raise NvmlError("Not Supported")

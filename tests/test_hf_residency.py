@@ -7,6 +7,8 @@ sequences keep it fast, so the runs are declared diagnostics (`--off-protocol`).
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from click.testing import CliRunner
 from hf_checkpoint import LABELS, make_checkpoint
 from runner_workloads import tiny_rows, write_jsonl
 
+from auditor.engine import run_check
 from auditor.replay.core import replay
 from runner.cli import cli
 
@@ -148,3 +151,41 @@ def _csv(path: Path) -> list[dict[str, str]]:
 
     with open(path, encoding="utf-8", newline="") as f:
         return list(csv.DictReader(f))
+
+
+def _sealed_copy(run: Path, dest: Path) -> Path:
+    shutil.copytree(run, dest)
+    return dest
+
+
+def _reseal(root: Path) -> None:
+    m = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    m["artifacts"] = {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+                      for p in sorted(root.rglob("*"))
+                      if p.is_file() and p.name != "manifest.json"}
+    (root / "manifest.json").write_text(json.dumps(m, indent=1), encoding="utf-8")
+
+
+def _codes(root: Path) -> set[str]:
+    return {f.code for f in run_check(root).findings if f.severity == "error"}
+
+
+def test_the_checkpoint_kept_is_the_one_the_revisions_pin(checkpoint_run: Path,
+                                                          tmp_path: Path) -> None:
+    """Issue 31: the run's own checkpoint (weights, tokenizer.json, config.json) against its
+    revisions and classes: as the runner wrote it, neither B0108 nor B0109; tokenizer.json
+    replaced after the run (revisions left), B0108; config.json's id2label in another order
+    than the run reads its scores (replay.labels), B0109."""
+    assert not {"B0108", "B0109"} & _codes(checkpoint_run)
+    replaced = _sealed_copy(checkpoint_run, tmp_path / "replaced")
+    tok = replaced / "model/tokenizer.json"
+    tok.write_bytes(tok.read_bytes().replace(b'"[UNK]"', b'"[unk]"', 1))
+    _reseal(replaced)
+    assert "B0108" in _codes(replaced)
+    relabelled = _sealed_copy(checkpoint_run, tmp_path / "relabelled")
+    cfg = relabelled / "model/config.json"
+    doc = json.loads(cfg.read_text(encoding="utf-8"))
+    doc["id2label"] = {str(i): lab for i, lab in enumerate(reversed(LABELS))}
+    cfg.write_text(json.dumps(doc), encoding="utf-8")
+    _reseal(relabelled)
+    assert "B0109" in _codes(relabelled)

@@ -5,6 +5,7 @@ pynvml and a fake powercap tree. Every record they write is a valid runner power
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,6 +15,8 @@ import pytest
 from energy_fakes import ConstantPower, FakePynvml, powercap_tree
 
 import schemas
+from auditor.readers import evidence_kinds
+from auditor.readers.identity import Gpu, Identity
 from runner.b.energy.base import Recorder, iso_utc
 from runner.b.energy.nvml import NvmlInstrument
 from runner.b.energy.rapl import RaplInstrument
@@ -251,3 +254,23 @@ def test_recorder_with_a_sampling_thread_measures_a_constant_power() -> None:
     inside = [r for r in rec.records if r["kind"] == "counter"
               and starts[0]["t"] <= r["t"] <= starts[1]["t"]]
     assert len(inside) >= 10
+
+
+def test_the_trace_names_the_boards_nvml_reads() -> None:
+    """Issue 31: our runner's trace names each board it reads (a `device` record: NVML's
+    name, UUID, serial), and the auditor's reader exposes it as the trace's machine."""
+    nv = NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.01))
+    assert nv.open() is None
+    rec = Recorder([nv], [], 0.02)
+    rec.begin("window_start", "w")
+    rec.end("window_end", "w")
+    (device,) = [r for r in rec.records if r["kind"] == "device"]
+    assert device == {**device, "source": "nvml", "device": 0, "name": "Fake GPU",
+                      "uuid": "GPU-5f1c0a2e-0000-4000-8000-00000000cafe",
+                      "serial": "1650522003820"}
+    for r in rec.records:
+        schemas.validator("runner_power_record").validate(r)
+    data = "".join(json.dumps(r) + "\n" for r in rec.records).encode()
+    _, read = evidence_kinds.read(data, "trial-1.jsonl")
+    assert read.meta["identity"] == Identity(gpus=(Gpu(
+        "Fake GPU", "GPU-5f1c0a2e-0000-4000-8000-00000000cafe", "1650522003820"),))

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import itertools
 import random
+import sys
+import types
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import schemas
 from runner.b import claims
 from runner.b.config import PolicySpec, load_residency_config
 from runner.b.policies import ModelFiles, availability, start
 from runner.cli import cli
-from runner.environment import machine_model, power_mode, power_source
+from runner.environment import machine_model, observe_residency, power_mode, power_source
 from runner.errors import RunnerError
 from runner.order import alternating_rounds
 from runner.workloads.bow import BagOfWords
@@ -249,3 +252,26 @@ def test_energy_must_cover_the_unit_a_policy_computes_on() -> None:
     base = claims.PolicyFigures(5, 1.0, 0.05, 40.0, 0.002, "", "rapl")
     mine = claims.PolicyFigures(5, 0.5, 0.03, 30.0, 0.001, "", "nvml+rapl")
     assert "B7 not shown" in _verdict(cfg, gpu, mine, base, 0.9)[1]
+
+
+def test_environment_records_each_used_boards_serial(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 31: environment.json names each used GPU's serial where NVML gives one (a
+    GeForce board gives none: NOT_SUPPORTED, left out), so that an auditor can tell this
+    board's traces from another's."""
+    class NotSupported(Exception):
+        pass
+
+    fake = types.SimpleNamespace(
+        nvmlInit=lambda: None, nvmlSystemGetDriverVersion=lambda: b"590.48.01",
+        nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetComputeRunningProcesses=lambda h: [],
+        nvmlDeviceGetSerial=lambda h: (b"1650522003820" if h == 0 else
+                                       (_ for _ in ()).throw(NotSupported())))
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    gpus = [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "uuid": "GPU-5135"},
+            {"index": 1, "name": "NVIDIA GeForce RTX 4090", "uuid": "GPU-8f2e"}]
+    env = observe_residency(gpus, "test", None)
+    assert env["gpus"][0]["serial"] == "1650522003820"
+    assert "serial" not in env["gpus"][1]
+    assert env["driver_version"] == "590.48.01"
+    schemas.validator("environment_residency").validate(env)

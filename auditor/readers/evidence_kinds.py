@@ -88,4 +88,12 @@ def read(data: bytes, name: str, *, reader: str | None = None, **options: Any
                       "nvidia-smi, runner JSONL; placement: ONNX Runtime profile, Core ML, "
                       "Windows ML, runner records).", kind="format", line=1)
         return None, Read(None, log.faults(), {})
-    return module, module.read(data, name=name, **options)
+    try:
+        return module, module.read(data, name=name, **options)
+    except RecursionError:
+        # a document nested deeper than any parser's stack (a JSON or plist bomb): a fault
+        # of this file, never an internal error of the audit
+        log = FaultLog(name)
+        log.error(f"The file is nested too deeply for {module.description} to be read.",
+                  kind="syntax", line=1)
+        return module, Read(None, log.faults(), {})

@@ -30,6 +30,7 @@ ENERGY = "energy/"
 GATE_OUTPUTS = "gates/"
 IDLE = "idle/"
 POWER_STATE = "power_state/"
+CHECKPOINT_CONFIG = "model/config.json"
 
 _ID = r"[A-Za-z0-9._-]+"
 OUTPUT_FILE = re.compile(rf"^outputs/(?P<policy>{_ID})/trial-(?P<n>[1-9][0-9]*)\.jsonl\Z")
@@ -79,6 +80,9 @@ ARTIFACTS: tuple[Artifact, ...] = (
              "the answers of each policy's gate pass", ref="B8"),
     Artifact("energy", ENERGY, "json_doc", "energy_window", False,
              "the runner's reading of each trial's power trace (its summary table)", ref="B6"),
+    Artifact("checkpoint_config", CHECKPOINT_CONFIG, "json_doc", "hf_config", False,
+             "the Hugging Face checkpoint's config.json, kept beside its weights (its label "
+             "map)", ref="B1"),
     Artifact("power_state", POWER_STATE, "evidence_kinds", None, False,
              "the traces and records the power-state checks cite (B9), as their tool wrote "
              "them", ref="B9"),
@@ -87,7 +91,8 @@ ARTIFACTS: tuple[Artifact, ...] = (
 BY_KIND = {a.kind: a for a in ARTIFACTS}
 REQUIRED_KINDS = tuple(a.kind for a in ARTIFACTS if a.required)
 PARSED_PREFIXES = (MANIFEST, PROMPTS, REFERENCES, REFERENCE_OUTPUTS, OUTPUTS, POWER, PLACEMENT,
-                   TRIALS, POLICIES, ENVIRONMENT, GATE_OUTPUTS, ENERGY, POWER_STATE)
+                   TRIALS, POLICIES, ENVIRONMENT, GATE_OUTPUTS, ENERGY, POWER_STATE,
+                   CHECKPOINT_CONFIG)
 """Files under these (or these files) are parsed, so the run-dir walk keeps their bytes."""
 
 PARSE_LIMITS: tuple[tuple[str, int], ...] = (

@@ -131,6 +131,7 @@ class RunView:
     """power_state/* -> the trace or record a power-state check (B9) cites as evidence."""
     gates: dict | None
     environment: dict | None
+    checkpoint_config: dict | None
     files_on_disk: Mapping[str, str]
     load_findings: tuple[Finding, ...]
     available: frozenset[str]
@@ -190,7 +191,8 @@ class _Loader(Loader):
             power=MappingProxyType(power), placement=MappingProxyType(placement),
             energy_docs=MappingProxyType(energy), power_state=MappingProxyType(power_state),
             gates=plain["gates"],
-            environment=plain["environment"], files_on_disk=self.files.hashes,
+            environment=plain["environment"], checkpoint_config=plain["checkpoint_config"],
+            files_on_disk=self.files.hashes,
             load_findings=tuple(self.findings), available=frozenset(self.available),
             absent=frozenset(self.absent), unavailable_reason=unavailable)
 

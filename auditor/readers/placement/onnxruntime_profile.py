@@ -96,6 +96,10 @@ def _events(text: str, log: FaultLog, meta: dict[str, Any]
                 log.error(f"Event is not whole JSON ({exc.msg}): left out.", kind="syntax",
                           line=i, value=s)
                 continue
+            except RecursionError:  # nested deeper than the parser's stack: no ORT event is
+                log.error("Event is nested too deeply to be an ORT event: left out.",
+                          kind="syntax", line=i)
+                continue
             if isinstance(event, dict):
                 events.append((event, i))
         if body[-1][1] != "]":

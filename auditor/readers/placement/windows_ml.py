@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from auditor.readers import identity
 from auditor.readers._common import EvidenceReader, FaultLog, ReaderInfo
 from auditor.readers.base import Read
 from auditor.readers.placement import _frame
@@ -44,6 +45,9 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
         meta[key] = doc.get(key)
     assigned = [a for i, a in enumerate(doc.get("assigned") or [])
                 if isinstance(a, dict) and not _frame.is_bad(f"/assigned/{i}", bad)]
+    meta["identity"] = identity.Identity(gpus=identity.gpus_of(
+        {"name": a.get("device_name")} for a in assigned
+        if str(a.get("device_type")).upper() == "GPU"))
     notes = meta.setdefault("notes", [])
     compilation = doc.get("compilation") if isinstance(doc.get("compilation"), dict) else {}
     if compilation.get("aot") and compilation.get("succeeded") is False:

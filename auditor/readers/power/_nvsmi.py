@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from auditor.readers import identity
 from auditor.readers._common import FaultLog, local_offset, to_utc
 from auditor.readers.power import _frame
 
@@ -144,6 +145,7 @@ def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any
                 rows.append({"end": end, "domain": SECTIONS[section], "device": index,
                              "watts": value, "source": source_of(r), "line": r.line})
     meta["devices"] = devices
+    meta["identity"] = identity.Identity(gpus=identity.gpus_of(devices))
     meta["snapshots"] = len(snapshots)
     if not rows:
         if missing:

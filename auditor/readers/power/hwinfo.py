@@ -25,6 +25,11 @@
 - A row with another number of fields than the header (a cut last line) is an error naming
   the line; the other rows are kept.
 
+Network rates (`[KB/s]`, `[MB/s]` columns of a `Network:` sensor group; without the footer,
+columns named `... DL rate` / `... UP rate`) are kept apart, in `meta["network"]` (`end`,
+`line`, `source`, `kbps`): what the machine sent and received while the log ran (B2).
+`meta["identity"]` is what the sensor groups name (`auditor.readers.identity`).
+
 Power columns are those whose unit is `[W]` (or `[mW]`), except power limits (`PL1 Power
 Limit`), which are settings, not readings (listed in `meta["skipped_columns"]`). Every power
 column is kept as rows; `device` is the `[#N]` of its sensor group; `domain`:
@@ -70,6 +75,7 @@ from typing import Any
 
 import polars as pl
 
+from auditor.readers import identity
 from auditor.readers._common import (
     MAX_LOG_BYTES,
     EvidenceReader,
@@ -144,16 +150,19 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     end = _footer(lines, log, meta)
     groups = _groups(lines[end + 1], len(names), end + 2, log) if end + 1 < len(lines) else None
     columns = _power_columns(names, groups, meta, log)
+    meta["identity"] = identity.from_hwinfo_groups(groups or [])
     if not columns:
         log.error("No power column (unit [W]) in the header.", kind="header", line=1)
         return Read(None, log.faults(), meta)
-    picked = [0, 1, *(c["index"] for c in columns)]
+    network = _network_columns(names, groups)
+    picked = sorted({0, 1, *(c["index"] for c in columns), *network})
     wide = csv_rows(line_frame(lines[1:end], 2), width=len(names), picked=picked,
-                    names=["date", "time", *(f"c{c['index']}" for c in columns)], log=log)
+                    names=["date", "time", *(f"c{i}" for i in picked[2:])], log=log)
     meta["samples"] = wide.height
     offset, tz_meta = local_offset(local_utc_offset, log, tool="HWiNFO")
     meta.update(tz_meta)
     wide = _times(wide, offset, log)
+    meta["network"] = _network(wide, names, network)
     frame = _long(wide, columns, log)
     if frame.is_empty():
         log.error("No power reading in any row.", kind="empty")
@@ -163,6 +172,44 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     _frame.snapshot_warning(frame, log)
     return Read(_frame.describe(_frame.with_point_intervals(frame), log, instrument="hwinfo"),
                 log.faults(), meta)
+
+
+_RATE = re.compile(r"^(?P<base>.*?) \[(?P<unit>KB/s|MB/s)\]$")
+_NET_NAME = re.compile(r"\b(DL|UP) rate\b", re.IGNORECASE)
+_NET_SCALE = {"KB/s": 1.0, "MB/s": 1024.0}
+
+
+def _network_columns(names: list[str], groups: list[str] | None) -> dict[int, float]:
+    """Column -> scale to KB/s of each network rate: a `[KB/s]` or `[MB/s]` column of a
+    `Network:` sensor group (any language: the group names the adapter), or, without the
+    footer's groups, one named `... DL rate` / `... UP rate`."""
+    out: dict[int, float] = {}
+    for i, col in enumerate(names):
+        m = _RATE.match(col)
+        if m is None:
+            continue
+        group = groups[i] if groups else None
+        if (group is not None and group.startswith("Network:")) or (
+                groups is None and _NET_NAME.search(m["base"])):
+            out[i] = _NET_SCALE[m["unit"]]
+    return out
+
+
+def _network(wide: pl.DataFrame, names: list[str], network: dict[int, float]) -> pl.DataFrame:
+    """The network rates the log holds, one row per row and column: `end` (UTC), `line`,
+    `source` (the column, its occurrence where the name repeats), `kbps` (null where the
+    cell is no number)."""
+    seen: Counter[str] = Counter(names)
+    parts = []
+    for i, scale in network.items():
+        n = names[:i + 1].count(names[i])
+        source = f"{names[i]} #{n}" if seen[names[i]] > 1 else names[i]
+        number = pl.col(f"c{i}").str.strip_chars().cast(pl.Float64, strict=False)
+        parts.append(wide.select("end", "line", source=pl.lit(source),
+                                 kbps=pl.when(number.is_finite()).then(number * scale)))
+    schema = {"end": pl.Datetime("us", "UTC"), "line": pl.Int64, "source": pl.String,
+              "kbps": pl.Float64}
+    return pl.concat(parts).cast(schema) if parts else pl.DataFrame(schema=schema)  # type: ignore[arg-type]
 
 
 def _footer(lines: list[str], log: FaultLog, meta: dict[str, Any]) -> int:

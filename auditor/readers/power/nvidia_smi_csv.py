@@ -33,6 +33,7 @@ from typing import Any
 
 import polars as pl
 
+from auditor.readers import identity
 from auditor.readers._common import (
     MAX_LOG_BYTES,
     EvidenceReader,
@@ -58,7 +59,7 @@ DOMAINS = {
     "module.power.draw.instant": "module",
 }
 _FIELD = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?: \[(?P<unit>[^\]]+)\])?$")
-_INFO_FIELDS = ("name", "pci.bus_id", "driver_version", "uuid")
+_INFO_FIELDS = ("name", "pci.bus_id", "driver_version", "uuid", "serial")
 
 
 def sniff(head: bytes) -> bool:
@@ -120,6 +121,7 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None, first_l
     device = _index(cells, header, names, log)
     cells = cells.with_columns(end=end, device=device)
     meta["devices"] = _devices(cells, header, names)
+    meta["identity"] = identity.Identity(gpus=identity.gpus_of(meta["devices"]))
     # order, repeats and copied bus ids are facts of the rows (one poll of one GPU each), so
     # they are checked once per row, before the row's readings are spread out
     polls = cells.select("end", "device", "line", source=pl.lit("row"))

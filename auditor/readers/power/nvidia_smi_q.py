@@ -35,7 +35,8 @@ INFO = ReaderInfo(
 
 _BANNER = "NVSMI LOG"
 #: GPU block labels kept in meta["devices"], under the keys the XML reader uses too.
-_INFO = {"Product Name": "name", "Minor Number": "minor_number"}
+_INFO = {"Product Name": "name", "Minor Number": "minor_number", "GPU UUID": "uuid",
+         "Serial Number": "serial"}
 _KV = re.compile(r"^(?P<key>\S.*?)\s+: ?(?P<value>.*)$")
 _GPU = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 

@@ -72,6 +72,8 @@ def _snapshot(root: _xml.Element) -> _nvsmi.Snapshot:
         g = _nvsmi.Gpu(line=gpu.line, info={"bus_id": gpu.attrib.get("id"),
                                             "name": gpu.findtext("product_name"),
                                             "minor_number": gpu.findtext("minor_number"),
+                                            "uuid": gpu.findtext("uuid"),
+                                            "serial": gpu.findtext("serial"),
                                             "driver_version": driver})
         for section in gpu.children:
             if section.tag in _nvsmi.SECTIONS:

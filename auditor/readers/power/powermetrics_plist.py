@@ -53,6 +53,7 @@ from typing import Any
 
 import polars as pl
 
+from auditor.readers import identity
 from auditor.readers._common import (
     MAX_DOCUMENT_BYTES,
     EvidenceReader,
@@ -130,6 +131,7 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
             continue
         rows.extend(_rows(doc, line, documents, log, meta, stats))
     meta["documents"] = documents
+    meta["identity"] = identity.of_machines(meta.pop("hw_models", []))
     meta["samples"] = len({r["line"] for r in rows})
     if stats["units"]:
         meta["units"] = sorted(stats["units"])
@@ -158,6 +160,8 @@ def _rows(doc: Any, line: int, index: int, log: FaultLog, meta: dict[str, Any],
     for key in ("hw_model", "kern_osversion"):
         if isinstance(doc.get(key), str):
             meta.setdefault(key, doc[key])
+    if isinstance(doc.get("hw_model"), str):
+        meta.setdefault("hw_models", []).append(doc["hw_model"])
     model = doc.get("hw_model") if isinstance(doc.get("hw_model"), str) else "not given"
     stamp, elapsed = doc.get("timestamp"), _value(doc.get("elapsed_ns"))
     proc = doc.get("processor") if isinstance(doc.get("processor"), dict) else None

@@ -58,6 +58,7 @@ from typing import Any
 
 import polars as pl
 
+from auditor.readers import identity
 from auditor.readers._common import (
     MAX_LOG_BYTES,
     EvidenceReader,
@@ -144,6 +145,10 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
                    None)
         if hit:
             meta[key.lower().replace(" ", "_")] = hit
+    # every header of the file (two logs joined into one show two)
+    meta["identity"] = identity.of_machines(
+        frame.filter(pl.col("text").str.starts_with("Machine model:"))["text"]
+        .str.split_exact(":", 1).struct.field("field_1").to_list())
 
     samples = _samples(frame, log, local_utc_offset, meta)
     readings = _readings(frame, samples, log)

@@ -9,11 +9,17 @@
 - `counter` records (NVML total energy in mJ, RAPL energy_uj in uJ): consecutive readings of
   one (source, field, domain, device) become one row each, from the previous reading
   (`start`) to this one (`end`): `energy_j` = the counter delta in J, `watts` = energy /
-  interval. A RAPL counter that went down wrapped at its `max_range`: delta = value +
-  max_range - previous (a `wrap` is counted in `meta["wraps"]`). Only one wrap per interval
-  can be seen: a counter polled less often than it wraps (seconds to minutes under load)
-  loses whole ranges without a trace. A counter without `max_range` that goes down was reset
-  (NVML: driver reload): a `reset` error and no row for that interval.
+  interval. A counter's range is the instrument's documented width
+  (schemas/residency.conventions.json `counter_widths`), never the record's: RAPL's is the
+  one its driver reports (the record's `max_range`), NVML's total energy 2^64 mJ. A counter
+  that went down wrapped at that range when the wrapped delta (value + range - previous) is
+  energy a device can draw over the interval (a `wrap` is counted in `meta["wraps"]`). Only
+  one wrap per interval can be seen: a counter polled less often than it wraps (seconds to
+  minutes under load) loses whole ranges without a trace. A decrease the range cannot
+  explain, or of a counter without a documented range, is a reset (NVML: driver reload): a
+  `reset` error and no row for that interval.
+- `device` records (the boards NVML reads: name, UUID, serial) are what the trace names of
+  its machine (`meta["identity"]`).
 - `marker` records go to `meta["markers"]` ({event, t, label, line}); `unavailable` records to
   `meta["unavailable"]` ({source, reason, t, line}). Nothing is invented for them: no zero.
 
@@ -33,6 +39,7 @@ from typing import Any
 import polars as pl
 
 import schemas
+from auditor.readers import identity
 from auditor.readers._common import (
     MAX_LOG_BYTES,
     EvidenceReader,
@@ -69,7 +76,8 @@ def _record_schema() -> tuple[dict[str, Any], pl.Schema]:
 def sniff(head: bytes) -> bool:
     first = head.lstrip().split(b"\n", 1)[0]
     return first.startswith(b"{") and b'"kind"' in first and any(
-        k in first for k in (b'"sample"', b'"counter"', b'"marker"', b'"unavailable"'))
+        k in first for k in (b'"sample"', b'"counter"', b'"marker"', b'"unavailable"',
+                             b'"device"'))
 
 
 def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
@@ -90,6 +98,9 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
         {"source": r["source"], "reason": r["reason"], "t": r["t"], "line": r["line"]}
         for r in records.filter(pl.col("kind") == "unavailable").iter_rows(named=True)]
     meta["t_source"] = sorted(records["t_source"].fill_null("host").unique().to_list())
+    meta["identity"] = identity.Identity(gpus=identity.gpus_of(
+        records.filter((pl.col("kind") == "device") & (pl.col("source") == "nvml"))
+        .select("name", "uuid", "serial").iter_rows(named=True)))
     samples = _samples(records)
     counters = _counters(records, log, meta)
     frame = _frame.conform(pl.concat([samples, counters]).sort("line"))
@@ -129,6 +140,10 @@ def _records(data: bytes, log: FaultLog) -> pl.DataFrame | None:
         except ValueError as exc:
             log.error(f"Not a JSON object ({exc.msg}): the line is left out.", kind="syntax",
                       line=i, column=exc.colno, value=raw)
+            continue
+        except RecursionError:  # nested deeper than the parser's stack: no runner record is
+            log.error("A value nested too deeply to be a runner record: the line is left out.",
+                      kind="syntax", line=i)
             continue
         error = next(iter(sorted(validator.iter_errors(obj), key=lambda e: list(e.path))), None)
         if error is None and isinstance(obj, dict) and any(
@@ -191,6 +206,28 @@ def _checked(df: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     return df.filter(pl.col("problem").is_null()).drop("problem")
 
 
+def _documented_range(c: pl.DataFrame) -> pl.Series:
+    """Each counter record's documented range in its own unit
+    (schemas/residency.conventions.json `counter_widths`, by `<source>:<field>`, else by
+    `<source>`): 2^bits of the documented unit, or the driver's own (the record's
+    `max_range`) where the documentation says the driver reports it; null where nothing is
+    documented (a decrease is then a reset)."""
+    widths = schemas.conventions("residency")["counter_widths"]["widths"]
+    out: list[float | int | None] = []
+    for source, field, unit, declared in c.select(
+            "source", "field", "unit", "max_range").iter_rows():
+        doc = widths.get(f"{source}:{field}") or widths.get(source)
+        if doc is None:
+            out.append(None)
+        elif doc.get("driver_reported"):
+            out.append(declared)
+        elif unit in _SCALE and doc.get("unit") in _SCALE:
+            out.append(2 ** doc["bits"] * _SCALE[doc["unit"]] / _SCALE[unit])
+        else:
+            out.append(None)
+    return pl.Series("max_range", out, dtype=pl.Float64)
+
+
 AVERAGED_FIELDS = ("POWER_AVERAGE", "nvmlDeviceGetPowerUsage")
 """NVML sample fields that are rolling averages over about 1 s (what `power.draw` reads),
 not instantaneous readings."""
@@ -231,17 +268,35 @@ def _counters(df: pl.DataFrame, log: FaultLog, meta: dict[str, Any]) -> pl.DataF
     series = ["source", "field", "domain", "device"]
     c = df.filter(pl.col("kind") == "counter").sort("line")
     prev = {n: pl.col(n).shift(1).over(series, order_by="line") for n in ("value", "end")}
-    c = c.with_columns(prev_value=prev["value"], start=prev["end"])
+    c = c.with_columns(prev_value=prev["value"], start=prev["end"],
+                       declared_range=pl.col("max_range"))
+    # the range is the instrument's documented width, never the one a record declares
+    c = c.with_columns(max_range=_documented_range(c))
+    scale = pl.col("unit").replace_strict(_SCALE, default=None, return_dtype=pl.Float64)
     raw_delta = pl.col("value") - pl.col("prev_value")
-    wrapped = (raw_delta < 0) & pl.col("max_range").is_not_null()
+    interval = (pl.col("end") - pl.col("start")).dt.total_microseconds() / 1e6
+    # a wrap explains a decrease only when the energy it implies is one a device can draw
+    # over the interval (the bound `_frame.screen` puts on every reading)
+    wrapped_delta = raw_delta.cast(pl.Float64) + pl.col("max_range").cast(pl.Float64)
+    plausible = wrapped_delta * scale <= _frame.MAX_WATTS * pl.max_horizontal(
+        interval.fill_null(1.0), pl.lit(1.0))
+    wrapped = (raw_delta < 0) & pl.col("max_range").is_not_null() & plausible
     c = c.with_columns(
         wrapped=wrapped,
         delta=pl.when(wrapped).then(raw_delta + pl.col("max_range")).otherwise(raw_delta),
-        interval_s=(pl.col("end") - pl.col("start")).dt.total_microseconds() / 1e6)
+        interval_s=interval)
     for r in c.filter(pl.col("delta") < 0).iter_rows(named=True):
+        if r["max_range"] is not None:
+            why = (f"a wrap at its documented range ({r['max_range']:g} {r['unit']}) would be "
+                   "more energy than any device draws over the interval")
+        elif r["declared_range"] is not None:
+            why = (f"the record declares a wrap range ({r['declared_range']} {r['unit']}), but "
+                   "this counter has no documented width that wraps")
+        else:
+            why = "without a wrap range"
         log.error(f"The {r['source']} counter {r['field']} went down from {r['prev_value']} to "
-                  f"{r['value']} without a wrap range: a reset (driver reload?); no energy for "
-                  "this interval.", kind="reset", line=r["line"], field=r["field"])
+                  f"{r['value']}, {why}: a reset (driver reload?); no energy for this "
+                  "interval.", kind="reset", line=r["line"], field=r["field"])
     for r in c.filter(pl.col("max_range").is_not_null()
                       & (pl.col("value") > pl.col("max_range"))).iter_rows(named=True):
         log.error(f"The counter value {r['value']} is beyond its max_range {r['max_range']}.",

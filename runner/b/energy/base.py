@@ -74,6 +74,11 @@ class Recorder:
         self.instruments = instruments
         # why an instrument gives nothing, dated when this region's trace starts
         self.records: list[Record] = [{**r, "t": clock()} for r in missing]
+        # the boards an instrument reads, named in the trace itself (NVML's name, UUID,
+        # serial): an auditor tells this machine's readings from another's by them
+        for inst in instruments:
+            named = getattr(inst, "boards", None)
+            self.records += [{**r, "t": clock()} for r in (named() if callable(named) else [])]
         self.interval = min([i.poll_interval(interval) for i in instruments] or [interval])
         self.clock = clock
         self.perf: dict[str, float] = {}

@@ -86,10 +86,19 @@ class NvmlInstrument:
                 self.counter_ok[index] = False
                 counter = f"not readable ({type(exc).__name__}: {exc})"
             name = _text(_safe(lambda h=handle: lib.nvmlDeviceGetName(h)))
-            devices.append({"index": index, "name": name, "energy_counter": counter})
+            devices.append({"index": index, "name": name, "energy_counter": counter,
+                            "uuid": _text(_safe(lambda h=handle: lib.nvmlDeviceGetUUID(h))),
+                            "serial": _text(_safe(lambda h=handle: lib.nvmlDeviceGetSerial(h)))})
         self._described = {"devices": devices, "power_fields": sorted(self.field_ids) or
                            ["nvmlDeviceGetPowerUsage (host-dated fallback)"]}
         return None
+
+    def boards(self) -> list[Record]:
+        """One `device` record per board read: its name, UUID and serial (None where NVML
+        gives none), dated by the recorder."""
+        return [{"kind": "device", "t": now_utc(), "t_source": "host", "source": "nvml",
+                 "device": d["index"], "name": d["name"], "uuid": d["uuid"],
+                 "serial": d["serial"]} for d in self._described.get("devices", [])]
 
     def counters(self) -> list[Record]:
         out = []

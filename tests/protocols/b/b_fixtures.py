@@ -7,9 +7,9 @@ figures a harness computes from the evidence it holds.
 - `macos_clean`: Core ML on an M-series Mac: a synthetic `powermetrics` text log per trial
   (1 s samples, the real files' line format), the real E5RT profiling CSV of MobilenetEdgeTPU
   as the Neural Engine policy's placement (114 of 119 operations on the ANE).
-- `macos_one_sample`: the same Mac, each trial's power trace the real 5 s `powermetrics`
-  sample of an M4 (`powermetrics-go_m4_sample.log`), 0.4 s windows inside it; the harness
-  claims energy from that one sample.
+- `macos_one_sample`: the M4 Mac (Mac16,6) the real 5 s `powermetrics` sample was taken on
+  (`powermetrics-go_m4_sample.log`), each trial's power trace that sample, 0.4 s windows
+  inside it; the harness claims energy from that one sample.
 - `macos_plan_below_floor`: the real MLComputePlan excerpt (10 of 13 operations on the ANE)
   against a 90 % floor; energy honestly not given (below resolution).
 - `windows_clean`: a Dell Precision 5570 (i9-12900H, NVIDIA GPU): each trial's HWiNFO log is
@@ -34,8 +34,10 @@ figures a harness computes from the evidence it holds.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from functools import cache
@@ -43,7 +45,16 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from b_runs import CLASSES, Pol, Spec, Window, build, reference_answer, reference_label
+from b_runs import (
+    CLASSES,
+    Pol,
+    Spec,
+    Window,
+    build,
+    reference_answer,
+    reference_label,
+    trial_order,
+)
 
 from auditor.readers import evidence_kinds
 
@@ -107,12 +118,14 @@ def sequential(start: datetime, gap_s: float = 1.0):
     return schedule
 
 
-def _mac(policies: list[Pol], **changes: Any) -> Spec:
+def _mac(policies: list[Pol], model: str = "Mac15,6", **changes: Any) -> Spec:
+    """A Core ML run on the Mac MODEL (what environment.json records, and every
+    powermetrics header of the run names)."""
     spec = Spec(policies=policies, experiment_id="macos-coreml", repetitions=8,
                 minimums=APPLE_MINIMUMS, floor=0.9, local_utc_offset="+01:00",
                 energy_docs=False, gates_file=False,
                 schedule=sequential(datetime(2026, 3, 2, 9, 0, 0, 300000, tzinfo=UTC)),
-                environment={"machine": {"value": "Mac15,6", "source": "sysctl hw.model"},
+                environment={"machine": {"value": model, "source": "sysctl hw.model"},
                              "os": {"platform": "Darwin", "build": "23E224"},
                              "power_source": {"value": "ac", "source": "pmset -g batt"},
                              "power_mode": {"value": "automatic", "source": "pmset -g"},
@@ -154,13 +167,20 @@ def real_trace(path: Path, source: str, integrate: bool = True, offset: str | No
     return trace
 
 
+LIVE_COLUMN = "GPU FBVDD Input Power [W]"
+"""A rail of the Dell log's GPU (an `other` reading: neither summed nor compared with a
+package) that `hwinfo_paced` makes each re-timed row's own."""
+
+
 def hwinfo_paced(busy_policy: str, offset: str = "+02:00", interval_s: float = 1.0,
                  pad_s: float = 3.0):
     """Each trial's own HWiNFO log in the real Dell log's layout: its header and footer as
     they are, its data rows re-timed every INTERVAL_S local seconds over the trial's window
     and PAD_S either side; BUSY_POLICY's trials take the real rows with the most package +
-    GPU power, the others the least (starting at a trial-dependent row, so no two trials'
-    readings are alike)."""
+    GPU power, the others the least (starting at a trial-dependent row), each re-timed row's
+    `LIVE_COLUMN` nudged by a trial- and row-dependent milliwatt or so: twenty real rows
+    re-used over every window would otherwise repeat runs of samples across trials, which
+    no live log does (B0609)."""
     lines = HWINFO_DELL.read_bytes().split(b"\n")  # cp1252, as HWiNFO writes it
     header, body, footer = lines[0], lines[1:51], lines[51:]
     _, read = evidence_kinds.read(HWINFO_DELL.read_bytes(), HWINFO_DELL.name,
@@ -177,21 +197,62 @@ def hwinfo_paced(busy_policy: str, offset: str = "+02:00", interval_s: float = 1
         return (f"{t.day}.{t.month}.{t.year},{t.hour}:{t.minute}:{t.second:02d}."
                 f"{t.microsecond // 1000:03d}").encode()
 
+    names = next(csv.reader([header.decode("cp1252")]))
+    live = names.index(LIVE_COLUMN)
+
     def trace(spec: Spec, w: Window) -> tuple[str, bytes]:
         rows = busy if w.policy_id == busy_policy else quiet
         n = math.ceil((w.wall_s + 2 * pad_s) / interval_s) + 1
         first = w.start - timedelta(seconds=pad_s)
         out = [header]
         for k in range(n):
-            row = rows[(k + 7 * w.trial_index) % len(rows)]
+            cells = rows[(k + 7 * w.trial_index) % len(rows)].split(b",")
+            # a live sensor never reads the same rail twice alike: each re-timed row's own
+            nudge = 0.001 * (100 * w.trial_index + k)
+            cells[live] = f"{float(cells[live]) + nudge:.3f}".encode()
             out.append(stamp(first + timedelta(seconds=k * interval_s)) + b","
-                       + row.split(b",", 2)[2])
+                       + b",".join(cells[2:]))
         data = b"\n".join([*out, *footer])
         _, r = evidence_kinds.read(data, "trial.csv", local_utc_offset=offset)
         w.energy_j = harness_energy(r.value, "hwinfo", w.start, w.end)
         w.energy_source = "hwinfo"
         return ".csv", data
     return trace
+
+
+def hwinfo_edited(edit: Callable[[Spec, Window, list[bytes]], bool],
+                  busy_policy: str = "cpu", offset: str = "+02:00"):
+    """`hwinfo_paced`'s traces, each handed to EDIT (the spec, the window, the file's lines:
+    header, data rows, footer) before it is written; where EDIT changed it, the harness's
+    energy is computed again from the edited file, as a harness that holds it would."""
+    paced = hwinfo_paced(busy_policy, offset)
+
+    def trace(spec: Spec, w: Window) -> tuple[str, bytes]:
+        ext, data = paced(spec, w)
+        lines = data.split(b"\n")
+        if edit(spec, w, lines):
+            data = b"\n".join(lines)
+            _, r = evidence_kinds.read(data, "trial.csv", local_utc_offset=offset)
+            w.energy_j = harness_energy(r.value, "hwinfo", w.start, w.end)
+        return ext, data
+    return trace
+
+
+def hwinfo_lines(spec: Spec, policy_id: str, trial_index: int, busy_policy: str = "cpu",
+                 offset: str = "+02:00") -> list[bytes]:
+    """The lines of `hwinfo_paced`'s trace of POLICY_ID's trial TRIAL_INDEX in SPEC's
+    schedule."""
+    order = spec.order or trial_order(spec)
+    sched = (spec.schedule or (lambda s, o: []))(spec, order)
+    pos, (start, wall) = next((i, x) for i, (key, x) in enumerate(zip(order, sched, strict=True))
+                              if key == (policy_id, trial_index))
+    w = Window(policy_id, trial_index, pos + 1, start, wall)
+    return hwinfo_paced(busy_policy, offset)(spec, w)[1].split(b"\n")
+
+
+def with_values_of(row: bytes, donor: bytes) -> bytes:
+    """HWiNFO data ROW's date and time with DONOR's readings."""
+    return b",".join(row.split(b",", 2)[:2]) + b"," + donor.split(b",", 2)[2]
 
 
 HARNESS_DOMAINS = {"powermetrics": ("combined",), "hwinfo": ("package", "gpu"),
@@ -235,7 +296,7 @@ def macos_one_sample(root: Path) -> Path:
     window is below the declared 10 samples and 50 s: the harness's energy figures (0.983 W
     x wall) are unsupported."""
     spec = _mac(coreml_policies((".e5rt.csv", COREML_CSV.read_bytes())), repetitions=1,
-                minimums=ONE_SAMPLE_MINIMUMS,
+                model="Mac16,6", minimums=ONE_SAMPLE_MINIMUMS,
                 trace=real_trace(PM_M4, "powermetrics"),
                 schedule=sequential(datetime(2025, 11, 8, 6, 54, 16, 200000, tzinfo=UTC),
                                     gap_s=0.05))
@@ -250,7 +311,7 @@ def macos_plan_below_floor(root: Path) -> Path:
     residency failure however fast. Energy is honestly left empty (the one-sample trace is
     below resolution), which alone would make the run incomplete."""
     spec = _mac(coreml_policies((".computeplan.log", COREML_PLAN.read_bytes())),
-                repetitions=1, minimums=ONE_SAMPLE_MINIMUMS,
+                repetitions=1, model="Mac16,6", minimums=ONE_SAMPLE_MINIMUMS,
                 trace=real_trace(PM_M4, "powermetrics", integrate=False),
                 schedule=sequential(datetime(2025, 11, 8, 6, 54, 16, 200000, tzinfo=UTC),
                                     gap_s=0.05))
@@ -262,27 +323,44 @@ def macos_plan_below_floor(root: Path) -> Path:
 
 # -- Windows ----------------------------------------------------------------------------------
 
-def winml_record(pid: str, selection: dict[str, Any], assigned: list[dict[str, Any]]) -> bytes:
+RUN_MODEL = hashlib.sha256(b"synthetic float32 weights\n").hexdigest()
+"""The SHA-256 of the model the built runs measure (`b_runs.manifest`'s `artifact_sha256`)."""
+
+
+def winml_record(pid: str, selection: dict[str, Any], assigned: list[dict[str, Any]],
+                 model_sha256: str = RUN_MODEL, captured_at: str = "2025-08-13T11:58:40Z",
+                 compilation: dict[str, Any] | None = None) -> bytes:
+    """A Windows ML record of POLICY's session (its format, docs/evidence-formats.md), of
+    the run's own model unless MODEL_SHA256 says otherwise, compiled ahead of time unless
+    COMPILATION says otherwise."""
     doc = {"format": "windows-ml-placement/1", "policy_id": pid,
-           "model_sha256": "3f1c2a9d0b7e4c6a8f5d2e1b0c9a8776655443322110ffeeddccbbaa99887766",
+           "model_sha256": model_sha256,
            "os_build": "10.0.26100.4351", "onnxruntime_version": "1.23.1",
-           "captured_at": "2025-08-13T11:58:40Z", "selection": selection,
-           "compilation": {"aot": True, "succeeded": True, "error": None},
+           "captured_at": captured_at, "selection": selection,
+           "compilation": compilation or {"aot": True, "succeeded": True, "error": None},
            "assigned": assigned}
     return (json.dumps(doc, indent=2) + "\n").encode()
 
 
 def hwinfo_gpu_released(data: bytes, from_row: int, watts: str = "0.000") -> bytes:
     """The HWiNFO log DATA with `GPU Power [W]` set to WATTS from data row FROM_ROW on (the
-    discrete GPU powered down): the log's data rows hold no quoted cell, so its cells are
-    split on commas; the header and the footer are kept as written."""
+    discrete GPU powered down)."""
+    return hwinfo_set(data, "GPU Power [W]", watts, from_row)
+
+
+def hwinfo_set(data: bytes, column: str, value: str, from_row: int = 0,
+               occurrence: int = 1) -> bytes:
+    """The HWiNFO log DATA with the OCCURRENCE-th column named COLUMN set to VALUE from data
+    row FROM_ROW on: the log's data rows hold no quoted cell, so its cells are split on
+    commas; the header and the footer are kept as written."""
     text = data.decode("cp1252")
     lines = text.split("\n")
-    col = next(csv.reader([lines[0]])).index("GPU Power [W]")
+    names = next(csv.reader([lines[0]]))
+    col = [i for i, n in enumerate(names) if n == column][occurrence - 1]
     end = next(i for i, ln in enumerate(lines[1:], start=1) if ln.startswith("Date,"))
     for i in range(1 + from_row, end):
         cells = lines[i].split(",")
-        cells[col] = watts
+        cells[col] = value
         lines[i] = ",".join(cells)
     return "\n".join(lines).encode("cp1252")
 
@@ -303,7 +381,9 @@ def _windows(accelerator: Pol, **changes: Any) -> Spec:
                           "window_seconds": 10.0, "counter_updates": 0, "gap_factor": 1.5},
                 local_utc_offset="+02:00", energy_docs=False, gates_file=False,
                 trace=hwinfo_paced("cpu"),
-                schedule=sequential(datetime(2025, 8, 13, 11, 58, 52, 500000, tzinfo=UTC),
+                # every trial ends before the idle trace begins (11:58:50.898Z): it is the
+                # idle session after the last trial (B9)
+                schedule=sequential(datetime(2025, 8, 13, 11, 56, 0, 500000, tzinfo=UTC),
                                     gap_s=0.6),
                 manifest_extra={"power_state_checks": {
                     "battery_skips_discrete_gpu": {
@@ -332,12 +412,17 @@ def windows_clean(root: Path) -> Path:
     model-level Windows ML record) draws less package + GPU power than the explicit CPU
     session and spends less per inference over HWiNFO's readings of its windows; power-state
     checks passed."""
+    return build(root, windows_spec())
+
+
+def windows_spec(**changes: Any) -> Spec:
+    """The spec of `windows_clean` (CHANGES: other fields of the `Spec`)."""
     gpu = Pol("gpu", "accelerator", "windows-ml", "NvTensorRTRTXExecutionProvider",
               latency_ms=2.0, wall_s=12.0, placement=(".winml.json", winml_record(
                   "gpu", {"mode": "explicit", "policy": None,
                           "requested_providers": ["NvTensorRTRTXExecutionProvider"]},
                   [GPU_EP, CPU_EP])))
-    return build(root, _windows(gpu))
+    return _windows(gpu, **changes)
 
 
 def windows_cpu_assigned(root: Path) -> Path:

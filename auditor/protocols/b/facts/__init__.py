@@ -18,7 +18,12 @@ One module per family, each importing only those above it:
 | `policies` | per policy: median wall time, p95, accuracy and agreement, pooled energy |
 | `placement` | per policy: where it ran (shares against its floor, from the raw file where a |
 | | record disagrees), the file's own run, the runtime its evidence is of |
-| `power_state` | the B9 power-state checks and what the evidence they cite shows |
+| `belonging` | the run's machine; every evidence file against it, the run's model and the |
+| | session's span |
+| `checkpoint` | the revisions against the files they name; the checkpoint's labels |
+| `integrity` | a trace's samples: runs spliced from another trace, readings duplicated |
+| `load` | network traffic in a trial's own sensor log |
+| `power_state` | the B9 power-state checks, each judged from its cited file's own word |
 | `comparisons` | each accelerator policy against the CPU-only baseline (B7) |
 
 Each module's docstring states its conventions (p95 by nearest rank: `auditor.stats`).

@@ -131,6 +131,8 @@ class Placement:
     assignment to the CPU, a failed compilation), in words."""
     assigned: tuple[Mapping[str, Any], ...] = ()
     """The session's providers and devices after compilation (a Windows ML record)."""
+    compiled_aot: bool | None = None
+    """Whether AOT compilation ran and succeeded (a Windows ML record); None: not said."""
     session_recorded: bool = False
     """Whether the file records the session as compiled and assigned (`meta["assigned"]`:
     a Windows ML record), not only the operations' placement."""
@@ -186,6 +188,11 @@ def _fallback(meta: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _aot(meta: Mapping[str, Any]) -> bool | None:
+    comp = meta.get("compilation")
+    return bool(comp.get("aot") and comp.get("succeeded")) if isinstance(comp, Mapping) else None
+
+
 def _session_provider(meta: Mapping[str, Any]) -> str | None:
     first = next((a for a in meta.get("assigned") or [] if isinstance(a, Mapping)), None)
     if first is not None:
@@ -237,7 +244,7 @@ def _one(pid: str, pol: Policy | None, names: tuple[str, ...], ev: Evidence) -> 
              or timestamps.epoch_s(diag.get("started_at")),
              "fallback": _fallback(meta),
              "assigned": tuple(a for a in meta.get("assigned") or [] if isinstance(a, Mapping)),
-             "session_recorded": "assigned" in meta,
+             "session_recorded": "assigned" in meta, "compiled_aot": _aot(meta),
              "session_provider": _session_provider(meta),
              "runtime": _runtime(meta, ev.frame), "truncated": ev.truncated}
     frame = ev.frame

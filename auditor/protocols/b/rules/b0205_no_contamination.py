@@ -4,16 +4,19 @@ What it checks: the environment snapshot's `concurrent_load.gpu_processes` (NVML
 other compute processes on the GPUs the run uses) is empty; and no ok trial whose row records
 AC power has a battery reading in its own power trace showing the battery discharging (a
 `battery` domain reading below `DISCHARGE_W`: the machine ran on battery, whatever the row
-says). A 1-minute load average above the CPUs during the run is a warning (other work shared
+says); and no ok trial's trace logs network traffic averaging more than the protocol's
+`NETWORK_KBPS_MAX` over its window (HWiNFO's network rates: `facts/load.py`). A 1-minute
+load average above the CPUs during the run is a warning (other work shared
 the machine; it may be background).
 Reads: environment.json `/concurrent_load`; trials.csv `power_source`; power/* (battery
-readings, HWiNFO's `Charge Rate`).
+readings, HWiNFO's `Charge Rate`, its network rates).
 Why it matters: B2: "disable network activity and other foreground workloads"; B7 compares
 policies on the same power source. Another process on the GPU takes the accelerator's time
 and power (both policies' figures are then another workload's too), and a baseline measured
 on battery draws differently from one on AC: the comparison is not the one the run claims.
 Example: environment.json lists a python process holding 2 GiB on GPU 0; or HWiNFO's Charge
-Rate reads -18 W during the CPU baseline's trial 3, whose row says `ac`.
+Rate reads -18 W during the CPU baseline's trial 3, whose row says `ac`; HWiNFO's Current
+DL rate reads 41,850 KB/s in every window of the baseline.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import polars as pl
 
 from auditor.model import Finding
 from auditor.protocols.b.artifacts import ENVIRONMENT
+from auditor.protocols.b.facts.load import NETWORK_KBPS_MAX, network_loads
 from auditor.protocols.b.facts.trials import trials
 from auditor.protocols.b.rules._where import at_trial
 from auditor.protocols.b.view import RunView
@@ -68,6 +72,16 @@ def check(view: RunView) -> Iterator[Finding]:
                            "the trials: other work shared the machine", artifact=ENVIRONMENT,
                            pointer="/concurrent_load", severity="warning",
                            observed=max(ones), expected=f"at most {cpus}")
+    for n in network_loads(view):
+        if n.mean_kbps > NETWORK_KBPS_MAX:
+            yield RULE.finding(f"{n.trial.name}: its trace logs {n.mean_kbps:,.1f} KB/s of "
+                               f"network traffic on average over its window ({n.source}, up "
+                               f"to {n.max_kbps:,.1f} KB/s): the trial shared the machine with "
+                               "a network load", artifact=n.trace, line=n.first_line,
+                               subject=at_trial(n.trial)["subject"],
+                               observed=round(n.mean_kbps, 3),
+                               expected=f"at most {NETWORK_KBPS_MAX:g} KB/s",
+                               evidence={"column": n.source, "readings": n.readings})
     for t in trials(view):
         said = str(t.claims.get("power_source") or "").lower()
         if t.status != "ok" or said != "ac" or t.start is None or t.end is None:

@@ -6,7 +6,9 @@ runtime the manifest declares for it (the provider and device come from the evid
 from the declared `runtime` or `compute_units` string), the session's first assigned
 execution provider after compilation is one the protocol allows for a deep model (QNN on the
 NPU, OpenVINO on the NPU or GPU, NvTensorRT-RTX, MIGraphX) on a device it may be bound to,
-and ahead-of-time compilation, when done, succeeded; a policy declared Windows ML whose
+and ahead-of-time compilation, when done, succeeded; for a deep-tier model it was done (B5
+on Windows: the provider and device are recorded after AOT compilation; a lite model on
+the CPU needs none); a policy declared Windows ML whose
 evidence records no session is missing evidence; for any run of a deep-tier model, no
 CPU-only policy other than the diagnostic baseline is a candidate.
 Reads: placement/* (`assigned`, `compilation`, the frame's providers); manifest
@@ -69,6 +71,14 @@ def check(view: RunView) -> Iterator[Finding]:
                                artifact=p.used, pointer="/compilation",
                                observed=p.fallback,
                                expected="compiled for the assigned device",
+                               subject=policy_subject(pol.policy_id))
+        elif deep and not p.compiled_aot:
+            yield RULE.finding(f"Windows ML policy {pol.policy_id}: its record of a deep-tier "
+                               "model's session shows no successful ahead-of-time compilation: "
+                               "the provider and device it names are not the ones the compiled "
+                               "model runs on", artifact=p.used, pointer="/compilation",
+                               observed="not compiled ahead of time",
+                               expected="compilation.aot true, succeeded true",
                                subject=policy_subject(pol.policy_id))
         first = p.assigned[0] if p.assigned else {}
         ep, device = str(first.get("execution_provider")), str(first.get("device_type"))

@@ -7,11 +7,14 @@ rung of the provider ladder is skipped) and `idle_unloads_discrete_gpu` (an idle
 unloads without keeping the discrete GPU awake), each with a `result` (`passed`, `failed`,
 or `not_applicable` with the reason in `detail`: no discrete GPU) and, for `passed`, the
 `evidence` it rests on (a file of the run: the record of the session chosen on battery, a
-power trace of the discrete GPU going idle; `auditor/protocols/b/facts/power_state.py` says
-what each must show). An absent check, a bare `passed` (no evidence, evidence the run does
-not hold, or evidence that does not speak to the check), and `not_applicable` on a machine
-whose own evidence shows a discrete GPU (environment.json's `gpus`, a trace's GPU power) are
-missing evidence; a failed check, or evidence that shows the opposite of `passed`, an error.
+power trace of the discrete GPU going idle after the last trial; `auditor/protocols/b/facts/
+power_state.py` says what each must show, each file judged on its own word: a battery trace
+by its own battery sensor, a record by the session it records, the release level the
+protocol's 1 W, never the run's). An absent check, a bare `passed` (no evidence, evidence
+the run does not hold, or evidence that does not speak to the check), and `not_applicable`
+on a machine whose own evidence shows a discrete GPU (environment.json's `gpus`, a trace's
+GPU power) are missing evidence; a failed check, or evidence that shows the opposite of
+`passed`, an error.
 Reads: manifest `/power_state_checks`, `/policies/*/runtime`; power_state/*, placement/*,
 power/* (the files a check cites); environment.json `/gpus`.
 Why it matters: B9: the energy a policy saves in a benchmark is lost in the field if
@@ -81,6 +84,8 @@ def check(view: RunView) -> Iterator[Finding]:
             elif len(c.unreadable) == len(c.cited):
                 why = (f"cites {', '.join(c.unreadable)}, which the run does not hold or no "
                        "reader can read")
+            elif c.rejected:
+                why = f"its evidence shows nothing of it ({'; '.join(c.rejected)})"
             else:
                 why = (f"cites {', '.join(c.cited)}, which shows nothing of the discrete GPU "
                        "for this check")
