@@ -45,6 +45,9 @@ BASE: dict[str, Any] = {
 }
 
 _CUDA = re.compile(r"^cuda(:\d+)?$")
+SELECTION_POLICIES = ("DEFAULT", "PREFER_CPU", "PREFER_NPU", "PREFER_GPU", "MAX_PERFORMANCE",
+                      "MAX_EFFICIENCY", "MIN_OVERALL_POWER")
+"""ONNX Runtime's EP device selection policies (`OrtExecutionProviderDevicePolicy`)."""
 
 
 @dataclass(frozen=True)
@@ -62,15 +65,22 @@ class PolicySpec:
     when: str
     """`always`, or `available`: left out (reason recorded) where the machine lacks it."""
     notes: str = ""
+    device_type: str | None = None
+    """windows-ml with an explicit provider: the device type it is bound to (NPU, GPU, CPU)."""
 
     @property
     def on_cpu(self) -> bool:
-        return self.compute_units in ("cpu", "CPUExecutionProvider")
+        if self.runtime == "windows-ml" and self.compute_units.upper() in SELECTION_POLICIES:
+            return self.role == "cpu-only"  # the selection is checked against the role
+        return self.compute_units in ("cpu", "CPUExecutionProvider", "cpuOnly")
 
     def to_json(self) -> dict[str, Any]:
-        return {"policy_id": self.policy_id, "runtime": self.runtime,
-                "compute_units": self.compute_units, "role": self.role,
-                "precision": self.precision, "when": self.when, "notes": self.notes}
+        out = {"policy_id": self.policy_id, "runtime": self.runtime,
+               "compute_units": self.compute_units, "role": self.role,
+               "precision": self.precision, "when": self.when, "notes": self.notes}
+        if self.device_type:
+            out["device_type"] = self.device_type
+        return out
 
 
 @dataclass(frozen=True)
@@ -121,6 +131,9 @@ class ResidencyConfig:
     """The config file's folder: relative paths (a workload's `path_options` too) start there."""
     off_protocol: bool = False
     """`runner residency --off-protocol`: a diagnostic run, allowed to break the protocol."""
+    plugin_libraries: tuple[tuple[str, Path], ...] = ()
+    """`[windows_ml] plugin_libraries`: (registration name, library path) of each plug-in
+    execution provider, registered before any windows-ml policy is checked or started."""
 
 
 #: Protocol B's fixed numbers a configuration can break (docs/protocol.md).
@@ -209,6 +222,9 @@ def _from_file(path: Path, label: str) -> ResidencyConfig:
         policies=policies,
         baseline_policy=baseline,
         base_dir=base_dir,
+        plugin_libraries=tuple(
+            (name, resolve_path(base_dir, lib)) for name, lib in
+            raw.get("windows_ml", {}).get("plugin_libraries", {}).items()),
     )
 
 
@@ -216,14 +232,26 @@ def _policy(raw: dict[str, Any], path: Path) -> PolicySpec:
     spec = PolicySpec(policy_id=raw["id"], runtime=raw["runtime"],
                       compute_units=raw["compute_units"], role=raw["role"],
                       precision=raw.get("precision", "float32"),
-                      when=raw.get("when", "always"), notes=raw.get("notes", ""))
+                      when=raw.get("when", "always"), notes=raw.get("notes", ""),
+                      device_type=raw.get("device_type"))
     where = f"config file {path}: policy {spec.policy_id!r}"
     if spec.runtime == "torch" and not (spec.compute_units == "cpu"
                                         or _CUDA.match(spec.compute_units)):
         raise RunnerError(f"{where}: torch compute_units must be cpu, cuda or cuda:N, not "
                           f"{spec.compute_units!r}")
-    if spec.runtime == "onnxruntime":
-        if not spec.compute_units.endswith("ExecutionProvider"):
+    if spec.runtime == "windows-ml" and not (spec.compute_units.upper() in SELECTION_POLICIES
+                                             or spec.compute_units.endswith(
+                                                 "ExecutionProvider")):
+        raise RunnerError(f"{where}: windows-ml compute_units must be an EP selection policy "
+                          f"({', '.join(SELECTION_POLICIES)}) or an execution provider, not "
+                          f"{spec.compute_units!r}")
+    if spec.device_type is not None and (spec.runtime != "windows-ml"
+                                         or spec.compute_units.upper() in SELECTION_POLICIES):
+        raise RunnerError(f"{where}: device_type binds an explicit windows-ml execution "
+                          "provider to one device type; a selection policy picks its own")
+    if spec.runtime in ("onnxruntime", "windows-ml"):
+        if spec.runtime == "onnxruntime" and not spec.compute_units.endswith(
+                "ExecutionProvider"):
             raise RunnerError(f"{where}: onnxruntime compute_units must name an execution "
                               f"provider (e.g. CUDAExecutionProvider), not "
                               f"{spec.compute_units!r}")

@@ -28,6 +28,7 @@ LAYOUT = artifacts.Layout(
         ("placement/*.torch.json", "json", "torch_placement"),
         ("placement/*.ort.json", "json", "ort_placement"),
         ("placement/*.ort-profile.json", "json-raw", "onnxruntime profile"),
+        ("placement/*.winml.json", "json", "windows_ml_placement"),
         ("energy/*/trial-*.json", "json", "energy_window"),
         ("energy/*/idle.json", "json", "idle_power"),
         ("gates/gates.json", "json", "gates"),

@@ -14,6 +14,7 @@ from runner.b import claims
 from runner.b.config import ResidencyConfig
 from runner.b.energy.window import Analysis, Minimums, analyse
 from runner.b.manifest import build_manifest
+from runner.b.power_state import PowerStateEvidence
 from runner.b.state import Declaration, Inputs, PolicyState
 from runner.b.trials import Instruments, TrialRun
 from runner.environment import observe_residency
@@ -21,11 +22,16 @@ from runner.environment import observe_residency
 
 def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
           states: dict[str, PolicyState], runs: list[TrialRun], inst: Instruments,
-          gpus: list[dict[str, Any]]) -> dict[str, Any]:
+          gpus: list[dict[str, Any]], power_state: PowerStateEvidence | None = None
+          ) -> dict[str, Any]:
     """Read every trial's files back, write the claims, the energy summaries and the
     environment; return the manifest (without `artifacts`)."""
     env = observe_residency(gpus, decl.revisions.code, decl.load_before)
     artifacts.write_json(root / "environment.json", env)
+    power_state = power_state or PowerStateEvidence()
+    if env["gpus"] and power_state.discrete_gpu is None:
+        power_state.discrete_gpu = "environment.json lists " + ", ".join(
+            str(g.get("name")) for g in env["gpus"])
     by_trial = {(r.policy_id, r.trial_index): r for r in runs}
     mins = cfg.energy.minimums
     trial_rows: list[dict[str, Any]] = []
@@ -69,7 +75,12 @@ def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
                                        answers_of[pid], bool(figures[pid].trials), share))
     artifacts.write_csv(root / "trials.csv", trial_rows, "trials")
     artifacts.write_csv(root / "policies.csv", policy_rows, "policies")
-    return build_manifest(cfg, inputs, decl, states, runs, inst, env)
+    manifest = build_manifest(cfg, inputs, decl, states, runs, inst, env)
+    manifest.update(power_state.section(any(s.spec.runtime == "windows-ml"
+                                            for s in states.values())))
+    if power_state.unshown:
+        manifest["notes"] = "; ".join([manifest["notes"], *power_state.unshown]).lstrip("; ")
+    return manifest
 
 
 def _require_coverage(state: PolicyState, energy: Analysis) -> None:

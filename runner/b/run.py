@@ -30,8 +30,9 @@ from typing import Any
 import torch
 
 from runner import artifacts
-from runner.b import claims, gates, readback
+from runner.b import claims, gates, readback, winml
 from runner.b.config import PolicySpec, ResidencyConfig, protocol_breaks
+from runner.b.coreml import availability as coreml_availability
 from runner.b.energy.base import Instrument
 from runner.b.layout import (
     CONFIG_COPY,
@@ -99,16 +100,26 @@ def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
     if cfg.gates.reference_outputs is not None:
         reference = gates.read_reference_outputs(cfg.gates.reference_outputs,
                                                  ev["id"].to_list(), corpus.classes)
+    plugins = (winml.register_plugins(dict(cfg.plugin_libraries))
+               if any(p.runtime == winml.RUNTIME for p in cfg.policies) else [])
     left_out: dict[str, str] = {}
     run: list[PolicySpec] = []
     for spec in cfg.policies:
-        reason = availability(spec) if spec.when == "available" else None
+        reason = _availability(spec) if spec.when == "available" else None
         if reason is None:
             run.append(spec)
         else:
             left_out[spec.policy_id] = reason
     return Inputs(factory, corpus, workload_threads(factory), tuple(run), left_out, reference,
-                  options, off_protocol)
+                  options, off_protocol, plugins)
+
+
+def _availability(spec: PolicySpec) -> str | None:
+    if spec.runtime == winml.RUNTIME:
+        return winml.availability(spec)
+    if spec.runtime == "coreml":
+        return coreml_availability(spec)
+    return availability(spec)
 
 
 def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None, *,
@@ -126,7 +137,7 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
     with staged.unfinished():
         root = staged.root
         decl = declare(cfg, root, inputs, say)
-        states = start_policies(cfg, inputs, decl, say)
+        states = start_policies(cfg, inputs, decl, say, root)
         run_gates(cfg, root, decl, states, say)
         run_placement(cfg, root, decl, states, say)
         gpus = _gpus_used(states)
@@ -188,7 +199,8 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
                        root=root, model_dir=trained.model_dir,
                        tokenizer_file=trained.prepared.tokenizer_file, context=cfg.context,
                        inputs_file=SEQUENCE_FILE, model_revision="sha256:" + weights_sha,
-                       required=any(p.runtime == "onnxruntime" for p in inputs.policies))
+                       required=any(p.runtime in ("onnxruntime", winml.RUNTIME)
+                                    for p in inputs.policies))
     onnx = archived.onnx
     if onnx is not None:
         say(f"onnx: {ONNX_FILE} exported in {onnx.seconds:.1f} s, sha256 {onnx.sha256[:16]}...")
@@ -214,16 +226,17 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
 
 # --- 3. policies, gates, placement ----------------------------------------------------------
 
-def start_policies(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration, say: Progress
-                   ) -> dict[str, PolicyState]:
+def start_policies(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration, say: Progress,
+                   root: Path) -> dict[str, PolicyState]:
     states: dict[str, PolicyState] = {}
     for spec in inputs.policies:
         state = PolicyState(spec)
         try:
-            state.running = start(spec, decl.files)
+            state.running = (winml.start(spec, decl.files, root, inputs.plugins)
+                             if spec.runtime == winml.RUNTIME else start(spec, decl.files))
         except CannotStart as exc:
             state.cannot_start = str(exc)
-        if spec.runtime == "onnxruntime" and decl.onnx is not None:
+        if spec.runtime in ("onnxruntime", winml.RUNTIME) and decl.onnx is not None:
             state.artifact = (ONNX_FILE, decl.onnx.sha256)
         elif spec.runtime == "torch":
             state.artifact = (rel_path(decl.trained.model_dir.parent,
@@ -270,7 +283,10 @@ def run_placement(cfg: ResidencyConfig, root: Path, decl: Declaration,
     texts = decl.texts[:cfg.diagnostic_prompts]
     for pid, state in states.items():
         policy = state.running
-        if isinstance(policy, TorchPolicy):
+        if isinstance(policy, winml.WinmlPolicy) and decl.onnx is not None:
+            rel = f"placement/{pid}.winml.json"
+            record = policy.record(decl.onnx.sha256)
+        elif isinstance(policy, TorchPolicy):
             rel = f"placement/{pid}.torch.json"
             record = torch_placement(policy, texts)
         elif isinstance(policy, OrtPolicy) and decl.onnx is not None:

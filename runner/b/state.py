@@ -34,6 +34,8 @@ class Inputs:
     """The workload options, file options resolved (`WorkloadFactory.path_options`)."""
     off_protocol: dict[str, Any] | None = None
     """The manifest's record of a diagnostic run (`runner.conformance.enforce`)."""
+    plugins: list[dict[str, Any]] = field(default_factory=list)
+    """The plug-in execution provider libraries registered, and how (runner.b.winml)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,78 @@
+"""The power-state checks of a run with Windows ML policies (B9, seed B's Windows ladder):
+`battery_skips_discrete_gpu` and `idle_unloads_discrete_gpu`, each judged by the runner from
+raw evidence it keeps under `power_state/` (docs/run-dir-residency.md), never declared.
+
+- Where the run's own evidence shows no discrete GPU (environment.json lists none and no
+  power trace of the run reads a GPU power column), both are `not_applicable`, saying so.
+- On battery, the battery ladder's selection policy (MAX_EFFICIENCY by default) is compiled
+  and opened once more and its Windows ML record kept as `power_state/battery.winml.json`:
+  `passed` when the session it chose holds no GPU, `failed` when it holds one. A run that
+  never saw the machine on battery cannot show the check: it is left unrecorded, with the
+  reason in the manifest's notes (the auditor reads it as missing evidence).
+- After the last trial every session is closed; the power trace of the next
+  `idle_unload_s` seconds is kept as `power_state/idle-after-unload.<ext>`: `passed` when its
+  last reading of the discrete GPU is at or below `released_below_w`, else `failed`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+RELEASED_BELOW_W = 1.0
+"""A discrete GPU at or below this many watts is released (D3cold reads about 0 W)."""
+BATTERY = "battery_skips_discrete_gpu"
+IDLE = "idle_unloads_discrete_gpu"
+
+
+@dataclass
+class PowerStateEvidence:
+    """What the run gathered for B9 (set by the stages that gather it)."""
+
+    discrete_gpu: str | None = None
+    """Why the run's evidence shows a discrete GPU, or None."""
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unshown: list[str] = field(default_factory=list)
+    """Why a check could not be shown on this run."""
+
+    def section(self, has_windows_ml: bool) -> dict[str, Any]:
+        """The manifest's `power_state_checks` (absent without a Windows ML policy)."""
+        if not has_windows_ml:
+            return {}
+        if self.discrete_gpu is None:
+            why = ("no discrete GPU: environment.json lists no GPU and no power trace of "
+                   "the run reads a GPU power domain")
+            return {"power_state_checks": {
+                BATTERY: {"result": "not_applicable", "detail": why},
+                IDLE: {"result": "not_applicable", "detail": why}}}
+        return {"power_state_checks": dict(self.checks)} if self.checks else {}
+
+
+def battery_check(record: dict[str, Any], rel: str, gpu_names: list[str]) -> dict[str, Any]:
+    """The battery check from the Windows ML record of the session chosen on battery."""
+    gpus = [a for a in record.get("assigned", []) if a.get("device_type") == "GPU"]
+    named = [a for a in gpus if not gpu_names or any(
+        n.lower() in str(a.get("device_name", "")).lower() for n in gpu_names)] or gpus
+    chosen = ", ".join(f"{a['execution_provider']}/{a['device_type']}"
+                       for a in record.get("assigned", []))
+    if named:
+        return {"result": "failed", "evidence": rel,
+                "detail": f"on battery {record['selection'].get('policy')} chose {chosen}: "
+                          "the session holds a GPU"}
+    return {"result": "passed", "evidence": rel,
+            "detail": f"on battery {record['selection'].get('policy')} chose {chosen}: no "
+                      "GPU in the session"}
+
+
+def idle_check(last_gpu_w: float | None, rel: str, seconds: float) -> dict[str, Any]:
+    """The idle check from the last discrete-GPU reading of the trace after unloading."""
+    if last_gpu_w is None:
+        return {"result": "failed", "evidence": rel,
+                "detail": f"the {seconds:g} s trace after the sessions were closed has no "
+                          "reading of the discrete GPU"}
+    released = last_gpu_w <= RELEASED_BELOW_W
+    return {"result": "passed" if released else "failed", "evidence": rel,
+            "released_below_w": RELEASED_BELOW_W,
+            "detail": f"{seconds:g} s after the last session was closed the discrete GPU read "
+                      f"{last_gpu_w:g} W ({'at or below' if released else 'above'} "
+                      f"{RELEASED_BELOW_W:g} W)"}
