@@ -100,6 +100,13 @@ class EnergyConfig:
     idle_seconds: float
     instruments: tuple[str, ...]
     powercap_root: Path
+    hwinfo_log: Path | None = None
+    """The sensor log the user's HWiNFO writes (instrument `hwinfo`)."""
+    powermetrics_log: Path | None = None
+    """A powermetrics capture the user started (instrument `powermetrics`); None: the runner
+    starts powermetrics itself."""
+    log_timeout_s: float = 10.0
+    """How long to wait for an external log to reach past a window's end."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,11 @@ class ResidencyConfig:
     """The config file's folder: relative paths (a workload's `path_options` too) start there."""
     off_protocol: bool = False
     """`runner residency --off-protocol`: a diagnostic run, allowed to break the protocol."""
+    idle_unload_s: float = 30.0
+    """`[power_state] idle_unload_s`: how long the discrete GPU's power is logged after every
+    session is closed (B9)."""
+    battery_policy: str = "MAX_EFFICIENCY"
+    """`[power_state] battery_policy`: the selection the battery ladder runs (B9)."""
     plugin_libraries: tuple[tuple[str, Path], ...] = ()
     """`[windows_ml] plugin_libraries`: (registration name, library path) of each plug-in
     execution provider, registered before any windows-ml policy is checked or started."""
@@ -212,7 +224,11 @@ def _from_file(path: Path, label: str) -> ResidencyConfig:
                               e["min_counter_updates"], float(e["rapl_max_watts"])),
             idle_seconds=float(e["idle_seconds"]),
             instruments=tuple(e["instruments"]),
-            powercap_root=resolve_path(base_dir, e["powercap_root"])),
+            powercap_root=resolve_path(base_dir, e["powercap_root"]),
+            hwinfo_log=resolve_path(base_dir, e["hwinfo_log"]) if "hwinfo_log" in e else None,
+            powermetrics_log=(resolve_path(base_dir, e["powermetrics_log"])
+                              if "powermetrics_log" in e else None),
+            log_timeout_s=float(e.get("log_timeout_s", 10.0))),
         diagnostic_prompts=m["placement"]["diagnostic_prompts"],
         operation_share_floor=float(m["placement"]["operation_share_floor"]),
         gates=Gates(float(g["accuracy_floor"]), float(g["agreement_floor"]),
@@ -222,6 +238,8 @@ def _from_file(path: Path, label: str) -> ResidencyConfig:
         policies=policies,
         baseline_policy=baseline,
         base_dir=base_dir,
+        idle_unload_s=float(raw.get("power_state", {}).get("idle_unload_s", 30.0)),
+        battery_policy=raw.get("power_state", {}).get("battery_policy", "MAX_EFFICIENCY"),
         plugin_libraries=tuple(
             (name, resolve_path(base_dir, lib)) for name, lib in
             raw.get("windows_ml", {}).get("plugin_libraries", {}).items()),

@@ -16,8 +16,19 @@ raw evidence it keeps under `power_state/` (docs/run-dir-residency.md), never de
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from runner import artifacts
+from runner.b import winml
+from runner.b.config import ResidencyConfig
+from runner.b.energy.base import now_utc, parse_time
+from runner.b.state import Declaration, Inputs, PolicyState
+from runner.b.trials import Instruments
+from runner.environment import power_source
+from runner.rundir import Progress
 
 RELEASED_BELOW_W = 1.0
 """A discrete GPU at or below this many watts is released (D3cold reads about 0 W)."""
@@ -76,3 +87,49 @@ def idle_check(last_gpu_w: float | None, rel: str, seconds: float) -> dict[str, 
             "detail": f"{seconds:g} s after the last session was closed the discrete GPU read "
                       f"{last_gpu_w:g} W ({'at or below' if released else 'above'} "
                       f"{RELEASED_BELOW_W:g} W)"}
+
+
+def gather(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
+           states: dict[str, PolicyState], inst: Instruments, say: Progress
+           ) -> PowerStateEvidence:
+    """After the trials, with every session closed: the B9 evidence (module docstring)."""
+    ev = PowerStateEvidence()
+    if not any(s.spec.runtime == winml.RUNTIME for s in states.values()):
+        return ev
+    external = inst.external
+    if external is not None and external.has_gpu:
+        ev.discrete_gpu = f"the {external.source} log reads the discrete GPU's power"
+    if ev.discrete_gpu is None:
+        return ev
+    if external is not None:
+        rel = f"power_state/idle-after-unload{external.extension}"
+        start = now_utc()
+        time.sleep(cfg.idle_unload_s)
+        end = now_utc()
+        external.capture(parse_time(start), parse_time(end), root / rel)
+        ev.checks[IDLE] = idle_check(external.last_gpu_watts(root / rel), rel,
+                                     cfg.idle_unload_s)
+        say(f"power state: {ev.checks[IDLE]['detail']}")
+    else:
+        ev.unshown.append("idle_unloads_discrete_gpu not shown: no power log reads the "
+                          "discrete GPU")
+    source = power_source()
+    battery = next((s for s in states.values() if s.spec.runtime == winml.RUNTIME
+                    and s.spec.compute_units.upper() == cfg.battery_policy), None)
+    if source.value != "battery" or battery is None or decl.onnx is None:
+        ev.unshown.append(
+            "battery_skips_discrete_gpu not shown: " + (
+                f"the machine was on {source.value or 'an unknown power source'} after the "
+                "trials (unplug it for the battery ladder)" if source.value != "battery" else
+                f"no windows-ml policy runs the battery selection {cfg.battery_policy}"))
+        return ev
+    policy = winml.start(battery.spec, decl.files, root / "power_state", inputs.plugins)
+    try:
+        record = policy.record(decl.onnx.sha256)
+    finally:
+        policy.close()
+    rel = "power_state/battery.winml.json"
+    artifacts.write_json(root / rel, record)
+    ev.checks[BATTERY] = battery_check(record, rel, [])
+    say(f"power state: {ev.checks[BATTERY]['detail']}")
+    return ev

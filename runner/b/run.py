@@ -50,11 +50,13 @@ from runner.b.policies import (
     availability,
     start,
 )
+from runner.b.power_state import gather
 from runner.b.state import Declaration, Inputs, PolicyState
 from runner.b.trials import (
     Instruments,
     TrialRun,
     default_instruments,
+    external_log,
     measure_idle,
     open_instruments,
     run_trial,
@@ -141,21 +143,26 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
         run_gates(cfg, root, decl, states, say)
         run_placement(cfg, root, decl, states, say)
         gpus = _gpus_used(states)
-        inst = open_instruments(instruments if instruments is not None else
-                                default_instruments(cfg.energy.instruments,
-                                                    [(g["index"], g["uuid"]) for g in gpus],
-                                                    cfg.energy.powercap_root,
-                                                    cfg.energy.minimums.max_watts))
+        external = external_log(cfg.energy, root)
+        inst = (Instruments([], [], external) if external is not None else
+                open_instruments(instruments if instruments is not None else
+                                 default_instruments(cfg.energy.instruments,
+                                                     [(g["index"], g["uuid"]) for g in gpus],
+                                                     cfg.energy.powercap_root,
+                                                     cfg.energy.minimums.max_watts)))
         try:
-            say("energy: " + (", ".join(i.source for i in inst.usable) or "not measured")
+            say("energy: " + (external.check() if external is not None else
+                              ", ".join(i.source for i in inst.usable) or "not measured")
                 + (f" ({inst.reason})" if inst.missing else ""))
             runs = run_trials(cfg, root, decl, states, inst, say)
+            for state in states.values():
+                if state.running is not None:
+                    state.running.close()
+            power_state = gather(cfg, root, inputs, decl, states, inst, say)
         finally:
             inst.close()
-        for state in states.values():
-            if state.running is not None:
-                state.running.close()
-        manifest = readback.write(cfg, root, inputs, decl, states, runs, inst, gpus)
+        manifest = readback.write(cfg, root, inputs, decl, states, runs, inst, gpus,
+                                  power_state)
         staged.publish(manifest, LAYOUT, "manifest_residency")
     ok = sum(1 for r in runs if r.status == "ok")
     say(f"done: {out} ({ok}/{len(runs)} trials ok)")
@@ -323,9 +330,7 @@ def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
         policy = state.running
         assert policy is not None
         if "before" not in state.idle:
-            state.idle["before"] = f"idle/{pid}/before.jsonl"
-            measure_idle(inst, cfg.energy.idle_seconds, interval, root / state.idle["before"],
-                         f"idle before policy {pid}")
+            _idle(cfg, root, inst, state, "before")
         run = run_trial(policy, n, position, decl.ids, decl.texts, cfg.energy.repetitions,
                         cfg.warmup, inst, interval, root)
         runs.append(run)
@@ -333,10 +338,18 @@ def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
         step(position - 1, f"{pid} trial-{n}: {run.status}, {run.answers} inferences in "
              f"{took}" + (f" ({run.error})" if run.error else ""))
         if last[pid] == n:
-            state.idle["after"] = f"idle/{pid}/after.jsonl"
-            measure_idle(inst, cfg.energy.idle_seconds, interval, root / state.idle["after"],
-                         f"idle after policy {pid}")
+            _idle(cfg, root, inst, state, "after")
     return runs
+
+
+def _idle(cfg: ResidencyConfig, root: Path, inst: Instruments, state: PolicyState,
+          when: str) -> None:
+    pid = state.spec.policy_id
+    state.idle[when] = f"idle/{pid}/{when}{inst.extension}"
+    window = measure_idle(inst, cfg.energy.idle_seconds, cfg.energy.minimums.sampling_interval_s,
+                          root / state.idle[when], f"idle {when} policy {pid}")
+    if window is not None:
+        state.idle_windows[when] = window
 
 
 def _gpus_used(states: dict[str, PolicyState]) -> list[dict[str, Any]]:

@@ -76,6 +76,8 @@ class PolicyState:
     placement_file: str | None = None
     idle: dict[str, str] = field(default_factory=dict)
     """before/after -> idle trace file."""
+    idle_windows: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """before/after -> (start, end) of an idle measurement kept from an external log."""
     artifact: tuple[str, str] | None = None
     """(file, sha256) of the artifact this policy runs."""
 
