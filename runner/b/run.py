@@ -139,6 +139,7 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
     with staged.unfinished():
         root = staged.root
         decl = declare(cfg, root, inputs, say)
+        packages = _coreml_packages(cfg, root, inputs, decl, say)
         states = start_policies(cfg, inputs, decl, say, root)
         run_gates(cfg, root, decl, states, say)
         run_placement(cfg, root, decl, states, say)
@@ -163,10 +164,30 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
             inst.close()
         manifest = readback.write(cfg, root, inputs, decl, states, runs, inst, gpus,
                                   power_state)
+        if packages is not None:
+            manifest["coreml_packages"] = packages
         staged.publish(manifest, LAYOUT, "manifest_residency")
     ok = sum(1 for r in runs if r.status == "ok")
     say(f"done: {out} ({ok}/{len(runs)} trials ok)")
     return out
+
+
+def _coreml_packages(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
+                     say: Progress) -> list[dict[str, Any]] | None:
+    """The Core ML packages (runner.b.coreml_convert) when a coreml policy is declared,
+    converted on any OS, whether or not this machine can run their predictions."""
+    if not any(p.runtime == "coreml" for p in cfg.policies):
+        return None
+    if decl.files.tensor_form is None or decl.onnx is None:
+        return [{"name": "float16", "status": "failed",
+                 "reason": "no ONNX export of the workload to compare with (B5)"}]
+    from runner.b.coreml_convert import convert_packages
+
+    tune = inputs.corpus.split("tune")["text"].to_list()
+    return convert_packages(decl.files.tensor_form, tune, root,
+                            {"source_onnx_sha256": decl.onnx.sha256,
+                             "source_weights_sha256": decl.revisions.model.removeprefix(
+                                 "sha256:")}, say)
 
 
 # --- 2. the declaration ---------------------------------------------------------------------
@@ -206,8 +227,8 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
                        root=root, model_dir=trained.model_dir,
                        tokenizer_file=trained.prepared.tokenizer_file, context=cfg.context,
                        inputs_file=SEQUENCE_FILE, model_revision="sha256:" + weights_sha,
-                       required=any(p.runtime in ("onnxruntime", winml.RUNTIME)
-                                    for p in inputs.policies))
+                       required=any(p.runtime in ("onnxruntime", winml.RUNTIME, "coreml")
+                                    for p in cfg.policies))
     onnx = archived.onnx
     if onnx is not None:
         say(f"onnx: {ONNX_FILE} exported in {onnx.seconds:.1f} s, sha256 {onnx.sha256[:16]}...")
