@@ -3,12 +3,15 @@ tests/readers/fixtures: they write (or print) the log's own bytes at its own pac
 by `speed` so a test takes seconds. The one thing they change is the time each sample is
 stamped with: the moment the stand-in writes it (HWiNFO's `Date,Time` cells, in its own
 format, local time), since the runner's windows are in this machine's present; every other
-byte (the header, each sensor's value, the column layout, CRLF) is the real log's. Rows loop
-back to the first when the log runs out. The runner's real code starts, reads, windows and
-keeps them."""
+byte (the header, each sensor's value, the column layout, line ends) is the real log's. The
+rows are replayed pass after pass, each pass in a new seeded order: a live machine never
+repeats its readings with the log's period, and the auditor (B0607) rightly reads two
+trials holding the same sequence as a copied trace. The runner's real code starts, reads,
+windows and keeps them."""
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from datetime import datetime
@@ -58,13 +61,49 @@ class HwinfoReplay:
         self._thread.join()
 
     def _run(self) -> None:
-        i = 0
+        rng = random.Random(7)
+        order: list[int] = []
+        typical = self.rows[1][0] if len(self.rows) > 1 else 1.0
         due = time.monotonic()
         with open(self.dest, "ab", buffering=0) as f:
             while not self._stop.is_set():
-                step, rest = self.rows[i % len(self.rows)]
-                typical = self.rows[1][0] if len(self.rows) > 1 else 1.0
-                due += (step if i % len(self.rows) else typical) / self.speed
+                if not order:  # each pass over the log's rows in a new seeded order
+                    order = rng.sample(range(len(self.rows)), len(self.rows))
+                i = order.pop()
+                step, rest = self.rows[i]
+                due += (step if i else typical) / self.speed
                 self._stop.wait(max(0.0, due - time.monotonic()))
                 f.write(hwinfo_stamp(datetime.now()) + b"," + rest)
-                i += 1
+
+
+def battery_sysfs(root: Path) -> Path:
+    """A /sys/class/power_supply tree of a laptop unplugged: AC offline, BAT0 discharging."""
+    for name, files in {"AC": {"type": "Mains", "online": "0"},
+                        "BAT0": {"type": "Battery", "status": "Discharging"}}.items():
+        (root / name).mkdir(parents=True)
+        for k, v in files.items():
+            (root / name / k).write_text(v + "\n")
+    return root
+
+
+def record_as_ac(run: Path, policy: str, n: int) -> None:
+    """The lie: trial N of POLICY recorded on AC in trials.csv, the manifest's hashes
+    rewritten to match (so only the evidence can tell)."""
+    import csv
+    import hashlib
+    import json
+
+    path = run / "trials.csv"
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    fields = list(rows[0])
+    for r in rows:
+        if r["policy_id"] == policy and r["trial_index"] == str(n):
+            r["power_source"] = "ac"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fields, lineterminator="\r\n")
+        w.writeheader()
+        w.writerows(rows)
+    m = json.loads((run / "manifest.json").read_text())
+    m["artifacts"]["trials.csv"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    (run / "manifest.json").write_text(json.dumps(m, indent=1))

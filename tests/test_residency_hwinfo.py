@@ -13,10 +13,11 @@ import json
 from pathlib import Path
 
 import pytest
-from external_replay import HwinfoReplay
+from external_replay import HwinfoReplay, battery_sysfs, record_as_ac
 from runner_workloads import tiny_rows, write_jsonl
 
 from auditor.engine import run_check
+from runner.b import power_source
 from runner.b.config import load_residency_config
 from runner.b.run import residency
 from runner.errors import RunnerError
@@ -58,7 +59,7 @@ callable = "runner.workloads.bow:BagOfWords"
 options = {{ epochs = 4 }}
 context = 16
 [energy]
-repetitions = 14
+repetitions = 24
 sampling_interval_s = {interval}
 min_sample_periods = 10
 min_counter_updates = 1
@@ -81,7 +82,12 @@ def run(tmp: Path, policies: str) -> Path:
 
 @pytest.fixture(scope="module")
 def ort_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return run(tmp_path_factory.mktemp("hw-ort"), POLICIES["ort"])
+    """The laptop unplugged (a /sys/class/power_supply tree with the battery discharging),
+    so every trial records battery and keeps the OS's reading."""
+    tmp = tmp_path_factory.mktemp("hw-ort")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(power_source, "POWER_SUPPLY", battery_sysfs(tmp / "sysfs"))
+        return run(tmp, POLICIES["ort"])
 
 
 def errors(out: Path) -> list[tuple[str, str]]:
@@ -115,6 +121,18 @@ def test_hwinfo_windows_are_kept_and_measured(ort_run: Path) -> None:
 @pytest.mark.slow
 def test_the_audit_accepts_the_hwinfo_run(ort_run: Path) -> None:
     assert vm_only(errors(ort_run)) == []
+
+
+@pytest.mark.slow
+def test_a_trial_on_battery_recorded_as_ac_is_caught(ort_run: Path, tmp_path: Path) -> None:
+    import shutil
+
+    lied = tmp_path / "run"
+    shutil.copytree(ort_run, lied)
+    assert (lied / "power_source/ort-cpu/trial-2.sysfs.json").is_file()
+    record_as_ac(lied, "ort-cpu", 2)
+    found = [m for c, m in errors(lied) if c == "B0205"]
+    assert found and "records ac" in found[0] and "reported battery" in found[0]
 
 
 def test_a_log_at_another_interval_is_refused(tmp_path: Path) -> None:

@@ -8,12 +8,16 @@ own powermetrics reader."""
 from __future__ import annotations
 
 import csv
+import os
+import shutil
 from pathlib import Path
 
 import pytest
+from external_replay import record_as_ac
 from runner_workloads import tiny_rows, write_jsonl
 
 from auditor.engine import run_check
+from runner.b import power_source
 from runner.b.config import load_residency_config
 from runner.b.run import residency
 from runner.errors import RunnerError
@@ -25,11 +29,11 @@ LOG = (TESTS / "readers/fixtures/powermetrics/text"
 
 @pytest.fixture
 def standin(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", f"{TESTS / 'standins'}:{__import__('os').environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{TESTS / 'standins'}:{os.environ['PATH']}")
     monkeypatch.setenv("POWERMETRICS_REPLAY", str(LOG))
 
 
-def write_config(tmp: Path, reps: int = 14) -> Path:
+def write_config(tmp: Path, reps: int = 24) -> Path:
     write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_train=60, n_tune=20, n_eval=1000))
     cfg = tmp / "residency.toml"
     cfg.write_text(f"""
@@ -60,9 +64,22 @@ role = "cpu-only"
     return cfg
 
 
+@pytest.fixture(scope="module")
+def mac_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The MacBook unplugged: the runner reads `pmset -g batt` (a stand-in saying 'Battery
+    Power') at every trial."""
+    tmp = tmp_path_factory.mktemp("pm")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PATH", f"{TESTS / 'standins'}:{os.environ['PATH']}")
+        mp.setenv("POWERMETRICS_REPLAY", str(LOG))
+        mp.setenv("PMSET_SOURCE", "battery")
+        mp.setattr(power_source, "SYSTEM", "Darwin")
+        return residency(load_residency_config(write_config(tmp)), tmp / "run")
+
+
 @pytest.mark.slow
-def test_powermetrics_capture_started_by_the_runner(tmp_path: Path, standin: None) -> None:
-    out = residency(load_residency_config(write_config(tmp_path)), tmp_path / "run")
+def test_powermetrics_capture_started_by_the_runner(mac_run: Path) -> None:
+    out = mac_run
     with open(out / "trials.csv", encoding="utf-8", newline="") as f:
         trials = list(csv.DictReader(f))
     assert [t["status"] for t in trials] == ["ok"] * 5
@@ -73,8 +90,23 @@ def test_powermetrics_capture_started_by_the_runner(tmp_path: Path, standin: Non
         assert t["energy_source"] == "powermetrics"
         # the real log's package power: 0.3-1.5 W
         assert 0.1 < float(t["average_power_w"]) < 2.0
-    errors = [(f.code, f.message) for f in run_check(out).findings if f.severity == "error"]
-    assert [e for e in errors if e[0] != "B0101"] == []
+    assert {t["power_source"] for t in trials} == {"battery"}
+    assert (out / "power_source/ort-cpu/trial-1.pmset.txt").read_bytes().startswith(
+        b"Now drawing from 'Battery Power'")
+    assert [e for e in errors(out) if e[0] != "B0101"] == []
+
+
+def errors(out: Path) -> list[tuple[str, str]]:
+    return [(f.code, f.message) for f in run_check(out).findings if f.severity == "error"]
+
+
+@pytest.mark.slow
+def test_a_trial_on_battery_recorded_as_ac_is_caught(mac_run: Path, tmp_path: Path) -> None:
+    lied = tmp_path / "run"
+    shutil.copytree(mac_run, lied)
+    record_as_ac(lied, "ort-cpu", 3)
+    found = [m for c, m in errors(lied) if c == "B0205"]
+    assert found and "trial 3" in found[0] and "reported battery" in found[0]
 
 
 def test_powermetrics_without_root_is_refused_saying_how(

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from runner import artifacts
+from runner.b import power_source
 from runner.b.config import EnergyConfig
 from runner.b.energy.base import (
     Instrument,
@@ -34,7 +35,7 @@ from runner.b.energy.nvml import NvmlInstrument
 from runner.b.energy.rapl import RaplInstrument
 from runner.b.energy.window import Analysis, Minimums
 from runner.b.policies import RunningPolicy
-from runner.environment import Observed, power_mode, power_source
+from runner.environment import Observed, power_mode
 from runner.errors import RunnerError
 from runner.records import incident_of
 
@@ -158,7 +159,11 @@ def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[
               texts: list[str], repetitions: int, warmup: int, instruments: Instruments,
               interval: float, root: Path) -> TrialRun:
     pid = policy.spec.policy_id
-    src, mode = power_source(), power_mode()
+    src, ext, raw = power_source.read()
+    mode = power_mode()
+    kept = root / f"power_source/{pid}/trial-{trial_index}{ext}"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_bytes(raw)
     error = None
     done_warmup = 0
     try:
