@@ -12,7 +12,8 @@ windows and keeps them."""
 from __future__ import annotations
 
 import random
-import threading
+import subprocess
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -42,38 +43,43 @@ def _hwinfo_rows(source: Path) -> tuple[bytes, list[tuple[float, bytes]]]:
 
 
 class HwinfoReplay:
-    """Appends a real HWiNFO log's rows to `dest`, as HWiNFO's logging does."""
+    """Appends a real HWiNFO log's rows to `dest`, as HWiNFO's logging does, from a process
+    of its own (as HWiNFO is: the runner's inference loop never delays it)."""
 
     def __init__(self, source: Path, dest: Path, speed: float) -> None:
-        self.header, self.rows = _hwinfo_rows(source)
-        self.dest = dest
-        self.speed = speed
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.source, self.dest, self.speed = source, dest, speed
+        self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> HwinfoReplay:
-        self.dest.write_bytes(self.header)
-        self._thread.start()
+        self.process = subprocess.Popen([sys.executable, __file__, str(self.source),
+                                         str(self.dest), str(self.speed)])
+        deadline = time.monotonic() + 10
+        while not self.dest.is_file() and time.monotonic() < deadline:
+            time.sleep(0.02)
         return self
 
     def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
+        assert self.process is not None
+        self.process.terminate()
+        self.process.wait()
 
-    def _run(self) -> None:
-        rng = random.Random(7)
-        order: list[int] = []
-        typical = self.rows[1][0] if len(self.rows) > 1 else 1.0
+
+def replay_hwinfo(source: Path, dest: Path, speed: float) -> None:
+    header, rows = _hwinfo_rows(source)
+    rng = random.Random(7)
+    order: list[int] = []
+    typical = rows[1][0] if len(rows) > 1 else 1.0
+    with open(dest, "wb", buffering=0) as f:
+        f.write(header)
         due = time.monotonic()
-        with open(self.dest, "ab", buffering=0) as f:
-            while not self._stop.is_set():
-                if not order:  # each pass over the log's rows in a new seeded order
-                    order = rng.sample(range(len(self.rows)), len(self.rows))
-                i = order.pop()
-                step, rest = self.rows[i]
-                due += (step if i else typical) / self.speed
-                self._stop.wait(max(0.0, due - time.monotonic()))
-                f.write(hwinfo_stamp(datetime.now()) + b"," + rest)
+        while True:
+            if not order:  # each pass over the log's rows in a new seeded order
+                order = rng.sample(range(len(rows)), len(rows))
+            i = order.pop()
+            step, rest = rows[i]
+            due += (step if i else typical) / speed
+            time.sleep(max(0.0, due - time.monotonic()))
+            f.write(hwinfo_stamp(datetime.now()) + b"," + rest)
 
 
 def battery_sysfs(root: Path) -> Path:
@@ -107,3 +113,7 @@ def record_as_ac(run: Path, policy: str, n: int) -> None:
     m = json.loads((run / "manifest.json").read_text())
     m["artifacts"]["trials.csv"] = hashlib.sha256(path.read_bytes()).hexdigest()
     (run / "manifest.json").write_text(json.dumps(m, indent=1))
+
+
+if __name__ == "__main__":
+    replay_hwinfo(Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3]))

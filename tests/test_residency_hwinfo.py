@@ -1,9 +1,9 @@
 """`runner residency` with HWiNFO's sensor log as its power instrument (the Windows path),
 end to end: a stand-in writes the real Dell Precision 5570 HWiNFO log of
-tests/readers/fixtures/hwinfo at 20x its pace (tests/external_replay.py), the runner checks
+tests/readers/fixtures/hwinfo at 10x its pace (tests/external_replay.py), the runner checks
 its columns and interval, keeps each window's lines and computes the energy from them, and
 `audit check` reads the same lines with its own HWiNFO reader. The runs take 30-60 s on the
-shared 2-core machine (1,000 prompts x 14 repetitions x 5 trials, the protocol's sequence
+shared 2-core machine (1,000 prompts x 40 repetitions x 5 trials, the protocol's sequence
 and warm-up, so the audit can accept them): `slow`."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from runner.errors import RunnerError
 
 FIXTURES = Path(__file__).parent / "readers" / "fixtures" / "hwinfo"
 DELL = FIXTURES / "hwinfo-tui_sensors_DellPrecision5570_head50.csv"
-SPEED = 20.0  # the Dell log's ~2 s rows every 0.1 s
+SPEED = 10.0  # the Dell log's ~2 s rows every 0.2 s
 
 POLICIES = {
     "ort": """
@@ -44,7 +44,7 @@ role = "cpu-only"
 }
 
 
-def write_config(tmp: Path, log: Path, policies: str, interval: float = 0.1) -> Path:
+def write_config(tmp: Path, log: Path, policies: str, interval: float = 0.2) -> Path:
     write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_train=60, n_tune=20, n_eval=1000))
     cfg = tmp / "residency.toml"
     cfg.write_text(f"""
@@ -59,7 +59,7 @@ callable = "runner.workloads.bow:BagOfWords"
 options = {{ epochs = 4 }}
 context = 16
 [energy]
-repetitions = 24
+repetitions = 40
 sampling_interval_s = {interval}
 min_sample_periods = 10
 min_counter_updates = 1
@@ -137,7 +137,7 @@ def test_a_trial_on_battery_recorded_as_ac_is_caught(ort_run: Path, tmp_path: Pa
 
 def test_a_log_at_another_interval_is_refused(tmp_path: Path) -> None:
     log = tmp_path / "sensors.csv"
-    cfg = write_config(tmp_path, log, POLICIES["ort"], interval=0.02)
+    cfg = write_config(tmp_path, log, POLICIES["ort"], interval=0.05)
     with HwinfoReplay(DELL, log, SPEED), pytest.raises(RunnerError, match="logs every"):
         residency(load_residency_config(cfg), tmp_path / "run")
 
