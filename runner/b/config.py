@@ -67,6 +67,8 @@ class PolicySpec:
     notes: str = ""
     device_type: str | None = None
     """windows-ml with an explicit provider: the device type it is bound to (NPU, GPU, CPU)."""
+    package: str | None = None
+    """coreml: the converted package it runs (`w8a8` by default, or `float16`)."""
 
     @property
     def on_cpu(self) -> bool:
@@ -80,6 +82,8 @@ class PolicySpec:
                "precision": self.precision, "when": self.when, "notes": self.notes}
         if self.device_type:
             out["device_type"] = self.device_type
+        if self.runtime == "coreml":
+            out["package"] = self.package or "w8a8"
         return out
 
 
@@ -251,7 +255,7 @@ def _policy(raw: dict[str, Any], path: Path) -> PolicySpec:
                       compute_units=raw["compute_units"], role=raw["role"],
                       precision=raw.get("precision", "float32"),
                       when=raw.get("when", "always"), notes=raw.get("notes", ""),
-                      device_type=raw.get("device_type"))
+                      device_type=raw.get("device_type"), package=raw.get("package"))
     where = f"config file {path}: policy {spec.policy_id!r}"
     if spec.runtime == "torch" and not (spec.compute_units == "cpu"
                                         or _CUDA.match(spec.compute_units)):
@@ -263,17 +267,21 @@ def _policy(raw: dict[str, Any], path: Path) -> PolicySpec:
         raise RunnerError(f"{where}: windows-ml compute_units must be an EP selection policy "
                           f"({', '.join(SELECTION_POLICIES)}) or an execution provider, not "
                           f"{spec.compute_units!r}")
+    if spec.runtime == "coreml" and spec.compute_units not in (
+            "cpuAndNeuralEngine", "cpuOnly", "cpuAndGPU", "all"):
+        raise RunnerError(f"{where}: coreml compute_units must be cpuAndNeuralEngine, cpuOnly, "
+                          f"cpuAndGPU or all, not {spec.compute_units!r}")
     if spec.device_type is not None and (spec.runtime != "windows-ml"
                                          or spec.compute_units.upper() in SELECTION_POLICIES):
         raise RunnerError(f"{where}: device_type binds an explicit windows-ml execution "
                           "provider to one device type; a selection policy picks its own")
-    if spec.runtime in ("onnxruntime", "windows-ml"):
+    if spec.runtime in ("onnxruntime", "windows-ml", "coreml"):
         if spec.runtime == "onnxruntime" and not spec.compute_units.endswith(
                 "ExecutionProvider"):
             raise RunnerError(f"{where}: onnxruntime compute_units must name an execution "
                               f"provider (e.g. CUDAExecutionProvider), not "
                               f"{spec.compute_units!r}")
-        if spec.precision != "float32":
+        if spec.precision != "float32" and spec.runtime != "coreml":
             raise RunnerError(f"{where}: onnxruntime policies run the float32 ONNX export; "
                               f"precision {spec.precision!r} is for torch policies")
     if spec.role == "accelerator" and spec.on_cpu:

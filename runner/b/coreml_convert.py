@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -59,6 +60,14 @@ def _convertible(form: TensorForm) -> tuple[nn.Module, list[str], Any]:
     if isinstance(getattr(module, "bag", None), nn.EmbeddingBag):
         return OneBag(module).eval(), ["ids"], lambda t: (form.encode([t])[0],)
     return module.eval(), list(form.input_names), lambda t: tuple(form.encode([t]))
+
+
+def input_encoder(form: TensorForm) -> Any:
+    """One text -> the package's inputs by name (numpy), as the package was converted."""
+    _, names, encode = _convertible(form)
+    return lambda text: {n: t.numpy().astype(np.int32 if not t.is_floating_point()
+                                             else np.float32)
+                         for n, t in zip(names, encode(text), strict=True)}
 
 
 def package_sha256(path: Path) -> str:

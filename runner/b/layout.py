@@ -39,7 +39,7 @@ LAYOUT = artifacts.Layout(
          # external power logs, kept in their tool's own format (HWiNFO CSV, powermetrics
          # text) and read by the auditor's evidence readers; B9's evidence
          "power/*/trial-*.csv", "power/*/trial-*.txt", "idle/*/*.csv", "idle/*/*.txt",
-         "power_state/*", "power_source/*"),
+         "power_state/*", "power_source/*", "placement/*.computeplan.log"),
     strict=True,
 )
 

@@ -30,9 +30,8 @@ from typing import Any
 import torch
 
 from runner import artifacts
-from runner.b import claims, gates, readback, winml
+from runner.b import claims, coreml, gates, readback, winml
 from runner.b.config import PolicySpec, ResidencyConfig, protocol_breaks
-from runner.b.coreml import availability as coreml_availability
 from runner.b.energy.base import Instrument
 from runner.b.layout import (
     CONFIG_COPY,
@@ -120,7 +119,7 @@ def _availability(spec: PolicySpec) -> str | None:
     if spec.runtime == winml.RUNTIME:
         return winml.availability(spec)
     if spec.runtime == "coreml":
-        return coreml_availability(spec)
+        return coreml.availability(spec)
     return availability(spec)
 
 
@@ -140,7 +139,7 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
         root = staged.root
         decl = declare(cfg, root, inputs, say)
         packages = _coreml_packages(cfg, root, inputs, decl, say)
-        states = start_policies(cfg, inputs, decl, say, root)
+        states = start_policies(cfg, inputs, decl, say, root, packages or [])
         run_gates(cfg, root, decl, states, say)
         run_placement(cfg, root, decl, states, say)
         gpus = _gpus_used(states)
@@ -236,6 +235,11 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
         say(f"onnx: not exported ({archived.manifest['replay_unavailable']})")
     files = ModelFiles(inputs.factory, trained.model_dir, cfg.context, cfg.workload_options,
                        onnx.file if onnx else None, form if onnx else None, inputs.threads)
+    if onnx is not None and inputs.reference_answers is None and any(
+            p.runtime == "coreml" for p in inputs.policies):
+        # B5: a Core ML evaluation is valid only against the accepted ONNX model
+        answers, reference = _onnx_reference(files, ids, texts, root, onnx.sha256)
+        artifacts.write_jsonl(root / REFERENCE_FILE, answers)
     rounds = alternating_rounds([p.policy_id for p in inputs.policies],
                                 cfg.trials_per_policy, random.Random(cfg.seed))
     return Declaration(
@@ -252,19 +256,43 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
         replay=archived.manifest)
 
 
+def _onnx_reference(files: ModelFiles, ids: list[str], texts: list[str], root: Path,
+                    sha256: str) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """The ONNX export's answers (ONNX Runtime, CPU, batch one): the accepted model a Core ML
+    package is compared with."""
+    spec = PolicySpec("reference", "onnxruntime", "CPUExecutionProvider", "cpu-only",
+                      "float32", "always")
+    ort_policy = start(spec, files)
+    try:
+        answers = gates.classify_sequence(ort_policy.classify_one, ids, texts)
+    finally:
+        ort_policy.close()
+    return answers, {"artifact": "the accepted ONNX model (model/model.onnx) in ONNX Runtime "
+                                 "on the CPU, batch one, computed before the trials",
+                     "artifact_file": ONNX_FILE, "artifact_sha256": sha256}
+
+
 # --- 3. policies, gates, placement ----------------------------------------------------------
 
 def start_policies(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration, say: Progress,
-                   root: Path) -> dict[str, PolicyState]:
+                   root: Path, packages: list[dict[str, Any]]) -> dict[str, PolicyState]:
     states: dict[str, PolicyState] = {}
     for spec in inputs.policies:
         state = PolicyState(spec)
         try:
-            state.running = (winml.start(spec, decl.files, root, inputs.plugins)
-                             if spec.runtime == winml.RUNTIME else start(spec, decl.files))
+            if spec.runtime == "coreml":
+                if decl.files.tensor_form is None:
+                    raise CannotStart("the workload offers no tensor form to convert")
+                state.running, state.artifact = coreml.start(spec, root, packages,
+                                                             decl.files.tensor_form)
+            else:
+                state.running = (winml.start(spec, decl.files, root, inputs.plugins)
+                                 if spec.runtime == winml.RUNTIME else start(spec, decl.files))
         except CannotStart as exc:
             state.cannot_start = str(exc)
-        if spec.runtime in ("onnxruntime", winml.RUNTIME) and decl.onnx is not None:
+        if spec.runtime == "coreml":
+            pass  # its artifact is its package (set at start)
+        elif spec.runtime in ("onnxruntime", winml.RUNTIME) and decl.onnx is not None:
             state.artifact = (ONNX_FILE, decl.onnx.sha256)
         elif spec.runtime == "torch":
             state.artifact = (rel_path(decl.trained.model_dir.parent,
@@ -311,6 +339,19 @@ def run_placement(cfg: ResidencyConfig, root: Path, decl: Declaration,
     texts = decl.texts[:cfg.diagnostic_prompts]
     for pid, state in states.items():
         policy = state.running
+        if isinstance(policy, coreml.CoremlPolicy):
+            if state.spec.role != "accelerator":
+                continue  # the cpuOnly diagnostic has no accelerator to place
+            rel = f"placement/{pid}.computeplan.log"
+            try:
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(coreml.compute_plan(policy), encoding="utf-8")
+            except Exception as exc:  # MLComputePlan needs macOS 14.4 and coremltools 8
+                say(f"placement {pid}: no compute plan ({type(exc).__name__}: {exc})")
+                continue
+            state.placement_file = rel
+            say(f"placement {pid}: {rel}")
+            continue
         if isinstance(policy, winml.WinmlPolicy) and decl.onnx is not None:
             rel = f"placement/{pid}.winml.json"
             record = policy.record(decl.onnx.sha256)

@@ -225,6 +225,18 @@ def analyse(path: Path, started: str, ended: str, mins: Minimums) -> Analysis:
         result.reason = (f"the powermetrics samples kept ({len(timed)}) do not cover the "
                          "window: the capture stopped, or its clock is not this host's")
         return result
+    limit = mins.gap_factor * mins.sampling_interval_s
+    gaps = [(a.end, b.end) for a, b in itertools.pairwise(timed)
+            if a.end is not None and b.end is not None and t0 - timedelta(seconds=limit)
+            <= b.end and a.end <= t1 + timedelta(seconds=limit)
+            and (b.end - a.end).total_seconds() > limit]
+    if gaps:
+        a, b = gaps[0]
+        result.gaps.append(f"{(b - a).total_seconds():.3f} s between two samples ending "
+                           f"{a.isoformat()} and {b.isoformat()} (sampling period "
+                           f"{mins.sampling_interval_s} s)")
+        result.reason = "a sampling gap: " + result.gaps[0]
+        return result
     host = next((h for h in HOSTS if all(h in s.watts for s in timed)), None)
     lines = [host] if host else [p for p in PARTS if any(p in s.watts for s in timed)]
     short, total = [], 0.0
