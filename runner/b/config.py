@@ -69,6 +69,12 @@ class PolicySpec:
     """windows-ml with an explicit provider: the device type it is bound to (NPU, GPU, CPU)."""
     package: str | None = None
     """coreml: the converted package it runs (`w8a8` by default, or `float16`)."""
+    ac_only: bool = False
+    """A rung the ladder runs on AC only (a discrete GPU, Core ML's `all`): left out, with the
+    reason, when the machine is on battery (B9)."""
+    retry_of: str | None = None
+    gpu_operation_share_floor: float | None = None
+    """B7: a GPU retry's own floor of operations on the GPU."""
 
     @property
     def on_cpu(self) -> bool:
@@ -84,6 +90,10 @@ class PolicySpec:
             out["device_type"] = self.device_type
         if self.runtime == "coreml":
             out["package"] = self.package or "w8a8"
+        if self.retry_of:
+            out["retry_of"] = self.retry_of
+        if self.gpu_operation_share_floor is not None:
+            out["gpu_operation_share_floor"] = self.gpu_operation_share_floor
         return out
 
 
@@ -255,7 +265,9 @@ def _policy(raw: dict[str, Any], path: Path) -> PolicySpec:
                       compute_units=raw["compute_units"], role=raw["role"],
                       precision=raw.get("precision", "float32"),
                       when=raw.get("when", "always"), notes=raw.get("notes", ""),
-                      device_type=raw.get("device_type"), package=raw.get("package"))
+                      device_type=raw.get("device_type"), package=raw.get("package"),
+                      ac_only=bool(raw.get("ac_only", False)), retry_of=raw.get("retry_of"),
+                      gpu_operation_share_floor=raw.get("gpu_operation_share_floor"))
     where = f"config file {path}: policy {spec.policy_id!r}"
     if spec.runtime == "torch" and not (spec.compute_units == "cpu"
                                         or _CUDA.match(spec.compute_units)):

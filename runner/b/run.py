@@ -63,7 +63,7 @@ from runner.b.trials import (
 from runner.config import resolve_options
 from runner.conformance import enforce
 from runner.corpus import load_corpus
-from runner.environment import gpu_identity, loadavg
+from runner.environment import gpu_identity, loadavg, power_source
 from runner.errors import RunnerError
 from runner.manifest import Revisions
 from runner.model import train, workload_threads
@@ -105,8 +105,12 @@ def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
                if any(p.runtime == winml.RUNTIME for p in cfg.policies) else [])
     left_out: dict[str, str] = {}
     run: list[PolicySpec] = []
+    source = power_source().value if any(p.ac_only for p in cfg.policies) else None
     for spec in cfg.policies:
         reason = _availability(spec) if spec.when == "available" else None
+        if reason is None and spec.ac_only and source == "battery":
+            reason = ("the machine is on battery: the ladder's AC-only rung (a discrete GPU, "
+                      "Core ML's all) is skipped when unplugged (B9)")
         if reason is None:
             run.append(spec)
         else:
