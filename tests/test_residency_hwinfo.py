@@ -40,6 +40,20 @@ id = "cpu"
 runtime = "windows-ml"
 compute_units = "CPUExecutionProvider"
 role = "cpu-only"
+
+[[policies]]
+id = "max-efficiency-cpu"
+runtime = "windows-ml"
+compute_units = "MAX_EFFICIENCY"
+role = "cpu-only"
+
+[[policies]]
+id = "gpu"
+runtime = "windows-ml"
+compute_units = "CPUExecutionProvider"
+role = "cpu-only"
+ac_only = true
+notes = "stands for the discrete-GPU rung: declared AC-only, so unplugged it is left out"
 """,
 }
 
@@ -143,12 +157,25 @@ def test_a_log_at_another_interval_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_windows_ml_idle_check_from_the_log(tmp_path: Path) -> None:
-    """With a discrete GPU in the log (the Dell's GPU Power ~12 W, never asleep), the idle
-    check is judged from the trace kept after the sessions closed: failed, and the audit
-    says so (B0901)."""
+def test_windows_ml_power_state_checks_from_raw_evidence(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """With a discrete GPU in the log (the Dell's GPU Power ~12 W, never asleep) and the
+    laptop unplugged: the battery check recompiles MAX_EFFICIENCY on battery and keeps its
+    record (the CPU here: passed), the GPU rung declared ac_only is left out, and the idle
+    check is judged from the rows kept after the sessions closed: failed, as the log shows,
+    and the audit says so (B0901)."""
+    monkeypatch.setattr(power_source, "POWER_SUPPLY", battery_sysfs(tmp_path / "sysfs"))
     out = run(tmp_path, POLICIES["winml"])
     m = json.loads((out / "manifest.json").read_text())
     idle = m["power_state_checks"]["idle_unloads_discrete_gpu"]
     assert idle["result"] == "failed" and idle["evidence"].startswith("power_state/")
-    assert any(c == "B0901" for c, _ in errors(out))
+    battery = m["power_state_checks"]["battery_skips_discrete_gpu"]
+    assert battery == {"result": "passed", "evidence": "power_state/battery.winml.json",
+                       "detail": battery["detail"]}
+    record = json.loads((out / "power_state/battery.winml.json").read_text())
+    assert record["selection"] == {"mode": "policy", "policy": "MAX_EFFICIENCY"}
+    left = {p["policy_id"]: p["reason"] for p in m["policies_left_out"]}
+    assert "on battery" in left["gpu"]
+    found = {c for c, _ in errors(out)}
+    assert "B0901" in found and "B0902" not in found

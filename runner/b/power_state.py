@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from runner import artifacts
-from runner.b import winml
+from runner.b import power_source, winml
 from runner.b.config import ResidencyConfig
 from runner.b.energy.base import now_utc, parse_time
 from runner.b.state import Declaration, Inputs, PolicyState
 from runner.b.trials import Instruments
-from runner.environment import power_source
 from runner.rundir import Progress
 
 RELEASED_BELOW_W = 1.0
@@ -113,7 +112,7 @@ def gather(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
     else:
         ev.unshown.append("idle_unloads_discrete_gpu not shown: no power log reads the "
                           "discrete GPU")
-    source = power_source()
+    source = power_source.read()[0]
     battery = next((s for s in states.values() if s.spec.runtime == winml.RUNTIME
                     and s.spec.compute_units.upper() == cfg.battery_policy), None)
     if source.value != "battery" or battery is None or decl.onnx is None:
@@ -123,7 +122,8 @@ def gather(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
                 "trials (unplug it for the battery ladder)" if source.value != "battery" else
                 f"no windows-ml policy runs the battery selection {cfg.battery_policy}"))
         return ev
-    policy = winml.start(battery.spec, decl.files, root / "power_state", inputs.plugins)
+    policy = winml.start(battery.spec, decl.files, root, inputs.plugins,
+                         under="power_state/compiled")
     try:
         record = policy.record(decl.onnx.sha256)
     finally:

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from runner import artifacts
-from runner.b import claims, coreml, gates, readback, winml
+from runner.b import claims, coreml, gates, power_source, readback, winml
 from runner.b.config import PolicySpec, ResidencyConfig, protocol_breaks
 from runner.b.energy.base import Instrument
 from runner.b.layout import (
@@ -63,7 +63,7 @@ from runner.b.trials import (
 from runner.config import resolve_options
 from runner.conformance import enforce
 from runner.corpus import load_corpus
-from runner.environment import gpu_identity, loadavg, power_source
+from runner.environment import gpu_identity, loadavg
 from runner.errors import RunnerError
 from runner.manifest import Revisions
 from runner.model import train, workload_threads
@@ -105,7 +105,8 @@ def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
                if any(p.runtime == winml.RUNTIME for p in cfg.policies) else [])
     left_out: dict[str, str] = {}
     run: list[PolicySpec] = []
-    source = power_source().value if any(p.ac_only for p in cfg.policies) else None
+    source = (power_source.read()[0].value if any(p.ac_only for p in cfg.policies)
+              else None)
     for spec in cfg.policies:
         reason = _availability(spec) if spec.when == "available" else None
         if reason is None and spec.ac_only and source == "battery":

@@ -226,8 +226,9 @@ def _fault(spec: PolicySpec, active: list[str], first: dict[str, Any] | None) ->
 
 
 def start(spec: PolicySpec, files: ModelFiles, root: Path,
-          plugins: list[dict[str, Any]]) -> WinmlPolicy:
-    """Compile the ONNX export ahead of time for the policy and open its session."""
+          plugins: list[dict[str, Any]], under: str = COMPILED_DIR) -> WinmlPolicy:
+    """Compile the ONNX export ahead of time for the policy (into UNDER, a folder of the run
+    dir `root`) and open its session."""
     if files.onnx_file is None or files.tensor_form is None:
         raise CannotStart("the workload offers no tensor form, so there is no ONNX export "
                           "to compile")
@@ -235,7 +236,7 @@ def start(spec: PolicySpec, files: ModelFiles, root: Path,
     if not hasattr(ort, "ModelCompiler"):
         raise CannotStart(f"this onnxruntime ({ort.__version__}) has no ModelCompiler: "
                           "ahead-of-time compilation needs ONNX Runtime 1.22 or later")
-    dest = root / COMPILED_DIR / f"{spec.policy_id}.onnx"
+    dest = root / under / f"{spec.policy_id}.onnx"
     dest.parent.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     compilation: dict[str, Any] = {"aot": True, "succeeded": True, "error": None,
@@ -245,7 +246,7 @@ def start(spec: PolicySpec, files: ModelFiles, root: Path,
                                      embed_compiled_data_into_model=True)
         compiler.compile_to_file(str(dest))
         compilation["compiled_model_sha256"] = file_sha256(dest)
-        compilation["compiled_model_file"] = f"{COMPILED_DIR}/{spec.policy_id}.onnx"
+        compilation["compiled_model_file"] = f"{under}/{spec.policy_id}.onnx"
     except CannotStart:
         raise
     except Exception as exc:  # recorded: the auditor reads a failed compilation as a fault
