@@ -142,13 +142,22 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
     staged = StagedRunDir.create(out, say)
     with staged.unfinished():
         root = staged.root
-        decl = declare(cfg, root, inputs, say)
-        packages = _coreml_packages(cfg, root, inputs, decl, say)
-        states = start_policies(cfg, inputs, decl, say, root, packages or [])
-        run_gates(cfg, root, decl, states, say)
-        run_placement(cfg, root, decl, states, say)
-        gpus = _gpus_used(states)
+        # an external power log is checked first: a wrong interval or column stops the run
+        # before any training, and a capture the runner starts runs from here on
         external = external_log(cfg.energy, root)
+        try:
+            if external is not None:
+                say("energy: " + external.check())
+            decl = declare(cfg, root, inputs, say)
+            packages = _coreml_packages(cfg, root, inputs, decl, say)
+            states = start_policies(cfg, inputs, decl, say, root, packages or [])
+            run_gates(cfg, root, decl, states, say)
+            run_placement(cfg, root, decl, states, say)
+        except BaseException:
+            if external is not None:  # a powermetrics the runner started stops with it
+                external.close()
+            raise
+        gpus = _gpus_used(states)
         inst = (Instruments([], [], external) if external is not None else
                 open_instruments(instruments if instruments is not None else
                                  default_instruments(cfg.energy.instruments,
@@ -156,9 +165,9 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
                                                      cfg.energy.powercap_root,
                                                      cfg.energy.minimums.max_watts)))
         try:
-            say("energy: " + (external.check() if external is not None else
-                              ", ".join(i.source for i in inst.usable) or "not measured")
-                + (f" ({inst.reason})" if inst.missing else ""))
+            if external is None:
+                say("energy: " + (", ".join(i.source for i in inst.usable) or "not measured")
+                    + (f" ({inst.reason})" if inst.missing else ""))
             runs = run_trials(cfg, root, decl, states, inst, say)
             for state in states.values():
                 if state.running is not None:

@@ -56,6 +56,8 @@ class ExternalTrace(Protocol):
 
     def last_gpu_watts(self, path: Path) -> float | None: ...
 
+    def close(self) -> None: ...
+
 
 @dataclass
 class Instruments:
@@ -87,9 +89,8 @@ class Instruments:
     def close(self) -> None:
         for inst in self.usable:
             inst.close()
-        close = getattr(self.external, "close", None)
-        if close is not None:
-            close()
+        if self.external is not None:
+            self.external.close()
 
 
 def open_instruments(candidates: list[Instrument]) -> Instruments:

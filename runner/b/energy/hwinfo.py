@@ -183,6 +183,9 @@ class HwinfoLog:
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(header + b"".join(r.line for r in rows[lo:hi + 1]))
 
+    def close(self) -> None:
+        """Nothing to release: the log is HWiNFO's."""
+
     def last_gpu_watts(self, path: Path) -> float | None:
         """The last reading of the discrete GPU in a kept trace."""
         assert self.columns is not None
