@@ -69,7 +69,7 @@ LOCK_FLAGS := --universal --python-version 3.11 --generate-hashes --upgrade --qu
 	--override requirements/overrides.txt --no-emit-package torch
 lock: install-dev
 	$(BIN)/uv pip compile pyproject.toml --extra gpu $(LOCK_FLAGS) -o requirements/runtime.lock
-	$(BIN)/uv pip compile pyproject.toml --extra gpu --extra hf --extra cluster --extra dev \
+	$(BIN)/uv pip compile pyproject.toml --extra gpu --extra hf --extra cluster --extra macos --extra dev \
 	  $(LOCK_FLAGS) -o requirements/dev.lock
 	@echo "==> Locks refreshed. Now: make test, and commit requirements/*.lock only if it passes."
 

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -53,15 +54,24 @@ def execute(config_path: Path | None, out_dir: Path, quiet: bool, off_protocol: 
                    "prompts, fewer than 5 trials or 100 warm-up classifications, fewer than "
                    "10 power samples a window) as a diagnostic; the manifest records it. "
                    "Without it such a configuration is refused before anything runs.")
+@click.option("--powermetrics-log", type=click.Path(path_type=Path), default=None,
+              help="macOS: a capture you started yourself (sudo powermetrics --samplers "
+                   "cpu_power,gpu_power,ane_power -i 1000 -o FILE), read instead of starting "
+                   "powermetrics as root; implies the powermetrics instrument.")
 def residency(config_path: Path | None, out_dir: Path, quiet: bool,
-              off_protocol: bool) -> None:
+              off_protocol: bool, powermetrics_log: Path | None) -> None:
     """Run protocol B and write the run directory OUT (docs/run-dir-residency.md)."""
     from runner.b.config import load_residency_config
     from runner.b.run import residency as run
 
-    _run_command(lambda say: run(replace(load_residency_config(config_path),
-                                         off_protocol=off_protocol), out_dir, say), out_dir,
-                 quiet)
+    def configured() -> Any:
+        cfg = replace(load_residency_config(config_path), off_protocol=off_protocol)
+        if powermetrics_log is not None:
+            cfg = replace(cfg, energy=replace(cfg.energy, instruments=("powermetrics",),
+                                              powermetrics_log=powermetrics_log.resolve()))
+        return cfg
+
+    _run_command(lambda say: run(configured(), out_dir, say), out_dir, quiet)
 
 
 def _run_command(run: Callable[[Callable[[str], None] | None], Path], out_dir: Path,

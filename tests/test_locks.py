@@ -1,6 +1,6 @@
 """The locks (requirements/*.lock, README "Pinned installs") pin what pyproject.toml asks
 for: every dependency of the runtime (and the gpu extra) in the runtime lock, every one of
-the dev, hf, cluster and gpu extras in the dev lock, each at one exact version with hashes;
+the dev, hf, cluster, macos and gpu extras in the dev lock, each at one exact version with hashes;
 torch in neither (the machine decides its build)."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def wanted(*extras: str) -> set[str]:
 
 
 @pytest.mark.parametrize(("lock", "extras"), [
-    ("runtime.lock", ("gpu",)), ("dev.lock", ("gpu", "hf", "cluster", "dev"))])
+    ("runtime.lock", ("gpu",)), ("dev.lock", ("gpu", "hf", "cluster", "macos", "dev"))])
 def test_each_lock_pins_every_dependency_it_serves(lock: str, extras: tuple[str, ...]) -> None:
     pins = pinned(lock)
     assert wanted(*extras) <= set(pins), wanted(*extras) - set(pins)

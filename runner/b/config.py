@@ -45,6 +45,9 @@ BASE: dict[str, Any] = {
 }
 
 _CUDA = re.compile(r"^cuda(:\d+)?$")
+SELECTION_POLICIES = ("DEFAULT", "PREFER_CPU", "PREFER_NPU", "PREFER_GPU", "MAX_PERFORMANCE",
+                      "MAX_EFFICIENCY", "MIN_OVERALL_POWER")
+"""ONNX Runtime's EP device selection policies (`OrtExecutionProviderDevicePolicy`)."""
 
 
 @dataclass(frozen=True)
@@ -62,15 +65,36 @@ class PolicySpec:
     when: str
     """`always`, or `available`: left out (reason recorded) where the machine lacks it."""
     notes: str = ""
+    device_type: str | None = None
+    """windows-ml with an explicit provider: the device type it is bound to (NPU, GPU, CPU)."""
+    package: str | None = None
+    """coreml: the converted package it runs (`w8a8` by default, or `float16`)."""
+    ac_only: bool = False
+    """A rung the ladder runs on AC only (a discrete GPU, Core ML's `all`): left out, with the
+    reason, when the machine is on battery (B9)."""
+    retry_of: str | None = None
+    gpu_operation_share_floor: float | None = None
+    """B7: a GPU retry's own floor of operations on the GPU."""
 
     @property
     def on_cpu(self) -> bool:
-        return self.compute_units in ("cpu", "CPUExecutionProvider")
+        if self.runtime == "windows-ml" and self.compute_units.upper() in SELECTION_POLICIES:
+            return self.role == "cpu-only"  # the selection is checked against the role
+        return self.compute_units in ("cpu", "CPUExecutionProvider", "cpuOnly")
 
     def to_json(self) -> dict[str, Any]:
-        return {"policy_id": self.policy_id, "runtime": self.runtime,
-                "compute_units": self.compute_units, "role": self.role,
-                "precision": self.precision, "when": self.when, "notes": self.notes}
+        out = {"policy_id": self.policy_id, "runtime": self.runtime,
+               "compute_units": self.compute_units, "role": self.role,
+               "precision": self.precision, "when": self.when, "notes": self.notes}
+        if self.device_type:
+            out["device_type"] = self.device_type
+        if self.runtime == "coreml":
+            out["package"] = self.package or "w8a8"
+        if self.retry_of:
+            out["retry_of"] = self.retry_of
+        if self.gpu_operation_share_floor is not None:
+            out["gpu_operation_share_floor"] = self.gpu_operation_share_floor
+        return out
 
 
 @dataclass(frozen=True)
@@ -90,6 +114,13 @@ class EnergyConfig:
     idle_seconds: float
     instruments: tuple[str, ...]
     powercap_root: Path
+    hwinfo_log: Path | None = None
+    """The sensor log the user's HWiNFO writes (instrument `hwinfo`)."""
+    powermetrics_log: Path | None = None
+    """A powermetrics capture the user started (instrument `powermetrics`); None: the runner
+    starts powermetrics itself."""
+    log_timeout_s: float = 10.0
+    """How long to wait for an external log to reach past a window's end."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +152,14 @@ class ResidencyConfig:
     """The config file's folder: relative paths (a workload's `path_options` too) start there."""
     off_protocol: bool = False
     """`runner residency --off-protocol`: a diagnostic run, allowed to break the protocol."""
+    idle_unload_s: float = 30.0
+    """`[power_state] idle_unload_s`: how long the discrete GPU's power is logged after every
+    session is closed (B9)."""
+    battery_policy: str = "MAX_EFFICIENCY"
+    """`[power_state] battery_policy`: the selection the battery ladder runs (B9)."""
+    plugin_libraries: tuple[tuple[str, Path], ...] = ()
+    """`[windows_ml] plugin_libraries`: (registration name, library path) of each plug-in
+    execution provider, registered before any windows-ml policy is checked or started."""
 
 
 #: Protocol B's fixed numbers a configuration can break (docs/protocol.md).
@@ -199,7 +238,11 @@ def _from_file(path: Path, label: str) -> ResidencyConfig:
                               e["min_counter_updates"], float(e["rapl_max_watts"])),
             idle_seconds=float(e["idle_seconds"]),
             instruments=tuple(e["instruments"]),
-            powercap_root=resolve_path(base_dir, e["powercap_root"])),
+            powercap_root=resolve_path(base_dir, e["powercap_root"]),
+            hwinfo_log=resolve_path(base_dir, e["hwinfo_log"]) if "hwinfo_log" in e else None,
+            powermetrics_log=(resolve_path(base_dir, e["powermetrics_log"])
+                              if "powermetrics_log" in e else None),
+            log_timeout_s=float(e.get("log_timeout_s", 10.0))),
         diagnostic_prompts=m["placement"]["diagnostic_prompts"],
         operation_share_floor=float(m["placement"]["operation_share_floor"]),
         gates=Gates(float(g["accuracy_floor"]), float(g["agreement_floor"]),
@@ -209,6 +252,11 @@ def _from_file(path: Path, label: str) -> ResidencyConfig:
         policies=policies,
         baseline_policy=baseline,
         base_dir=base_dir,
+        idle_unload_s=float(raw.get("power_state", {}).get("idle_unload_s", 30.0)),
+        battery_policy=raw.get("power_state", {}).get("battery_policy", "MAX_EFFICIENCY"),
+        plugin_libraries=tuple(
+            (name, resolve_path(base_dir, lib)) for name, lib in
+            raw.get("windows_ml", {}).get("plugin_libraries", {}).items()),
     )
 
 
@@ -216,18 +264,36 @@ def _policy(raw: dict[str, Any], path: Path) -> PolicySpec:
     spec = PolicySpec(policy_id=raw["id"], runtime=raw["runtime"],
                       compute_units=raw["compute_units"], role=raw["role"],
                       precision=raw.get("precision", "float32"),
-                      when=raw.get("when", "always"), notes=raw.get("notes", ""))
+                      when=raw.get("when", "always"), notes=raw.get("notes", ""),
+                      device_type=raw.get("device_type"), package=raw.get("package"),
+                      ac_only=bool(raw.get("ac_only", False)), retry_of=raw.get("retry_of"),
+                      gpu_operation_share_floor=raw.get("gpu_operation_share_floor"))
     where = f"config file {path}: policy {spec.policy_id!r}"
     if spec.runtime == "torch" and not (spec.compute_units == "cpu"
                                         or _CUDA.match(spec.compute_units)):
         raise RunnerError(f"{where}: torch compute_units must be cpu, cuda or cuda:N, not "
                           f"{spec.compute_units!r}")
-    if spec.runtime == "onnxruntime":
-        if not spec.compute_units.endswith("ExecutionProvider"):
+    if spec.runtime == "windows-ml" and not (spec.compute_units.upper() in SELECTION_POLICIES
+                                             or spec.compute_units.endswith(
+                                                 "ExecutionProvider")):
+        raise RunnerError(f"{where}: windows-ml compute_units must be an EP selection policy "
+                          f"({', '.join(SELECTION_POLICIES)}) or an execution provider, not "
+                          f"{spec.compute_units!r}")
+    if spec.runtime == "coreml" and spec.compute_units not in (
+            "cpuAndNeuralEngine", "cpuOnly", "cpuAndGPU", "all"):
+        raise RunnerError(f"{where}: coreml compute_units must be cpuAndNeuralEngine, cpuOnly, "
+                          f"cpuAndGPU or all, not {spec.compute_units!r}")
+    if spec.device_type is not None and (spec.runtime != "windows-ml"
+                                         or spec.compute_units.upper() in SELECTION_POLICIES):
+        raise RunnerError(f"{where}: device_type binds an explicit windows-ml execution "
+                          "provider to one device type; a selection policy picks its own")
+    if spec.runtime in ("onnxruntime", "windows-ml", "coreml"):
+        if spec.runtime == "onnxruntime" and not spec.compute_units.endswith(
+                "ExecutionProvider"):
             raise RunnerError(f"{where}: onnxruntime compute_units must name an execution "
                               f"provider (e.g. CUDAExecutionProvider), not "
                               f"{spec.compute_units!r}")
-        if spec.precision != "float32":
+        if spec.precision != "float32" and spec.runtime != "coreml":
             raise RunnerError(f"{where}: onnxruntime policies run the float32 ONNX export; "
                               f"precision {spec.precision!r} is for torch policies")
     if spec.role == "accelerator" and spec.on_cpu:

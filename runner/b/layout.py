@@ -28,13 +28,18 @@ LAYOUT = artifacts.Layout(
         ("placement/*.torch.json", "json", "torch_placement"),
         ("placement/*.ort.json", "json", "ort_placement"),
         ("placement/*.ort-profile.json", "json-raw", "onnxruntime profile"),
+        ("placement/*.winml.json", "json", "windows_ml_placement"),
         ("energy/*/trial-*.json", "json", "energy_window"),
         ("energy/*/idle.json", "json", "idle_power"),
         ("gates/gates.json", "json", "gates"),
         ("gates/*.jsonl", "jsonl", "output_line"),
         ("environment.json", "json", "environment_residency"),
     ),
-    raw=("model/*", CONFIG_COPY),
+    raw=("model/*", CONFIG_COPY,
+         # external power logs, kept in their tool's own format (HWiNFO CSV, powermetrics
+         # text) and read by the auditor's evidence readers; B9's evidence
+         "power/*/trial-*.csv", "power/*/trial-*.txt", "idle/*/*.csv", "idle/*/*.txt",
+         "power_state/*", "power_source/*", "placement/*.computeplan.log"),
     strict=True,
 )
 

@@ -128,6 +128,10 @@ def policy_entry(state: PolicyState) -> dict[str, Any]:
     if spec.runtime == "onnxruntime":
         entry["requested_providers"] = requested_providers(spec)
         entry["active_providers"] = running.active if running else None
+    elif spec.runtime == "windows-ml":
+        if not spec.compute_units.upper().startswith(("DEFAULT", "PREFER_", "MAX_", "MIN_")):
+            entry["requested_providers"] = [spec.compute_units]
+        entry["active_providers"] = running.active if running else None
     return entry
 
 

@@ -14,6 +14,7 @@ from runner.b import claims
 from runner.b.config import ResidencyConfig
 from runner.b.energy.window import Analysis, Minimums, analyse
 from runner.b.manifest import build_manifest
+from runner.b.power_state import PowerStateEvidence
 from runner.b.state import Declaration, Inputs, PolicyState
 from runner.b.trials import Instruments, TrialRun
 from runner.environment import observe_residency
@@ -21,11 +22,16 @@ from runner.environment import observe_residency
 
 def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
           states: dict[str, PolicyState], runs: list[TrialRun], inst: Instruments,
-          gpus: list[dict[str, Any]]) -> dict[str, Any]:
+          gpus: list[dict[str, Any]], power_state: PowerStateEvidence | None = None
+          ) -> dict[str, Any]:
     """Read every trial's files back, write the claims, the energy summaries and the
     environment; return the manifest (without `artifacts`)."""
     env = observe_residency(gpus, decl.revisions.code, decl.load_before)
     artifacts.write_json(root / "environment.json", env)
+    power_state = power_state or PowerStateEvidence()
+    if env["gpus"] and power_state.discrete_gpu is None:
+        power_state.discrete_gpu = "environment.json lists " + ", ".join(
+            str(g.get("name")) for g in env["gpus"])
     by_trial = {(r.policy_id, r.trial_index): r for r in runs}
     mins = cfg.energy.minimums
     trial_rows: list[dict[str, Any]] = []
@@ -33,7 +39,7 @@ def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
     figures: dict[str, claims.PolicyFigures] = {}
     answers_of: dict[str, list[tuple[str, str]]] = {}
     for pid, state in states.items():
-        idle_w = _idle(root, pid, state, cfg, mins)
+        idle_w = _idle(root, pid, state, cfg, mins, inst)
         ok: list[claims.TrialFigures] = []
         latencies: list[float] = []
         answers: list[tuple[str, str]] = []
@@ -44,13 +50,15 @@ def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
                 continue
             outputs = claims.TrialOutputs.read(root / f"outputs/{pid}/trial-{n}.jsonl")
             # the window's bounds and length come from the trace's markers, as written
-            energy = analyse(_records(root / f"power/{pid}/trial-{n}.jsonl"), mins)
+            energy = _trial_energy(root / f"power/{pid}/trial-{n}{inst.extension}", run,
+                                   inst, mins)
             _require_coverage(state, energy)
             fig = claims.TrialFigures(len(outputs.ids), claims.nearest_rank(
                 outputs.latencies_ms), energy.window_seconds, energy)
             complete = outputs.follows(decl.ids, cfg.energy.repetitions)
             status = run.status if complete or run.status != "ok" else "failed"
-            _write_energy(root, pid, n, cfg, fig, idle_w, run.monotonic_seconds)
+            _write_energy(root, pid, n, cfg, fig, idle_w, run.monotonic_seconds,
+                          inst.extension)
             trial_rows.append(_trial_row(cfg, decl, state, run, fig, status, complete))
             if status == "ok":
                 ok.append(fig)
@@ -69,7 +77,23 @@ def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
                                        answers_of[pid], bool(figures[pid].trials), share))
     artifacts.write_csv(root / "trials.csv", trial_rows, "trials")
     artifacts.write_csv(root / "policies.csv", policy_rows, "policies")
-    return build_manifest(cfg, inputs, decl, states, runs, inst, env)
+    manifest = build_manifest(cfg, inputs, decl, states, runs, inst, env)
+    manifest.update(power_state.section(any(s.spec.runtime == "windows-ml"
+                                            for s in states.values())))
+    if power_state.unshown:
+        manifest["notes"] = "; ".join([manifest["notes"], *power_state.unshown]).lstrip("; ")
+    return manifest
+
+
+def _trial_energy(path: Path, run: TrialRun, inst: Instruments, mins: Minimums) -> Analysis:
+    """The trial's energy from its trace: the runner's own records (the window's bounds from
+    its markers, as written), or an external log's lines over the window the trial ran."""
+    if inst.external is None:
+        return analyse(_records(path), mins)
+    if run.started_at is None or run.ended_at is None:
+        return Analysis("not_measured", run.error or "the window never started", None, None,
+                        None)
+    return inst.external.analyse(path, run.started_at, run.ended_at, mins)
 
 
 def _require_coverage(state: PolicyState, energy: Analysis) -> None:
@@ -80,6 +104,8 @@ def _require_coverage(state: PolicyState, energy: Analysis) -> None:
     if energy.status not in ("measured", "below_resolution") or energy.energy_source is None:
         return
     sources = set(energy.energy_source.split("+"))
+    if sources & {"hwinfo", "powermetrics"}:
+        return  # a package or combined reading holds the CPU and the SoC's accelerators
     need = "rapl" if state.spec.on_cpu else "nvml"
     if need not in sources:
         unit = "the CPU packages (RAPL)" if need == "rapl" else "the GPU (NVML)"
@@ -98,14 +124,17 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 
 def _idle(root: Path, pid: str, state: PolicyState, cfg: ResidencyConfig,
-          mins: Minimums) -> float | None:
+          mins: Minimums, inst: Instruments) -> float | None:
     """Write energy/<pid>/idle.json from the idle traces; return the mean idle power."""
     if not state.idle:
         return None
     parts: dict[str, Any] = {}
     powers = []
     for when, rel in sorted(state.idle.items()):
-        result = analyse(_records(root / rel), mins, "idle_start", "idle_end")
+        window = state.idle_windows.get(when)
+        result = (inst.external.analyse(root / rel, *window, mins)
+                  if inst.external is not None and window is not None else
+                  analyse(_records(root / rel), mins, "idle_start", "idle_end"))
         parts[when] = {"trace": rel, **result.to_json()}
         if result.status == "measured" and result.average_power_w is not None:
             powers.append(result.average_power_w)
@@ -122,7 +151,7 @@ def _idle(root: Path, pid: str, state: PolicyState, cfg: ResidencyConfig,
 
 def _write_energy(root: Path, pid: str, n: int, cfg: ResidencyConfig,
                   fig: claims.TrialFigures, idle_w: float | None,
-                  monotonic: float | None) -> None:
+                  monotonic: float | None, extension: str) -> None:
     e = fig.energy
     assert e is not None
     net = (e.energy_j - idle_w * e.window_seconds
@@ -130,7 +159,7 @@ def _write_energy(root: Path, pid: str, n: int, cfg: ResidencyConfig,
            and e.window_seconds is not None else None)
     artifacts.write_json(root / f"energy/{pid}/trial-{n}.json", {
         "format": "energy-window/1", "policy_id": pid, "trial_index": n,
-        "power_trace": f"power/{pid}/trial-{n}.jsonl",
+        "power_trace": f"power/{pid}/trial-{n}{extension}",
         "outputs_file": f"outputs/{pid}/trial-{n}.jsonl",
         "repetitions": cfg.energy.repetitions, "inferences": fig.inferences,
         "minimums": cfg.energy.minimums.to_json(), **e.to_json(),

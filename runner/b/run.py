@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from runner import artifacts
-from runner.b import claims, gates, readback
+from runner.b import claims, coreml, gates, power_source, readback, winml
 from runner.b.config import PolicySpec, ResidencyConfig, protocol_breaks
 from runner.b.energy.base import Instrument
 from runner.b.layout import (
@@ -49,11 +49,13 @@ from runner.b.policies import (
     availability,
     start,
 )
+from runner.b.power_state import gather
 from runner.b.state import Declaration, Inputs, PolicyState
 from runner.b.trials import (
     Instruments,
     TrialRun,
     default_instruments,
+    external_log,
     measure_idle,
     open_instruments,
     run_trial,
@@ -99,16 +101,31 @@ def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
     if cfg.gates.reference_outputs is not None:
         reference = gates.read_reference_outputs(cfg.gates.reference_outputs,
                                                  ev["id"].to_list(), corpus.classes)
+    plugins = (winml.register_plugins(dict(cfg.plugin_libraries))
+               if any(p.runtime == winml.RUNTIME for p in cfg.policies) else [])
     left_out: dict[str, str] = {}
     run: list[PolicySpec] = []
+    source = (power_source.read()[0].value if any(p.ac_only for p in cfg.policies)
+              else None)
     for spec in cfg.policies:
-        reason = availability(spec) if spec.when == "available" else None
+        reason = _availability(spec) if spec.when == "available" else None
+        if reason is None and spec.ac_only and source == "battery":
+            reason = ("the machine is on battery: the ladder's AC-only rung (a discrete GPU, "
+                      "Core ML's all) is skipped when unplugged (B9)")
         if reason is None:
             run.append(spec)
         else:
             left_out[spec.policy_id] = reason
     return Inputs(factory, corpus, workload_threads(factory), tuple(run), left_out, reference,
-                  options, off_protocol)
+                  options, off_protocol, plugins)
+
+
+def _availability(spec: PolicySpec) -> str | None:
+    if spec.runtime == winml.RUNTIME:
+        return winml.availability(spec)
+    if spec.runtime == "coreml":
+        return coreml.availability(spec)
+    return availability(spec)
 
 
 def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None, *,
@@ -125,30 +142,65 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
     staged = StagedRunDir.create(out, say)
     with staged.unfinished():
         root = staged.root
-        decl = declare(cfg, root, inputs, say)
-        states = start_policies(cfg, inputs, decl, say)
-        run_gates(cfg, root, decl, states, say)
-        run_placement(cfg, root, decl, states, say)
-        gpus = _gpus_used(states)
-        inst = open_instruments(instruments if instruments is not None else
-                                default_instruments(cfg.energy.instruments,
-                                                    [(g["index"], g["uuid"]) for g in gpus],
-                                                    cfg.energy.powercap_root,
-                                                    cfg.energy.minimums.max_watts))
+        # an external power log is checked first: a wrong interval or column stops the run
+        # before any training, and a capture the runner starts runs from here on
+        external = external_log(cfg.energy, root)
         try:
-            say("energy: " + (", ".join(i.source for i in inst.usable) or "not measured")
-                + (f" ({inst.reason})" if inst.missing else ""))
+            if external is not None:
+                say("energy: " + external.check())
+            decl = declare(cfg, root, inputs, say)
+            packages = _coreml_packages(cfg, root, inputs, decl, say)
+            states = start_policies(cfg, inputs, decl, say, root, packages or [])
+            run_gates(cfg, root, decl, states, say)
+            run_placement(cfg, root, decl, states, say)
+        except BaseException:
+            if external is not None:  # a powermetrics the runner started stops with it
+                external.close()
+            raise
+        gpus = _gpus_used(states)
+        inst = (Instruments([], [], external) if external is not None else
+                open_instruments(instruments if instruments is not None else
+                                 default_instruments(cfg.energy.instruments,
+                                                     [(g["index"], g["uuid"]) for g in gpus],
+                                                     cfg.energy.powercap_root,
+                                                     cfg.energy.minimums.max_watts)))
+        try:
+            if external is None:
+                say("energy: " + (", ".join(i.source for i in inst.usable) or "not measured")
+                    + (f" ({inst.reason})" if inst.missing else ""))
             runs = run_trials(cfg, root, decl, states, inst, say)
+            for state in states.values():
+                if state.running is not None:
+                    state.running.close()
+            power_state = gather(cfg, root, inputs, decl, states, inst, say)
         finally:
             inst.close()
-        for state in states.values():
-            if state.running is not None:
-                state.running.close()
-        manifest = readback.write(cfg, root, inputs, decl, states, runs, inst, gpus)
+        manifest = readback.write(cfg, root, inputs, decl, states, runs, inst, gpus,
+                                  power_state)
+        if packages is not None:
+            manifest["coreml_packages"] = packages
         staged.publish(manifest, LAYOUT, "manifest_residency")
     ok = sum(1 for r in runs if r.status == "ok")
     say(f"done: {out} ({ok}/{len(runs)} trials ok)")
     return out
+
+
+def _coreml_packages(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
+                     say: Progress) -> list[dict[str, Any]] | None:
+    """The Core ML packages (runner.b.coreml_convert) when a coreml policy is declared,
+    converted on any OS, whether or not this machine can run their predictions."""
+    if not any(p.runtime == "coreml" for p in cfg.policies):
+        return None
+    if decl.files.tensor_form is None or decl.onnx is None:
+        return [{"name": "float16", "status": "failed",
+                 "reason": "no ONNX export of the workload to compare with (B5)"}]
+    from runner.b.coreml_convert import convert_packages
+
+    tune = inputs.corpus.split("tune")["text"].to_list()
+    return convert_packages(decl.files.tensor_form, tune, root,
+                            {"source_onnx_sha256": decl.onnx.sha256,
+                             "source_weights_sha256": decl.revisions.model.removeprefix(
+                                 "sha256:")}, say)
 
 
 # --- 2. the declaration ---------------------------------------------------------------------
@@ -188,7 +240,8 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
                        root=root, model_dir=trained.model_dir,
                        tokenizer_file=trained.prepared.tokenizer_file, context=cfg.context,
                        inputs_file=SEQUENCE_FILE, model_revision="sha256:" + weights_sha,
-                       required=any(p.runtime == "onnxruntime" for p in inputs.policies))
+                       required=any(p.runtime in ("onnxruntime", winml.RUNTIME, "coreml")
+                                    for p in cfg.policies))
     onnx = archived.onnx
     if onnx is not None:
         say(f"onnx: {ONNX_FILE} exported in {onnx.seconds:.1f} s, sha256 {onnx.sha256[:16]}...")
@@ -196,6 +249,11 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
         say(f"onnx: not exported ({archived.manifest['replay_unavailable']})")
     files = ModelFiles(inputs.factory, trained.model_dir, cfg.context, cfg.workload_options,
                        onnx.file if onnx else None, form if onnx else None, inputs.threads)
+    if onnx is not None and inputs.reference_answers is None and any(
+            p.runtime == "coreml" for p in inputs.policies):
+        # B5: a Core ML evaluation is valid only against the accepted ONNX model
+        answers, reference = _onnx_reference(files, ids, texts, root, onnx.sha256)
+        artifacts.write_jsonl(root / REFERENCE_FILE, answers)
     rounds = alternating_rounds([p.policy_id for p in inputs.policies],
                                 cfg.trials_per_policy, random.Random(cfg.seed))
     return Declaration(
@@ -212,18 +270,43 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
         replay=archived.manifest)
 
 
+def _onnx_reference(files: ModelFiles, ids: list[str], texts: list[str], root: Path,
+                    sha256: str) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """The ONNX export's answers (ONNX Runtime, CPU, batch one): the accepted model a Core ML
+    package is compared with."""
+    spec = PolicySpec("reference", "onnxruntime", "CPUExecutionProvider", "cpu-only",
+                      "float32", "always")
+    ort_policy = start(spec, files)
+    try:
+        answers = gates.classify_sequence(ort_policy.classify_one, ids, texts)
+    finally:
+        ort_policy.close()
+    return answers, {"artifact": "the accepted ONNX model (model/model.onnx) in ONNX Runtime "
+                                 "on the CPU, batch one, computed before the trials",
+                     "artifact_file": ONNX_FILE, "artifact_sha256": sha256}
+
+
 # --- 3. policies, gates, placement ----------------------------------------------------------
 
-def start_policies(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration, say: Progress
-                   ) -> dict[str, PolicyState]:
+def start_policies(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration, say: Progress,
+                   root: Path, packages: list[dict[str, Any]]) -> dict[str, PolicyState]:
     states: dict[str, PolicyState] = {}
     for spec in inputs.policies:
         state = PolicyState(spec)
         try:
-            state.running = start(spec, decl.files)
+            if spec.runtime == "coreml":
+                if decl.files.tensor_form is None:
+                    raise CannotStart("the workload offers no tensor form to convert")
+                state.running, state.artifact = coreml.start(spec, root, packages,
+                                                             decl.files.tensor_form)
+            else:
+                state.running = (winml.start(spec, decl.files, root, inputs.plugins)
+                                 if spec.runtime == winml.RUNTIME else start(spec, decl.files))
         except CannotStart as exc:
             state.cannot_start = str(exc)
-        if spec.runtime == "onnxruntime" and decl.onnx is not None:
+        if spec.runtime == "coreml":
+            pass  # its artifact is its package (set at start)
+        elif spec.runtime in ("onnxruntime", winml.RUNTIME) and decl.onnx is not None:
             state.artifact = (ONNX_FILE, decl.onnx.sha256)
         elif spec.runtime == "torch":
             state.artifact = (rel_path(decl.trained.model_dir.parent,
@@ -270,7 +353,23 @@ def run_placement(cfg: ResidencyConfig, root: Path, decl: Declaration,
     texts = decl.texts[:cfg.diagnostic_prompts]
     for pid, state in states.items():
         policy = state.running
-        if isinstance(policy, TorchPolicy):
+        if isinstance(policy, coreml.CoremlPolicy):
+            if state.spec.role != "accelerator":
+                continue  # the cpuOnly diagnostic has no accelerator to place
+            rel = f"placement/{pid}.computeplan.log"
+            try:
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(coreml.compute_plan(policy), encoding="utf-8")
+            except Exception as exc:  # MLComputePlan needs macOS 14.4 and coremltools 8
+                say(f"placement {pid}: no compute plan ({type(exc).__name__}: {exc})")
+                continue
+            state.placement_file = rel
+            say(f"placement {pid}: {rel}")
+            continue
+        if isinstance(policy, winml.WinmlPolicy) and decl.onnx is not None:
+            rel = f"placement/{pid}.winml.json"
+            record = policy.record(decl.onnx.sha256)
+        elif isinstance(policy, TorchPolicy):
             rel = f"placement/{pid}.torch.json"
             record = torch_placement(policy, texts)
         elif isinstance(policy, OrtPolicy) and decl.onnx is not None:
@@ -307,9 +406,7 @@ def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
         policy = state.running
         assert policy is not None
         if "before" not in state.idle:
-            state.idle["before"] = f"idle/{pid}/before.jsonl"
-            measure_idle(inst, cfg.energy.idle_seconds, interval, root / state.idle["before"],
-                         f"idle before policy {pid}")
+            _idle(cfg, root, inst, state, "before")
         run = run_trial(policy, n, position, decl.ids, decl.texts, cfg.energy.repetitions,
                         cfg.warmup, inst, interval, root)
         runs.append(run)
@@ -317,10 +414,18 @@ def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
         step(position - 1, f"{pid} trial-{n}: {run.status}, {run.answers} inferences in "
              f"{took}" + (f" ({run.error})" if run.error else ""))
         if last[pid] == n:
-            state.idle["after"] = f"idle/{pid}/after.jsonl"
-            measure_idle(inst, cfg.energy.idle_seconds, interval, root / state.idle["after"],
-                         f"idle after policy {pid}")
+            _idle(cfg, root, inst, state, "after")
     return runs
+
+
+def _idle(cfg: ResidencyConfig, root: Path, inst: Instruments, state: PolicyState,
+          when: str) -> None:
+    pid = state.spec.policy_id
+    state.idle[when] = f"idle/{pid}/{when}{inst.extension}"
+    window = measure_idle(inst, cfg.energy.idle_seconds, cfg.energy.minimums.sampling_interval_s,
+                          root / state.idle[when], f"idle {when} policy {pid}")
+    if window is not None:
+        state.idle_windows[when] = window
 
 
 def _gpus_used(states: dict[str, PolicyState]) -> list[dict[str, Any]]:

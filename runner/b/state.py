@@ -34,6 +34,8 @@ class Inputs:
     """The workload options, file options resolved (`WorkloadFactory.path_options`)."""
     off_protocol: dict[str, Any] | None = None
     """The manifest's record of a diagnostic run (`runner.conformance.enforce`)."""
+    plugins: list[dict[str, Any]] = field(default_factory=list)
+    """The plug-in execution provider libraries registered, and how (runner.b.winml)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ class PolicyState:
     placement_file: str | None = None
     idle: dict[str, str] = field(default_factory=dict)
     """before/after -> idle trace file."""
+    idle_windows: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """before/after -> (start, end) of an idle measurement kept from an external log."""
     artifact: tuple[str, str] | None = None
     """(file, sha256) of the artifact this policy runs."""
 

@@ -16,18 +16,47 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from runner import artifacts
-from runner.b.energy.base import Instrument, Record, Recorder, parse_time, unavailable
+from runner.b import power_source
+from runner.b.config import EnergyConfig
+from runner.b.energy.base import (
+    Instrument,
+    Record,
+    Recorder,
+    now_utc,
+    parse_time,
+    unavailable,
+)
 from runner.b.energy.nvml import NvmlInstrument
 from runner.b.energy.rapl import RaplInstrument
+from runner.b.energy.window import Analysis, Minimums
 from runner.b.policies import RunningPolicy
-from runner.environment import Observed, power_mode, power_source
+from runner.environment import Observed, power_mode
+from runner.errors import RunnerError
 from runner.records import incident_of
 
 _encode = json.JSONEncoder(ensure_ascii=False).encode
+
+
+class ExternalTrace(Protocol):
+    """A power log another program writes (HWiNFO, powermetrics): the runner keeps the
+    part of it that covers each window, in the tool's own format."""
+
+    source: str
+    extension: str
+    has_gpu: bool
+
+    def capture(self, t0: datetime, t1: datetime, dest: Path) -> None: ...
+
+    def analyse(self, path: Path, started: str, ended: str, mins: Minimums) -> Analysis: ...
+
+    def last_gpu_watts(self, path: Path) -> float | None: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -36,12 +65,20 @@ class Instruments:
 
     usable: list[Instrument]
     missing: list[Record]
+    external: ExternalTrace | None = None
+    """A log another program writes, read for each window instead of polling."""
+
+    @property
+    def extension(self) -> str:
+        return self.external.extension if self.external else ".jsonl"
 
     def recorder(self, interval: float) -> Recorder:
         return Recorder(self.usable, self.missing, interval)
 
     def describe(self) -> list[dict[str, Any]]:
-        return ([{"status": "available", **i.describe()} for i in self.usable]
+        ext = ([{"source": self.external.source, "status": "available",
+                 "log": str(getattr(self.external, "path", ""))}] if self.external else [])
+        return (ext + [{"status": "available", **i.describe()} for i in self.usable]
                 + [{"source": r["source"], "status": "unavailable", "reason": r["reason"]}
                    for r in self.missing])
 
@@ -52,6 +89,8 @@ class Instruments:
     def close(self) -> None:
         for inst in self.usable:
             inst.close()
+        if self.external is not None:
+            self.external.close()
 
 
 def open_instruments(candidates: list[Instrument]) -> Instruments:
@@ -63,6 +102,24 @@ def open_instruments(candidates: list[Instrument]) -> Instruments:
         else:
             missing.append(unavailable(inst.source, reason))
     return Instruments(usable, missing)
+
+
+def external_log(energy: EnergyConfig, root: Path) -> ExternalTrace | None:
+    """The log another program writes, when the config's instruments name one."""
+    if "hwinfo" in energy.instruments:
+        from runner.b.energy.hwinfo import HwinfoLog
+
+        if energy.hwinfo_log is None:
+            raise RunnerError("energy.instruments names hwinfo but energy.hwinfo_log is not "
+                              "set: give the CSV file HWiNFO's sensor logging writes")
+        return HwinfoLog(energy.hwinfo_log, energy.minimums.sampling_interval_s,
+                         energy.log_timeout_s)
+    if "powermetrics" in energy.instruments:
+        from runner.b.energy.powermetrics import Powermetrics
+
+        return Powermetrics(energy.powermetrics_log, energy.minimums.sampling_interval_s,
+                            energy.log_timeout_s, root)
+    return None
 
 
 def default_instruments(names: tuple[str, ...], gpus: list[tuple[int, str | None]],
@@ -103,7 +160,11 @@ def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[
               texts: list[str], repetitions: int, warmup: int, instruments: Instruments,
               interval: float, root: Path) -> TrialRun:
     pid = policy.spec.policy_id
-    src, mode = power_source(), power_mode()
+    src, ext, raw = power_source.read()
+    mode = power_mode()
+    kept = root / f"power_source/{pid}/trial-{trial_index}{ext}"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_bytes(raw)
     error = None
     done_warmup = 0
     try:
@@ -144,15 +205,27 @@ def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[
     with open(out, "w", encoding="utf-8", newline="\n") as f:
         f.writelines(_encode({"id": i, "label": lab, "latency_ms": ms}) + "\n"
                      for i, lab, ms in answers)
-    artifacts.write_jsonl(root / f"power/{pid}/trial-{trial_index}.jsonl", rec.records)
+    if instruments.external is not None and started and ended:
+        instruments.external.capture(parse_time(started), parse_time(ended),
+                                     root / f"power/{pid}/trial-{trial_index}"
+                                            f"{instruments.extension}")
+    else:
+        artifacts.write_jsonl(root / f"power/{pid}/trial-{trial_index}.jsonl", rec.records)
     return TrialRun(pid, trial_index, position, "failed" if error else "ok", started, ended,
                     wall, done_warmup, src, mode, len(answers), error, monotonic)
 
 
 def measure_idle(instruments: Instruments, seconds: float, interval: float, path: Path,
-                 label: str) -> None:
+                 label: str) -> tuple[str, str] | None:
     """Idle power for `seconds` (no work from this process), between idle markers; with no
-    readable instrument only the reasons are written, and no time is spent."""
+    readable instrument only the reasons are written, and no time is spent. With an
+    external log, its lines over the idle time are kept and the (start, end) returned."""
+    if instruments.external is not None:
+        start = now_utc()
+        time.sleep(seconds)
+        end = now_utc()
+        instruments.external.capture(parse_time(start), parse_time(end), path)
+        return start, end
     rec = instruments.recorder(interval)
     if instruments.usable and seconds > 0:
         rec.start()
@@ -161,3 +234,4 @@ def measure_idle(instruments: Instruments, seconds: float, interval: float, path
         rec.end("idle_end", label)
         rec.stop()
     artifacts.write_jsonl(path, rec.records)
+    return None

@@ -31,6 +31,7 @@ GATE_OUTPUTS = "gates/"
 IDLE = "idle/"
 POWER_STATE = "power_state/"
 CHECKPOINT_CONFIG = "model/config.json"
+POWER_SOURCE = "power_source/"
 
 _ID = r"[A-Za-z0-9._-]+"
 OUTPUT_FILE = re.compile(rf"^outputs/(?P<policy>{_ID})/trial-(?P<n>[1-9][0-9]*)\.jsonl\Z")
@@ -38,6 +39,9 @@ OUTPUT_FILE = re.compile(rf"^outputs/(?P<policy>{_ID})/trial-(?P<n>[1-9][0-9]*)\
 another file)."""
 POWER_FILE = re.compile(rf"^power/(?P<policy>{_ID})/trial-(?P<n>[1-9][0-9]*)\.(?P<ext>\w+)\Z")
 """`power/<policy_id>/trial-<n>.<ext>`, the extension being the tool's own."""
+POWER_SOURCE_FILE = re.compile(
+    rf"^power_source/(?P<policy>{_ID})/trial-(?P<n>[1-9][0-9]*)\.[\w.]+\Z")
+"""`power_source/<policy_id>/trial-<n>.<ext>`: the OS's power source at the trial's start."""
 PLACEMENT_FILE = re.compile(rf"^placement/(?P<name>{_ID})\Z")
 """`placement/<policy_id>.<ext>`; a policy id may hold dots, so the file is the policy's whose
 id followed by a dot is the longest start of the name."""

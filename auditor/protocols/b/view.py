@@ -42,6 +42,8 @@ from auditor.protocols.b.artifacts import (
     PLACEMENT_FILE,
     POWER,
     POWER_FILE,
+    POWER_SOURCE,
+    POWER_SOURCE_FILE,
     POWER_STATE,
     manifest_ref,
     placement_owner,
@@ -51,6 +53,7 @@ from auditor.readers import (
     evidence_kinds,
     jsonl_id_label,
     jsonl_latency,
+    power_source,
 )
 from auditor.readers.base import Fault
 from auditor.rundir import RunFiles
@@ -137,6 +140,9 @@ class RunView:
     available: frozenset[str]
     absent: frozenset[str] = field(default_factory=frozenset)
     unavailable_reason: Mapping[str, str] = field(default_factory=dict)
+    power_source: Mapping[TrialKey, tuple[str, str | None]] = field(default_factory=dict)
+    """(policy_id, trial_index) -> (power_source/<p>/trial-<n>.<ext>, the source the OS
+    reported at the trial's start: `ac`, `battery` or None)."""
 
     @property
     def m(self) -> dict:
@@ -194,7 +200,8 @@ class _Loader(Loader):
             environment=plain["environment"], checkpoint_config=plain["checkpoint_config"],
             files_on_disk=self.files.hashes,
             load_findings=tuple(self.findings), available=frozenset(self.available),
-            absent=frozenset(self.absent), unavailable_reason=unavailable)
+            absent=frozenset(self.absent), unavailable_reason=unavailable,
+            power_source=MappingProxyType(self.load_power_source()))
 
     def load_manifest(self) -> dict | None:
         return super().load_manifest("manifest_residency", "B0001", manifest_ref,
@@ -288,6 +295,21 @@ class _Loader(Loader):
             out.setdefault(owner, []).append(self.read_evidence(rel, "placement", offset))
         self.available.add("placement")
         return {k: tuple(v) for k, v in out.items()}
+
+    def load_power_source(self) -> dict[TrialKey, tuple[str, str | None]]:
+        """Each trial's power source as the OS reported it (auditor.readers.power_source)."""
+        out: dict[TrialKey, tuple[str, str | None]] = {}
+        for rel in self.files.paths(POWER_SOURCE):
+            m = POWER_SOURCE_FILE.match(rel)
+            if not m or rel not in self.data:
+                self.report(Fault(rel, "power source file name is not "
+                                  "power_source/<policy_id>/trial-<n>.<ext>"))
+                continue
+            read = power_source.read(self.data[rel], name=rel)
+            for f in read.faults:
+                self.report(f)
+            out[(m["policy"], int(m["n"]))] = (rel, read.value)
+        return out
 
     def load_power_state(self, offset: str | None) -> dict[str, Evidence]:
         """Every power_state/* file, a trace or a record, by whichever reader takes it."""

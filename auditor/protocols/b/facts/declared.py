@@ -7,6 +7,8 @@ read as such (`Policy.recorded_fallback`)."""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -114,6 +116,21 @@ def _recorded_fallback(p: dict[str, Any], role: str, provider: str | None) -> st
     if isinstance(device, str) and device_of(device) == "cpu":
         return f"the manifest records its device as {device!r}"
     return None
+
+
+def package_sha256(files: Mapping[str, str], folder: str) -> str | None:
+    """The revision of a folder of the run (a Core ML `.mlpackage`): SHA-256 over each of
+    its files' `<path inside it>\0<SHA-256 hex>\n`, sorted by path (the runner's
+    `runner.b.coreml_convert.package_sha256`); None when no file lies under it."""
+    prefix = folder.rstrip("/") + "/"
+    inside = sorted((rel[len(prefix):], sha) for rel, sha in files.items()
+                    if rel.startswith(prefix))
+    if not inside:
+        return None
+    h = hashlib.sha256()
+    for rel, sha in inside:
+        h.update(f"{rel}\0{sha}\n".encode())
+    return h.hexdigest()
 
 
 def number(v: Any) -> float | None:

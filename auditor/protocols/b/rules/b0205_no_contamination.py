@@ -4,19 +4,22 @@ What it checks: the environment snapshot's `concurrent_load.gpu_processes` (NVML
 other compute processes on the GPUs the run uses) is empty; and no ok trial whose row records
 AC power has a battery reading in its own power trace showing the battery discharging (a
 `battery` domain reading below `DISCHARGE_W`: the machine ran on battery, whatever the row
-says); and no ok trial's trace logs network traffic averaging more than the protocol's
-`NETWORK_KBPS_MAX` over its window (HWiNFO's network rates: `facts/load.py`). A 1-minute
-load average above the CPUs during the run is a warning (other work shared
-the machine; it may be background).
+says), nor one whose row records another power source than the OS reported at its start
+(`power_source/<policy_id>/trial-<n>.<ext>`: `pmset -g batt`, GetSystemPowerStatus,
+/sys/class/power_supply, auditor/readers/power_source.py); and no ok trial's trace logs
+network traffic averaging more than the protocol's `NETWORK_KBPS_MAX` over its window
+(HWiNFO's network rates: `facts/load.py`). A 1-minute load average above the CPUs during the
+run is a warning (other work shared the machine; it may be background).
 Reads: environment.json `/concurrent_load`; trials.csv `power_source`; power/* (battery
-readings, HWiNFO's `Charge Rate`, its network rates).
+readings, HWiNFO's `Charge Rate`, its network rates); power_source/* (the OS's own reading).
 Why it matters: B2: "disable network activity and other foreground workloads"; B7 compares
 policies on the same power source. Another process on the GPU takes the accelerator's time
 and power (both policies' figures are then another workload's too), and a baseline measured
 on battery draws differently from one on AC: the comparison is not the one the run claims.
 Example: environment.json lists a python process holding 2 GiB on GPU 0; or HWiNFO's Charge
-Rate reads -18 W during the CPU baseline's trial 3, whose row says `ac`; HWiNFO's Current
-DL rate reads 41,850 KB/s in every window of the baseline.
+Rate reads -18 W during the CPU baseline's trial 3, whose row says `ac`; or `pmset -g batt`
+said "Now drawing from 'Battery Power'" at the start of a trial whose row says `ac`; or
+HWiNFO's Current DL rate reads 41,850 KB/s in every window of the baseline.
 """
 
 from __future__ import annotations
@@ -84,6 +87,12 @@ def check(view: RunView) -> Iterator[Finding]:
                                evidence={"column": n.source, "readings": n.readings})
     for t in trials(view):
         said = str(t.claims.get("power_source") or "").lower()
+        rel, os_said = view.power_source.get(t.key, (None, None))
+        if t.status == "ok" and rel is not None and os_said is not None and said != os_said:
+            yield RULE.finding(f"{t.name} records {said or 'no'} power source, but the OS "
+                               f"reported {os_said} at its start ({rel})", **at_trial(t),
+                               observed=said or None, expected=os_said,
+                               evidence={"field": "power_source", "os_reading": rel})
         if t.status != "ok" or said != "ac" or t.start is None or t.end is None:
             continue
         low = _discharge(view, t.key, t.start, t.end)
