@@ -30,7 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -167,7 +167,8 @@ def _check_pdf(pdf_path: Path, ca_certs, tsa_certs=None) -> tuple[bytes, str, Ti
                                  f"{problem or 'is not trusted for signing (pyHanko)'}")
     if status.coverage != SignatureCoverageLevel.ENTIRE_FILE:
         raise VerificationFailed(
-            f"{PDF}: the signature does not cover the whole file ({status.coverage.name}): "
+            f"{PDF}: the signature does not cover the whole file "
+            f"({status.coverage.name if status.coverage else 'unknown'}): "
             "bytes or a revision were added after signing")
     revisions = reader.xrefs.total_revisions
     if sig.signed_revision != revisions - 1:
@@ -204,7 +205,7 @@ def _when(moment: Any) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def signer_problem(cert: Any, ca_certs: list[Any], others: list[Any] = ()) -> str | None:
+def signer_problem(cert: Any, ca_certs: list[Any], others: Sequence[Any] = ()) -> str | None:
     """Why CERT (a `cryptography` certificate) may not sign a report trusted by CA_CERTS,
     in words; None when it may. The path (through OTHERS, certificates that may be
     intermediates) is built and validated by pyhanko-certvalidator as of now, the usage
@@ -300,7 +301,7 @@ def _check_files(report_dir: Path, stmt: dict) -> int:
         if name in listed:
             raise VerificationFailed(f"{ENVELOPE}: {name} listed twice")
         listed[name] = digest
-    must = MUST_LIST_BY_TYPE.get(stmt.get("predicateType"))
+    must = MUST_LIST_BY_TYPE.get(stmt.get("predicateType", ""))
     failures = ([f"{ENVELOPE}: unknown predicate type {stmt.get('predicateType')!r}"]
                 if must is None else
                 [f"{ENVELOPE}: the Statement does not list {name}"
@@ -394,9 +395,9 @@ def _verify(report_dir: Path, ca: Path, passed: list[Passed],
     if failures:
         raise VerificationFailed("\n".join(failures))
     assert cert is not None and stmt is not None
-    pred = stmt.get("predicate") if isinstance(stmt.get("predicate"), dict) else {}
+    pred = got if isinstance(got := stmt.get("predicate"), dict) else {}
     comparison = stmt.get("predicateType") == dsse.COMPARISON_PREDICATE_TYPE
-    replay = pred.get("replay") if isinstance(pred.get("replay"), dict) else {}
+    replay = got if isinstance(got := pred.get("replay"), dict) else {}
     return {"experiment_id": pred.get("experiment_id"), "verdict": pred.get("verdict"),
             "replay_verdict": replay.get("verdict"),
             "test_key": "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper(),

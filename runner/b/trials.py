@@ -107,8 +107,8 @@ def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[
     error = None
     done_warmup = 0
     try:
-        for i in range(warmup):
-            policy.classify_one(texts[i % len(texts)])
+        for n in range(warmup):
+            policy.classify_one(texts[n % len(texts)])
             done_warmup += 1
     except Exception as exc:  # the trial failed before its window
         error = f"warm-up: {incident_of(exc)['message']}"

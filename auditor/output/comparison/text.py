@@ -4,6 +4,7 @@ the signed page."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from auditor.output import Format
@@ -32,6 +33,8 @@ def render(cmp: Any, *, color: bool = False) -> str:
         lines.append(f"    rests on: {', '.join(v['sources_shown'])}{more}")
     ranked_a = [cells.row(r) for r in cmp.ranked if r.protocol != PROTOCOL_B]
     ranked_b = [cells.row(r) for r in cmp.ranked if r.protocol == PROTOCOL_B]
+    head: tuple[str, ...]  # each table its own columns
+    keys: tuple[str, ...]
     if ranked_a or not ranked_b:
         head = ("rank", "GPU", "configuration", "precision", "offer", "runs accepting",
                 "warm median", "passes", "throughput", "package", "per accepted corpus")
@@ -78,7 +81,7 @@ def _pick(v: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(str(v[k]) for k in keys)
 
 
-def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def _table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     if not rows:
         return ["  (none)"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]

@@ -195,8 +195,8 @@ class _Loader(Loader):
             absent=frozenset(self.absent), unavailable_reason=unavailable)
 
     def load_manifest(self) -> dict | None:
-        return super().load_manifest("manifest_residency", "B0001", manifest_ref,
-                                     "the protocol B manifest")
+        return self.read_manifest("manifest_residency", "B0001", manifest_ref,
+                                  "the protocol B manifest")
 
     # -- per trial and per policy files ---------------------------------------------------
     def load_outputs(self) -> tuple[pl.DataFrame | None, pl.DataFrame]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -99,8 +99,10 @@ def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERAT
     placed = frame.filter((pl.col("device") != "unknown") & ~is_transfer)
     on_accel = placed.filter(pl.col("device").is_in(accel))
     n_placed, n_accel = placed.height, on_accel.height
-    cost_placed = placed["cost"].sum() if placed["cost"].null_count() < n_placed else None
-    cost_accel = on_accel["cost"].sum() if cost_placed is not None else None
+    # the cost column is Float64: its sums are floats
+    cost_placed = (cast(float, placed["cost"].sum()) if placed["cost"].null_count() < n_placed
+                   else None)
+    cost_accel = cast(float, on_accel["cost"].sum()) if cost_placed is not None else None
     cpu = placed.filter(pl.col("device") == "cpu").height
     by_type: dict[str, dict[str, int]] = {}
     for r in (frame.group_by("op_type", "device").len().sort("op_type", "device", nulls_last=True)
@@ -114,7 +116,7 @@ def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERAT
         "operation_share": n_accel / n_placed if n_placed else None,
         "cost_with_placement": cost_placed,
         "cost_on_accelerator": cost_accel,
-        "cost_share": cost_accel / cost_placed if cost_placed else None,
+        "cost_share": cost_accel / cost_placed if cost_placed and cost_accel is not None else None,
         "placed_without_cost": placed["cost"].null_count(),
         "cpu_node_share": cpu / n_placed if n_placed else None,
         "transfers": transfers.height,
@@ -141,7 +143,7 @@ def json_record(data: bytes, log: FaultLog, schema_kind: str, what: str
     try:
         doc = json.loads(decoded[0])
     except ValueError as exc:
-        log.error(f"{what} is not JSON ({exc.msg}).", kind="syntax",
+        log.error(f"{what} is not JSON ({getattr(exc, 'msg', exc)}).", kind="syntax",
                   line=getattr(exc, "lineno", None), column=getattr(exc, "colno", None))
         return None, set()
     except RecursionError:

@@ -44,7 +44,7 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
         if meta["fallback"]:
             meta.setdefault("notes", []).append(
                 f"ORT fell back: {requested[0]} was requested, {active[0]} is active.")
-    nodes = doc.get("nodes") if isinstance(doc.get("nodes"), list) else []
+    nodes = got if isinstance(got := doc.get("nodes"), list) else []
     rows = [{"node": n["name"], "op_type": n.get("op_type"), "provider": n.get("provider"),
              "device": _frame.device_of(n.get("provider"))}
             for i, n in enumerate(nodes)

@@ -45,7 +45,7 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     assigned = [a for i, a in enumerate(doc.get("assigned") or [])
                 if isinstance(a, dict) and not _frame.is_bad(f"/assigned/{i}", bad)]
     notes = meta.setdefault("notes", [])
-    compilation = doc.get("compilation") if isinstance(doc.get("compilation"), dict) else {}
+    compilation = got if isinstance(got := doc.get("compilation"), dict) else {}
     if compilation.get("aot") and compilation.get("succeeded") is False:
         notes.append(f"AOT compilation failed: {compilation.get('error') or 'no message'}.")
     if assigned and all(_device(a) == "cpu" for a in assigned):

@@ -127,8 +127,8 @@ def _records(data: bytes, log: FaultLog) -> pl.DataFrame | None:
         try:
             obj = json.loads(raw)
         except ValueError as exc:
-            log.error(f"Not a JSON object ({exc.msg}): the line is left out.", kind="syntax",
-                      line=i, column=exc.colno, value=raw)
+            log.error(f"Not a JSON object ({getattr(exc, 'msg', exc)}): the line is left out.",
+                      kind="syntax", line=i, column=getattr(exc, "colno", None), value=raw)
             continue
         error = next(iter(sorted(validator.iter_errors(obj), key=lambda e: list(e.path))), None)
         if error is None and isinstance(obj, dict) and any(

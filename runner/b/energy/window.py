@@ -20,8 +20,9 @@ averaged as a cross-check; energy never comes from them.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -73,7 +74,7 @@ class Series:
     energy_j: float | None = None
     mean_watts: float | None = None
     max_gap_s: float | None = None
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -99,8 +100,8 @@ class Analysis:
     energy_j: float | None = None
     average_power_w: float | None = None
     energy_source: str | None = None
-    series: list[Series] = field(default_factory=list)
-    gaps: list[str] = field(default_factory=list)
+    series: list[Series] = dataclasses.field(default_factory=list)
+    gaps: list[str] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "reason": self.reason, "started_at": self.started_at,

@@ -14,6 +14,7 @@ Example: variant `batch-4` has four warm rows, or its warm-up entry comes after 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 import polars as pl
 
@@ -42,7 +43,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                subject=Subject(variant=v))
         tl = view.timeline.filter(pl.col("variant_id") == v)
         block = tl.filter(pl.col("phase") == "warmup")
-        first_warm = tl.filter(pl.col("phase") == "warm")["order_index"].min()
+        first_warm = cast(int | None, tl.filter(pl.col("phase") == "warm")["order_index"].min())
         if warmup > 0 and block.height == 0:
             yield RULE.finding(f"variant {v} has no warm-up entry", artifact=TIMELINE,
                                observed="none", expected=f"{warmup} iterations",

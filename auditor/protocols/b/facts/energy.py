@@ -44,7 +44,7 @@ import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -174,7 +174,7 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
     """The energy over window W from its trace EV (the module's rules)."""
     if ev is None:
         return Energy("no_trace", "no power trace for this trial")
-    base = {"trace": ev.path, "tool": ev.tool}
+    base: dict[str, Any] = {"trace": ev.path, "tool": ev.tool}
     if not ev.usable:
         return Energy("fault", f"{ev.path} could not be read (see its B0002 findings)", **base)
     if ev.time_back:
@@ -216,7 +216,9 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
                   for (dom, dev, src), g in chosen.sort("e").group_by(
                       "domain", "device", "source", maintain_order=True))
     energy = sum(s.energy_j for s in found)
-    spans = [(g["s"].min(), g["e"].max()) for _, g in chosen.group_by("domain", "device")]
+    # Float64 columns: a group's bounds are floats (`s` null where a reading has no start)
+    spans = [(cast(float | None, g["s"].min()), cast(float, g["e"].max()))
+             for _, g in chosen.group_by("domain", "device")]
     starts = [a if a is not None else b for a, b in spans]
     wall = t1 - t0
     e = Energy(

@@ -89,7 +89,9 @@ RUNTIME_FAMILY = {"coreml": "coreml", "torch": "torch", "onnxruntime": "onnxrunt
 
 
 def is_compute_op(op_type: str | None) -> bool:
-    return bool(op_type) and (op_type in COMPUTE_OPS or op_type.startswith("Reduce"))
+    if not op_type:
+        return False
+    return op_type in COMPUTE_OPS or op_type.startswith("Reduce")
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ def _dispatched(meta: Mapping[str, Any], accel: frozenset[str]
 
 
 def _fallback(meta: Mapping[str, Any]) -> str | None:
-    comp = meta.get("compilation") if isinstance(meta.get("compilation"), Mapping) else {}
+    comp = got if isinstance(got := meta.get("compilation"), Mapping) else {}
     if comp.get("aot") and comp.get("succeeded") is False:
         return f"AOT compilation failed: {comp.get('error') or 'no message'}"
     if meta.get("fallback"):
@@ -229,17 +231,18 @@ def _invalid(frame: pl.DataFrame, accel: frozenset[str]) -> pl.Series:
 def _one(pid: str, pol: Policy | None, names: tuple[str, ...], ev: Evidence) -> Placement:
     """What one placement file says of policy PID, read on its own."""
     meta = ev.meta
-    diag = meta.get("diagnostic") if isinstance(meta.get("diagnostic"), Mapping) else {}
-    known = {"policy_id": pid, "files": names, "used": ev.path, "reader": ev.reader,
-             "tool": ev.tool, "record_policy": _text(meta, "policy_id"),
-             "model_sha256": _text(meta, "model_sha256"), "model_path": _text(meta, "model"),
-             "captured_at": timestamps.epoch_s(meta.get("captured_at"))
-             or timestamps.epoch_s(diag.get("started_at")),
-             "fallback": _fallback(meta),
-             "assigned": tuple(a for a in meta.get("assigned") or [] if isinstance(a, Mapping)),
-             "session_recorded": "assigned" in meta,
-             "session_provider": _session_provider(meta),
-             "runtime": _runtime(meta, ev.frame), "truncated": ev.truncated}
+    diag = got if isinstance(got := meta.get("diagnostic"), Mapping) else {}
+    known: dict[str, Any] = {
+        "policy_id": pid, "files": names, "used": ev.path, "reader": ev.reader,
+        "tool": ev.tool, "record_policy": _text(meta, "policy_id"),
+        "model_sha256": _text(meta, "model_sha256"), "model_path": _text(meta, "model"),
+        "captured_at": timestamps.epoch_s(meta.get("captured_at"))
+        or timestamps.epoch_s(diag.get("started_at")),
+        "fallback": _fallback(meta),
+        "assigned": tuple(a for a in meta.get("assigned") or [] if isinstance(a, Mapping)),
+        "session_recorded": "assigned" in meta,
+        "session_provider": _session_provider(meta),
+        "runtime": _runtime(meta, ev.frame), "truncated": ev.truncated}
     frame = ev.frame
     if frame is None or frame.filter(pl.col("device") != "unknown").is_empty():
         return Placement(**known,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -121,8 +121,8 @@ def _judge(key: str, evs: list[Evidence], limit: float, names: frozenset[str]
                 shows.append(f"{ev.path}: the session holds no discrete GPU")
                 continue
             if gpu is not None:
-                top = gpu["watts"].max()
-                if top > limit:  # type: ignore[operator]
+                top = cast(float, gpu["watts"].max())  # a Float64 column of a non-empty frame
+                if top > limit:
                     return None, f"{ev.path}: the discrete GPU draws up to {top:.3g} W"
                 shows.append(f"{ev.path}: the discrete GPU stays at or below {limit:g} W")
         elif gpu is not None:
@@ -144,7 +144,7 @@ def power_state_checks(view: RunView) -> dict[str, CheckEvidence]:
     names = _gpu_names(view)
     out: dict[str, CheckEvidence] = {}
     for key in CHECKS:
-        entry = recorded.get(key) if isinstance(recorded.get(key), dict) else {}
+        entry = got if isinstance(got := recorded.get(key), dict) else {}
         cited_raw = entry.get("evidence")
         cited = tuple(c for c in ([cited_raw] if isinstance(cited_raw, str) else
                                   cited_raw if isinstance(cited_raw, list) else [])

@@ -14,6 +14,7 @@ Example: `model/model.onnx` hashes to 5a1e..., the ONNX policy records 45c6....
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from auditor.model import Finding, Subject
 from auditor.protocols.b.artifacts import MANIFEST
@@ -28,7 +29,8 @@ from auditor.rule import rule
 def check(view: RunView) -> Iterator[Finding]:
     m = view.m
     art = (m.get("artifact") or {}).get("file")
-    pairs = [(art, m["artifact_sha256"], "/artifact_sha256", None)]
+    pairs: list[tuple[Any, Any, str, str | None]] = [
+        (art, m["artifact_sha256"], "/artifact_sha256", None)]
     for i, p in enumerate(policies(view).values()):
         if p.artifact_file and p.artifact_sha256:
             pairs.append((p.artifact_file, p.artifact_sha256,
