@@ -360,3 +360,20 @@ def policies_columns() -> tuple[str, ...]:
 
 def _read_json(name: str) -> dict[str, Any]:
     return json.loads(resources.files(__name__).joinpath(name).read_text(encoding="utf-8"))
+
+
+CONVENTIONS_FILE = "conventions.json"
+
+
+@cache
+def conventions() -> dict[str, dict[str, dict[str, Any]]]:
+    """`conventions.json`: the protocols' fixed numbers (group -> name -> value, ref, what)."""
+    doc = _read_json(CONVENTIONS_FILE)
+    return {group: names for group, names in doc.items() if not group.startswith("$")}
+
+
+def convention(group: str, name: str) -> Any:
+    """One convention's value (`convention("B", "min_samples_per_window")` is 10); a list
+    comes back as a tuple, so no caller can change it for the others."""
+    value = conventions()[group][name]["value"]
+    return tuple(value) if isinstance(value, list) else value

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+import schemas
 from auditor.readers import json_doc
 from auditor.readers.base import Fault
 
@@ -147,7 +148,7 @@ _HF_COMPONENTS = {
         "Sequence"})),
 }
 """Component -> (the key of a Sequence's members, the types replay applies)."""
-_PAD_TOKENS = ("[PAD]", "<pad>")
+_PAD_TOKENS = schemas.convention("replay", "pad_tokens")
 
 
 class TokenizerFailed(Exception):

@@ -22,9 +22,10 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
+import schemas
 from auditor.errors import AuditorError
 
-B200_GPUS_PER_LOT = 2
+B200_GPUS_PER_LOT = schemas.convention("A", "b200_gpus_per_lot")
 _UINT = re.compile(r"[0-9]+")
 
 

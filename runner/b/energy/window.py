@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import schemas
 from runner.b.energy.base import Record, parse_time
 
 UNIT_J = {"mJ": 1e-3, "uJ": 1e-6}
-MIN_READINGS = 10
+MIN_READINGS = schemas.convention("B", "min_samples_per_window")
 """The protocol's floor (docs/protocol.md, B6): any power source gives at least this many
 samples inside each inference window, or the window has no energy figure."""
 
@@ -44,7 +45,7 @@ class Minimums:
     max_watts: float = 1000.0
     """Ceiling of a RAPL zone's power, for the longest poll gap that cannot hide a wrap."""
     gap_factor: float = 3.0
-    min_readings: int = 10
+    min_readings: int = MIN_READINGS
     """The protocol's floor of readings per window (`MIN_READINGS`): never read from a
     configuration; only a unit test of the arithmetic on a handful of reads lowers it."""
 

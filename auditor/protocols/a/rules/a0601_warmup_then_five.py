@@ -18,10 +18,13 @@ from typing import cast
 
 import polars as pl
 
+import schemas
 from auditor.model import Finding, Subject
 from auditor.protocols.a.artifacts import MANIFEST, RESULTS, TIMELINE
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
+
+WARM_PASSES = schemas.convention("A", "warm_passes_per_variant")
 
 
 @rule(code="A0601", title="warm-up then five warm passes", protocol_ref="A6.1",
@@ -30,10 +33,10 @@ from auditor.rule import rule
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     n_warm, warmup = m["warm_passes_per_variant"], m["warmup_iterations"]
-    if n_warm < 5:
+    if n_warm < WARM_PASSES:
         yield RULE.finding("fewer than five warm passes per variant are planned",
                            artifact=MANIFEST, pointer="/warm_passes_per_variant",
-                           observed=n_warm, expected=">= 5")
+                           observed=n_warm, expected=f">= {WARM_PASSES}")
     warm = view.results.filter(pl.col("phase") == "warm")
     for v in [x["variant_id"] for x in m["variants"]]:
         runs = sorted(warm.filter(pl.col("variant_id") == v)["run_index"].to_list())
