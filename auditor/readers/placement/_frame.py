@@ -27,12 +27,36 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 import polars as pl
 
 import schemas
 from auditor.readers._common import MAX_DOCUMENT_BYTES, FaultLog, decode, frame_schema, too_large
+
+
+class PlacementMeta(TypedDict, total=False):
+    """What a placement reader says about the file beside its frame (`Read.meta`): the keys
+    protocols read, each documented in schemas/placement-nodes.frame.json (`meta`). A reader
+    writes only the keys its format gives (tests/readers/test_meta_contract.py)."""
+
+    tool: str
+    format: str
+    policy_id: str | None
+    model_sha256: str | None
+    model: str | None
+    captured_at: str | None
+    diagnostic: Mapping[str, Any] | None
+    compilation: Mapping[str, Any] | None
+    fallback: bool
+    notes: list[str]
+    assigned: list[Any] | None
+    profile_file: str | None
+    dispatched_by_devices: dict[str, int]
+    runtime: str
+    session_provider: str | None
+    session_recorded: bool
+
 
 DEVICES = ("cpu", "gpu", "ane", "npu", "unknown")
 TRANSFER_OPS = frozenset({"MemcpyFromHost", "MemcpyToHost"})

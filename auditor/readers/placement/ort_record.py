@@ -39,6 +39,8 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
                 "active_providers", "source", "profile_file", "diagnostic"):
         meta[key] = doc.get(key)
     requested, active = doc.get("requested_providers"), doc.get("active_providers")
+    if isinstance(active, list) and active and isinstance(active[0], str):
+        meta["session_provider"] = active[0]
     if isinstance(requested, list) and isinstance(active, list) and requested and active:
         meta["fallback"] = active[0] != requested[0]
         if meta["fallback"]:

@@ -42,6 +42,13 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     for key in ("policy_id", "model_sha256", "os_build", "onnxruntime_version", "captured_at",
                 "selection", "compilation", "assigned"):
         meta[key] = doc.get(key)
+    meta["session_recorded"] = True  # a record of the session as compiled and assigned
+    if isinstance(doc.get("assigned"), list):
+        meta["runtime"] = "windows-ml"
+    first = next((a for a in doc.get("assigned") or [] if isinstance(a, dict)), None)
+    if first is not None:
+        provider = first.get("execution_provider")
+        meta["session_provider"] = provider if isinstance(provider, str) else None
     assigned = [a for i, a in enumerate(doc.get("assigned") or [])
                 if isinstance(a, dict) and not _frame.is_bad(f"/assigned/{i}", bad)]
     notes = meta.setdefault("notes", [])

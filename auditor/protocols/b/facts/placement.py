@@ -25,12 +25,13 @@ backend it marks invalid ("Unsupported tensor format") without an estimate, and 
 expose that absence (a null `cost`), not the mark itself. Such an operation counts as
 placed, never on the accelerator.
 
-**The runtime, provider and device come from the evidence** (`runtime_of`): a file that
-records a compiled and assigned session (`meta["assigned"]`) is a Windows ML session; a
-record of dispatched operators is torch; a frame whose providers are Core ML compute
-devices (MLNeuralEngineComputeDevice, ane, bnns, ...) is Core ML, and one whose providers
-are execution providers is ONNX Runtime. The declared `runtime` only stands where the
-evidence says nothing.
+**The runtime, provider and device come from the evidence** (`runtime_of`): the runtime a
+file's reader says it records (`meta["runtime"]`: a compiled and assigned Windows ML
+session, a torch record of dispatched operators), else the frame's providers: Core ML
+compute devices (MLNeuralEngineComputeDevice, ane, bnns, ...) are Core ML, execution
+providers ONNX Runtime. The declared `runtime` only stands where the evidence says nothing.
+Every `meta` key read here is one of the placement family's (`PlacementMeta`,
+schemas/placement-nodes.frame.json), whichever reader wrote it.
 
 **Capture time**: a file is of this session when its capture time (where its format records
 one) lies at or after the declaration (within `CLOCK_TOLERANCE_S`: a time written to the
@@ -43,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -51,8 +52,13 @@ from auditor.protocols.b.facts.claims import FLOAT_EPS
 from auditor.protocols.b.facts.declared import WINDOWS_ML_RUNTIMES, Policy, policies
 from auditor.protocols.b.facts.trials import run_span
 from auditor.protocols.cache import per_view
-from auditor.readers import evidence_kinds, timestamps
-from auditor.readers.placement._frame import ACCELERATORS, device_of, placement_shares
+from auditor.readers import timestamps
+from auditor.readers.placement._frame import (
+    ACCELERATORS,
+    PlacementMeta,
+    device_of,
+    placement_shares,
+)
 
 if TYPE_CHECKING:
     from auditor.protocols.b.view import Evidence, RunView
@@ -164,7 +170,7 @@ def _text(meta: Mapping[str, Any], key: str) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def _dispatched(meta: Mapping[str, Any], accel: frozenset[str]
+def _dispatched(meta: PlacementMeta, accel: frozenset[str]
                 ) -> tuple[float | None, float | None]:
     """(accelerator share, CPU share) of a record of dispatched operators: the operators
     whose outputs all lie on the accelerator (on the CPU) over every dispatched one."""
@@ -179,7 +185,7 @@ def _dispatched(meta: Mapping[str, Any], accel: frozenset[str]
     return on / total, cpu / total
 
 
-def _fallback(meta: Mapping[str, Any]) -> str | None:
+def _fallback(meta: PlacementMeta) -> str | None:
     comp = got if isinstance(got := meta.get("compilation"), Mapping) else {}
     if comp.get("aot") and comp.get("succeeded") is False:
         return f"AOT compilation failed: {comp.get('error') or 'no message'}"
@@ -188,21 +194,10 @@ def _fallback(meta: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _session_provider(meta: Mapping[str, Any]) -> str | None:
-    first = next((a for a in meta.get("assigned") or [] if isinstance(a, Mapping)), None)
-    if first is not None:
-        return _text(first, "execution_provider")
-    active = meta.get("active_providers")
-    return active[0] if isinstance(active, list) and active and isinstance(active[0], str) \
-        else None
-
-
-def _runtime(meta: Mapping[str, Any], frame: pl.DataFrame | None) -> str | None:
+def _runtime(meta: PlacementMeta, frame: pl.DataFrame | None) -> str | None:
     """The runtime the file is evidence of (module docstring), or None."""
-    if isinstance(meta.get("assigned"), list):
-        return "windows-ml"
-    if "dispatched_by_devices" in meta:
-        return "torch"
+    if meta.get("runtime"):
+        return meta.get("runtime")
     provs = ({p.lower() for p in frame["provider"].drop_nulls().unique().to_list()}
              if frame is not None else set())
     if not provs:
@@ -230,7 +225,7 @@ def _invalid(frame: pl.DataFrame, accel: frozenset[str]) -> pl.Series:
 
 def _one(pid: str, pol: Policy | None, names: tuple[str, ...], ev: Evidence) -> Placement:
     """What one placement file says of policy PID, read on its own."""
-    meta = ev.meta
+    meta = cast(PlacementMeta, ev.meta)
     diag = got if isinstance(got := meta.get("diagnostic"), Mapping) else {}
     known: dict[str, Any] = {
         "policy_id": pid, "files": names, "used": ev.path, "reader": ev.reader,
@@ -240,8 +235,8 @@ def _one(pid: str, pol: Policy | None, names: tuple[str, ...], ev: Evidence) -> 
         or timestamps.epoch_s(diag.get("started_at")),
         "fallback": _fallback(meta),
         "assigned": tuple(a for a in meta.get("assigned") or [] if isinstance(a, Mapping)),
-        "session_recorded": "assigned" in meta,
-        "session_provider": _session_provider(meta),
+        "session_recorded": meta.get("session_recorded") is True,
+        "session_provider": meta.get("session_provider"),
         "runtime": _runtime(meta, ev.frame), "truncated": ev.truncated}
     frame = ev.frame
     if frame is None or frame.filter(pl.col("device") != "unknown").is_empty():
@@ -348,7 +343,7 @@ def _placement(pid: str, pol: Policy | None, files: tuple[Evidence, ...]) -> Pla
     declared = pol.placement_file if pol else None
     usable = [f for f in files if f.usable]
     pick = next((f for f in usable if f.path == declared), None) or (
-        min(usable, key=lambda f: evidence_kinds.rank(f.reader)) if usable else None)
+        min(usable, key=lambda f: f.rank) if usable else None)
     names = tuple(f.path for f in files)
     if pick is None:
         return Placement(pid, names, None, None, None,
