@@ -92,13 +92,14 @@ def test_no_protocol_reads_an_undocumented_meta_key() -> None:
             read[str(path.relative_to(ROOT))] = keys
     assert read == {}
     # the scan sees what the placement facts read
-    assert {"runtime", "session_provider", "profile_file"} <= _keys_read(
+    assert {"runtime", "session_provider", "fallback_reason", "profile_file"} <= _keys_read(
         ROOT / "auditor" / "protocols" / "b" / "facts" / "placement.py")
 
 
 def test_what_the_placement_facts_read_comes_from_the_records() -> None:
-    """The runtime, session provider and session record of a file come from its reader,
-    whichever it is: a Windows ML record names all three, an ORT record its provider."""
+    """The runtime, session provider, session record and fallback of a file come from its
+    reader, whichever it is: a Windows ML record names the first three, an ORT record its
+    provider and how it fell back."""
     winml = next((HERE / "windows_ml").glob("example.winml.json")).read_bytes()
     _, w = evidence_kinds.read(winml, "example.winml.json")
     _, o = evidence_kinds.read(json.dumps(ORT_RECORD).encode(), "cuda.ort.json")
@@ -107,5 +108,7 @@ def test_what_the_placement_facts_read_comes_from_the_records() -> None:
     assert meta["runtime"] == "windows-ml" and meta["session_recorded"] is True
     assert meta["session_provider"] == meta["assigned"][0]["execution_provider"]
     assert o.meta["session_provider"] == "CPUExecutionProvider"
+    assert o.meta["fallback_reason"] == ("ORT fell back: CUDAExecutionProvider was requested, "
+                                         "CPUExecutionProvider is active.")
     assert "runtime" not in o.meta and "session_recorded" not in o.meta
     assert t.meta["runtime"] == "torch"

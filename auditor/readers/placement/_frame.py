@@ -49,6 +49,7 @@ class PlacementMeta(TypedDict, total=False):
     diagnostic: Mapping[str, Any] | None
     compilation: Mapping[str, Any] | None
     fallback: bool
+    fallback_reason: str
     notes: list[str]
     assigned: list[Any] | None
     profile_file: str | None

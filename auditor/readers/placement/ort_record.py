@@ -44,8 +44,9 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     if isinstance(requested, list) and isinstance(active, list) and requested and active:
         meta["fallback"] = active[0] != requested[0]
         if meta["fallback"]:
-            meta.setdefault("notes", []).append(
-                f"ORT fell back: {requested[0]} was requested, {active[0]} is active.")
+            meta["fallback_reason"] = (f"ORT fell back: {requested[0]} was requested, "
+                                       f"{active[0]} is active.")
+            meta.setdefault("notes", []).append(meta["fallback_reason"])
     nodes = got if isinstance(got := doc.get("nodes"), list) else []
     rows = [{"node": n["name"], "op_type": n.get("op_type"), "provider": n.get("provider"),
              "device": _frame.device_of(n.get("provider"))}

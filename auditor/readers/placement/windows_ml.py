@@ -54,7 +54,9 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     notes = meta.setdefault("notes", [])
     compilation = got if isinstance(got := doc.get("compilation"), dict) else {}
     if compilation.get("aot") and compilation.get("succeeded") is False:
-        notes.append(f"AOT compilation failed: {compilation.get('error') or 'no message'}.")
+        meta["fallback_reason"] = (f"AOT compilation failed: "
+                                   f"{compilation.get('error') or 'no message'}")
+        notes.append(f"{meta['fallback_reason']}.")
     if assigned and all(_device(a) == "cpu" for a in assigned):
         notes.append("Only CPU execution providers are assigned.")
     nodes = doc.get("nodes")

@@ -185,15 +185,6 @@ def _dispatched(meta: PlacementMeta, accel: frozenset[str]
     return on / total, cpu / total
 
 
-def _fallback(meta: PlacementMeta) -> str | None:
-    comp = got if isinstance(got := meta.get("compilation"), Mapping) else {}
-    if comp.get("aot") and comp.get("succeeded") is False:
-        return f"AOT compilation failed: {comp.get('error') or 'no message'}"
-    if meta.get("fallback"):
-        return "; ".join(meta.get("notes") or []) or "the runtime fell back"
-    return None
-
-
 def _runtime(meta: PlacementMeta, frame: pl.DataFrame | None) -> str | None:
     """The runtime the file is evidence of (module docstring), or None."""
     if meta.get("runtime"):
@@ -233,7 +224,7 @@ def _one(pid: str, pol: Policy | None, names: tuple[str, ...], ev: Evidence) -> 
         "model_sha256": _text(meta, "model_sha256"), "model_path": _text(meta, "model"),
         "captured_at": timestamps.epoch_s(meta.get("captured_at"))
         or timestamps.epoch_s(diag.get("started_at")),
-        "fallback": _fallback(meta),
+        "fallback": meta.get("fallback_reason"),
         "assigned": tuple(a for a in meta.get("assigned") or [] if isinstance(a, Mapping)),
         "session_recorded": meta.get("session_recorded") is True,
         "session_provider": meta.get("session_provider"),
