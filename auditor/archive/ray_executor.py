@@ -75,7 +75,7 @@ class RayExecutor:
             remote = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)
             task: Any = remote(audit_shipped) if self.ship else remote(self.fn)
 
-            def submit(job: Job):
+            def submit(job: Job) -> Any:
                 return task.remote(job, pack(job.run_dir), 1) if self.ship \
                     else task.remote(job, 1)
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from auditor.archive.source_findings import INTERNAL, NOT_A_RUN, source_finding
 from auditor.archive.sources import Job
-from auditor.model import Finding, RunSummary, Skipped
+from auditor.model import AuditResult, Finding, RunSummary, Skipped
 
 _READY = False
 _VERSION: str | None = None
@@ -200,7 +200,7 @@ def audit_one(job: Job, threads: int | None = None) -> RunRecord:
                      auditor_version=auditor_version())
 
 
-def _bare_summary(job: Job, result) -> RunSummary:
+def _bare_summary(job: Job, result: AuditResult) -> RunSummary:
     """A protocol without a summary hook (or an unknown one): verdict and counts only."""
     from auditor.protocols.summary import main_reason
 

@@ -28,7 +28,7 @@ _RC: dict[str, Any] = {
 _COLD, _WARM, _FAIL = "#1f77b4", "#2ca02c", "#d62728"
 
 
-def _svg(fig) -> str:
+def _svg(fig: Any) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None},
                 bbox_inches="tight")
@@ -63,7 +63,7 @@ def load_matplotlib() -> None:
     import matplotlib.pyplot
 
 
-def _figure(n_rows: int):
+def _figure(n_rows: int) -> Any:
     load_matplotlib()
     import matplotlib
     import matplotlib.pyplot as plt

@@ -33,12 +33,15 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from auditor.dirkind import wrong_kind
 from auditor.errors import AuditorError, VerificationFailed
 from auditor.fsutil import list_files, sha256_file
 from auditor.report import dsse
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 PDF = "report.pdf"
 HTML = "report.html"
@@ -62,7 +65,7 @@ MUST_LIST_BY_TYPE = {
 COMPARISON_FACTS = ("runs", "ranked", "index_sha256")
 
 
-def _load_ca(ca: Path):
+def _load_ca(ca: Path) -> list[x509.Certificate]:
     from cryptography import x509
 
     try:
@@ -119,7 +122,9 @@ def _timestamp(status: Any) -> Timestamp | None:
     return Timestamp(True, when, tsa)
 
 
-def _check_pdf(pdf_path: Path, ca_certs, tsa_certs=None) -> tuple[bytes, str, Timestamp | None]:
+def _check_pdf(pdf_path: Path, ca_certs: list[x509.Certificate],
+               tsa_certs: list[x509.Certificate] | None = None
+               ) -> tuple[bytes, str, Timestamp | None]:
     """Validate the PDF signature; return the signer cert's DER, a summary line and its
     timestamp, if any."""
     from asn1crypto import x509 as asn1_x509
@@ -259,7 +264,8 @@ def signer_problem(cert: Any, ca_certs: list[Any], others: Sequence[Any] = ()) -
     return None
 
 
-def _check_signer(report_dir: Path, ca_certs, pdf_signer_der: bytes | None):
+def _check_signer(report_dir: Path, ca_certs: list[x509.Certificate],
+                  pdf_signer_der: bytes | None) -> x509.Certificate:
     """signer.pem: the PDF's signer (when known), with a valid path to the CA and the usage
     of a signing certificate (`signer_problem`)."""
     from cryptography import x509
