@@ -112,7 +112,9 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
                                  findings=(finding,), skipped=(), rules_run=(),
                                  waivers=waivers)
     rules = select_rules(protocol.rules, select, ignore, waivers)
-    left_out = not_run([r for r in protocol.rules if r not in rules], waivers)
+    # by identity: `in` on the list compared the rules field by field, pairwise (0.3 ms a run)
+    chosen = {id(r) for r in rules}
+    left_out = not_run([r for r in protocol.rules if id(r) not in chosen], waivers)
     try:
         view = protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes,
                                    protocol.parse_limits))

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -123,11 +123,11 @@ def _power(frame: pl.DataFrame) -> PowerSummary:
     samples = (timed.group_by("device", "end")
                .agg(pl.col("interval_s").max(), pl.col("line").min()).sort("end", "line"))
     intervals = samples["interval_s"].drop_nulls()
-    median = float(intervals.median()) if intervals.len() else None
+    median = float(cast(float, intervals.median())) if intervals.len() else None
     gaps = (samples.filter(pl.col("interval_s") > GAP_FACTOR * median).sort("line")
             if median else samples.clear())
     first = timed.select(pl.coalesce("start", "end").min()).item() if timed.height else None
-    last = timed["end"].max() if timed.height else None
+    last = cast(datetime, timed["end"].max()) if timed.height else None
     domains = (frame.group_by("domain", "device", "source", maintain_order=True).agg(
         readings=pl.len(), mean_w=pl.col("watts").mean(), min_w=pl.col("watts").min(),
         max_w=pl.col("watts").max(),
@@ -141,7 +141,7 @@ def _power(frame: pl.DataFrame) -> PowerSummary:
         start=_iso(first), end=_iso(last),
         span_s=(last - first).total_seconds() if first and last else None,
         median_interval_s=median,
-        max_interval_s=float(intervals.max()) if intervals.len() else None,
+        max_interval_s=float(cast(float, intervals.max())) if intervals.len() else None,
         gaps=tuple({"line": r["line"], "device": r["device"], "end": _iso(r["end"]),
                     "interval_s": r["interval_s"]}
                    for r in gaps.head(MAX_GAPS_LISTED).iter_rows(named=True)),

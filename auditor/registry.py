@@ -43,7 +43,7 @@ class Registry(Generic[P]):
     """Dotted name of the package holding one module per plug-in."""
     attribute: str
     """The module attribute that holds the plug-in."""
-    kind: type
+    kind: type[P]
     """What every plug-in must be (checked with `isinstance`)."""
     module_pattern: str = r"^[a-z][a-z0-9_]*$"
     """Modules of the package that are plug-ins (others are helpers)."""
@@ -77,9 +77,10 @@ class Registry(Generic[P]):
         if not isinstance(plugin, self.kind):
             raise RegistryError(f"{module.__name__}.{self.attribute} is a "
                                 f"{type(plugin).__name__}, not a {self.kind.__name__}")
-        if self.key is None and getattr(plugin, "name", module_name) != module_name:
+        named = getattr(plugin, "name", module_name)
+        if self.key is None and named != module_name:
             raise RegistryError(f"{module.__name__}.{self.attribute} is named "
-                                f"{plugin.name!r}, not {module_name!r} like its module")
+                                f"{named!r}, not {module_name!r} like its module")
         if self.validate is not None:
             self.validate(module_name, plugin)
         self._loaded[module_name] = plugin

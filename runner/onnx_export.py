@@ -94,6 +94,7 @@ def export(form: TensorForm, path: Path) -> OnnxExport:
                                         input_names=list(form.input_names),
                                         output_names=["scores"], dynamic_shapes=dims,
                                         external_data=False, verbose=False)
+            assert program is not None  # None only when the export writes to a file
             proto = strip_debug(program.model_proto)
     except Exception as exc:
         tail = " | ".join(noise.getvalue().strip().splitlines()[-3:])

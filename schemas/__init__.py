@@ -107,17 +107,6 @@ FRAME_FILES: dict[str, str] = {
 }
 
 
-#: Protocol -> its conventions as data (`<name>.conventions.json`): figures the protocol
-#: fixes (thresholds, counter widths) that runner, auditor and tests read, never a run.
-CONVENTION_FILES: dict[str, str] = {"residency": "residency.conventions.json"}
-
-
-@cache
-def conventions(protocol: str) -> dict[str, Any]:
-    """The parsed conventions of PROTOCOL (a key of `CONVENTION_FILES`)."""
-    return _read_json(CONVENTION_FILES[protocol])
-
-
 @cache
 def load(kind: str) -> dict[str, Any]:
     """The parsed JSON Schema of one artifact kind (a key of `SCHEMA_FILES`)."""
@@ -391,3 +380,20 @@ def policies_columns() -> tuple[str, ...]:
 
 def _read_json(name: str) -> dict[str, Any]:
     return json.loads(resources.files(__name__).joinpath(name).read_text(encoding="utf-8"))
+
+
+CONVENTIONS_FILE = "conventions.json"
+
+
+@cache
+def conventions() -> dict[str, dict[str, dict[str, Any]]]:
+    """`conventions.json`: the protocols' fixed numbers (group -> name -> value, ref, what)."""
+    doc = _read_json(CONVENTIONS_FILE)
+    return {group: names for group, names in doc.items() if not group.startswith("$")}
+
+
+def convention(group: str, name: str) -> Any:
+    """One convention's value (`convention("B", "min_samples_per_window")` is 10); a list
+    comes back as a tuple, so no caller can change it for the others."""
+    value = conventions()[group][name]["value"]
+    return tuple(value) if isinstance(value, list) else value

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from runner_workloads import tiny_rows, write_jsonl
 
+import schemas
 from runner.a.config import load_config
 from runner.cli import cli
 
@@ -176,7 +177,9 @@ def test_example_files_load_and_offers_are_marked_examples() -> None:
     assert all(o["example"] and "not a quote" in o["notes"] for o in doc["offers"])
     assert {o["duration_days"] for o in doc["offers"]} == {3, 7, 30}
     b200 = [o for o in doc["offers"] if "B200" in o["gpu_model"]]
-    assert b200 and all(o["gpus_per_lot"] == 2 and o["price_basis"] == "lot" for o in b200)
+    lot = schemas.convention("A", "b200_gpus_per_lot")
+    assert lot == 2  # A9.2, as the protocol text says
+    assert b200 and all(o["gpus_per_lot"] == lot and o["price_basis"] == "lot" for o in b200)
     shipped = REPO / "runner" / "defaults" / "offers.example.json"
     assert shipped.read_bytes() == OFFERS.read_bytes()
 

@@ -372,9 +372,11 @@ def _choices(ranked: tuple[ConfigRow, ...]) -> tuple[Choice, ...]:
         best = rows[0]
         up = rows[1] if len(rows) > 1 else None
         apart = None
-        if up is not None and part(best.protocol).passes_told_apart and None not in (
-                best.pass_min_s, best.pass_max_s, up.pass_min_s, up.pass_max_s):
-            apart = best.pass_max_s < up.pass_min_s or up.pass_max_s < best.pass_min_s
+        if up is not None and part(best.protocol).passes_told_apart:
+            lo, hi = best.pass_min_s, best.pass_max_s
+            up_lo, up_hi = up.pass_min_s, up.pass_max_s
+            if lo is not None and hi is not None and up_lo is not None and up_hi is not None:
+                apart = hi < up_lo or up_hi < lo
         out.append(Choice(best, up, apart))
     return tuple(sorted(out, key=lambda c: _rank_key(c.best)))
 

@@ -5,7 +5,7 @@ verify` checks it the same way."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,7 @@ def build_comparison_report(archive_dir: Path, out_dir: Path, *, key: Path | Non
                    ("comparison.csv", as_csv, "The comparison table (audit compare --format "
                                               "csv)")]
 
-    def predicate(digests: dict[str, str]) -> dict[str, Any]:
+    def predicate(digests: Mapping[str, str]) -> dict[str, Any]:
         from auditor import __version__
 
         return {"kind": "comparison", "index_sha256": cmp.index_sha256, "runs": cmp.compared,

@@ -54,6 +54,7 @@ def identify(rows: list[dict[str, Any]]) -> Identity:
         versions: dict[str, list[dict[str, Any]]] = {}
         for r in group:  # a row whose bytes are unknown is a version of its own
             versions.setdefault(r["content_sha256"] or f"?{r['source']}", []).append(r)
+        run: dict[str, Any] | None
         if len(versions) == 1:
             run = group[0]
         else:

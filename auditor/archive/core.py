@@ -88,8 +88,11 @@ def other_version(record: RunRecord, version: str) -> RunRecord:
 class Executor(Protocol):
     """What audits the runs: `local.LocalExecutor`, `ray_executor.RayExecutor`."""
 
-    name: str
-    jobs: int | None
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def jobs(self) -> int | None: ...
 
     def map(self, jobs: Iterable[Job]) -> Iterator[RunRecord]:
         """A record per job, each once, in the order they finish."""

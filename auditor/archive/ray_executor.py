@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from auditor.archive.sources import Job
 from auditor.archive.worker import RunRecord, audit_one, audit_shipped, lost, pack
@@ -65,15 +66,16 @@ class RayExecutor:
             # "local" starts a fresh instance: Ray's own default would join whatever cluster
             # /tmp/ray last recorded, a leftover of another job on this machine.
             address = self.address or os.environ.get("RAY_ADDRESS") or "local"
-            kwargs = {"num_cpus": self.jobs} if address == "local" and self.jobs else {}
+            kwargs: dict[str, Any] = ({"num_cpus": self.jobs} if address == "local" and self.jobs
+                                      else {})
             ray.init(address=address, include_dashboard=False, log_to_driver=False, **kwargs)
             started = True
         try:
             # One polars thread per task: Ray gives each task one CPU.
             remote = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)
-            task = remote(audit_shipped) if self.ship else remote(self.fn)
+            task: Any = remote(audit_shipped) if self.ship else remote(self.fn)
 
-            def submit(job: Job):
+            def submit(job: Job) -> Any:
                 return task.remote(job, pack(job.run_dir), 1) if self.ship \
                     else task.remote(job, 1)
 

@@ -124,7 +124,8 @@ def _walk(top: Path, label_root: Path, out: Path, marks: tuple[str, ...],
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             return
-        dirs, files = [], []
+        dirs: list[os.DirEntry[str]] = []
+        files: list[os.DirEntry[str]] = []
         for e in entries:
             try:
                 (dirs if e.is_dir() else files).append(e)  # links followed, as os.walk does

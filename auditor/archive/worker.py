@@ -26,12 +26,13 @@ import stat
 import tempfile
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.archive.source_findings import INTERNAL, NOT_A_RUN, source_finding
 from auditor.archive.sources import Job
-from auditor.model import Finding, RunSummary, Skipped
+from auditor.model import AuditResult, Finding, RunSummary, Skipped
 
 _READY = False
 _VERSION: str | None = None
@@ -80,6 +81,7 @@ def auditor_version() -> str:
 
         h = hashlib.sha256()
         for package in (auditor, schemas):
+            assert package.__file__ is not None  # both are regular packages
             root = Path(package.__file__).parent
             for p in sorted(root.rglob("*")):
                 if p.suffix in (".py", ".json") and "__pycache__" not in p.parts:
@@ -143,12 +145,12 @@ def fingerprint(run_dir: Path | str) -> str:
     return walk_stats(run_dir)[0]
 
 
-def content_sha256(files_on_disk: dict[str, str] | object, odd: tuple[str, ...]) -> str | None:
+def content_sha256(files_on_disk: Mapping[str, str], odd: tuple[str, ...]) -> str | None:
     """The run's content digest from the engine's hashes (path -> SHA-256) and the walk's odd
     entries; None when a file was left unhashed (its bytes are unknown)."""
     from auditor.rundir import UNHASHED
 
-    items = sorted(files_on_disk.items())  # type: ignore[attr-defined]
+    items = sorted(files_on_disk.items())
     if any(digest == UNHASHED for _, digest in items):
         return None
     h = hashlib.sha256()
@@ -198,7 +200,7 @@ def audit_one(job: Job, threads: int | None = None) -> RunRecord:
                      auditor_version=auditor_version())
 
 
-def _bare_summary(job: Job, result) -> RunSummary:
+def _bare_summary(job: Job, result: AuditResult) -> RunSummary:
     """A protocol without a summary hook (or an unknown one): verdict and counts only."""
     from auditor.protocols.summary import main_reason
 

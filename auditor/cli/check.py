@@ -143,15 +143,15 @@ def explain(code: str, output_file: Path | None) -> None:
         _emit(text, output_file)
         return
     if _REF.fullmatch(wanted) and not get_rule(wanted):
-        text = protocol_text.get(wanted)
+        ref = protocol_text.get(wanted)
         enforcing = rules_for_ref(wanted) + codes.for_ref(wanted)
-        if text is None and not enforcing:
+        if ref is None and not enforcing:
             raise AuditorError(f"no protocol rule {code!r} (docs/protocol.md lists them) and "
                                "no rule enforces it; `audit rules` lists the rules")
         lines = []
-        if text is not None:
-            lines.append(f"protocol rule {wanted} ({text.group or text.protocol}):\n"
-                         + _wrapped(text.plain()) + "\n")
+        if ref is not None:
+            lines.append(f"protocol rule {wanted} ({ref.group or ref.protocol}):\n"
+                         + _wrapped(ref.plain()) + "\n")
         if wanted == "RUN_DIR":
             lines.append(f"enforced by:\n  {UNKNOWN_PROTOCOL}  error    RUN_DIR  unknown "
                          "protocol (the engine, before any protocol's rules)")

@@ -122,7 +122,7 @@ class _LazyHelpOption(click.Option):
         super().__init__(*args, **kwargs)
 
     @property
-    def help(self) -> str | None:  # type: ignore[override]
+    def help(self) -> str | None:
         if self._help is None and self._help_text is not None:
             self._help, self._help_text = self._help_text(), None
         return self._help

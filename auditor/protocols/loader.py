@@ -144,7 +144,7 @@ class Loader:
             self.available.add(kind)
         return doc
 
-    def load_manifest(self, schema: str, code: str, ref_of: Callable[[str | None], str],
+    def read_manifest(self, schema: str, code: str, ref_of: Callable[[str | None], str],
                       label: str) -> dict | None:
         """manifest.json against SCHEMA, each fault a CODE finding under the protocol rule
         REF_OF its pointer names. A manifest that breaks its schema is kept for the run's

@@ -38,8 +38,8 @@ class FaultLog:
     def __init__(self, file: str) -> None:
         self.file = file
         self._faults: list[Fault] = []
-        self._counts: Counter[tuple[str, str | None, str]] = Counter()
-        self._first_dropped: dict[tuple[str, str | None, str], Fault] = {}
+        self._counts: Counter[tuple[str, str | None, FaultSeverity]] = Counter()
+        self._first_dropped: dict[tuple[str, str | None, FaultSeverity], Fault] = {}
 
     def add(self, severity: FaultSeverity, message: str, *, kind: str = "format",
             line: int | None = None, column: int | None = None, field: str | None = None,
@@ -113,8 +113,8 @@ def text_encoding(data: bytes) -> tuple[str | None, int]:
     for bom, name in _BOMS:
         if data.startswith(bom):
             return name, len(bom)
-    name = utf16_without_bom(data)
-    return (name, 0) if name else (None, 0)
+    utf16 = utf16_without_bom(data)
+    return (utf16, 0) if utf16 else (None, 0)
 
 
 def head_as_utf8(head: bytes) -> bytes:
@@ -191,7 +191,9 @@ def _warn_replacement(text: str, log: FaultLog, what: str) -> None:
 
 
 def line_of_offset(data: bytes | str, offset: int) -> int:
-    return data.count(b"\n" if isinstance(data, bytes) else "\n", 0, offset) + 1
+    if isinstance(data, bytes):
+        return data.count(b"\n", 0, offset) + 1
+    return data.count("\n", 0, offset) + 1
 
 
 def split_lines(text: str) -> list[str]:
@@ -259,7 +261,7 @@ _FRAME_TYPES = {"number": pl.Float64, "integer": pl.Int64, "string": pl.String}
 @cache
 def frame_schema(kind: str) -> pl.Schema:
     """The polars schema (column order included) of a frame kind of `schemas.FRAME_FILES`."""
-    cols: dict[str, pl.DataType] = {}
+    cols: dict[str, pl.DataType | type[pl.DataType]] = {}
     for f in schemas.frame(kind)["fields"]:
         if f["type"] == "datetime":
             cols[f["name"]] = pl.Datetime(f["unit"], f["time_zone"])

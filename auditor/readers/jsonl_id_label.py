@@ -235,14 +235,14 @@ def _read_fast(data: bytes | list[bytes], n: int, scored: bool | None = None
                ) -> pl.DataFrame | None:
     """`id`, `label` of the N lines of DATA (one JSONL document, or several read in order in
     one multi-threaded `pl.read_ndjson` call, without copying them into one), or None."""
-    schema = {"id": pl.String, "label": pl.String}
+    schema: dict[str, type[pl.DataType]] = {"id": pl.String, "label": pl.String}
     if scored is None:
         scored = b'"score"' in data if isinstance(data, bytes) else True
     if scored:
         schema["score"] = pl.Float64  # a string or boolean score fails the parse
     try:  # read_ndjson rejects bad UTF-8 itself: the slow path then names the line
         # One chunk: every later join and group-by would otherwise pay for the many.
-        df = pl.read_ndjson(data, schema=schema).rechunk()
+        df = pl.read_ndjson(data, schema=schema).rechunk()  # type: ignore[arg-type]
     except pl.exceptions.PolarsError:
         return None
     # A NaN or infinite score: the strict path says which line. (A null is a file without

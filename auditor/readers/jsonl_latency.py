@@ -17,6 +17,8 @@ line (a final newline ends the last line, it does not start an empty one).
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 import schemas
@@ -69,7 +71,9 @@ def _gates(blobs: list[bytes]) -> list[int | None]:
 def _fast(blobs: list[bytes], counts: list[int]) -> pl.DataFrame | None:
     """The lines of BLOBS (all gated) in one parse, or None when any value is off."""
     try:
-        df = pl.read_ndjson(blobs if len(blobs) > 1 else blobs[0], schema=_SCHEMA).rechunk()
+        # polars reads a list of in-memory documents too; its stubs name paths only
+        df = pl.read_ndjson(blobs if len(blobs) > 1 else blobs[0],  # type: ignore[arg-type]
+                            schema=_SCHEMA).rechunk()
     except pl.exceptions.PolarsError:
         return None
     if df.height != sum(counts):
@@ -90,8 +94,8 @@ def _slow(data: bytes, file_no: int) -> pl.DataFrame:
         lines.pop()
     rows = []
     for n, raw in enumerate(lines, start=1):
-        row = {"file_no": file_no, "line": n, "id": None, "label": None, "latency_ms": None,
-               "valid": False, "error": None}
+        row: dict[str, Any] = {"file_no": file_no, "line": n, "id": None, "label": None,
+                               "latency_ms": None, "valid": False, "error": None}
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:

@@ -96,7 +96,7 @@ def read_ids(data: bytes, *, name: str, line_pattern: str, schema: str | None = 
         return Read(None, got.faults)
     columns: dict[str, Any] = {"line": pl.Int64, "id": pl.String}
     if text_key is None:
-        rows = [(n, obj["id"]) for n, obj in got.value]
+        rows: list[tuple[Any, ...]] = [(n, obj["id"]) for n, obj in got.value]
     else:
         columns["text"] = pl.String
         rows = [(n, obj["id"], t if isinstance(t := obj.get(text_key), str) else None)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,6 +152,7 @@ def _deeper_than(value: Any, limit: int) -> bool:
     stack = [(value, 1)]
     while stack:
         v, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(v, dict):
             children = v.values()
         elif isinstance(v, list):
@@ -223,7 +225,7 @@ def _value(text: str, i: int, path: list[Any], depth: int,
 
 def _string(text: str, i: int) -> tuple[str, int]:
     try:
-        value, end = json.decoder.scanstring(text, i + 1, True)
+        value, end = json.decoder.scanstring(text, i + 1, True)  # type: ignore[attr-defined]
     except json.JSONDecodeError as exc:
         raise _Found(f"not valid JSON: {exc.msg}", "syntax", exc.pos, []) from None
     if _LONE_SURROGATE.search(value):

@@ -267,9 +267,9 @@ def _judge(state: _Replay, a: compare.Agreement) -> None:
                f"{interval[1]:.1%}; {a.threshold.describe()}); "
                f"e.g. {first.id}: answered {', '.join(first.answered)}, replayed "
                f"{first.replayed}{margin}")
-    evidence = {"observed": round(a.agreement, 6), "expected": a.threshold.floor,
-                "ci95": [round(x, 6) for x in interval],
-                "disagreeing": [d.id for d in wrong[:20]]}
+    evidence: dict[str, Any] = {
+        "observed": round(a.agreement, 6), "expected": a.threshold.floor,
+        "ci95": [round(x, 6) for x in interval], "disagreeing": [d.id for d in wrong[:20]]}
     if status == "failed":
         state.add(codes.DISAGREE, summary, artifact=a.file, **evidence)
     else:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+import schemas
 from auditor.readers import json_doc
 from auditor.readers.base import Fault
 
@@ -48,8 +49,11 @@ MAX_ENTRY_CHARS = 256
 class Tokenizer(Protocol):
     """What replay needs of a tokenizer: the model's input tensors for a batch of texts."""
 
-    kind: str
-    context: int
+    @property
+    def kind(self) -> str: ...  # read-only: the tokenizers are frozen dataclasses
+
+    @property
+    def context(self) -> int: ...
 
     @property
     def tensors(self) -> tuple[str, ...]:
@@ -156,7 +160,7 @@ _HF_COMPONENTS = {
         "Sequence"})),
 }
 """Component -> (the key of a Sequence's members, the types replay applies)."""
-_PAD_TOKENS = ("[PAD]", "<pad>")
+_PAD_TOKENS = schemas.convention("replay", "pad_tokens")
 
 
 class TokenizerFailed(Exception):
@@ -248,6 +252,7 @@ class HfTokenizers:
         faults = json_doc.schema_faults(emptied, "tokenizer_hf", name, label="tokenizer-hf")
         if faults:
             return None, faults
+        assert isinstance(model, dict)  # the schema requires the model object
         fault = _hf_vocab(model, name) or _hf_added(doc.get("added_tokens") or [], name)
         if fault is not None:
             return None, (fault,)
@@ -340,6 +345,7 @@ def _hf_vocab(model: dict[str, Any], name: str) -> Fault | None:
                 return Fault(name, f"vocabulary entry {i} {problem}",
                              pointer=f"/model/vocab/{i}", kind="schema",
                              value=repr(entry)[:80])
+            assert piece is not None  # a pair without a piece is a problem above
             pieces[piece] = i
         return None
     if not isinstance(vocab, dict):

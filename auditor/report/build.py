@@ -339,12 +339,15 @@ def subject(cert_path: Path) -> str:
 def _write_bundle(tmp: Path, predicate: Callable[[Mapping[str, str]], dict[str, Any]],
                   predicate_type: str, cert_path: Path, key_path: Path | None) -> None:
     from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.serialization import Encoding, load_pem_private_key
 
     from auditor.report import dsse
 
     cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
-    key = load_pem_private_key(Path(key_path).read_bytes(), password=None) if key_path else None
+    assert key_path is not None  # a signed report: load_signing took both key and cert
+    key = load_pem_private_key(Path(key_path).read_bytes(), password=None)
+    assert isinstance(key, ec.EllipticCurvePrivateKey)  # sign.check_signer: ECDSA only
     (tmp / "signer.pem").write_bytes(cert.public_bytes(Encoding.PEM))
     digests = {rel: sha256_file(tmp / rel) for rel in list_files(tmp)
                if rel not in ("signer.pem", "bundle.dsse.json")}

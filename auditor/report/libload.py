@@ -23,7 +23,7 @@ import re
 import struct
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import cache
 from types import ModuleType
 
@@ -65,7 +65,7 @@ def usable_cache() -> bytes | None:
 @contextlib.contextmanager
 def lookups_from(listing: bytes) -> Iterator[None]:
     """Within: `ctypes.util.find_library` answers from LISTING only."""
-    original: Callable[[str], str | None] = ctypes.util.find_library
+    original = ctypes.util.find_library
     ctypes.util.find_library = lambda name: cached_lookup(name, listing)
     try:
         yield

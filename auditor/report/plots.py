@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Callable
 from typing import Any
 
-_RC = {
+_RC: dict[str, Any] = {
     "svg.hashsalt": "gpubench-audit",
     "svg.fonttype": "none",
     "font.family": "DejaVu Sans",
@@ -27,7 +28,7 @@ _RC = {
 _COLD, _WARM, _FAIL = "#1f77b4", "#2ca02c", "#d62728"
 
 
-def _svg(fig) -> str:
+def _svg(fig: Any) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None},
                 bbox_inches="tight")
@@ -62,12 +63,12 @@ def load_matplotlib() -> None:
     import matplotlib.pyplot
 
 
-def _figure(n_rows: int):
+def _figure(n_rows: int) -> Any:
     load_matplotlib()
     import matplotlib
     import matplotlib.pyplot as plt
 
-    matplotlib.rcParams.update(_RC)
+    matplotlib.rcParams.update(_RC)  # type: ignore[arg-type]  # the stub types keys as literals
     return plt.subplots(figsize=(6.8, max(1.4, 0.3 * n_rows + 1.0)))
 
 
@@ -202,7 +203,7 @@ def power_traces(power: list[dict[str, Any]]) -> str | None:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    matplotlib.rcParams.update(_RC)
+    matplotlib.rcParams.update(_RC)  # type: ignore[arg-type]  # the stub types keys as literals
     fig, axes = plt.subplots(len(panels), 1, figsize=(6.8, 1.5 * len(panels) + 0.5),
                              squeeze=False, layout="constrained")
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -266,9 +267,10 @@ def placement_shares(placement: list[dict[str, Any]]) -> str | None:
     return _svg(fig)
 
 
-PLOTS = {"durations": durations, "memory": memory, "cost": cost,
-         "cost_vs_throughput": cost_vs_throughput, "power_traces": power_traces,
-         "placement_shares": placement_shares}
+PLOTS: dict[str, Callable[[Any], str | None]] = {
+    "durations": durations, "memory": memory, "cost": cost,
+    "cost_vs_throughput": cost_vs_throughput, "power_traces": power_traces,
+    "placement_shares": placement_shares}
 """The figures a report part may ask for (`ReportPart.figures`), by kind."""
 
 

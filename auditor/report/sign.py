@@ -61,7 +61,9 @@ def check_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None 
         cert_obj = x509.load_pem_x509_certificate(Path(cert).read_bytes())
     except (ValueError, OSError) as exc:
         raise AuditorError(f"{cert}: not a PEM certificate ({exc})") from None
-    if cert_obj.public_key().public_numbers() != key_obj.public_key().public_numbers():
+    public = cert_obj.public_key()
+    if not isinstance(public, ec.EllipticCurvePublicKey) \
+            or public.public_numbers() != key_obj.public_key().public_numbers():
         raise AuditorError(f"{cert}: this certificate does not belong to the key {key}")
     if chain is not None:
         try:

@@ -30,15 +30,18 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from auditor.dirkind import wrong_kind
 from auditor.errors import AuditorError, VerificationFailed
 from auditor.fsutil import list_files, sha256_file
 from auditor.report import dsse
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 PDF = "report.pdf"
 HTML = "report.html"
@@ -62,7 +65,7 @@ MUST_LIST_BY_TYPE = {
 COMPARISON_FACTS = ("runs", "ranked", "index_sha256")
 
 
-def _load_ca(ca: Path):
+def _load_ca(ca: Path) -> list[x509.Certificate]:
     from cryptography import x509
 
     try:
@@ -119,7 +122,9 @@ def _timestamp(status: Any) -> Timestamp | None:
     return Timestamp(True, when, tsa)
 
 
-def _check_pdf(pdf_path: Path, ca_certs, tsa_certs=None) -> tuple[bytes, str, Timestamp | None]:
+def _check_pdf(pdf_path: Path, ca_certs: list[x509.Certificate],
+               tsa_certs: list[x509.Certificate] | None = None
+               ) -> tuple[bytes, str, Timestamp | None]:
     """Validate the PDF signature; return the signer cert's DER, a summary line and its
     timestamp, if any."""
     from asn1crypto import x509 as asn1_x509
@@ -167,7 +172,8 @@ def _check_pdf(pdf_path: Path, ca_certs, tsa_certs=None) -> tuple[bytes, str, Ti
                                  f"{problem or 'is not trusted for signing (pyHanko)'}")
     if status.coverage != SignatureCoverageLevel.ENTIRE_FILE:
         raise VerificationFailed(
-            f"{PDF}: the signature does not cover the whole file ({status.coverage.name}): "
+            f"{PDF}: the signature does not cover the whole file "
+            f"({status.coverage.name if status.coverage else 'unknown'}): "
             "bytes or a revision were added after signing")
     revisions = reader.xrefs.total_revisions
     if sig.signed_revision != revisions - 1:
@@ -204,7 +210,7 @@ def _when(moment: Any) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def signer_problem(cert: Any, ca_certs: list[Any], others: list[Any] = ()) -> str | None:
+def signer_problem(cert: Any, ca_certs: list[Any], others: Sequence[Any] = ()) -> str | None:
     """Why CERT (a `cryptography` certificate) may not sign a report trusted by CA_CERTS,
     in words; None when it may. The path (through OTHERS, certificates that may be
     intermediates) is built and validated by pyhanko-certvalidator as of now, the usage
@@ -258,7 +264,8 @@ def signer_problem(cert: Any, ca_certs: list[Any], others: list[Any] = ()) -> st
     return None
 
 
-def _check_signer(report_dir: Path, ca_certs, pdf_signer_der: bytes | None):
+def _check_signer(report_dir: Path, ca_certs: list[x509.Certificate],
+                  pdf_signer_der: bytes | None) -> x509.Certificate:
     """signer.pem: the PDF's signer (when known), with a valid path to the CA and the usage
     of a signing certificate (`signer_problem`)."""
     from cryptography import x509
@@ -300,7 +307,7 @@ def _check_files(report_dir: Path, stmt: dict) -> int:
         if name in listed:
             raise VerificationFailed(f"{ENVELOPE}: {name} listed twice")
         listed[name] = digest
-    must = MUST_LIST_BY_TYPE.get(stmt.get("predicateType"))
+    must = MUST_LIST_BY_TYPE.get(stmt.get("predicateType", ""))
     failures = ([f"{ENVELOPE}: unknown predicate type {stmt.get('predicateType')!r}"]
                 if must is None else
                 [f"{ENVELOPE}: the Statement does not list {name}"
@@ -394,9 +401,9 @@ def _verify(report_dir: Path, ca: Path, passed: list[Passed],
     if failures:
         raise VerificationFailed("\n".join(failures))
     assert cert is not None and stmt is not None
-    pred = stmt.get("predicate") if isinstance(stmt.get("predicate"), dict) else {}
+    pred = got if isinstance(got := stmt.get("predicate"), dict) else {}
     comparison = stmt.get("predicateType") == dsse.COMPARISON_PREDICATE_TYPE
-    replay = pred.get("replay") if isinstance(pred.get("replay"), dict) else {}
+    replay = got if isinstance(got := pred.get("replay"), dict) else {}
     return {"experiment_id": pred.get("experiment_id"), "verdict": pred.get("verdict"),
             "replay_verdict": replay.get("verdict"),
             "test_key": "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper(),

@@ -72,7 +72,8 @@ def _groups(findings: list[Finding]) -> list[list[Finding]]:
 
     first: dict[tuple, int] = {}
     for i, f in enumerate(findings):
-        keys = [("file", f.code, f.artifact), *(("id", f.code, x) for x in _ids(f))]
+        keys: list[tuple[str | None, ...]] = [("file", f.code, f.artifact),
+                                              *(("id", f.code, x) for x in _ids(f))]
         if f.missing_evidence and f.artifact:  # one absent file, whatever rules say so
             keys.append(("absent", f.artifact))
         for key in keys:

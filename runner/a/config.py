@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import schemas
 from runner.config import experiment_id_from, load, merge, read_toml, resolve_path
 from runner.conformance import Break
 from runner.errors import RunnerError
@@ -75,7 +76,7 @@ class RunConfig:
 
 
 #: Protocol A's fixed numbers a configuration can break (docs/protocol.md).
-WARM_PASSES = 5
+WARM_PASSES = schemas.convention("A", "warm_passes_per_variant")
 
 
 def protocol_breaks(cfg: RunConfig) -> list[Break]:

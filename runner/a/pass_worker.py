@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -35,7 +36,7 @@ def main(job_path: str) -> int:
         workload = factory.load(Path(job["model_dir"]), spec.device, job["precision"],
                                 job["context"], job["options"])
     except Exception as exc:  # the model did not load: the pass failed before it started
-        record = {"entry": {
+        record: dict[str, Any] = {"entry": {
             "order_index": spec.order_index, "variant_id": spec.variant_id,
             "phase": spec.phase, "run_index": spec.run_index, "status": "error",
             "started_at": started, "ended_at": now_iso(), "elapsed_seconds": None,

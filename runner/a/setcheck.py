@@ -15,7 +15,7 @@ empty only when there is no usable answer (the table schema's "no usable output"
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -95,14 +95,16 @@ def quality_grid(grid: pl.DataFrame, metric: str) -> float:
            .with_columns(pl.col("tp", "nref", "npred").fill_null(0).cast(pl.Float64))
            .with_columns(f1=2 * pl.col("tp") / (pl.col("npred") + pl.col("nref")))
            .sort("cls"))  # a fixed summation order: equal answers give equal bits
+    # Float64 columns: their sums and mean are floats (polars types them as any scalar)
+    total = {c: cast(float, per[c].sum()) for c in ("tp", "nref", "npred")}
     if metric == "macro_f1":
-        return float(per["f1"].mean())
+        return float(cast(float, per["f1"].mean()))
     if metric == "weighted_f1":
-        return float((per["f1"] * per["nref"]).sum() / per["nref"].sum())
+        return float(cast(float, (per["f1"] * per["nref"]).sum()) / total["nref"])
     if metric == "micro_f1":
-        return float(2 * per["tp"].sum() / (per["npred"].sum() + per["nref"].sum()))
+        return float(2 * total["tp"] / (total["npred"] + total["nref"]))
     if metric == "accuracy":
-        return float(per["tp"].sum() / per["nref"].sum())
+        return float(total["tp"] / total["nref"])
     raise ValueError(f"unknown metric {metric}")
 
 

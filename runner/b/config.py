@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import schemas
 from runner.b.energy.window import Minimums
 from runner.config import experiment_id_from, load, merge, read_toml, resolve_path
 from runner.conformance import Break
@@ -83,7 +84,7 @@ class PolicySpec:
         return self.compute_units in ("cpu", "CPUExecutionProvider", "cpuOnly")
 
     def to_json(self) -> dict[str, Any]:
-        out = {"policy_id": self.policy_id, "runtime": self.runtime,
+        out: dict[str, Any] = {"policy_id": self.policy_id, "runtime": self.runtime,
                "compute_units": self.compute_units, "role": self.role,
                "precision": self.precision, "when": self.when, "notes": self.notes}
         if self.device_type:
@@ -163,10 +164,10 @@ class ResidencyConfig:
 
 
 #: Protocol B's fixed numbers a configuration can break (docs/protocol.md).
-PROMPTS = 1000
-WARMUP = 100
-TRIALS = 5
-MIN_SAMPLES = 10
+PROMPTS = schemas.convention("B", "prompts")
+WARMUP = schemas.convention("B", "warmup")
+TRIALS = schemas.convention("B", "trials_per_policy")
+MIN_SAMPLES = schemas.convention("B", "min_samples_per_window")
 
 
 def protocol_breaks(cfg: ResidencyConfig, prompts: int) -> list[Break]:

@@ -45,8 +45,10 @@ class OneBag(nn.Module):
 
     def __init__(self, model: nn.Module) -> None:
         super().__init__()
-        self.emb = nn.Embedding.from_pretrained(model.bag.weight.detach().clone(), freeze=True)
-        self.head = model.head
+        bag, head = model.get_submodule("bag"), model.get_submodule("head")
+        assert isinstance(bag, nn.EmbeddingBag)
+        self.emb = nn.Embedding.from_pretrained(bag.weight.detach().clone(), freeze=True)
+        self.head = head
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         return self.head(self.emb(ids).mean(0, keepdim=True))

@@ -130,11 +130,11 @@ def torch_placement(policy: TorchPolicy, texts: list[str]) -> dict[str, Any]:
     dispatched = [{"name": n, "devices": d, "count": c}
                   for (n, d), c in sorted(counter.counts.items())]
     target = torch.device(policy.device).type
-    with_output = [d for d in dispatched if d["devices"] != "none"]
-    on_target = sum(d["count"] for d in with_output
-                    if all(torch.device(x).type == target for x in d["devices"].split(",")))
-    total = sum(d["count"] for d in with_output)
-    kernels = Counter()
+    with_output = [(d, c) for (_, d), c in counter.counts.items() if d != "none"]
+    on_target = sum(c for d, c in with_output
+                    if all(torch.device(x).type == target for x in d.split(",")))
+    total = sum(c for _, c in with_output)
+    kernels: Counter[str] = Counter()
     for op in ops.values():
         if op["is_kernel"]:
             kernels[op["device_type"]] += op["count"]

@@ -67,7 +67,7 @@ def _windows() -> tuple[Observed, str, bytes]:
     ok = ctypes.windll.kernel32.GetSystemPowerStatus(ctypes.byref(status))  # type: ignore[attr-defined]
     doc: dict[str, Any] = {"format": "windows-system-power-status/1", "read_at": now_utc(),
                            "call_succeeded": bool(ok),
-                           **{name: int(getattr(status, name)) for name, _ in Status._fields_}}
+                           **{f[0]: int(getattr(status, f[0])) for f in Status._fields_}}
     value = {1: "ac", 0: "battery"}.get(doc["ACLineStatus"]) if ok else None
     return (Observed(value, "GetSystemPowerStatus ACLineStatus"), ".winpower.json",
             (json.dumps(doc, sort_keys=True) + "\n").encode())

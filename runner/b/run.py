@@ -220,6 +220,7 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
     workload = inputs.factory.load(trained.model_dir, "cpu", "float32", cfg.context,
                                    cfg.workload_options)
     weights_sha = file_sha256(trained.prepared.weights_file)
+    reference: dict[str, str | None]
     if inputs.reference_answers is None:
         answers = gates.classify_sequence(lambda t: workload.classify([t], 1)[0], ids, texts)
         runtime = ("torch" if inputs.factory.runs_in_torch(cfg.workload_options)

@@ -48,7 +48,11 @@ class ExternalTrace(Protocol):
 
     source: str
     extension: str
-    has_gpu: bool
+
+    @property
+    def has_gpu(self) -> bool: ...
+
+    def check(self) -> str: ...
 
     def capture(self, t0: datetime, t1: datetime, dest: Path) -> None: ...
 
@@ -168,8 +172,8 @@ def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[
     error = None
     done_warmup = 0
     try:
-        for i in range(warmup):
-            policy.classify_one(texts[i % len(texts)])
+        for n in range(warmup):
+            policy.classify_one(texts[n % len(texts)])
             done_warmup += 1
     except Exception as exc:  # the trial failed before its window
         error = f"warm-up: {incident_of(exc)['message']}"

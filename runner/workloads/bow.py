@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -188,7 +188,8 @@ class BagOfWords(WorkloadFactory):
             if dev.type != "cpu":
                 raise ValueError(f"precision {precision} runs on the CPU only (torch's "
                                  f"quantized kernels), not on {device}")
-            model = quantize(model.eval(), precision)
+            # quantize_dynamic returns a copy of the same class, its Linear layers swapped
+            model = cast(BagOfWordsModel, quantize(model.eval(), precision))
         else:
             model = model.to(device=dev, dtype=DTYPES[precision]).eval()
         return BagOfWordsWorkload(model, Tokenizer(rules["vocab"], context),

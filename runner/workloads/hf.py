@@ -47,6 +47,7 @@ from typing import Any
 import torch
 from torch import nn
 
+import schemas
 from runner.errors import RunnerError
 from runner.workloads.base import (
     DTYPES,
@@ -68,7 +69,7 @@ ONNX = "model.onnx"
 LABELS = "labels.json"
 """The classes of an ONNX-only workload, staged beside it."""
 PICKLED = ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "model.ckpt.index")
-PAD_TOKENS = ("[PAD]", "<pad>")
+PAD_TOKENS = schemas.convention("replay", "pad_tokens")
 TENSORS = {"input_ids": "ids", "attention_mask": "attention_mask",
            "token_type_ids": "type_ids"}
 """Graph input / model argument -> the `tokenizers.Encoding` field that feeds it."""

@@ -4,6 +4,7 @@ the signed page."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from auditor.output import Format
@@ -77,7 +78,7 @@ def _pick(v: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(str(v[k]) for k in keys)
 
 
-def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def _table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     if not rows:
         return ["  (none)"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]

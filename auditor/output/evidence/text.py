@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from auditor.evidence import EvidenceSummary
 from auditor.output import Format
 from auditor.readers.base import Fault
@@ -50,7 +53,7 @@ def _power(s: EvidenceSummary) -> list[str]:
     return out
 
 
-def _placement(sh: dict) -> list[str]:
+def _placement(sh: Mapping[str, Any]) -> list[str]:
     out = [f"nodes     {sh['nodes']:,}; with placement {sh['ops_with_placement']:,}; on the "
            f"accelerator ({', '.join(sh['accelerator'])}) {sh['ops_on_accelerator']:,}",
            f"shares    operations {_pct(sh['operation_share'])}, estimated cost "

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
+import schemas
 from auditor.errors import AuditorError
 
-B200_GPUS_PER_LOT = 2
+B200_GPUS_PER_LOT = schemas.convention("A", "b200_gpus_per_lot")
 _UINT = re.compile(r"[0-9]+")
 
 
@@ -72,7 +74,7 @@ def _gpu_words(name: Any) -> set[str]:
     return set(re.findall(r"[a-z0-9]+", str(name or "").casefold())) - {"nvidia", "amd"}
 
 
-def same_gpu(offer_gpu: Any, measured: set[str]) -> bool:
+def same_gpu(offer_gpu: Any, measured: AbstractSet[str]) -> bool:
     """Whether an offer's GPU is one the run measured: every word of the offer's model is in
     the name the driver reported ("H100 80GB" matches "NVIDIA H100 80GB HBM3")."""
     words = _gpu_words(offer_gpu)
@@ -111,7 +113,7 @@ def load_offers(path: Path) -> dict[str, Any]:
     return data
 
 
-def parse_count(value: str, what: str, *, allow_zero: bool) -> int:
+def parse_count(value: int | str, what: str, *, allow_zero: bool) -> int:
     text = str(value).strip()
     if not _UINT.fullmatch(text):
         raise AuditorError(f"{what} must be a {'non-negative' if allow_zero else 'positive'} "

@@ -181,7 +181,7 @@ def summary(view: RunView, result: AuditResult,
     durations = variant_durations(view)
     # Without a CSV there is no configuration to list but the accepted ones.
     names = sorted(d.variant_id for d in durations) if durations else sorted(ranked)
-    declared = {v.get("variant_id"): v for v in lookup(view.manifest, "variants") or []
+    declared = {str(v.get("variant_id")): v for v in lookup(view.manifest, "variants") or []
                 if isinstance(v, Mapping)}
     configs = [_config(view, result, d, econ, frozenset(ranked), declared) for d in durations]
     return Summary(run=summary_of(view, result, configs, run_identity(view)), economics=econ,

@@ -226,8 +226,8 @@ class _Loader(Loader):
         )
 
     def load_manifest(self) -> dict | None:
-        return super().load_manifest("manifest", "A0001", lambda p: manifest_ref(p, "A10.1"),
-                                     "the manifest")
+        return self.read_manifest("manifest", "A0001", lambda p: manifest_ref(p, "A10.1"),
+                                  "the manifest")
 
     def load_outputs(self, exp: pl.DataFrame | None, classes: tuple[str, ...]
                      ) -> tuple[pl.DataFrame | None, tuple[str, ...], pl.DataFrame,
@@ -360,7 +360,7 @@ class _Loader(Loader):
                 self.report(Fault(rel, f"file name is not {prefix}<variant_id>/"
                                   "<cold|warm>-<run_index>.json"))
                 continue
-            key = (m["variant"], m["phase"], int(m["run"]))
+            key: PassKey = (str(m["variant"]), str(m["phase"]), int(m["run"]))
             doc = self.doc(rel, kind, schema)
             if doc is None:
                 ok = False

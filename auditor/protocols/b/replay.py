@@ -38,7 +38,7 @@ def sources(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
     policy's gate and trial answers: exact for a float32 CPU policy, else the parity floor; a
     candidate the run rejected at its gate is compared but not judged."""
     out: list[Source] = []
-    reference = manifest.get("reference") if isinstance(manifest.get("reference"), dict) else {}
+    reference = got if isinstance(got := manifest.get("reference"), dict) else {}
     if REFERENCE_FILE in files:
         own = (reference.get("artifact_file") is not None
                and reference.get("artifact_sha256") == manifest.get("artifact_sha256"))

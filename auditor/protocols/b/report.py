@@ -311,7 +311,7 @@ def measured_section(view: RunView) -> dict[str, Any]:
     mins = (m.get("energy") or {}).get("minimums") or {}
 
     def fact(key: str) -> str:
-        v = env.get(key) if isinstance(env.get(key), Mapping) else {}
+        v = got if isinstance(got := env.get(key), Mapping) else {}
         return str(v.get("value") or f"not available: {v.get('not_available') or '—'}")
     os_ = env.get("os") or {}
     os_text = (lookup(os_, "os_release", "PRETTY_NAME") or os_.get("build")

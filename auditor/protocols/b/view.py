@@ -92,6 +92,9 @@ class Evidence:
     report."""
     family: str | None = None
     """The frame it holds: `power` (power samples) or `placement` (placement nodes)."""
+    rank: int = 1 << 30
+    """Its reader's place in the order readers are tried (`EvidenceReader.rank`: the most
+    specific first); last when no reader took it."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,8 +207,8 @@ class _Loader(Loader):
             power_source=MappingProxyType(self.load_power_source()))
 
     def load_manifest(self) -> dict | None:
-        return super().load_manifest("manifest_residency", "B0001", manifest_ref,
-                                     "the protocol B manifest")
+        return self.read_manifest("manifest_residency", "B0001", manifest_ref,
+                                  "the protocol B manifest")
 
     # -- per trial and per policy files ---------------------------------------------------
     def load_outputs(self) -> tuple[pl.DataFrame | None, pl.DataFrame]:
@@ -243,7 +246,7 @@ class _Loader(Loader):
             self.report(Fault(rel, f"this is {module.description}, not {wanted} evidence",
                               kind="format"))
             return Evidence(rel, module.name, module.tool, None, read.meta,
-                            usable=False)
+                            usable=False, rank=module.rank)
         content = tuple(f.message for f in read.faults if f.kind in CONTENT_FAULTS
                         and f.severity == "error")
         wrong = [f for f in read.faults if f.kind not in CONTENT_FAULTS]
@@ -255,7 +258,7 @@ class _Loader(Loader):
                                                 if f.kind == "order"})),
                         truncated=tuple(sorted({f.line or 0 for f in read.faults
                                                 if f.kind == "truncated"})),
-                        family=module.family)
+                        family=module.family, rank=module.rank)
 
     def load_power(self, offset: str | None) -> dict[TrialKey, Evidence]:
         out: dict[TrialKey, Evidence] = {}

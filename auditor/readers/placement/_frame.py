@@ -27,12 +27,42 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import polars as pl
 
 import schemas
 from auditor.readers._common import MAX_DOCUMENT_BYTES, FaultLog, decode, frame_schema, too_large
+
+if TYPE_CHECKING:
+    from auditor.readers.identity import Identity
+
+
+class PlacementMeta(TypedDict, total=False):
+    """What a placement reader says about the file beside its frame (`Read.meta`): the keys
+    protocols read, each documented in schemas/placement-nodes.frame.json (`meta`). A reader
+    writes only the keys its format gives (tests/readers/test_meta_contract.py)."""
+
+    tool: str
+    format: str
+    policy_id: str | None
+    model_sha256: str | None
+    model: str | None
+    captured_at: str | None
+    diagnostic: Mapping[str, Any] | None
+    compilation: Mapping[str, Any] | None
+    fallback: bool
+    fallback_reason: str
+    notes: list[str]
+    assigned: list[Any] | None
+    profile_file: str | None
+    dispatched_by_devices: dict[str, int]
+    runtime: str
+    session_provider: str | None
+    session_recorded: bool
+    identity: Identity
+    selection: Mapping[str, Any] | None
+
 
 DEVICES = ("cpu", "gpu", "ane", "npu", "unknown")
 TRANSFER_OPS = frozenset({"MemcpyFromHost", "MemcpyToHost"})
@@ -99,8 +129,10 @@ def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERAT
     placed = frame.filter((pl.col("device") != "unknown") & ~is_transfer)
     on_accel = placed.filter(pl.col("device").is_in(accel))
     n_placed, n_accel = placed.height, on_accel.height
-    cost_placed = placed["cost"].sum() if placed["cost"].null_count() < n_placed else None
-    cost_accel = on_accel["cost"].sum() if cost_placed is not None else None
+    # the cost column is Float64: its sums are floats
+    cost_placed = (cast(float, placed["cost"].sum()) if placed["cost"].null_count() < n_placed
+                   else None)
+    cost_accel = cast(float, on_accel["cost"].sum()) if cost_placed is not None else None
     cpu = placed.filter(pl.col("device") == "cpu").height
     by_type: dict[str, dict[str, int]] = {}
     for r in (frame.group_by("op_type", "device").len().sort("op_type", "device", nulls_last=True)
@@ -114,7 +146,7 @@ def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERAT
         "operation_share": n_accel / n_placed if n_placed else None,
         "cost_with_placement": cost_placed,
         "cost_on_accelerator": cost_accel,
-        "cost_share": cost_accel / cost_placed if cost_placed else None,
+        "cost_share": cost_accel / cost_placed if cost_placed and cost_accel is not None else None,
         "placed_without_cost": placed["cost"].null_count(),
         "cpu_node_share": cpu / n_placed if n_placed else None,
         "transfers": transfers.height,
@@ -141,7 +173,7 @@ def json_record(data: bytes, log: FaultLog, schema_kind: str, what: str
     try:
         doc = json.loads(decoded[0])
     except ValueError as exc:
-        log.error(f"{what} is not JSON ({exc.msg}).", kind="syntax",
+        log.error(f"{what} is not JSON ({getattr(exc, 'msg', exc)}).", kind="syntax",
                   line=getattr(exc, "lineno", None), column=getattr(exc, "colno", None))
         return None, set()
     except RecursionError:

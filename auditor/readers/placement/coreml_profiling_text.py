@@ -104,7 +104,7 @@ def _row(op: Any, line: int, log: FaultLog) -> dict[str, Any] | None:
         return None
     selected = op.get("SelectedBackend")
     selected = selected.strip('"') or None if isinstance(selected, str) else None
-    times = op.get("EstimatedRunTime") if isinstance(op.get("EstimatedRunTime"), dict) else {}
+    times = got if isinstance(got := op.get("EstimatedRunTime"), dict) else {}
     cost = row_cost(times[selected]) if selected and isinstance(times.get(selected), str) \
         else None
     if selected and cost is None:

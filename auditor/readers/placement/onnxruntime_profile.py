@@ -86,14 +86,15 @@ def _events(text: str, log: FaultLog, meta: dict[str, Any]
     body = [(i, ln.strip()) for i, ln in enumerate(lines, start=1) if ln.strip()]
     if body and body[0][1] == "[" and all(s.startswith("{") or s == "]" for _, s in body[1:]):
         meta["layout"] = "one event a line"
-        events = []
+        events: list[tuple[dict[str, Any], int | None]] = []
         for i, s in body[1:]:
             if s == "]":
                 continue
             try:
                 event = json.loads(s.removesuffix(","))
             except ValueError as exc:
-                log.error(f"Event is not whole JSON ({exc.msg}): left out.", kind="syntax",
+                why = getattr(exc, "msg", exc)
+                log.error(f"Event is not whole JSON ({why}): left out.", kind="syntax",
                           line=i, value=s)
                 continue
             except RecursionError:  # nested deeper than the parser's stack: no ORT event is
@@ -127,7 +128,7 @@ def _nodes(events: list[tuple[dict[str, Any], int | None]], log: FaultLog,
     nodes: dict[str, dict[str, Any]] = {}
     counts = {"session_events": 0, "node_events": 0, "kernel_events": 0, "fence_events": 0,
               "model_runs": 0}
-    last_ts = 0
+    last_ts: float = 0
     for event, line in events:
         cat, name = event.get("cat"), event.get("name")
         if not isinstance(name, str):
@@ -148,7 +149,7 @@ def _nodes(events: list[tuple[dict[str, Any], int | None]], log: FaultLog,
         if not name.endswith(_KERNEL):
             continue
         counts["kernel_events"] += 1
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        args = got if isinstance(got := event.get("args"), dict) else {}
         node = name[: -len(_KERNEL)]
         key = str(args.get("node_index", node))
         provider = args.get("provider") if isinstance(args.get("provider"), str) else None

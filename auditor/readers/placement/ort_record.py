@@ -39,12 +39,15 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
                 "active_providers", "source", "profile_file", "diagnostic"):
         meta[key] = doc.get(key)
     requested, active = doc.get("requested_providers"), doc.get("active_providers")
+    if isinstance(active, list) and active and isinstance(active[0], str):
+        meta["session_provider"] = active[0]
     if isinstance(requested, list) and isinstance(active, list) and requested and active:
         meta["fallback"] = active[0] != requested[0]
         if meta["fallback"]:
-            meta.setdefault("notes", []).append(
-                f"ORT fell back: {requested[0]} was requested, {active[0]} is active.")
-    nodes = doc.get("nodes") if isinstance(doc.get("nodes"), list) else []
+            meta["fallback_reason"] = (f"ORT fell back: {requested[0]} was requested, "
+                                       f"{active[0]} is active.")
+            meta.setdefault("notes", []).append(meta["fallback_reason"])
+    nodes = got if isinstance(got := doc.get("nodes"), list) else []
     rows = [{"node": n["name"], "op_type": n.get("op_type"), "provider": n.get("provider"),
              "device": _frame.device_of(n.get("provider"))}
             for i, n in enumerate(nodes)

@@ -63,6 +63,7 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
                 and isinstance(d.get("count"), int) and not isinstance(d["count"], bool):
             dispatched[d["devices"]] += d["count"]
     meta["dispatched_by_devices"] = dict(dispatched)
+    meta["runtime"] = "torch"
     tensors = doc.get("tensors")
     if isinstance(tensors, list):
         rows = [{"node": t["name"], "op_type": t["kind"], "provider": t["device"],

@@ -43,15 +43,24 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     for key in ("policy_id", "model_sha256", "os_build", "onnxruntime_version", "captured_at",
                 "selection", "compilation", "assigned"):
         meta[key] = doc.get(key)
+    meta["session_recorded"] = True  # a record of the session as compiled and assigned
+    if isinstance(doc.get("assigned"), list):
+        meta["runtime"] = "windows-ml"
+    first = next((a for a in doc.get("assigned") or [] if isinstance(a, dict)), None)
+    if first is not None:
+        provider = first.get("execution_provider")
+        meta["session_provider"] = provider if isinstance(provider, str) else None
     assigned = [a for i, a in enumerate(doc.get("assigned") or [])
                 if isinstance(a, dict) and not _frame.is_bad(f"/assigned/{i}", bad)]
     meta["identity"] = identity.Identity(gpus=identity.gpus_of(
         {"name": a.get("device_name")} for a in assigned
         if str(a.get("device_type")).upper() == "GPU"))
     notes = meta.setdefault("notes", [])
-    compilation = doc.get("compilation") if isinstance(doc.get("compilation"), dict) else {}
+    compilation = got if isinstance(got := doc.get("compilation"), dict) else {}
     if compilation.get("aot") and compilation.get("succeeded") is False:
-        notes.append(f"AOT compilation failed: {compilation.get('error') or 'no message'}.")
+        meta["fallback_reason"] = (f"AOT compilation failed: "
+                                   f"{compilation.get('error') or 'no message'}")
+        notes.append(f"{meta['fallback_reason']}.")
     if assigned and all(_device(a) == "cpu" for a in assigned):
         notes.append("Only CPU execution providers are assigned.")
     nodes = doc.get("nodes")

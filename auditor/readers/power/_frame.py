@@ -9,11 +9,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import polars as pl
 
 from auditor.readers._common import FaultLog, frame_schema
+
+if TYPE_CHECKING:
+    from auditor.readers.identity import Identity
+
+
+class PowerMeta(TypedDict, total=False):
+    """What a power reader says about the file beside its frame (`Read.meta`): the keys
+    protocols and `audit evidence` read, each documented in schemas/power-samples.frame.json
+    (`meta`). A reader writes only the keys its format gives; further descriptive keys of its
+    tool are read by no protocol (tests/readers/test_meta_contract.py)."""
+
+    tool: str
+    format: str
+    units: list[str]
+    timestamps: bool
+    markers: list[dict[str, Any]]
+    unavailable: list[dict[str, Any]]
+    wraps: int
+    notes: list[str]
+    timezone_assumed: str
+    local_utc_offset: str | None
+    identity: Identity
+    network: pl.DataFrame
 
 
 def schema() -> pl.Schema:

@@ -111,7 +111,8 @@ def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any
     snapshot (nvidia-smi lists GPUs in index order); `source_of(reading)` names the reading
     as the format does. One snapshot per device is a reading, not a trace: `coverage`."""
     offset: timedelta | None = None
-    rows, devices, samples, missing = [], [], [], []
+    rows, samples, missing = [], [], []
+    devices: list[dict[str, Any]] = []
     for snap in snapshots:
         local = ctime(snap.stamp) if snap.stamp else None
         if local is None or to_utc(local, timedelta(0)) is None:

@@ -100,7 +100,7 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
                             "units": ["mW", "mJ"]}
     if too_large(data, MAX_DOCUMENT_BYTES, log, "The powermetrics plist stream"):
         return Read(None, log.faults(), meta)
-    encoding, _ = text_encoding(data)
+    encoding = text_encoding(data)[0]
     if encoding and encoding.startswith("utf-16"):
         # re-encoded after capture: its NUL bytes are UTF-16's, not the stream's separators
         decoded = decode(data, log, what="The powermetrics plist stream")
@@ -173,6 +173,7 @@ def _rows(doc: Any, line: int, index: int, log: FaultLog, meta: dict[str, Any],
         log.error(f"Sample document {index} lacks a usable {', '.join(problems)}: skipped.",
                   kind="schema", line=line, field=problems[0])
         return []
+    assert isinstance(stamp, datetime)  # else a problem above
     # plistlib gives naive datetimes for <date>, which plists write in UTC
     end = to_utc(stamp, timedelta(0))
     if end is None:

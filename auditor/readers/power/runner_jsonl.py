@@ -10,7 +10,7 @@
   one (source, field, domain, device) become one row each, from the previous reading
   (`start`) to this one (`end`): `energy_j` = the counter delta in J, `watts` = energy /
   interval. A counter's range is the instrument's documented width
-  (schemas/residency.conventions.json `counter_widths`), never the record's: RAPL's is the
+  (schemas/conventions.json `counter_widths`), never the record's: RAPL's is the
   one its driver reports (the record's `max_range`), NVML's total energy 2^64 mJ. A counter
   that went down wrapped at that range when the wrapped delta (value + range - previous) is
   energy a device can draw over the interval (a `wrap` is counted in `meta["wraps"]`). Only
@@ -138,8 +138,8 @@ def _records(data: bytes, log: FaultLog) -> pl.DataFrame | None:
         try:
             obj = json.loads(raw)
         except ValueError as exc:
-            log.error(f"Not a JSON object ({exc.msg}): the line is left out.", kind="syntax",
-                      line=i, column=exc.colno, value=raw)
+            log.error(f"Not a JSON object ({getattr(exc, 'msg', exc)}): the line is left out.",
+                      kind="syntax", line=i, column=getattr(exc, "colno", None), value=raw)
             continue
         except RecursionError:  # nested deeper than the parser's stack: no runner record is
             log.error("A value nested too deeply to be a runner record: the line is left out.",
@@ -208,11 +208,11 @@ def _checked(df: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
 
 def _documented_range(c: pl.DataFrame) -> pl.Series:
     """Each counter record's documented range in its own unit
-    (schemas/residency.conventions.json `counter_widths`, by `<source>:<field>`, else by
+    (schemas/conventions.json `counter_widths`, by `<source>:<field>`, else by
     `<source>`): 2^bits of the documented unit, or the driver's own (the record's
     `max_range`) where the documentation says the driver reports it; null where nothing is
     documented (a decrease is then a reset)."""
-    widths = schemas.conventions("residency")["counter_widths"]["widths"]
+    widths = schemas.convention("B", "counter_widths")
     out: list[float | int | None] = []
     for source, field, unit, declared in c.select(
             "source", "field", "unit", "max_range").iter_rows():

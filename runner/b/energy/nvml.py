@@ -39,7 +39,7 @@ class NvmlInstrument:
         finds the same board in NVML whatever CUDA_VISIBLE_DEVICES renumbered; without it,
         the index is taken as NVML's."""
         self.devices = devices
-        self.lib = lib
+        self.lib: Any = lib  # the pynvml module (untyped), loaded by open() when None
         self.handles: list[tuple[int, Any]] = []
         self.field_ids: dict[str, int] = {}
         self.counter_ok: dict[int, bool] = {}
@@ -85,8 +85,8 @@ class NvmlInstrument:
             except Exception as exc:  # pre-Volta, or not supported on this board
                 self.counter_ok[index] = False
                 counter = f"not readable ({type(exc).__name__}: {exc})"
-            name = _text(_safe(lambda h=handle: lib.nvmlDeviceGetName(h)))
-            devices.append({"index": index, "name": name, "energy_counter": counter,
+            board = _text(_safe(lambda h=handle: lib.nvmlDeviceGetName(h)))
+            devices.append({"index": index, "name": board, "energy_counter": counter,
                             "uuid": _text(_safe(lambda h=handle: lib.nvmlDeviceGetUUID(h))),
                             "serial": _text(_safe(lambda h=handle: lib.nvmlDeviceGetSerial(h)))})
         self._described = {"devices": devices, "power_fields": sorted(self.field_ids) or

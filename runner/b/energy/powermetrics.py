@@ -68,7 +68,7 @@ def _split(data: bytes) -> tuple[bytes, list[Sample]]:
             header = datetime.strptime(m.group(1).decode(), "%a %b %d %H:%M:%S %Y %z")
         except ValueError:
             continue
-        watts = {}
+        watts: dict[str, float] = {}
         for line in lines[a + 1:b]:
             p = _POWER.match(line)
             if p:
@@ -219,9 +219,10 @@ def analyse(path: Path, started: str, ended: str, mins: Minimums) -> Analysis:
     result = Analysis("not_measured", None, started, ended, seconds)
     _, samples = _split(path.read_bytes() + b"*** Sampled system activity\n")
     anchor(samples)
-    timed = [s for s in samples if s.end is not None]
-    if not timed or timed[0].end - timedelta(seconds=timed[0].interval_s) > t0 \
-            or timed[-1].end < t1:
+    ends = [(s, s.end) for s in samples if s.end is not None]
+    timed = [s for s, _ in ends]
+    if not ends or ends[0][1] - timedelta(seconds=ends[0][0].interval_s) > t0 \
+            or ends[-1][1] < t1:
         result.reason = (f"the powermetrics samples kept ({len(timed)}) do not cover the "
                          "window: the capture stopped, or its clock is not this host's")
         return result

@@ -20,15 +20,17 @@ averaged as a cross-check; energy never comes from them.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import schemas
 from runner.b.energy.base import Record, parse_time
 
 UNIT_J = {"mJ": 1e-3, "uJ": 1e-6}
-MIN_READINGS = 10
+MIN_READINGS = schemas.convention("B", "min_samples_per_window")
 """The protocol's floor (docs/protocol.md, B6): any power source gives at least this many
 samples inside each inference window, or the window has no energy figure."""
 
@@ -43,7 +45,7 @@ class Minimums:
     max_watts: float = 1000.0
     """Ceiling of a RAPL zone's power, for the longest poll gap that cannot hide a wrap."""
     gap_factor: float = 3.0
-    min_readings: int = 10
+    min_readings: int = MIN_READINGS
     """The protocol's floor of readings per window (`MIN_READINGS`): never read from a
     configuration; only a unit test of the arithmetic on a handful of reads lowers it."""
 
@@ -73,7 +75,7 @@ class Series:
     energy_j: float | None = None
     mean_watts: float | None = None
     max_gap_s: float | None = None
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -99,8 +101,8 @@ class Analysis:
     energy_j: float | None = None
     average_power_w: float | None = None
     energy_source: str | None = None
-    series: list[Series] = field(default_factory=list)
-    gaps: list[str] = field(default_factory=list)
+    series: list[Series] = dataclasses.field(default_factory=list)
+    gaps: list[str] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "reason": self.reason, "started_at": self.started_at,

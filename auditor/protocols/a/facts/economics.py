@@ -127,7 +127,7 @@ def economics(view: RunView, offers: Mapping[str, Any] | None, verdict: str) -> 
     """OFFERS (the run's own, or those given to the report) costed against the run audited
     with VERDICT. Not cached per view: the offers and the verdict are the caller's."""
     econ = (view.manifest or {}).get("economics") or {}
-    lots = econ.get("lots") if isinstance(econ.get("lots"), int) else 1
+    lots = got if isinstance(got := econ.get("lots"), int) else 1
     corpora = (accepted_corpora(view) or None) if verdict == "accepted" else None
     used = gpus_used(view)
     rows = []

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
@@ -68,7 +68,7 @@ def pass_gpus(view: RunView) -> pl.DataFrame:
 def gpus_used(view: RunView) -> int:
     """The most GPUs any pass used, from the placement device maps (0: a CPU run)."""
     counts = pass_gpus(view).get_column("gpu_count")
-    return int(counts.max() or 0) if counts.len() else 0
+    return int(cast(int | None, counts.max()) or 0) if counts.len() else 0
 
 
 @per_view
@@ -95,7 +95,7 @@ def variant_gpus(view: RunView) -> Mapping[str, VariantGpus]:
     for mine in pass_gpus(view).partition_by("variant_id", maintain_order=True):
         models = sorted(set(mine.get_column("gpu_models").explode().drop_nulls().to_list()))
         out[mine["variant_id"][0]] = VariantGpus(
-            tuple(models), int(mine.get_column("gpu_count").max() or 0))
+            tuple(models), int(cast(int | None, mine.get_column("gpu_count").max()) or 0))
     return MappingProxyType(out)
 
 

@@ -20,7 +20,7 @@ def quality_rule(manifest: dict | None, values: list[float]) -> dict[str, Any] |
     qr = (manifest or {}).get("quality_rule") or {}
     if not qr:
         return None
-    ref = qr.get("reference") if isinstance(qr.get("reference"), Mapping) else {}
+    ref = got if isinstance(got := qr.get("reference"), Mapping) else {}
     thr, tol, rv = qr.get("threshold"), qr.get("tolerance"), ref.get("value")
     nums = [v for v in (thr, rv, *values) if isinstance(v, (int, float))]
     floor = rv - tol if isinstance(rv, (int, float)) and isinstance(tol, (int, float)) else None
@@ -52,7 +52,7 @@ def measured_section(view: RunView, quality_values: list[float]) -> dict[str, An
                       f"tokens{share}" + (f"; rule: {trunc['rule']}" if trunc.get("rule") else ""))
     timer = {"full_chain": "full chain: reading, tokenization, classification and writing",
              "processing_only": "processing only: classification alone"}.get(
-                 m.get("timer_scope"), NOT_RECORDED)
+                 m.get("timer_scope", ""), NOT_RECORDED)
     variants = [{k: v.get(k) for k in ("variant_id", "batch", "precision", "context", "device")}
                 for v in m.get("variants") or [] if isinstance(v, Mapping)]
     return {

@@ -14,6 +14,8 @@ Example: the manifest declares macro_f1 >= 0.80 and row 7 says `quality_threshol
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
+from typing import cast
 
 import polars as pl
 
@@ -41,7 +43,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                artifact=RESULTS, row=row, observed=got,
                                expected=want, evidence={"field": col})
     if view.timeline is not None and view.timeline.height:
-        first = view.timeline["started"].min()
+        first = cast(datetime | None, view.timeline["started"].min())
         declared_at = timestamps.column([view.manifest["declared_at"]])[0]
         if declared_at is not None and first is not None and declared_at > first:
             yield RULE.finding("the declaration is dated after the first pass started",

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import polars as pl
 
-from auditor.model import Finding
+from auditor.model import Finding, Severity
 from auditor.protocols.a.facts.claims import with_claims
 from auditor.protocols.a.facts.passes import pass_stats
 from auditor.protocols.a.view import RunView
@@ -32,7 +32,7 @@ from auditor.rule import rule
 def check(view: RunView) -> Iterator[Finding]:
     stats = pass_stats(view).filter((pl.col("n_missing") > 0) | (pl.col("n_dup") > 0))
     for s, claimed in with_claims(view, stats, "ids_match", "corpus_accepted"):
-        sev = "error" if claimed else "warning"
+        sev: Severity = "error" if claimed else "warning"
         tail = "" if claimed else " (declared by the row: not accepted)"
         if s["n_missing"]:
             yield RULE.finding(f"{s['n_missing']} expected ID(s) missing from the output{tail}",

@@ -21,6 +21,7 @@ environment naming "NVIDIA H100 80GB HBM3" while every device map says `cpu`.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 import polars as pl
 
@@ -78,7 +79,7 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(f"the process saw {seen} GPU(s) and its device map shows "
                                f"tensors on {n}", artifact=f, pointer="/gpus_visible",
                                observed=seen, expected=f">= {n}")
-    used = int(gpus["gpu_count"].max() or 0) if gpus.height else 0
+    used = int(cast(int | None, gpus["gpu_count"].max()) or 0) if gpus.height else 0
     if isinstance(env.get("gpus_visible"), int) and env["gpus_visible"] < used:
         yield RULE.finding(f"the environment saw {env['gpus_visible']} GPU(s) and the passes "
                            f"used {used}", artifact=ENVIRONMENT, pointer="/gpus_visible",

@@ -14,14 +14,18 @@ Example: variant `batch-4` has four warm rows, or its warm-up entry comes after 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 import polars as pl
 
+import schemas
 from auditor.model import Finding
 from auditor.protocols.a.artifacts import MANIFEST, RESULTS, TIMELINE
 from auditor.protocols.a.subject import variant_subject
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
+
+WARM_PASSES = schemas.convention("A", "warm_passes_per_variant")
 
 
 @rule(code="A0601", title="warm-up then five warm passes", protocol_ref="A6.1",
@@ -30,10 +34,10 @@ from auditor.rule import rule
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     n_warm, warmup = m["warm_passes_per_variant"], m["warmup_iterations"]
-    if n_warm < 5:
+    if n_warm < WARM_PASSES:
         yield RULE.finding("fewer than five warm passes per variant are planned",
                            artifact=MANIFEST, pointer="/warm_passes_per_variant",
-                           observed=n_warm, expected=">= 5")
+                           observed=n_warm, expected=f">= {WARM_PASSES}")
     warm = view.results.filter(pl.col("phase") == "warm")
     for v in [x["variant_id"] for x in m["variants"]]:
         runs = sorted(warm.filter(pl.col("variant_id") == v)["run_index"].to_list())
@@ -43,7 +47,7 @@ def check(view: RunView) -> Iterator[Finding]:
                                subject=variant_subject(v))
         tl = view.timeline.filter(pl.col("variant_id") == v)
         block = tl.filter(pl.col("phase") == "warmup")
-        first_warm = tl.filter(pl.col("phase") == "warm")["order_index"].min()
+        first_warm = cast(int | None, tl.filter(pl.col("phase") == "warm")["order_index"].min())
         if warmup > 0 and block.height == 0:
             yield RULE.finding(f"variant {v} has no warm-up entry", artifact=TIMELINE,
                                observed="none", expected=f"{warmup} iterations",

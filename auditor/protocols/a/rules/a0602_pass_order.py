@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from datetime import datetime
+from typing import cast
 
 import polars as pl
 
@@ -55,7 +57,7 @@ def check(view: RunView) -> Iterator[Finding]:
                            expected="times increasing with order_index")
     done = timestamps.column([m["completed_at"]])[0] if isinstance(
         m.get("completed_at"), str) else None
-    last = view.timeline["ended"].max()
+    last = cast(datetime | None, view.timeline["ended"].max())
     if done is not None and last is not None and done < last:
         yield RULE.finding("the run is declared complete before its last pass ended",
                            artifact=MANIFEST, pointer="/completed_at",

@@ -34,7 +34,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -121,8 +121,8 @@ def identity_of(ev: Evidence) -> Identity:
 
 def _environment(view: RunView) -> dict[str, tuple[str, ...]]:
     env = view.environment or {}
-    machine = env.get("machine") if isinstance(env.get("machine"), Mapping) else {}
-    cpu = env.get("cpu") if isinstance(env.get("cpu"), Mapping) else {}
+    machine = got if isinstance(got := env.get("machine"), Mapping) else {}
+    cpu = got if isinstance(got := env.get("cpu"), Mapping) else {}
     gpus = [g for g in env.get("gpus") or [] if isinstance(g, Mapping)]
     out = {"machine": tuple(filter(None, [known(machine.get("value"))])),
            "cpu": tuple(filter(None, [known(cpu.get("model"))])),
@@ -225,8 +225,9 @@ def trace_span(ev: Evidence) -> tuple[float, float] | None:
     if ends.is_empty():
         return None
     starts = ev.frame.select(pl.coalesce("start", "end").drop_nulls())
-    return (starts.to_series().dt.epoch("us").min() / 1e6,  # type: ignore[operator]
-            ends.to_series().dt.epoch("us").max() / 1e6)  # type: ignore[operator]
+    first = cast(int, starts.to_series().dt.epoch("us").min())  # an Int64 column, not empty
+    last = cast(int, ends.to_series().dt.epoch("us").max())
+    return first / 1e6, last / 1e6
 
 
 def span_outside(view: RunView, ev: Evidence) -> str | None:

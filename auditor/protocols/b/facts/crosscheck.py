@@ -19,6 +19,7 @@ import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import polars as pl
 
@@ -74,7 +75,8 @@ def series(g: pl.DataFrame, dom: str, dev: int | None, src: str, kind: str, t0: 
     between two reads would hide a whole range."""
     rows = g.select("s", "e", "energy_j", "watts", "interval_s").rows()
     if kind == "counter":
-        wrap = g["wrap_j"].drop_nulls().min() if "wrap_j" in g.columns else None
+        wrap = (cast(float | None, g["wrap_j"].drop_nulls().min()) if "wrap_j" in g.columns
+                else None)
         safe = wrap / max_watts if wrap and max_watts else None
         inside = [(a, b, en) for a, b, en, _, _ in rows
                   if a is not None and t0 <= a and b <= t1]
@@ -209,7 +211,8 @@ def counter_cross_checks(frame: pl.DataFrame, summed: tuple[Series, ...], t0: fl
             out.append(CrossCheck(c.source, src, c.domain, c.device, "sparse", reason,
                                   readings=sm.readings))
             continue
-        top = g.filter((pl.col("e") > t0) & (pl.col("s") < t1))["watts"].max() or 0.0
+        top = cast(float | None, g.filter((pl.col("e") > t0) & (pl.col("s") < t1))["watts"].max()
+                   ) or 0.0
         counter_w = c.energy_j / c.observed_s
         samples_w = sm.energy_j / sm.observed_s
         allowance = (CROSS_REL * max(counter_w, samples_w) + CROSS_ABS_W

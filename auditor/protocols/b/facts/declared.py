@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import schemas
 from auditor.protocols.cache import per_view
 from auditor.readers import timestamps
 from auditor.readers.placement._frame import ACCELERATORS, device_of
@@ -22,9 +23,9 @@ if TYPE_CHECKING:
 GAP_FACTOR = 1.5
 """Readings more than this many declared sampling periods apart leave a gap (when the
 manifest declares no `gap_factor`): jitter passes, a missed reading does not."""
-PROTOCOL_WARMUP = 100
-PROTOCOL_PROMPTS = 1000
-MIN_TRIALS = 5
+PROTOCOL_WARMUP = schemas.convention("B", "warmup")
+PROTOCOL_PROMPTS = schemas.convention("B", "prompts")
+MIN_TRIALS = schemas.convention("B", "trials_per_policy")
 
 
 @dataclass(frozen=True)

@@ -44,10 +44,11 @@ import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
+import schemas
 from auditor.protocols.b.facts.consistency import inconsistencies
 from auditor.protocols.b.facts.crosscheck import CrossCheck, Series, counter_cross_checks, series
 from auditor.protocols.b.facts.declared import Policy, minimums
@@ -63,7 +64,7 @@ SUMMED = ("one reading that holds the CPU (combined, else package, else PPT, els
           "platform) with the accelerators' own readings it does not hold; without one, the "
           "CPU, GPU, Neural Engine and NPU readings")
 """What a window's energy sums, in words."""
-MIN_SAMPLES = 10
+MIN_SAMPLES = schemas.convention("B", "min_samples_per_window")
 """The protocol's floor (its decision on B6): any power source gives at least this many
 samples inside each inference window, else the window has no energy figure; a run's own
 declared `sample_periods` can only raise it."""
@@ -174,7 +175,7 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
     """The energy over window W from its trace EV (the module's rules)."""
     if ev is None:
         return Energy("no_trace", "no power trace for this trial")
-    base = {"trace": ev.path, "tool": ev.tool}
+    base: dict[str, Any] = {"trace": ev.path, "tool": ev.tool}
     if not ev.usable:
         return Energy("fault", f"{ev.path} could not be read (see its B0002 findings)", **base)
     if ev.time_back:
@@ -192,12 +193,22 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
                    ev.meta.get("unavailable") or [] if isinstance(u, Mapping)]
         return Energy("unavailable", "; ".join(reasons) or "; ".join(ev.content)
                       or "the trace holds no power reading", **base)
+    return window_energy(ev.frame, w, minimums(view), base)
+
+
+def window_energy(frame: pl.DataFrame, w: Window, mins: Mapping[str, float],
+                  base: Mapping[str, Any] | None = None) -> Energy:
+    """The energy over window W from a power frame's readings (the module's rules), whoever
+    wrote the frame; MINS: the run's declared `energy.minimums`. The one computation of a
+    window's energy: `trial_energy` calls it for a trial, and the runner's own analysis
+    (`runner.b.energy.window`) is held to agree with it (tests/test_window_agreement.py)."""
+    base = dict(base or {})
     if w.start is None or w.end is None or w.end <= w.start:
         return Energy("no_window", "the trial's window is not known (no markers in the trace, "
                       "no started_at/ended_at)", **base)
     # seconds from the window's start: float epoch seconds would lose the microseconds
     origin = w.start // 1000
-    frame = ev.frame.with_columns(
+    frame = frame.with_columns(
         ((pl.col("start").dt.epoch("us") - origin) / 1e6).alias("s"),
         ((pl.col("end").dt.epoch("us") - origin) / 1e6).alias("e"))
     t0, t1 = (w.start - origin * 1000) / 1e9, (w.end - origin * 1000) / 1e9
@@ -206,17 +217,18 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
         return Energy("unavailable", why, **base)
     source = "+".join(sorted(set(chosen["instrument"].to_list()))) or None
     if chosen.is_empty():
-        return Energy("no_domain", f"no power domain the auditor sums in this {ev.tool} trace "
-                      f"(it sums {SUMMED})", **base, source=source)
+        return Energy("no_domain", f"no power domain the auditor sums in this "
+                      f"{base.get('tool')} trace (it sums {SUMMED})", **base, source=source)
     includes = _includes(chosen)
-    mins = minimums(view)
     period = mins.get("sampling_interval_s")
     found = tuple(series(g, dom, dev, src, str(g["kind"][0]), t0, t1, period,
                          mins.get("rapl_max_watts"))
                   for (dom, dev, src), g in chosen.sort("e").group_by(
                       "domain", "device", "source", maintain_order=True))
     energy = sum(s.energy_j for s in found)
-    spans = [(g["s"].min(), g["e"].max()) for _, g in chosen.group_by("domain", "device")]
+    # Float64 columns: a group's bounds are floats (`s` null where a reading has no start)
+    spans = [(cast(float | None, g["s"].min()), cast(float, g["e"].max()))
+             for _, g in chosen.group_by("domain", "device")]
     starts = [a if a is not None else b for a, b in spans]
     wall = t1 - t0
     e = Energy(

@@ -6,7 +6,7 @@ A **sample** is every power reading a trace holds at one instant (one HWiNFO row
 powermetrics sample, one poll of our runner's instruments): the set of (source, device,
 watts to the microwatt) of the frame's rows that share an `end`, in time order; its line
 is the first of them. The thresholds are the protocol's
-(`schemas/residency.conventions.json`):
+(`schemas/conventions.json`):
 
 - **Duplicated readings** (`duplicated_readings`): a pair is two consecutive samples of at
   least `min_readings` readings that are equal, at two times, the samples before and after
@@ -38,9 +38,8 @@ from auditor.protocols.cache import per_view
 if TYPE_CHECKING:
     from auditor.protocols.b.view import Evidence, RunView
 
-_CONV = schemas.conventions("residency")
-DUPLICATED = _CONV["duplicated_readings"]
-SPLICED = _CONV["spliced_readings"]
+DUPLICATED = schemas.convention("B", "duplicated_readings")
+SPLICED = schemas.convention("B", "spliced_readings")
 
 Sample = tuple[tuple[str, int, float], ...]
 

@@ -4,7 +4,7 @@ or foreground load): the network rates a sensor log records beside the power rea
 
 Per ok trial whose trace logs network rates: each rate averaged over the readings inside the
 trial's window; the busiest one is the trial's network load, against the protocol's ceiling
-(`schemas/residency.conventions.json`, `network_kbps_max`). A trace without network columns
+(`schemas/conventions.json`, `network_kbps_max`). A trace without network columns
 says nothing of the network (no figure, never zero)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from auditor.protocols.cache import per_view
 if TYPE_CHECKING:
     from auditor.protocols.b.view import RunView
 
-NETWORK_KBPS_MAX: float = schemas.conventions("residency")["network_kbps_max"]["value"]
+NETWORK_KBPS_MAX: float = schemas.convention("B", "network_kbps_max")
 """The most network traffic (KB/s, averaged over a trial's window, per rate logged) a trial
 may see: the protocol's figure, above an idle machine's background traffic."""
 

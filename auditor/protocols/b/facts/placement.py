@@ -25,12 +25,13 @@ backend it marks invalid ("Unsupported tensor format") without an estimate, and 
 expose that absence (a null `cost`), not the mark itself. Such an operation counts as
 placed, never on the accelerator.
 
-**The runtime, provider and device come from the evidence** (`runtime_of`): a file that
-records a compiled and assigned session (`meta["assigned"]`) is a Windows ML session; a
-record of dispatched operators is torch; a frame whose providers are Core ML compute
-devices (MLNeuralEngineComputeDevice, ane, bnns, ...) is Core ML, and one whose providers
-are execution providers is ONNX Runtime. The declared `runtime` only stands where the
-evidence says nothing.
+**The runtime, provider and device come from the evidence** (`runtime_of`): the runtime a
+file's reader says it records (`meta["runtime"]`: a compiled and assigned Windows ML
+session, a torch record of dispatched operators), else the frame's providers: Core ML
+compute devices (MLNeuralEngineComputeDevice, ane, bnns, ...) are Core ML, execution
+providers ONNX Runtime. The declared `runtime` only stands where the evidence says nothing.
+Every `meta` key read here is one of the placement family's (`PlacementMeta`,
+schemas/placement-nodes.frame.json), whichever reader wrote it.
 
 **Capture time**: a file is of this session when its capture time (where its format records
 one) lies at or after the declaration (within `CLOCK_TOLERANCE_S`: a time written to the
@@ -43,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -51,8 +52,13 @@ from auditor.protocols.b.facts.claims import FLOAT_EPS
 from auditor.protocols.b.facts.declared import WINDOWS_ML_RUNTIMES, Policy, policies
 from auditor.protocols.b.facts.trials import run_span
 from auditor.protocols.cache import per_view
-from auditor.readers import evidence_kinds, timestamps
-from auditor.readers.placement._frame import ACCELERATORS, device_of, placement_shares
+from auditor.readers import timestamps
+from auditor.readers.placement._frame import (
+    ACCELERATORS,
+    PlacementMeta,
+    device_of,
+    placement_shares,
+)
 
 if TYPE_CHECKING:
     from auditor.protocols.b.view import Evidence, RunView
@@ -89,7 +95,9 @@ RUNTIME_FAMILY = {"coreml": "coreml", "torch": "torch", "onnxruntime": "onnxrunt
 
 
 def is_compute_op(op_type: str | None) -> bool:
-    return bool(op_type) and (op_type in COMPUTE_OPS or op_type.startswith("Reduce"))
+    if not op_type:
+        return False
+    return op_type in COMPUTE_OPS or op_type.startswith("Reduce")
 
 
 @dataclass(frozen=True)
@@ -164,7 +172,7 @@ def _text(meta: Mapping[str, Any], key: str) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def _dispatched(meta: Mapping[str, Any], accel: frozenset[str]
+def _dispatched(meta: PlacementMeta, accel: frozenset[str]
                 ) -> tuple[float | None, float | None]:
     """(accelerator share, CPU share) of a record of dispatched operators: the operators
     whose outputs all lie on the accelerator (on the CPU) over every dispatched one."""
@@ -179,35 +187,17 @@ def _dispatched(meta: Mapping[str, Any], accel: frozenset[str]
     return on / total, cpu / total
 
 
-def _fallback(meta: Mapping[str, Any]) -> str | None:
-    comp = meta.get("compilation") if isinstance(meta.get("compilation"), Mapping) else {}
-    if comp.get("aot") and comp.get("succeeded") is False:
-        return f"AOT compilation failed: {comp.get('error') or 'no message'}"
-    if meta.get("fallback"):
-        return "; ".join(meta.get("notes") or []) or "the runtime fell back"
-    return None
-
-
-def _aot(meta: Mapping[str, Any]) -> bool | None:
+def _aot(meta: PlacementMeta) -> bool | None:
+    """Whether a record's session was compiled ahead of time and the compile succeeded (its
+    `compilation`; None for a record without one)."""
     comp = meta.get("compilation")
     return bool(comp.get("aot") and comp.get("succeeded")) if isinstance(comp, Mapping) else None
 
 
-def _session_provider(meta: Mapping[str, Any]) -> str | None:
-    first = next((a for a in meta.get("assigned") or [] if isinstance(a, Mapping)), None)
-    if first is not None:
-        return _text(first, "execution_provider")
-    active = meta.get("active_providers")
-    return active[0] if isinstance(active, list) and active and isinstance(active[0], str) \
-        else None
-
-
-def _runtime(meta: Mapping[str, Any], frame: pl.DataFrame | None) -> str | None:
+def _runtime(meta: PlacementMeta, frame: pl.DataFrame | None) -> str | None:
     """The runtime the file is evidence of (module docstring), or None."""
-    if isinstance(meta.get("assigned"), list):
-        return "windows-ml"
-    if "dispatched_by_devices" in meta:
-        return "torch"
+    if meta.get("runtime"):
+        return meta.get("runtime")
     provs = ({p.lower() for p in frame["provider"].drop_nulls().unique().to_list()}
              if frame is not None else set())
     if not provs:
@@ -235,18 +225,19 @@ def _invalid(frame: pl.DataFrame, accel: frozenset[str]) -> pl.Series:
 
 def _one(pid: str, pol: Policy | None, names: tuple[str, ...], ev: Evidence) -> Placement:
     """What one placement file says of policy PID, read on its own."""
-    meta = ev.meta
-    diag = meta.get("diagnostic") if isinstance(meta.get("diagnostic"), Mapping) else {}
-    known = {"policy_id": pid, "files": names, "used": ev.path, "reader": ev.reader,
-             "tool": ev.tool, "record_policy": _text(meta, "policy_id"),
-             "model_sha256": _text(meta, "model_sha256"), "model_path": _text(meta, "model"),
-             "captured_at": timestamps.epoch_s(meta.get("captured_at"))
-             or timestamps.epoch_s(diag.get("started_at")),
-             "fallback": _fallback(meta),
-             "assigned": tuple(a for a in meta.get("assigned") or [] if isinstance(a, Mapping)),
-             "session_recorded": "assigned" in meta, "compiled_aot": _aot(meta),
-             "session_provider": _session_provider(meta),
-             "runtime": _runtime(meta, ev.frame), "truncated": ev.truncated}
+    meta = cast(PlacementMeta, ev.meta)
+    diag = got if isinstance(got := meta.get("diagnostic"), Mapping) else {}
+    known: dict[str, Any] = {
+        "policy_id": pid, "files": names, "used": ev.path, "reader": ev.reader,
+        "tool": ev.tool, "record_policy": _text(meta, "policy_id"),
+        "model_sha256": _text(meta, "model_sha256"), "model_path": _text(meta, "model"),
+        "captured_at": timestamps.epoch_s(meta.get("captured_at"))
+        or timestamps.epoch_s(diag.get("started_at")),
+        "fallback": meta.get("fallback_reason"),
+        "assigned": tuple(a for a in meta.get("assigned") or [] if isinstance(a, Mapping)),
+        "session_recorded": meta.get("session_recorded") is True,
+        "session_provider": meta.get("session_provider"), "compiled_aot": _aot(meta),
+        "runtime": _runtime(meta, ev.frame), "truncated": ev.truncated}
     frame = ev.frame
     if frame is None or frame.filter(pl.col("device") != "unknown").is_empty():
         return Placement(**known,
@@ -352,7 +343,7 @@ def _placement(pid: str, pol: Policy | None, files: tuple[Evidence, ...]) -> Pla
     declared = pol.placement_file if pol else None
     usable = [f for f in files if f.usable]
     pick = next((f for f in usable if f.path == declared), None) or (
-        min(usable, key=lambda f: evidence_kinds.rank(f.reader)) if usable else None)
+        min(usable, key=lambda f: f.rank) if usable else None)
     names = tuple(f.path for f in files)
     if pick is None:
         return Placement(pid, names, None, None, None,

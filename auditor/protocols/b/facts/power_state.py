@@ -19,7 +19,7 @@ discrete GPU.
 - **An idle session releases it**: a trace that begins after the last trial ended (the idle
   session after the trials) whose last reading of the discrete GPU is at or below the
   release level.
-- **The release level** is the protocol's (`schemas/residency.conventions.json`,
+- **The release level** is the protocol's (`schemas/conventions.json`,
   `released_below_w`: 1 W), never a figure the run declares.
 A record cannot show a power level, and a trace without a `gpu` reading shows nothing of the
 discrete GPU: either is no evidence for the check it does not speak to."""
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -40,9 +40,9 @@ from auditor.protocols.cache import per_view
 if TYPE_CHECKING:
     from auditor.protocols.b.view import Evidence, RunView
 
-RELEASED_BELOW_W: float = schemas.conventions("residency")["released_below_w"]["value"]
+RELEASED_BELOW_W: float = schemas.convention("B", "released_below_w")
 """A discrete GPU read at or below this many watts is released (the protocol's figure, in
-schemas/residency.conventions.json; D3cold reads about 0 W, an awake idle laptop GPU
+schemas/conventions.json; D3cold reads about 0 W, an awake idle laptop GPU
 several watts)."""
 BATTERY = "battery_skips_discrete_gpu"
 IDLE = "idle_unloads_discrete_gpu"
@@ -169,8 +169,8 @@ def _judge(key: str, evs: list[Evidence], limit: float, names: frozenset[str],
             if on_battery is None:
                 nothing.append(said)
                 continue
-            top = gpu["watts"].max()
-            if top > limit:  # type: ignore[operator]
+            top = cast(float, gpu["watts"].max())  # a Float64 column of a non-empty frame
+            if top > limit:
                 return None, f"{ev.path}: the discrete GPU draws up to {top:.3g} W", nothing
             shows.append(f"{said}, and the discrete GPU stays at or below {limit:g} W")
         elif gpu is not None:
@@ -199,7 +199,7 @@ def power_state_checks(view: RunView) -> dict[str, CheckEvidence]:
     last_end = run_span(view)[1]
     out: dict[str, CheckEvidence] = {}
     for key in CHECKS:
-        entry = recorded.get(key) if isinstance(recorded.get(key), dict) else {}
+        entry = got if isinstance(got := recorded.get(key), dict) else {}
         cited_raw = entry.get("evidence")
         cited = tuple(c for c in ([cited_raw] if isinstance(cited_raw, str) else
                                   cited_raw if isinstance(cited_raw, list) else [])

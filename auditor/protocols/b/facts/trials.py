@@ -103,6 +103,9 @@ def trials(view: RunView) -> list[Trial]:
         o = outs.get(key) or {}
         ev = view.power.get(key)
         marks = markers(ev)
+        start: int | None
+        end: int | None
+        window_from: str | None
         if marks is not None:
             start, end, window_from = marks[0], marks[1], "markers"
         else:

@@ -5,7 +5,7 @@ while its first ok trial without a measured energy shows STATUS."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from auditor.protocols.b.facts.policies import PolicyFacts, policy_facts
@@ -18,7 +18,7 @@ NO_MEASUREMENT = frozenset({"no_trace", "fault", "disordered", "unavailable", "n
                             "no_domain"})
 
 
-def claimed(row: dict[str, Any], columns: tuple[str, ...]) -> list[str]:
+def claimed(row: Mapping[str, Any], columns: tuple[str, ...]) -> list[str]:
     return [c for c in columns if row.get(c) is not None]
 
 

@@ -5,6 +5,7 @@ which the report and the run summary give each policy its verdict."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from auditor.protocols.b.artifacts import MANIFEST, POLICIES, TRIALS
@@ -25,7 +26,7 @@ def at_policy(f: PolicyFacts) -> dict[str, Any]:
             "subject": policy_subject(f.policy.policy_id)}
 
 
-def claim(row: dict[str, Any], texts: dict[str, Any], column: str) -> tuple[Any, str | None]:
+def claim(row: Mapping[str, Any], texts: Mapping[str, Any], column: str) -> tuple[Any, str | None]:
     """A CSV cell: its typed value and its text as written."""
     text = texts.get(column)
     return row.get(column), text if isinstance(text, str) else None

@@ -16,6 +16,7 @@ files of `model/coreml/w8a8.mlpackage` were replaced after its gate.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from auditor.model import Finding
 from auditor.protocols.b.artifacts import MANIFEST
@@ -31,7 +32,8 @@ from auditor.rule import rule
 def check(view: RunView) -> Iterator[Finding]:
     m = view.m
     art = (m.get("artifact") or {}).get("file")
-    pairs = [(art, m["artifact_sha256"], "/artifact_sha256", None)]
+    pairs: list[tuple[Any, Any, str, str | None]] = [
+        (art, m["artifact_sha256"], "/artifact_sha256", None)]
     for i, p in enumerate(policies(view).values()):
         if p.artifact_file and p.artifact_sha256:
             pairs.append((p.artifact_file, p.artifact_sha256,

@@ -25,6 +25,7 @@ HWiNFO's Current DL rate reads 41,850 KB/s in every window of the baseline.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import cast
 
 import polars as pl
 
@@ -49,8 +50,9 @@ def _discharge(view: RunView, key: tuple[str, int], start: int, end: int) -> flo
         return None
     lo = pl.lit(start).cast(pl.Datetime("ns", "UTC"))
     hi = pl.lit(end).cast(pl.Datetime("ns", "UTC"))
-    low = (ev.frame.filter((pl.col("domain") == "battery") & pl.col("end").is_not_null()
-                           & (pl.col("end") >= lo) & (pl.col("end") <= hi))["watts"].min())
+    low = cast(float | None, ev.frame.filter(
+        (pl.col("domain") == "battery") & pl.col("end").is_not_null()
+        & (pl.col("end") >= lo) & (pl.col("end") <= hi))["watts"].min())
     return low if low is not None and low < DISCHARGE_W else None
 
 

@@ -28,6 +28,7 @@ Example: `npu` has latency and energy but no `placement/npu.*` file; `ane-w8a8` 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from auditor.model import Finding
 from auditor.protocols.b.artifacts import MANIFEST
@@ -69,7 +70,8 @@ def check(view: RunView) -> Iterator[Finding]:
                                expected=f"placement/{pol.policy_id}.*",
                                missing_evidence=True, subject=policy_subject(pol.policy_id))
             continue
-        where = {"artifact": p.used or p.files[0], "subject": policy_subject(pol.policy_id)}
+        where: dict[str, Any] = {"artifact": p.used or p.files[0],
+                                 "subject": policy_subject(pol.policy_id)}
         if p.problem:
             yield RULE.finding(f"policy {pol.policy_id}: its placement evidence places no "
                                f"operation ({p.problem})", **where, observed=p.problem,

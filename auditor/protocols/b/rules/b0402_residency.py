@@ -26,6 +26,7 @@ CPUExecutionProvider: 0 % on the GPU, floor 50 %.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from auditor.model import Finding
 from auditor.protocols.b.artifacts import MANIFEST
@@ -53,7 +54,7 @@ def check(view: RunView) -> Iterator[Finding]:
                 if f.p95_ms is not None else "")
         tier = model_tier(view)
         # the manifest's own record of a fallback is cited there, the rest in the evidence
-        where = ({"artifact": p.used} if p is not None and p.used
+        where: dict[str, Any] = ({"artifact": p.used} if p is not None and p.used
                  and why != f.policy.recorded_fallback
                  else {"artifact": MANIFEST, "pointer": "/policies"})
         yield RULE.finding(f"accelerator policy {pid} did not run on its accelerator: {why}"

@@ -17,6 +17,7 @@ inside the window: below resolution.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from auditor.model import Finding
 from auditor.protocols.b.facts.claims import agrees
@@ -41,7 +42,8 @@ def check(view: RunView) -> Iterator[Finding]:
             continue
         doc = view.energy_docs.get(t.key)
         rel = f"energy/{t.policy_id}/trial-{t.trial_index}.json"
-        where = {"artifact": rel, "subject": policy_subject(t.policy_id, t.trial_index)}
+        where: dict[str, Any] = {"artifact": rel,
+                                 "subject": policy_subject(t.policy_id, t.trial_index)}
         if doc is None:
             yield RULE.finding(f"{t.name} has a trace but no energy summary", **where,
                                observed="absent", expected=rel, missing_evidence=True)

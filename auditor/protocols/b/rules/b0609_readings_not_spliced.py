@@ -4,7 +4,7 @@ What it checks: no run of consecutive samples of a power trace (a trial's, or a 
 file's) is found in another trace of the run under other times: a run of
 `spliced_readings.run` samples, each of several readings and enough of them different that
 live sensors never repeat it (`facts/integrity.py`, thresholds in
-schemas/residency.conventions.json). Whole copies are B0607's.
+schemas/conventions.json). Whole copies are B0607's.
 Reads: power/*, power_state/* (every sample's readings and time).
 Why it matters: B6 takes a window's energy from the power of its own inference region. A
 window partly spliced from another policy's trace (the cheaper policy's quiet seconds pasted

@@ -3,7 +3,7 @@
 What it checks: no power trace (a trial's, or a power-state file's) holds at least
 `duplicated_readings.min_count` pairs of equal consecutive samples (every reading, at two
 times, the samples around them others), making up `min_share` of its samples
-(`facts/integrity.py`, thresholds in schemas/residency.conventions.json). A steady draw
+(`facts/integrity.py`, thresholds in schemas/conventions.json). A steady draw
 (long runs of equal samples) is never flagged.
 Reads: power/*, power_state/* (every sample's readings and time).
 Why it matters: B6 asks for at least ten samples inside each window (and powermetrics at

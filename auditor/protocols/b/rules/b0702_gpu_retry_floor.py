@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.model import Finding
+from auditor.model import Finding, Severity
 from auditor.protocols.b.artifacts import MANIFEST
 from auditor.protocols.b.facts.claims import FLOAT_EPS
 from auditor.protocols.b.facts.declared import model_tier, policies
@@ -31,7 +31,7 @@ from auditor.rule import rule
       fix="Declare the retry's GPU operation-share floor and meet it, or do not activate the "
           "deep model through the retry.")
 def check(view: RunView) -> Iterator[Finding]:
-    severity = "error" if model_tier(view) == "deep" else "warning"
+    severity: Severity = "error" if model_tier(view) == "deep" else "warning"
     places = placements(view)
     for pol in policies(view).values():
         if not pol.is_gpu_retry:

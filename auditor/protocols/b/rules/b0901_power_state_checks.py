@@ -27,6 +27,7 @@ the battery session that holds NvTensorRTRTXExecutionProvider on the NVIDIA RTX 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from auditor.model import Finding
 from auditor.protocols.b.artifacts import MANIFEST
@@ -53,7 +54,7 @@ def check(view: RunView) -> Iterator[Finding]:
     gpu = discrete_gpu(view)
     for key, c in power_state_checks(view).items():
         what = CHECKS[key]
-        where = {"artifact": MANIFEST, "pointer": f"/power_state_checks/{key}"}
+        where: dict[str, Any] = {"artifact": MANIFEST, "pointer": f"/power_state_checks/{key}"}
         if c.result not in RESULTS:
             yield RULE.finding(f"the check that {what} is not recorded", **where,
                                observed=c.result, expected=list(RESULTS),
