@@ -337,15 +337,25 @@ def test_pdf_replaced_by_garbage(copy, keys):
     _fails(copy, keys / "ca.pem", "report.pdf:")
 
 
-def test_a_ca_file_that_is_not_a_certificate(signed, tmp_path):
+def test_a_ca_file_that_is_not_a_certificate_is_bad_usage(signed, tmp_path, keys):
+    """As `audit report` treats the same mistake: nothing of the report was checked."""
     bad = tmp_path / "ca.pem"
     bad.write_text("hello\n")
-    with pytest.raises(VerificationFailed, match="not a PEM certificate"):
+    with pytest.raises(AuditorError, match=r"--ca .*not a PEM certificate"):
         verify_report(signed, bad)
+    with pytest.raises(AuditorError, match="this is a private key"):
+        verify_report(signed, keys / "signer.key")
 
 
 def test_an_empty_directory_is_not_a_report(tmp_path, keys):
-    _fails(tmp_path, keys / "ca.pem", "report.pdf:", "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(AuditorError, match="not a report directory"):
+        verify_report(tmp_path / "empty", keys / "ca.pem")
+
+
+def test_a_report_without_its_bundle_still_fails_as_unsigned(copy, keys):
+    (copy / "bundle.dsse.json").unlink()
+    _fails(copy, keys / "ca.pem", "bundle.dsse.json:", "unsigned")
 
 
 def test_every_failure_is_one_line_and_none_a_traceback(copy, keys):

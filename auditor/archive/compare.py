@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.archive import index
+from auditor.dirkind import wrong_kind
 from auditor.errors import AuditorError
 from auditor.protocols.names import PROTOCOL_B
 
@@ -425,6 +426,8 @@ def compare(archive_dir: Path) -> Comparison:
 
     root = Path(archive_dir)
     path = root / index.INDEX
+    if problem := wrong_kind(root, "archive", "audit compare"):
+        raise AuditorError(problem)
     if not path.is_file():
         raise AuditorError(f"{root}: no {index.INDEX} (run audit archive SOURCES --out {root})")
     if index.interrupted(root):

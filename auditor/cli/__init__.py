@@ -23,6 +23,7 @@ import os
 import sys
 import tempfile
 import traceback
+import warnings
 
 import click
 
@@ -79,6 +80,10 @@ def _quiet_libraries() -> None:
         logging.basicConfig(level=logging.DEBUG)
     else:
         logging.getLogger().addHandler(logging.NullHandler())  # no lastResort to stderr
+        # nor their import-time warnings (pyHanko imports cryptography's DSA, which newer
+        # cryptography releases warn about on every `audit verify`)
+        warnings.filterwarnings("ignore", module=r"(pyhanko|weasyprint|fontTools)(\.|$)")
+        warnings.filterwarnings("ignore", message="DSA is deprecated")
 
 
 def main() -> None:

@@ -37,6 +37,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  cert=root / "keys" / "signer.pem", chain=root / "keys" / "ca.pem")
     with tarfile.open(root / "runs.tar.gz", "w:gz") as tar:
         tar.add(run, arcname="run")
+    (root / "empty").mkdir()
     (root / "offers.json").write_text(
         (Path(__file__).resolve().parents[2] / "examples" / "offers.example.json").read_text())
     return root
@@ -63,6 +64,15 @@ CASES: dict[str, tuple[str, ...]] = {
     "cost with a fractional lot": ("cost", "--offers", "offers.json", "--lots", "1.5"),
     "cost with a negative count": ("cost", "--offers", "offers.json",
                                    "--accepted-results", "-3"),
+    "verify an empty directory": ("verify", "empty", "--ca", "keys/ca.pem"),
+    "verify with a key given as the CA": ("verify", "report", "--ca", "keys/signer.key"),
+    "verify with a key given as the CA, json": ("verify", "report", "--ca", "keys/signer.key",
+                                                "--format", "json"),
+    "evidence of a file that is not there": ("evidence", "nowhere.csv"),
+    "evidence of a directory": ("evidence", "keys"),
+    "verify with a CA that is not there": ("verify", "report", "--ca", "nowhere.pem"),
+    "compare a run directory": ("compare", "run"),
+    "compare a path that is not there": ("compare", "nowhere"),
     "output into a directory": ("rules", "--output", "keys"),
     "output into a folder that is not there": ("rules", "--output", "nowhere/rules.txt"),
 }
@@ -145,6 +155,21 @@ def test_output_writes_what_stdout_would_hold(place: Path, tmp_path: Path) -> No
         assert target.read_text(encoding="utf-8") == to_stdout.stdout, args
         assert not ANSI.search(target.read_text(encoding="utf-8"))
     assert not list(tmp_path.glob(".*tmp"))
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_output_file_mode_follows_the_umask(place: Path, tmp_path: Path, umask: int) -> None:
+    """A file written with --output is readable as a plain write would be: a CI uploader
+    running as another user reads the SARIF under umask 022 (the temp file's 0600 is not
+    kept)."""
+    import stat
+
+    target = tmp_path / "check.sarif"
+    proc = subprocess.run([sys.executable, "-m", "auditor", "check", "run", "--format",
+                           "sarif", "--output", str(target)], cwd=place, capture_output=True,
+                          text=True, timeout=300, umask=umask)
+    assert proc.returncode in (0, 1) and json.loads(target.read_text())["runs"], proc.stderr
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
 
 
 def test_python_m_runs_both_clis(place: Path) -> None:
