@@ -126,6 +126,40 @@ def test_pdfsig_agrees(signed, keys, tmp_path):
     assert out.count("Signature #") == 1, out
 
 
+def test_two_keygen_cas_have_two_subjects(tmp_path):
+    from cryptography import x509
+
+    names = []
+    for d in ("one", "two"):
+        keygen(tmp_path / d)
+        ca = x509.load_pem_x509_certificate((tmp_path / d / "ca.pem").read_bytes())
+        signer = x509.load_pem_x509_certificate((tmp_path / d / "signer.pem").read_bytes())
+        assert "NOT FOR PROCUREMENT USE" in ca.subject.rfc4514_string()
+        assert signer.issuer == ca.subject
+        names.append(ca.subject)
+    assert names[0] != names[1]
+
+
+@pytest.mark.skipif(not (shutil.which("pdfsig") and shutil.which("certutil")),
+                    reason="pdfsig/certutil not installed (poppler-utils, libnss3-tools)")
+def test_pdfsig_trusts_the_right_ca_among_two_test_cas(signed, keys, tmp_path):
+    """Two `audit keygen` CAs in one NSS store (a reviewer who tried the tool twice): pdfsig
+    still finds the CA that signed, the other one listed first."""
+    keygen(tmp_path / "other")
+    nss = tmp_path / "nss"
+    nss.mkdir()
+    subprocess.run(["certutil", "-N", "-d", f"sql:{nss}", "--empty-password"], check=True)
+    for nick, ca in (("other", tmp_path / "other" / "ca.pem"), ("ca", keys / "ca.pem")):
+        subprocess.run(["certutil", "-A", "-d", f"sql:{nss}", "-n", nick, "-t", "CT,C,C",
+                        "-i", str(ca)], check=True)
+    listed = subprocess.run(["certutil", "-L", "-d", f"sql:{nss}"], capture_output=True,
+                            text=True, check=True).stdout
+    assert "other" in listed and "\nca " in listed, listed
+    out = subprocess.run(["pdfsig", "-nssdir", f"sql:{nss}", str(signed / "report.pdf")],
+                         capture_output=True, text=True).stdout
+    assert "Signature is Valid" in out and "Certificate is Trusted" in out, out
+
+
 @pytest.mark.skipif(not shutil.which("openssl"), reason="openssl not installed")
 def test_openssl_verifies_the_dsse_signature_over_pae(signed, tmp_path):
     env = json.loads((signed / "bundle.dsse.json").read_bytes())
