@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import subprocess
 import sys
@@ -31,19 +30,19 @@ from typing import Any
 
 import polars as pl
 
-from runner import artifacts
+from runner import artifacts, loadwatch
 from runner.a import claims
 from runner.a.config import RunConfig, protocol_breaks
 from runner.a.economics import ChosenOffer, choose_offer
 from runner.a.passes import INPUTS_FILE, PassSpec, run_pass, run_warmup
 from runner.a.setcheck import accepted, check_output, quality
-from runner.config import resolve_options
+from runner.config import recorded_options, resolve_options
 from runner.conformance import enforce
 from runner.corpus import Corpus, load_corpus
 from runner.environment import observe
 from runner.errors import RunnerError
 from runner.manifest import Header, Revisions
-from runner.model import TrainedModel, child_env, resolve_device, train, workload_threads
+from runner.model import Threads, TrainedModel, child_env, resolve_device, run_threads, train
 from runner.order import alternating_rounds
 from runner.records import now_iso
 from runner.replay import archive
@@ -96,9 +95,11 @@ class Inputs:
     device: str
     factory: WorkloadFactory
     corpus: Corpus
-    threads: int
+    threads: Threads
     options: dict[str, Any]
     """The workload options, file options resolved (`WorkloadFactory.path_options`)."""
+    recorded_options: dict[str, Any]
+    """The same as the run records them (`runner.config.recorded_options`)."""
     off_protocol: dict[str, Any] | None = None
     """The manifest's record of a diagnostic run (`runner.conformance.enforce`)."""
 
@@ -118,8 +119,8 @@ def check_inputs(cfg: RunConfig, out: Path) -> Inputs:
                           "ONNX file alone)")
     corpus = load_corpus(cfg.corpus_path, cfg.eval_size, cfg.max_texts, cfg.seed)
     factory.check_corpus(options, corpus.classes, cfg.context)
-    return Inputs(offer, device, factory, corpus, workload_threads(factory), options,
-                  off_protocol)
+    return Inputs(offer, device, factory, corpus, run_threads(factory, cfg.threads), options,
+                  recorded_options(cfg.workload_options, factory.path_options), off_protocol)
 
 
 def execute(cfg: RunConfig, out: Path, progress: Progress | None = None) -> Path:
@@ -204,6 +205,8 @@ class Declaration:
     revisions: Revisions
     declared_at: str
     load_before: list[float] | None
+    load_probe: dict[str, Any]
+    """The machine's load just before the passes (`runner.loadwatch.before`)."""
     replay: dict[str, Any]
     """The manifest's `replay` section, or `replay_unavailable` (runner.replay)."""
 
@@ -224,7 +227,8 @@ def declare(cfg: RunConfig, root: Path, inputs: Inputs, say: Progress) -> Declar
     artifacts.write_lines(root / "corpus/splits/tune_ids.txt", tu["id"].to_list())
     artifacts.write_jsonl(root / INPUTS_FILE, ev.select("id", "text").to_dicts())
     say(f"corpus: {tr.height} train, {tu.height} tune, {ev.height} eval texts, "
-        f"{len(corpus.classes)} classes; training the model")
+        f"{len(corpus.classes)} classes; "
+        f"{inputs.factory.preparing()}")
     trained = train(inputs.factory, corpus, root / "model", cfg.seed, cfg.context,
                     cfg.workload_options)
     t = time.perf_counter()
@@ -261,7 +265,8 @@ def declare(cfg: RunConfig, root: Path, inputs: Inputs, say: Progress) -> Declar
             model=model_revision,
             tokenizer="sha256:" + file_sha256(trained.prepared.tokenizer_file),
             code=code_revision()),
-        declared_at=now_iso(), load_before=_loadavg(), replay=archived.manifest)
+        declared_at=now_iso(), load_before=loadwatch.loadavg(),
+        load_probe=loadwatch.before(), replay=archived.manifest)
 
 
 # --- 3. the passes --------------------------------------------------------------------------
@@ -271,25 +276,30 @@ class PassResults:
     records: dict[tuple[str, str, int], dict[str, Any]]
     """(variant, phase, run_index) -> the pass record (`entry`, `cells`, `gpus_used`)."""
     timeline: list[dict[str, Any]]
+    load: dict[str, Any]
+    """The machine's load while the passes ran (`runner.loadwatch.LoadWatch.record`)."""
 
 
 def run_passes(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration,
                say: Progress) -> PassResults:
     rule = decl.rule
     say(f"quality rule: {rule.metric} >= {rule.threshold} and >= {rule.reference:.4f} - "
-        f"{rule.tolerance} (tune split); {len(decl.order)} timeline entries on {inputs.device}")
+        f"{rule.tolerance} (tune split); {len(decl.order)} timeline entries on {inputs.device}, "
+        f"{inputs.threads.torch} torch thread(s) ({inputs.threads.source['torch']})")
+    say(loadwatch.sentence(decl.load_probe, "before measuring"))
     records: dict[tuple[str, str, int], dict[str, Any]] = {}
     timeline: list[dict[str, Any]] = []
-    step = Steps(say, len(decl.order))
+    watch = loadwatch.LoadWatch().start()
+    step = Steps(say, len(decl.order), watch)
     first_warmup = True
-    with tempfile.TemporaryDirectory(prefix="runner-jobs-") as jobs:
+    with tempfile.TemporaryDirectory(prefix="runner-jobs-") as jobs, watch:
         for item in decl.order:
             v, phase, n = item["variant_id"], item["phase"], item["run_index"]
             spec = PassSpec(item["order_index"], v, phase, n, decl.batch_of[v], inputs.device,
                             cfg.timer_scope)
             if phase == "cold":
                 rec = _cold_pass(cfg, spec, root, decl.trained.model_dir, Path(jobs),
-                                 inputs.threads)
+                                 inputs.threads.torch)
             elif phase == "warmup":
                 entry = run_warmup(decl.workload, item["order_index"], v, decl.batch_of[v],
                                    cfg.warmup_iterations, decl.eval_texts,
@@ -310,7 +320,9 @@ def run_passes(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration,
                  f"{rec['answers']} answers" + ("" if e["incident"] is None else
                                                 f" ({e['incident']['message']})"))
     timeline.sort(key=lambda e: e["order_index"])
-    return PassResults(records, timeline)
+    load = watch.record()
+    say(loadwatch.sentence(load))
+    return PassResults(records, timeline, load)
 
 
 def _cold_pass(cfg: RunConfig, spec: PassSpec, root: Path, model_dir: Path, jobs: Path,
@@ -393,7 +405,8 @@ def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes:
         for g in rec["gpus_used"]:
             gpus[g["index"]] = g
     env = observe(inputs.device, [gpus[i] for i in sorted(gpus)], decl.revisions.code)
-    env["concurrent_load"]["loadavg_before_passes"] = decl.load_before
+    env["concurrent_load"].update(loadavg_before_passes=decl.load_before,
+                                  before=decl.load_probe, while_measuring=passes.load)
     artifacts.write_json(root / "environment.json", env)
     offer = inputs.offer
     if offer is not None:
@@ -402,7 +415,7 @@ def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes:
 
     accepted_by_variant = {v: int(any(c["corpus_accepted"] for c in checks
                                       if c["variant_id"] == v)) for v in decl.variants}
-    common = _common_notes(cfg, inputs.corpus, decl, env)
+    common = _common_notes(cfg, inputs, decl, env)
     rows = [_row(cfg, c, passes.records[(c["variant_id"], c["phase"], c["run_index"])], decl,
                  env, offer, accepted_by_variant, common)
             for c in checks]
@@ -429,6 +442,7 @@ def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes:
         "pass_order_method": PASS_ORDER_METHOD,
         "corpus": _corpus(cfg, decl, inputs.corpus),
         "workload": _workload(cfg, decl, inputs),
+        "threads": inputs.threads.to_json(),
         "economics": _economics(offer),
         "notes": common,
         **decl.replay,
@@ -464,8 +478,9 @@ def _corpus(cfg: RunConfig, decl: Declaration, corpus: Corpus) -> dict[str, Any]
 def _workload(cfg: RunConfig, decl: Declaration, inputs: Inputs) -> dict[str, Any]:
     return {"name": inputs.factory.name, "callable": cfg.workload_callable,
             "description": decl.trained.prepared.description,
-            "generation_options": cfg.workload_options,
-            "train_seconds": decl.trained.train_seconds, "torch_threads": inputs.threads}
+            "generation_options": inputs.recorded_options,
+            "train_seconds": decl.trained.train_seconds,
+            "torch_threads": inputs.threads.torch}
 
 
 def _economics(offer: ChosenOffer | None) -> dict[str, Any] | None:
@@ -478,14 +493,7 @@ def _economics(offer: ChosenOffer | None) -> dict[str, Any] | None:
             "example": bool(offer.offer.get("example", False))}
 
 
-def _loadavg() -> list[float] | None:
-    try:
-        return list(os.getloadavg())
-    except OSError:
-        return None
-
-
-def _common_notes(cfg: RunConfig, corpus: Corpus, decl: Declaration,
+def _common_notes(cfg: RunConfig, inputs: Inputs, decl: Declaration,
                   env: dict[str, Any]) -> str:
     def fmt(load: list[float] | None) -> str:
         return "not available" if load is None else " ".join(f"{x:.2f}" for x in load)
@@ -506,10 +514,15 @@ def _common_notes(cfg: RunConfig, corpus: Corpus, decl: Declaration,
         f"{cfg.context} tokens",
         f"code: {decl.revisions.code}",
         f"model: {decl.trained.prepared.description}",
-        f"concurrent load: loadavg {loadavg}; {others}",
+        f"threads: torch intra-op {inputs.threads.torch} ({inputs.threads.source['torch']})",
+        f"concurrent load: {loadwatch.sentence(env['concurrent_load']['while_measuring'])}; "
+        f"{loadwatch.sentence(env['concurrent_load']['before'], 'before measuring')}; "
+        f"loadavg {loadavg}; {others}",
     ]
-    if cfg.workload_options:
-        parts.append(f"workload options: {json.dumps(cfg.workload_options, sort_keys=True)}")
+    if inputs.recorded_options:
+        parts.append("workload options: "
+                     f"{json.dumps(inputs.recorded_options, sort_keys=True)}")
+    corpus = inputs.corpus
     if corpus.notes:
         parts.append(corpus.notes)
     if cfg.notes:

@@ -21,10 +21,11 @@ from runner.environment import observe_residency
 
 def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
           states: dict[str, PolicyState], runs: list[TrialRun], inst: Instruments,
-          gpus: list[dict[str, Any]]) -> dict[str, Any]:
+          gpus: list[dict[str, Any]], load: dict[str, Any] | None = None) -> dict[str, Any]:
     """Read every trial's files back, write the claims, the energy summaries and the
     environment; return the manifest (without `artifacts`)."""
     env = observe_residency(gpus, decl.revisions.code, decl.load_before)
+    env["concurrent_load"].update(load or {})
     artifacts.write_json(root / "environment.json", env)
     by_trial = {(r.policy_id, r.trial_index): r for r in runs}
     mins = cfg.energy.minimums
