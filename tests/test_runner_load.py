@@ -69,3 +69,65 @@ def test_not_measurable_is_none_never_zero(monkeypatch: pytest.MonkeyPatch) -> N
     rec = watch.record()
     assert rec["other_cpus_mean"] is None and rec["busy"] is None
     assert "not measurable" in loadwatch.sentence(rec)
+
+
+def _config(tmp: Path, corpus: Path, threads: int) -> Path:
+    cfg = tmp / "run.toml"
+    cfg.write_text(f"""
+experiment_id = "busy-test"
+seed = 11
+device = "cpu"
+[corpus]
+path = "{corpus}"
+eval_size = 40
+[workload]
+callable = "runner_workloads:Faulty"
+options = {{ epochs = 8, sleep_per_batch = 0.004 }}
+[variants]
+batches = [1, 8, 32]
+context = 5
+[passes]
+warmup_iterations = 2
+[threads]
+torch = {threads}
+""", encoding="utf-8")
+    return cfg
+
+
+def test_a_short_run_beside_a_busy_loop_says_so_everywhere(tmp_path: Path,
+                                                           other_process: int) -> None:
+    """What a user meets: the warning on stderr under --quiet, the notes, environment.json,
+    the manifest's threads as declared and observed per pass, `audit check`'s warning, and
+    page 1 of the report."""
+    from click.testing import CliRunner
+    from runner_workloads import tiny_rows, write_jsonl
+
+    from auditor.engine import run_check
+    from auditor.report.build import build_report
+    from runner.cli import cli
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", tiny_rows())
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["execute", "--config", str(_config(tmp_path, corpus, 1)),
+                                      "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == str(out)
+    assert result.stderr.startswith("warning: machine BUSY while measuring"), result.stderr
+    env = json.loads((out / "environment.json").read_text())
+    rec = env["concurrent_load"]["while_measuring"]
+    assert rec["busy"] is True and rec["other_cpus_mean"] >= rec["busy_threshold_cpus"]
+    assert env["concurrent_load"]["before"]["cpus"] == rec["cpus"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["threads"]["torch_intra_op"] == 1
+    assert manifest["threads"]["source"]["torch"] == "config threads.torch"
+    assert "machine BUSY while measuring" in manifest["notes"]
+    timeline = [json.loads(line) for line in (out / "timeline.jsonl").open()]
+    assert {e["torch_threads"] for e in timeline} == {1}  # cold passes' processes included
+    checked = run_check(out)
+    busy = [f for f in checked.findings if f.code == "A0407"]
+    assert busy and busy[0].severity == "warning"
+    assert not [f for f in checked.findings if f.code == "A0406"]
+    build_report(out, tmp_path / "report")
+    html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    page_one = html[:html.find("How sure")] if "How sure" in html else html
+    assert "Measured on a BUSY machine" in page_one

@@ -26,6 +26,7 @@ from auditor.model import (
     VariantFigures,
 )
 from auditor.present import lookup
+from auditor.protocols import machine
 from auditor.protocols.a.facts.economics import Economics, economics
 from auditor.protocols.a.facts.gpus import VariantGpus, variant_gpus
 from auditor.protocols.a.facts.passes import texts_per_corpus, variants_accepted
@@ -71,6 +72,9 @@ class HowSure:
 
     unstable: tuple[Spread, ...]
     load: Load | None
+    measured: machine.Load | None
+    """The machine's load while the passes ran, as the run measured it (other processes'
+    CPUs, `auditor.protocols.machine`); None when the run recorded none."""
     gpu_processes: int
     """Other processes NVML saw holding GPU memory during the run."""
     example_prices: bool
@@ -161,7 +165,9 @@ def _how_sure(view: RunView, econ: Economics) -> HowSure:
     busy = (Load(firsts[0], firsts[1], cpus) if ones and isinstance(cpus, int) and cpus > 0
             and max(ones) - 1 > LOAD_SHARE * cpus else None)
     procs = load.get("gpu_processes")
-    return HowSure(unstable=unstable, load=busy,
+    measured = machine.load_of(env)
+    return HowSure(unstable=unstable, load=None if measured is not None else busy,
+                   measured=measured,
                    gpu_processes=len(procs) if isinstance(procs, list) else 0,
                    example_prices=econ.example_prices and bool(econ.offers))
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from auditor.model import AuditResult, ConfigSummary, Finding, PolicyFigures, RunSummary
 from auditor.present import NOT_RECORDED, json_safe, lookup
+from auditor.protocols import machine
 from auditor.protocols.b.artifacts import POLICIES, TRIALS
 from auditor.protocols.b.facts.comparisons import comparisons
 from auditor.protocols.b.facts.crosscheck import Series
@@ -104,8 +105,11 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary,
     rows = []
     for c in summary.configurations:
         x = _figures(c)
-        share = ("—" if x.role != "accelerator" else
-                 f"{_pct(x.operation_share)} (floor {_pct(x.operation_share_floor)})")
+        # the share the run's placement evidence gives, for every policy (a CPU-only policy's
+        # is its share on the CPU); a floor only where one applies
+        share = ("—" if x.role != "accelerator" and x.operation_share is None else
+                 _pct(x.operation_share) + (f" (floor {_pct(x.operation_share_floor)})"
+                                            if x.role == "accelerator" else ""))
         verdict = c.verdict + (f": {c.reason}" if c.reason and c.verdict != "accepted"
                                and c.verdict != "baseline" else "")
         rows.append({"tone": TONE[c.verdict], "values": {
@@ -143,6 +147,11 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary,
         decision.append("The run declares no accelerator policy: it compares CPU runtimes "
                         "only, and no accelerator can be accepted from it.")
     cautions = []
+    load = machine.load_of(view.environment)
+    if load is not None and load.busy:
+        decision.insert(0, f"Measured on a BUSY machine: {load.sentence().split(': ', 1)[1]} "
+                        "while the trials ran (B2 asks for no foreground load). Latencies and "
+                        "power include other work: measure again on an idle machine.")
     missing = sorted({_figures(c).energy_missing or "" for c in summary.configurations
                       if _figures(c).energy_missing and c.median_s is not None})
     if missing:
@@ -173,7 +182,8 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary,
         "notes": ["Every figure is recomputed from the raw latencies, power traces and "
                   "placement evidence: p95 by nearest rank over every latency of the ok "
                   "trials; power and energy over each trial's inference window only, pooled "
-                  "over the ok trials; the baseline is what the others are compared with."],
+                  "over the ok trials; the baseline is what the others are compared with."]
+        + ([f"{load.sentence()[0].upper()}{load.sentence()[1:]}."] if load is not None else []),
     }
 
 
