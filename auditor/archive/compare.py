@@ -46,6 +46,7 @@ from typing import Any
 from auditor.archive import index
 from auditor.dirkind import wrong_kind
 from auditor.errors import AuditorError
+from auditor.present import natural_key
 from auditor.protocols.names import PROTOCOL_B
 
 CPU = "CPU"
@@ -391,7 +392,7 @@ def _rank_key(r: ConfigRow) -> tuple:
     first = (r.joules_per_inference if r.protocol == PROTOCOL_B
              else r.cost_per_accepted_corpus_minor)
     return (r.protocol, first is None, first or 0, r.median_s is None, r.median_s or 0.0,
-            r.hardware, r.config_id, r.precision or "", r.offer_id or "")
+            r.hardware, natural_key(r.config_id), r.precision or "", r.offer_id or "")
 
 
 def _numbered(ranked: list[ConfigRow]) -> Iterator[ConfigRow]:
@@ -447,8 +448,8 @@ def compare(archive_dir: Path) -> Comparison:
     ranked = sorted((_row(g, k, v, "accepted", k[4]) for k, v in g.ranked.items()),
                     key=_rank_key)
     others = sorted((_row(g, k, v, k[4], None) for k, v in g.other.items()),
-                    key=lambda r: (r.protocol, r.hardware, r.config_id, r.precision or "",
-                                   r.status))
+                    key=lambda r: (r.protocol, r.hardware, natural_key(r.config_id),
+                                   r.precision or "", r.status))
     numbered = tuple(_numbered(ranked))
     nothing = [(r["source"], f"{r['verdict']}: {r['reason']}" if r["reason"] else r["verdict"])
                for r in who.counted if not r["configurations"]]

@@ -25,7 +25,7 @@ from auditor.model import (
     RunSummary,
     VariantFigures,
 )
-from auditor.present import lookup
+from auditor.present import lookup, natural_key
 from auditor.protocols import machine
 from auditor.protocols.a.facts.economics import Economics, economics
 from auditor.protocols.a.facts.gpus import VariantGpus, variant_gpus
@@ -181,7 +181,8 @@ def summary(view: RunView, result: AuditResult,
     ranked = fastest_first(view) if result.verdict == "accepted" else ()
     durations = variant_durations(view)
     # Without a CSV there is no configuration to list but the accepted ones.
-    names = sorted(d.variant_id for d in durations) if durations else sorted(ranked)
+    names = ([d.variant_id for d in durations] if durations
+             else sorted(ranked, key=natural_key))
     declared = {v.get("variant_id"): v for v in lookup(view.manifest, "variants") or []
                 if isinstance(v, Mapping)}
     configs = [_config(view, result, d, econ, frozenset(ranked), declared) for d in durations]

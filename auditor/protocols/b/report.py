@@ -105,11 +105,13 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary,
     rows = []
     for c in summary.configurations:
         x = _figures(c)
-        # the share the run's placement evidence gives, for every policy (a CPU-only policy's
-        # is its share on the CPU); a floor only where one applies
-        share = ("—" if x.role != "accelerator" and x.operation_share is None else
-                 _pct(x.operation_share) + (f" (floor {_pct(x.operation_share_floor)})"
-                                            if x.role == "accelerator" else ""))
+        # every policy's share from its placement evidence: an accelerator's against its
+        # floor, a CPU-only policy's on the CPU (what its policies.csv row records, 1.000)
+        cpu = placements(view).get(c.config_id) if x.role != "accelerator" else None
+        share = (f"{_pct(x.operation_share)} (floor {_pct(x.operation_share_floor)})"
+                 if x.role == "accelerator" else
+                 f"{_pct(cpu.cpu_node_share)} on the CPU"
+                 if cpu is not None and cpu.cpu_node_share is not None else "—")
         verdict = c.verdict + (f": {c.reason}" if c.reason and c.verdict != "accepted"
                                and c.verdict != "baseline" else "")
         rows.append({"tone": TONE[c.verdict], "values": {
