@@ -463,3 +463,8 @@ def test_an_envelope_made_by_hand_the_old_way_still_opens(keys):
     assert dsse.open_envelope(json.dumps(old).encode(), cert) == stmt
     ours = json.loads(dsse.sign_envelope(stmt, key, cert))
     assert ours.keys() == old.keys() and ours["payload"] == old["payload"]
+
+
+def test_the_signed_audit_names_the_run_beside_it_not_a_local_path(signed):
+    doc = json.loads((signed / "audit.json").read_text(encoding="utf-8"))
+    assert doc["run_dir"] == "run" and (signed / doc["run_dir"] / "manifest.json").is_file()

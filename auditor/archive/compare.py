@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import json
 import math
+import posixpath
 import statistics
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from auditor.archive import index
@@ -421,6 +422,23 @@ def _choices(ranked: tuple[ConfigRow, ...]) -> tuple[Choice, ...]:
     return tuple(sorted(out, key=lambda c: _rank_key(c.best)))
 
 
+def shown_sources(sources: list[str]) -> dict[str, str]:
+    """Each source as the comparison shows it: an absolute path made relative to the
+    folder that holds every absolute source (`/home/me/runs/a` and `/home/me/runs/b` read
+    `a` and `b`), so a signed comparison carries no local path of the machine that built
+    the archive; what follows an archive file's `!/` is kept; relative sources stay as
+    given. Distinct sources stay distinct (one common prefix is removed from all)."""
+    def path_part(source: str) -> str:
+        return source.split("!/", 1)[0]
+
+    absolute = [path_part(s) for s in sources if PurePosixPath(path_part(s)).is_absolute()]
+    if not absolute:
+        return {}
+    base = posixpath.commonpath([posixpath.dirname(a.rstrip("/")) or "/" for a in absolute])
+    return {s: posixpath.relpath(path_part(s), base) + s[len(path_part(s)):]
+            for s in sources if PurePosixPath(path_part(s)).is_absolute()}
+
+
 def compare(archive_dir: Path) -> Comparison:
     """The comparison of the index in ARCHIVE_DIR (written by `audit archive`)."""
     import polars as pl
@@ -438,6 +456,8 @@ def compare(archive_dir: Path) -> Comparison:
         raise AuditorError(f"{path}: written by another version of the auditor; run audit "
                            f"archive again with --out {root} to rebuild it")
     idx = pl.read_parquet(path).sort("source")
+    shown = shown_sources(idx["source"].to_list())
+    idx = idx.with_columns(pl.col("source").replace_strict(shown, default=pl.col("source")))
     is_run = (pl.col("kind") == "run") & pl.col("verdict").is_in(list(AUDITED))
     audited = idx.filter(is_run).select(
         "source", "protocol", "experiment_id", "verdict", "reason", "manifest_sha256",

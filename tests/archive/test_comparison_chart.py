@@ -53,3 +53,16 @@ def test_points_clear_the_axes_and_the_legend_is_beside_the_plot(figure: Any) ->
             assert frame.y0 + 3 < y <= frame.y1 and frame.x0 < x < frame.x1 - 3
     legend = ax.get_legend().get_window_extent(renderer)
     assert legend.x0 >= frame.x1  # right of the plot, never over it
+
+
+def test_sources_are_shown_without_local_paths() -> None:
+    """A signed comparison names its runs relative to the folder that holds them all, never
+    by a local absolute path of the machine that built the archive."""
+    from auditor.archive.compare import shown_sources
+
+    shown = shown_sources(["/home/me/runs/a", "/home/me/runs/b", "/home/me/runs.tar.gz!/x/run",
+                           "rel/run"])
+    assert shown == {"/home/me/runs/a": "runs/a", "/home/me/runs/b": "runs/b",
+                     "/home/me/runs.tar.gz!/x/run": "runs.tar.gz!/x/run"}
+    assert shown_sources(["/only/one/run"]) == {"/only/one/run": "run"}
+    assert shown_sources(["a", "b"]) == {}
