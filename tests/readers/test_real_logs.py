@@ -390,6 +390,26 @@ def test_xml_v11_and_missing_power():
     assert any("GTX 1070 Ti" in f.message and f.kind == "empty" for f in trimmed.faults)
 
 
+def test_xml_without_a_timestamp_says_it_has_none():
+    """REAL file (the GTX 1070 Ti report, trimmed of its <timestamp> by whoever shared it)
+    and the T4 report with its <timestamp> taken out (DERIVED): `meta` says there are no
+    timestamps and a `coverage` warning says the readings cannot show their window, as for
+    dmon without times; no error about an unreadable time."""
+    import re
+
+    from auditor.readers.power import nvidia_smi_xml
+
+    gtx = nvidia_smi_xml.read(load("nvidia-smi/telegraf_q-x_gtx-1070-ti-v10.xml"), name="g")
+    t4 = re.sub(rb"<timestamp>[^<]*</timestamp>\s*", b"",
+                load("nvidia-smi/telegraf_q-x_tesla-t4-v11.xml"))
+    timeless = nvidia_smi_xml.read(t4, name="t")
+    for r in (gtx, timeless):
+        assert r.meta["timestamps"] is False
+        assert [f.kind for f in r.faults if f.kind in ("coverage", "type")] == ["coverage"]
+    assert timeless.value is not None and timeless.value["end"].null_count() == 1
+    assert summarise(t4, "t.xml").usable
+
+
 # --- class 5: dmon with and without power -----------------------------------------------
 
 @pytest.mark.parametrize(("rel", "values"), [
