@@ -290,7 +290,7 @@ def run_passes(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration,
     records: dict[tuple[str, str, int], dict[str, Any]] = {}
     timeline: list[dict[str, Any]] = []
     watch = loadwatch.LoadWatch().start()
-    step = Steps(say, len(decl.order), watch)
+    step = Steps(say, len(decl.order), watch, [item["phase"] for item in decl.order])
     first_warmup = True
     with tempfile.TemporaryDirectory(prefix="runner-jobs-") as jobs, watch:
         for item in decl.order:

@@ -307,7 +307,7 @@ def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
     order = decl.planned_order
     if len(running) < len(states):  # dropping policies could put one twice in a row (B3)
         order = alternating_rounds(running, cfg.trials_per_policy, random.Random(cfg.seed))
-    step = Steps(say, len(order), watch)
+    step = Steps(say, len(order), watch, [pid for pid, _ in order])
     interval = cfg.energy.minimums.sampling_interval_s
     last = {pid: n for pid, n in order}
     runs: list[TrialRun] = []
