@@ -202,9 +202,14 @@ def test_select_summarises_the_rules_not_run(place: Path) -> None:
     assert proc.returncode == 1 and len(lines) < 8, proc.stdout
     assert not any("not waived" in line and line.startswith("A0") for line in lines)
     head = next(i for i, line in enumerate(lines) if line.startswith("not run"))
-    assert lines[head].startswith("not run (--select/--ignore): 58 rule(s), 0 waived")
-    assert lines[head + 1].startswith("  55 error rule(s) not waived: the verdict cannot be "
-                                      "accepted: A0001-A0105, A0301-A0402")
+    from auditor.protocols import get
+
+    # the counts come from the registry (a rule added changes them), not written by hand
+    left = [r for r in get("accepted-corpus-cost").rules if not r.code.startswith("A02")]
+    errors = [r for r in left if r.severity == "error"]
+    assert lines[head].startswith(f"not run (--select/--ignore): {len(left)} rule(s), 0 waived")
+    assert lines[head + 1].startswith(f"  {len(errors)} error rule(s) not waived: the verdict "
+                                      "cannot be accepted: A0001-A0105, A0301-A0402")
     assert lines[-1].startswith("incomplete:")
 
 
