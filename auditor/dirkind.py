@@ -42,13 +42,23 @@ def kind(path: Path) -> Kind | None:
     return None
 
 
-def wrong_kind(path: Path, wanted: Literal["run", "report"], command: str = "") -> str | None:
+def wrong_kind(path: Path, wanted: Literal["run", "report", "archive"], command: str = ""
+               ) -> str | None:
     """The message for PATH given to COMMAND (`audit replay`) where a WANTED is expected,
     when PATH is another kind this tool knows (naming that kind and the command that takes
     it); None otherwise."""
     found = kind(path)
     if found is None or found == wanted or (wanted == "report" and found.endswith("report")):
         return None
+    if wanted == "archive":
+        what = {"run": "a run directory", "report": "a report directory",
+                "comparison report": "a comparison report (audit compare --out)",
+                "archive file": "an archive file"}[found]
+        fix = (f"`audit archive {path} --out DIR` audits its runs into an archive DIR, which "
+               "`audit compare DIR` compares" if found in ("run", "archive file") else
+               "`audit verify` checks it" if found == "comparison report" else
+               "`audit compare` takes the folder `audit archive SOURCES --out DIR` wrote")
+        return f"{path}: this is {what}, not an archive; {fix}"
     run_inside = Path(path) / "run"
     if found == "report" and wanted == "run":
         again = f" ({command} {run_inside})" if command else ""

@@ -8,11 +8,23 @@ importing each other."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 NOT_RECORDED = "not recorded"
 """What a value the run does not record reads as."""
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str | None) -> list[Any]:
+    """TEXT's sort key with its runs of digits compared as numbers, so that variants read
+    batch-1, batch-8, batch-32 (not batch-1, batch-32, batch-8) in every report and table;
+    `re.split` with a group alternates text and digits, so positions never mix types."""
+    return [int(part) if i % 2 else part.lower()
+            for i, part in enumerate(_DIGITS.split(text or ""))]
 
 
 def json_safe(value: Any) -> Any:

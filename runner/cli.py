@@ -91,7 +91,25 @@ def _run_command(run: Callable[[Callable[[str], None] | None], Path], out_dir: P
     except KeyboardInterrupt:  # before the run dir was staged: nothing was written
         click.echo(f"interrupted: no run dir written at {out_dir}", err=True)
         sys.exit(130)
+    if quiet:
+        _warn_if_busy(out)
     click.echo(str(out))
+
+
+def _warn_if_busy(out: Path) -> None:
+    """--quiet drops the progress lines, not this: timings taken on a busy machine are said
+    to be so on stderr (the run's environment.json and notes keep it too)."""
+    import json
+
+    from runner.loadwatch import sentence
+
+    try:
+        env = json.loads((out / "environment.json").read_text(encoding="utf-8"))
+        rec = env["concurrent_load"]["while_measuring"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if rec.get("busy"):
+        click.echo(f"warning: {sentence(rec)}", err=True)
 
 
 @cli.command("memory-probe")

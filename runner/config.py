@@ -82,6 +82,22 @@ def resolve_options(options: dict[str, Any], names: tuple[str, ...], base_dir: P
             else v for k, v in options.items()}
 
 
+def recorded_options(options: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """The workload OPTIONS as the run records them (manifest, notes): each of NAMES (a file
+    option) as the config wrote it when relative (to the config file's folder), or only its
+    last part when absolute; a local path of the submitter's machine is not the run's and
+    goes into a signed report otherwise (the files themselves are staged under `model/`)."""
+    return {k: shown_path(v) if k in names and isinstance(v, str) else v
+            for k, v in options.items()}
+
+
+def shown_path(path: str) -> str:
+    """PATH as a run records it: as given when relative, its name alone when absolute (a
+    local path of the submitter's machine says nothing to a reviewer and would go into the
+    signed report); `embedded default` as it is."""
+    return f".../{Path(path).name}" if Path(path).expanduser().is_absolute() else path
+
+
 def experiment_id_from(path: Path) -> str:
     stem = "".join(c if c.isalnum() or c in "._-" else "-" for c in path.stem)
     return stem or "experiment"

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import polars as pl
 
+from runner.config import shown_path
 from runner.errors import RunnerError
 
 SPLITS = ("train", "tune", "eval")
@@ -85,7 +86,9 @@ def load_corpus(path: Path | None, eval_size: int | None, max_texts: int | None,
                   "library docstrings, labelled by module family, seeded split")
         return _finish(frame, source, "(embedded default corpus)", eval_size, "")
     frame = _read_user_file(path)
-    return _finish(frame, str(path), str(path), eval_size, "", max_texts=max_texts)
+    # recorded by name (the manifest, the notes): not a local path of this machine
+    return _finish(frame, shown_path(str(path)), str(path), eval_size, "",
+                   max_texts=max_texts)
 
 
 def _finish(frame: pl.DataFrame, source: str, label: str, eval_size: int | None,

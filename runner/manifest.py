@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import runner
+from runner.config import shown_path
 from runner.records import now_iso
 
 RUNNER_NAME = "gpubench-audit runner"
@@ -31,7 +32,7 @@ class Header:
                 "status": "complete" if self.complete else "aborted",
                 "declared_at": self.declared_at, "completed_at": now_iso(),
                 "runner": {"name": RUNNER_NAME, "version": runner.__version__},
-                "config_source": self.config_source}
+                "config_source": shown_path(self.config_source)}
 
 
 @dataclass(frozen=True)

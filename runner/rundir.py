@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner import artifacts
 from runner.errors import RunInterrupted, RunnerError
+
+if TYPE_CHECKING:
+    from runner.loadwatch import LoadWatch
 
 Progress = Callable[[str], None]
 
@@ -79,12 +83,35 @@ class StagedRunDir:
 
 
 class Steps:
-    """Numbered progress lines, `[ 3/21] ...`, one per planned step (pass, trial)."""
+    """Numbered progress lines, one per planned step (pass, trial), with the time since the
+    first step, an estimate of the time left and, given a `LoadWatch`, what other processes
+    use now: `[ 3/21] batch-8 warm-2: ok, 0.412 s (12 s, ~70 s left; other processes
+    1.6/2 CPUs)`. The estimate adds, for each step left, the mean time of the steps of its
+    kind done so far (`kinds`: a cold pass in a fresh process takes seconds, a warm pass
+    milliseconds), else of every step done."""
 
-    def __init__(self, say: Progress, total: int) -> None:
+    def __init__(self, say: Progress, total: int, watch: LoadWatch | None = None,
+                 kinds: list[str] | None = None) -> None:
         self.say = say
         self.total = total
+        self.watch = watch
+        self.kinds = kinds or [""] * total
+        self.t0 = self.last = time.monotonic()
+        self.took: dict[str, list[float]] = {}
 
     def __call__(self, index: int, message: str) -> None:
         """`index` counts from 0 in the planned order."""
-        self.say(f"[{index + 1:>2}/{self.total}] {message}")
+        now = time.monotonic()
+        kind = self.kinds[index] if index < len(self.kinds) else ""
+        self.took.setdefault(kind, []).append(now - self.last)
+        self.last = now
+        done = index + 1
+        every = [t for ts in self.took.values() for t in ts]
+        mean = {k: sum(ts) / len(ts) for k, ts in self.took.items()}
+        left = sum(mean.get(k, sum(every) / len(every)) for k in self.kinds[done:self.total])
+        timing = f"{now - self.t0:.0f} s" + (f", ~{left:.0f} s left" if done < self.total
+                                             else "")
+        others = self.watch.now() if self.watch is not None else None
+        load = "" if others is None or self.watch is None else (
+            f"; other processes {others:.1f}/{self.watch.cpus} CPUs")
+        self.say(f"[{done:>2}/{self.total}] {message} ({timing}{load})")

@@ -80,6 +80,8 @@ SCHEMA_FILES: dict[str, str] = {
     # a Hugging Face tokenizer.json, applied as data by the tokenizers library
     "tokenizer_hf": "tokenizer-hf.schema.json",
     "replay_result": "replay-result.schema.json",
+    # the machine's load while measuring, in both protocols' environment.json
+    "load_record": "load-record.schema.json",
     # a diagnostic run's record in either manifest (runner --off-protocol)
     "off_protocol": "off-protocol.schema.json",
     # a workload trained at run time: what made its weights (revision-kinds.json, `recipe`)

@@ -84,10 +84,26 @@ def run(folder: Path, tmp_path_factory: pytest.TempPathFactory,
     cfg = write_config(folder, '{ path = "ckpt" }')
     out = folder / "run"
     with fresh_exports():  # its export is checked for the paths of this folder
-        result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out", str(out),
-                                          "--quiet"])
+        result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out", str(out)])
     assert result.exit_code == 0, result.output + repr(result.exception)
+    (out.parent / "progress.txt").write_text(result.stderr, encoding="utf-8")
     return out
+
+
+def test_the_checkpoint_is_staged_not_trained_and_no_local_path_is_recorded(
+        run: Path, folder: Path) -> None:
+    """The runner says what it does with a checkpoint (staged as it is, no training), and
+    the run records the checkpoint and the config as the config names them, never as an
+    absolute path of this machine (the notes go into the signed report)."""
+    progress = (run.parent / "progress.txt").read_text(encoding="utf-8")
+    assert "staging the model as it is (no training)" in progress
+    assert "training the model" not in progress
+    for path in run.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".jsonl", ".csv", ".txt", ".toml"):
+            assert str(folder) not in path.read_text(encoding="utf-8", errors="replace"), path
+    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["workload"]["generation_options"] == {"path": "ckpt"}
+    assert manifest["config_source"] == ".../run.toml"
 
 
 @pytest.fixture(scope="module")

@@ -126,6 +126,40 @@ def test_pdfsig_agrees(signed, keys, tmp_path):
     assert out.count("Signature #") == 1, out
 
 
+def test_two_keygen_cas_have_two_subjects(tmp_path):
+    from cryptography import x509
+
+    names = []
+    for d in ("one", "two"):
+        keygen(tmp_path / d)
+        ca = x509.load_pem_x509_certificate((tmp_path / d / "ca.pem").read_bytes())
+        signer = x509.load_pem_x509_certificate((tmp_path / d / "signer.pem").read_bytes())
+        assert "NOT FOR PROCUREMENT USE" in ca.subject.rfc4514_string()
+        assert signer.issuer == ca.subject
+        names.append(ca.subject)
+    assert names[0] != names[1]
+
+
+@pytest.mark.skipif(not (shutil.which("pdfsig") and shutil.which("certutil")),
+                    reason="pdfsig/certutil not installed (poppler-utils, libnss3-tools)")
+def test_pdfsig_trusts_the_right_ca_among_two_test_cas(signed, keys, tmp_path):
+    """Two `audit keygen` CAs in one NSS store (a reviewer who tried the tool twice): pdfsig
+    still finds the CA that signed, the other one listed first."""
+    keygen(tmp_path / "other")
+    nss = tmp_path / "nss"
+    nss.mkdir()
+    subprocess.run(["certutil", "-N", "-d", f"sql:{nss}", "--empty-password"], check=True)
+    for nick, ca in (("other", tmp_path / "other" / "ca.pem"), ("ca", keys / "ca.pem")):
+        subprocess.run(["certutil", "-A", "-d", f"sql:{nss}", "-n", nick, "-t", "CT,C,C",
+                        "-i", str(ca)], check=True)
+    listed = subprocess.run(["certutil", "-L", "-d", f"sql:{nss}"], capture_output=True,
+                            text=True, check=True).stdout
+    assert "other" in listed and "\nca " in listed, listed
+    out = subprocess.run(["pdfsig", "-nssdir", f"sql:{nss}", str(signed / "report.pdf")],
+                         capture_output=True, text=True).stdout
+    assert "Signature is Valid" in out and "Certificate is Trusted" in out, out
+
+
 @pytest.mark.skipif(not shutil.which("openssl"), reason="openssl not installed")
 def test_openssl_verifies_the_dsse_signature_over_pae(signed, tmp_path):
     env = json.loads((signed / "bundle.dsse.json").read_bytes())
@@ -337,15 +371,25 @@ def test_pdf_replaced_by_garbage(copy, keys):
     _fails(copy, keys / "ca.pem", "report.pdf:")
 
 
-def test_a_ca_file_that_is_not_a_certificate(signed, tmp_path):
+def test_a_ca_file_that_is_not_a_certificate_is_bad_usage(signed, tmp_path, keys):
+    """As `audit report` treats the same mistake: nothing of the report was checked."""
     bad = tmp_path / "ca.pem"
     bad.write_text("hello\n")
-    with pytest.raises(VerificationFailed, match="not a PEM certificate"):
+    with pytest.raises(AuditorError, match=r"--ca .*not a PEM certificate"):
         verify_report(signed, bad)
+    with pytest.raises(AuditorError, match="this is a private key"):
+        verify_report(signed, keys / "signer.key")
 
 
 def test_an_empty_directory_is_not_a_report(tmp_path, keys):
-    _fails(tmp_path, keys / "ca.pem", "report.pdf:", "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(AuditorError, match="not a report directory"):
+        verify_report(tmp_path / "empty", keys / "ca.pem")
+
+
+def test_a_report_without_its_bundle_still_fails_as_unsigned(copy, keys):
+    (copy / "bundle.dsse.json").unlink()
+    _fails(copy, keys / "ca.pem", "bundle.dsse.json:", "unsigned")
 
 
 def test_every_failure_is_one_line_and_none_a_traceback(copy, keys):
@@ -419,3 +463,8 @@ def test_an_envelope_made_by_hand_the_old_way_still_opens(keys):
     assert dsse.open_envelope(json.dumps(old).encode(), cert) == stmt
     ours = json.loads(dsse.sign_envelope(stmt, key, cert))
     assert ours.keys() == old.keys() and ours["payload"] == old["payload"]
+
+
+def test_the_signed_audit_names_the_run_beside_it_not_a_local_path(signed):
+    doc = json.loads((signed / "audit.json").read_text(encoding="utf-8"))
+    assert doc["run_dir"] == "run" and (signed / doc["run_dir"] / "manifest.json").is_file()

@@ -36,16 +36,19 @@ from __future__ import annotations
 
 import json
 import math
+import posixpath
 import statistics
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from auditor.archive import index
 from auditor.archive.copies import Conflict, identify
 from auditor.archive.workloads import UNKNOWN, Workload, label_order, workloads
+from auditor.dirkind import wrong_kind
 from auditor.errors import AuditorError
+from auditor.present import natural_key
 from auditor.protocols.base import ComparisonPart
 
 TEMPLATE = "comparison.html.j2"
@@ -348,7 +351,7 @@ def _rank_key(r: ConfigRow) -> tuple:
     the median; a missing figure last."""
     first = getattr(r, part(r.protocol).rank_figure)
     return (r.protocol, label_order(r.workload_label), first is None, first or 0,
-            r.median_s is None, r.median_s or 0.0, r.hardware, r.config_id,
+            r.median_s is None, r.median_s or 0.0, r.hardware, natural_key(r.config_id),
             r.precision or "", r.offer_id or "")
 
 
@@ -381,12 +384,31 @@ def _choices(ranked: tuple[ConfigRow, ...]) -> tuple[Choice, ...]:
     return tuple(sorted(out, key=lambda c: _rank_key(c.best)))
 
 
+def shown_sources(sources: list[str]) -> dict[str, str]:
+    """Each source as the comparison shows it: an absolute path made relative to the
+    folder that holds every absolute source (`/home/me/runs/a` and `/home/me/runs/b` read
+    `a` and `b`), so a signed comparison carries no local path of the machine that built
+    the archive; what follows an archive file's `!/` is kept; relative sources stay as
+    given. Distinct sources stay distinct (one common prefix is removed from all)."""
+    def path_part(source: str) -> str:
+        return source.split("!/", 1)[0]
+
+    absolute = [path_part(s) for s in sources if PurePosixPath(path_part(s)).is_absolute()]
+    if not absolute:
+        return {}
+    base = posixpath.commonpath([posixpath.dirname(a.rstrip("/")) or "/" for a in absolute])
+    return {s: posixpath.relpath(path_part(s), base) + s[len(path_part(s)):]
+            for s in sources if PurePosixPath(path_part(s)).is_absolute()}
+
+
 def compare(archive_dir: Path) -> Comparison:
     """The comparison of the index in ARCHIVE_DIR (written by `audit archive`)."""
     import polars as pl
 
     root = Path(archive_dir)
     path = root / index.INDEX
+    if problem := wrong_kind(root, "archive", "audit compare"):
+        raise AuditorError(problem)
     if not path.is_file():
         raise AuditorError(f"{root}: no {index.INDEX} (run audit archive SOURCES --out {root})")
     if index.interrupted(root):
@@ -396,6 +418,8 @@ def compare(archive_dir: Path) -> Comparison:
         raise AuditorError(f"{path}: written by another version of the auditor; run audit "
                            f"archive again with --out {root} to rebuild it")
     idx = pl.read_parquet(path).sort("source")
+    shown = shown_sources(idx["source"].to_list())
+    idx = idx.with_columns(pl.col("source").replace_strict(shown, default=pl.col("source")))
     is_run = (pl.col("kind") == "run") & pl.col("verdict").is_in(list(AUDITED))
     audited = idx.filter(is_run).select(
         "source", "protocol", "experiment_id", "verdict", "reason", "manifest_sha256",
@@ -410,7 +434,7 @@ def compare(archive_dir: Path) -> Comparison:
                     key=_rank_key)
     others = sorted((_row(g, works, k, v, k[5], None) for k, v in g.other.items()),
                     key=lambda r: (r.protocol, label_order(r.workload_label), r.hardware,
-                                   r.config_id, r.precision or "", r.status))
+                                   natural_key(r.config_id), r.precision or "", r.status))
     numbered = tuple(_numbered(ranked))
     nothing = [(r["source"], f"{r['verdict']}: {r['reason']}" if r["reason"] else r["verdict"])
                for r in who.counted if not r["configurations"]]

@@ -3,14 +3,20 @@ that could not be audited or is a refused source. On a terminal the progress is 
 that rewrites itself; on a stream that is not one (CI, a log file) it is a plain line at
 least every `LOG_SECONDS` and at every `LOG_SHARE` of the runs, and once at the end, so a
 long audit is never silent; with `quiet`, nothing. `color` (`audit archive --color`,
-NO_COLOR, FORCE_COLOR: `auditor.output.style`) styles the failure lines with click."""
+NO_COLOR, FORCE_COLOR: `auditor.output.style`) styles the failure lines with click.
+
+On a terminal, where `rich` is installed, rich draws the live line (bar, runs done of the
+total, rate, time left) and prints each failure above it (`_RichLine`); without rich, the
+line is drawn here. Kept here in every case: the plain lines off a terminal, which neither
+rich nor click's `progressbar` writes (both draw only on a terminal, and a CI log of a long
+audit would stay silent), and the rate, which click's bar does not show."""
 
 from __future__ import annotations
 
 import sys
 import threading
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 import click
 
@@ -43,11 +49,14 @@ class Progress:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
+        self._rich = _RichLine.make(self.stream, color) if self.live else None
 
     def set_total(self, total: int, already: int) -> None:
         """TOTAL runs found, ALREADY of them in the index (not audited again)."""
         self.total, self.skipped = total, already
         self.t0 = self.logged_at = time.monotonic()
+        if self._rich is not None:
+            self._rich.start(total - already, already)
         self._draw(force=True)
         if not self.quiet and not self.live and self._timer is None:
             # a run can take longer than LOG_SECONDS: the clock, not the runs, keeps time
@@ -62,14 +71,20 @@ class Progress:
         self.failed += 1
         if self.quiet:
             return
+        text = f"{paint('FAILED', 'failed', self.color)} {source}: {why}"
+        if self._rich is not None:
+            self._rich.print(text)
+            return
         with self._lock:
             self._clear()
-            self.stream.write(f"{paint('FAILED', 'failed', self.color)} {source}: {why}\n")
+            self.stream.write(text + "\n")
             self.stream.flush()
         self._draw(force=True)
 
     def advance(self) -> None:
         self.done += 1
+        if self._rich is not None:
+            self._rich.advance()
         self._draw()
         self._log()
 
@@ -100,7 +115,8 @@ class Progress:
 
     def _draw(self, force: bool = False) -> None:
         now = time.monotonic()
-        if not self.live or (not force and now - self.shown < self.REFRESH_SECONDS):
+        if not self.live or self._rich is not None or (
+                not force and now - self.shown < self.REFRESH_SECONDS):
             return
         self.shown = now
         text = self.line()
@@ -120,7 +136,9 @@ class Progress:
             self._timer = None
         if not self.live and self.done != self.logged_done:
             self._log(force=True)  # the last line says where it ended
-        if self.live:
+        if self._rich is not None:
+            self._rich.stop()
+        elif self.live:
             self._draw(force=True)
             self.stream.write("\n")
             self.stream.flush()
@@ -130,3 +148,56 @@ def _duration(seconds: float) -> str:
     s = int(seconds + 0.5)
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else \
         f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+class _RichLine:
+    """The live line drawn by rich (when installed): a bar, runs done of the total, the rate
+    and the time left; failures printed above it, in the colours `paint` gave them."""
+
+    def __init__(self, bar: Any, text_type: Any) -> None:
+        self.bar, self.text_type = bar, text_type
+        self.task: Any = None
+
+    @classmethod
+    def make(cls, stream: TextIO, color: bool) -> _RichLine | None:
+        try:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                ProgressColumn,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+            from rich.progress import (
+                Progress as Bar,
+            )
+            from rich.text import Text
+        except ImportError:
+            return None
+
+        class Rate(ProgressColumn):
+            def render(self, task: Any) -> Any:
+                return Text(f"{task.speed or 0.0:.1f} runs/s")
+
+        console = Console(file=stream, force_terminal=True, no_color=not color,
+                          highlight=False)
+        bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  Rate(), TimeRemainingColumn(), TextColumn("{task.fields[extra]}"),
+                  console=console, transient=False)
+        return cls(bar, Text)
+
+    def start(self, todo: int, already: int) -> None:
+        extra = f"{already:,} already in the index" if already else ""
+        self.task = self.bar.add_task("runs", total=max(todo, 0), extra=extra)
+        self.bar.start()
+
+    def advance(self) -> None:
+        if self.task is not None:
+            self.bar.advance(self.task)
+
+    def print(self, text: str) -> None:
+        self.bar.console.print(self.text_type.from_ansi(text))
+
+    def stop(self) -> None:
+        self.bar.stop()

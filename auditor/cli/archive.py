@@ -11,6 +11,7 @@ import click
 from auditor import output
 from auditor.cli.app import cli
 from auditor.cli.options import (
+    PathArg,
     _color_option,
     _emit,
     _formats_option,
@@ -64,7 +65,7 @@ def archive(sources: tuple[Path, ...], out_dir: Path, jobs: int | None, executor
 
 
 @cli.command()
-@click.argument("archive_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("archive_dir", type=PathArg(exists=True, file_okay=False))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Write the signed comparison report (HTML, PDF, JSON, CSV, the index it "
                    "rests on) here; without it, only print the table.")

@@ -59,10 +59,34 @@ class WholeNumber(click.ParamType):
         return int(text)
 
 
+class PathArg(click.Path):
+    """A path argument or option whose faults (not there, a file where a folder is wanted,
+    or the reverse) are the tool's own `error: PATH: ...` (exit 2, or the JSON error under
+    `--format json`), as for every other bad input, not click's "Error: Invalid value"."""
+
+    def __init__(self, *, exists: bool = False, file_okay: bool = True,
+                 dir_okay: bool = True) -> None:
+        super().__init__(exists=exists, file_okay=file_okay, dir_okay=dir_okay,
+                         path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        where = (f"{param.opts[0]} {value}" if isinstance(param, click.Option) and param.opts
+                 else str(value))
+        path = Path(value)
+        if self.exists and not path.exists():
+            raise AuditorError(f"{where}: no such file or directory")
+        if path.is_dir() and not self.dir_okay:
+            raise AuditorError(f"{where}: is a directory, not a file")
+        if path.exists() and not path.is_dir() and not self.file_okay:
+            raise AuditorError(f"{where}: is a file, not a directory")
+        return super().convert(value, param, ctx)
+
+
 def _output_option(command: Any) -> Any:
     """`--output FILE`: what the command prints on standard output goes to FILE instead."""
     return click.option(
-        "--output", "output_file", type=click.Path(dir_okay=False, path_type=Path),
+        "--output", "output_file", type=PathArg(dir_okay=False),
         help="Write the result (what would go to standard output) to FILE instead, "
              "atomically: the file is whole or absent, never half-written.")(command)
 
@@ -95,7 +119,7 @@ def _emit(text: str, output_file: Path | None, *, color: bool = False) -> None:
 
 def _signing_options(command: Any) -> Any:
     """--key, --cert and --chain: how a report (of a run or of an archive) is signed."""
-    file = click.Path(exists=True, dir_okay=False, path_type=Path)
+    file = PathArg(exists=True, dir_okay=False)
     for option in reversed((
             click.option("--key", type=file, help="PEM private key (ECDSA P-256) that signs "
                          "the PDF and the bundle; without it the report is unsigned and "

@@ -12,6 +12,7 @@ import click
 from auditor import output
 from auditor.cli.app import cli
 from auditor.cli.options import (
+    PathArg,
     _color_option,
     _emit,
     _format_option,
@@ -30,7 +31,7 @@ from auditor.replay import DEFAULT_SAMPLE
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
               help="The report directory to write (replaced if it already holds a report).")
 @_signing_options
-@click.option("--offers", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--offers", type=PathArg(exists=True, dir_okay=False),
               help="Offers to compare in the economics section; default: the run's own.")
 @click.option("--replay", "replay_sample", type=click.IntRange(min=1), default=None,
               help="Also replay N sampled IDs of the archived model (as `audit replay`) and "
@@ -89,10 +90,10 @@ def replay(run_dir: Path, sample_size: int, seed: int | None, fmt: str,
 
 
 @cli.command()
-@click.argument("report_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--ca", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.argument("report_dir", type=PathArg(exists=True, file_okay=False))
+@click.option("--ca", required=True, type=PathArg(exists=True, dir_okay=False),
               help="PEM certificate(s) of the CA the signer must chain to.")
-@click.option("--tsa-ca", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--tsa-ca", type=PathArg(exists=True, dir_okay=False),
               help="PEM certificate(s) a timestamp authority must chain to for the PDF's "
                    "RFC 3161 timestamp to be trusted (default: --ca).")
 @_format_option("text", "json", help_text="text: one line per check; json: the checks and "

@@ -10,7 +10,14 @@ import click
 
 from auditor import output
 from auditor.cli.app import cli
-from auditor.cli.options import WholeNumber, _emit, _format_option, _formats_option, _output_option
+from auditor.cli.options import (
+    PathArg,
+    WholeNumber,
+    _emit,
+    _format_option,
+    _formats_option,
+    _output_option,
+)
 
 
 @cli.command()
@@ -26,7 +33,7 @@ def keygen(out_dir: Path) -> None:
 
 @cli.command()
 @click.option("--offers", "offers_file", required=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              type=PathArg(exists=True, dir_okay=False),
               help="Offers file (schemas/offers.schema.json), e.g. examples/offers.example.json.")
 @click.option("--offer", "offer_id", default=None,
               help="One offer's ID: its calculation line by line; default: every offer of the "
@@ -48,7 +55,7 @@ def cost(offers_file: Path, offer_id: str | None, lots: int, accepted_results: i
 
 
 @cli.command()
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=PathArg(exists=True, dir_okay=False))
 @_formats_option(output.EVIDENCE)
 @click.option("--local-utc-offset",
               help="UTC offset of a log written in local time, e.g. +01:00 (HWiNFO, nvidia-smi).")

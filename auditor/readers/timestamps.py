@@ -2,7 +2,14 @@
 or a numeric offset (`+01:00`, `-05:30`), any number of fractional digits (kept to the
 nanosecond). Polars' own parser infers one format from the first value and turns the others
 (a lower-case `t`, another offset) into null; a run written with local offsets is as valid as
-one in UTC, so times are parsed here, value by value, into UTC nanoseconds."""
+one in UTC, so times are parsed here, value by value, into UTC nanoseconds.
+
+Not `datetime.fromisoformat`, although Python 3.11's reads RFC 3339's usual form: it drops
+the digits after the microsecond (`.123456789Z` becomes `.123456`; the ORT profile and the
+runner's power records count nanoseconds), refuses a lower-case `z`, and accepts what RFC
+3339 does not (a date alone, a week date `2026-W01-2`, the basic `20260102T030405`, a time
+without an offset, which would be read as local), so the exact pattern would stay anyway
+(tests/readers/test_timestamps_vs_stdlib.py)."""
 
 from __future__ import annotations
 

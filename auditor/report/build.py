@@ -266,8 +266,10 @@ def _build(run_dir: Path, out_dir: Path, *, key: Path | None, cert: Path | None,
                                 generated_at=generated_at, timer=timer,
                                 signer=subject(cert) if cert is not None else None,
                                 replay=replayed, worker=worker)
-    audit_json = _json_bytes(result.to_json())
-    replay_json = None if replayed is None else _json_bytes(replayed.to_json())
+    # the bundle's copy of the run is `run/` beside it: no local path of this machine
+    audit_json = _json_bytes({**result.to_json(), "run_dir": RUN_SUBDIR})
+    replay_json = None if replayed is None else _json_bytes({**replayed.to_json(),
+                                                             "run_dir": RUN_SUBDIR})
     attached = attachments.files(vm, audit_json, run_dir, replay_json)
     # The hash list and the rule list lie beside report.html too, for its links.
     beside = {name: data for name, data, _ in attached

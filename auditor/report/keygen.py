@@ -25,10 +25,15 @@ LABEL = "gpubench-audit LOCAL TEST {what} - NOT FOR PROCUREMENT USE"
 VALID_DAYS = 825
 
 
-def _name(what: str) -> x509.Name:
+def _name(what: str, key: ec.EllipticCurvePublicKey) -> x509.Name:
+    """The subject: the not-for-procurement label, and the DN's serialNumber made from the
+    key (the first 16 hex digits of its SHA-1 key identifier), so that two test CAs in one
+    trust store (NSS's, which pdfsig reads, keys certificates by subject) are two names."""
+    serial = x509.SubjectKeyIdentifier.from_public_key(key).digest.hex()[:16]
     return x509.Name([
         x509.NameAttribute(NameOID.ORGANIZATION_NAME, "gpubench-audit (local test)"),
         x509.NameAttribute(NameOID.COMMON_NAME, LABEL.format(what=what)),
+        x509.NameAttribute(NameOID.SERIAL_NUMBER, serial),
     ])
 
 
@@ -39,7 +44,7 @@ def make_chain(now: dt.datetime | None = None) -> tuple[bytes, bytes, bytes]:
     end = now + dt.timedelta(days=VALID_DAYS)
 
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = _name("CA")
+    ca_name = _name("CA", ca_key.public_key())
     ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
     ca_cert = (
         x509.CertificateBuilder()
@@ -59,7 +64,7 @@ def make_chain(now: dt.datetime | None = None) -> tuple[bytes, bytes, bytes]:
     key = ec.generate_private_key(ec.SECP256R1())
     signer = (
         x509.CertificateBuilder()
-        .subject_name(_name("SIGNER")).issuer_name(ca_name)
+        .subject_name(_name("SIGNER", key.public_key())).issuer_name(ca_name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(start).not_valid_after(end)

@@ -156,34 +156,44 @@ def cost(econ: dict[str, Any]) -> str | None:
 
 def cost_vs_throughput(points: list[dict[str, Any]]) -> str | None:
     """Archive comparison: each ranked configuration's cost per accepted corpus against its
-    throughput, one marker and colour per offer (only points measured on the offer's GPU)."""
+    throughput, one marker and colour per offer (only points measured on the offer's GPU).
+    The axes leave room around every point (a point at zero cost sits above the axis, one at
+    the largest throughput inside the frame), each label is offset from its point in points,
+    on the side with room, and never clipped; the legend sits outside, right of the plot."""
     pts = [p for p in points if p.get("cost_per_accepted_corpus_usd_minor") is not None
-           and p.get("throughput_per_s") is not None]
+           and p.get("throughput_per_s") is not None
+           and _plottable(p["throughput_per_s"])
+           and _plottable(p["cost_per_accepted_corpus_usd_minor"] / 100)]
     if not pts:
         return None
     fig, ax = _figure(6)
     offers = sorted({p["offer_id"] for p in pts})
     markers = "osD^vP*X"
     colours = ["#1f77b4", "#e8a33d", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#7f7f7f"]
+    x_top = _limit([p["throughput_per_s"] for p in pts], 1.12)
+    y_top = _limit([p["cost_per_accepted_corpus_usd_minor"] / 100 for p in pts], 1.15)
     for n, offer in enumerate(offers):
         mine = [p for p in pts if p["offer_id"] == offer]
         ax.scatter([p["throughput_per_s"] for p in mine],
                    [p["cost_per_accepted_corpus_usd_minor"] / 100 for p in mine],
                    s=36, marker=markers[n % len(markers)], c=colours[n % len(colours)],
-                   label=offer, zorder=3)
+                   label=offer, zorder=3, clip_on=False)
         for p in mine:
-            ax.annotate(f" {p['config_id']}", (p["throughput_per_s"],
-                                               p["cost_per_accepted_corpus_usd_minor"] / 100),
-                        fontsize=7)
+            x, y = p["throughput_per_s"], p["cost_per_accepted_corpus_usd_minor"] / 100
+            right = x < 0.8 * x_top  # room on the right; else the label goes left
+            ax.annotate(p["config_id"], (x, y), xytext=(6 if right else -6, 5),
+                        textcoords="offset points", ha="left" if right else "right",
+                        va="bottom", fontsize=7, annotation_clip=False)
     from matplotlib.ticker import StrMethodFormatter
 
     ax.yaxis.set_major_formatter(StrMethodFormatter("${x:,.0f}"))
     ax.set_xlabel("throughput at the warm median (texts per second)")
     ax.set_ylabel("USD per accepted corpus")
-    ax.set_xlim(left=0)
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, frameon=False,
-              fontsize=8, title="offer", title_fontsize=8)
+    ax.set_xlim(left=0, right=x_top)
+    ax.set_ylim(bottom=-0.06 * y_top, top=y_top)  # a zero-cost point clears the axis
+    ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= y_top])
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8,
+              title="offer", title_fontsize=8, alignment="left", borderaxespad=0)
     return _svg(fig)
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from auditor.dirkind import wrong_kind
+from auditor.dirkind import REPORT_FILES, wrong_kind
 from auditor.errors import AuditorError, VerificationFailed
 from auditor.fsutil import list_files, sha256_file
 from auditor.report import dsse
@@ -65,16 +65,29 @@ MUST_LIST_BY_TYPE = {
 COMPARISON_FACTS = ("runs", "ranked", "index_sha256")
 
 
-def _load_ca(ca: Path) -> list[x509.Certificate]:
+def _load_ca(ca: Path, option: str = "--ca") -> list[x509.Certificate]:
+    """The certificates of a trust anchor the user named; a file that holds none (a key, a
+    damaged file) is bad usage, exit 2, as `audit report` treats the same mistake: nothing
+    of the report has been checked yet."""
     from cryptography import x509
 
     try:
         certs = x509.load_pem_x509_certificates(Path(ca).read_bytes())
     except (ValueError, OSError) as exc:
-        raise VerificationFailed(f"{ca}: not a PEM certificate ({exc})") from None
+        why = ("this is a private key: give the CA's certificate (ca.pem of audit keygen)"
+               if b"PRIVATE KEY-----" in _head(ca) else str(exc))
+        raise AuditorError(f"{option} {ca}: not a PEM certificate ({why})") from None
     if not certs:
-        raise VerificationFailed(f"{ca}: holds no certificate")
+        raise AuditorError(f"{option} {ca}: holds no certificate")
     return certs
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with Path(path).open("rb") as fh:
+            return fh.read(4096)
+    except OSError:
+        return b""
 
 
 @dataclass(frozen=True)
@@ -356,8 +369,12 @@ def _verify(report_dir: Path, ca: Path, passed: list[Passed],
     CA). A directory of another kind (a run, an archive) is bad usage, `AuditorError`."""
     if problem := wrong_kind(report_dir, "report", "audit verify"):
         raise AuditorError(problem)
+    if not any((report_dir / name).exists() for name in (*REPORT_FILES, ENVELOPE, SIGNER)):
+        raise AuditorError(f"{report_dir}: not a report directory (none of {PDF}, "
+                           f"report.html, {ENVELOPE}, {SIGNER}); `audit report RUN_DIR --out "
+                           "DIR --key ... --cert ...` writes one")
     ca_certs = _load_ca(ca)
-    tsa_certs = _load_ca(tsa_ca) if tsa_ca is not None else None
+    tsa_certs = _load_ca(tsa_ca, "--tsa-ca") if tsa_ca is not None else None
     failures: list[str] = []
 
     def attempt(check: Callable[..., Any], *args: Any) -> Any:

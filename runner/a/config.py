@@ -9,7 +9,7 @@ against that file's folder.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,9 @@ class RunConfig:
     base_dir: Path = Path(".")
     """The config file's folder: relative paths (a workload's `path_options` too) start there."""
     off_protocol: bool = False
+    threads: dict[str, int] = field(default_factory=dict)
+    """`[threads]`: the intra-op threads the config declares (`torch`, and `onnxruntime` for
+    protocol B); empty: the workload's default (runner.model.run_threads)."""
     """`runner execute --off-protocol`: a diagnostic run, allowed to break the protocol."""
 
     @property
@@ -142,4 +145,5 @@ def _from_file(path: Path, label: str) -> RunConfig:
         tolerance=float(q["tolerance"]),
         economics=economics,
         base_dir=base_dir,
+        threads=dict(raw.get("threads", {})),
     )

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import subprocess
 import sys
@@ -32,18 +31,18 @@ from typing import Any
 
 import polars as pl
 
-from runner import artifacts
+from runner import artifacts, loadwatch
 from runner.a.config import RunConfig, protocol_breaks
 from runner.a.economics import ChosenOffer, choose_offer
 from runner.a.passes import INPUTS_FILE, PassSpec, run_pass, run_warmup
 from runner.a.setcheck import accepted, quality
 from runner.a.write import TIMER_SCOPES, read_back, write
-from runner.config import resolve_options
+from runner.config import recorded_options, resolve_options
 from runner.conformance import enforce
 from runner.corpus import Corpus, load_corpus
 from runner.errors import RunnerError
 from runner.manifest import Revisions
-from runner.model import TrainedModel, child_env, resolve_device, train, workload_threads
+from runner.model import Threads, TrainedModel, child_env, resolve_device, run_threads, train
 from runner.order import alternating_rounds
 from runner.records import now_iso
 from runner.replay import archive
@@ -79,9 +78,11 @@ class Inputs:
     device: str
     factory: WorkloadFactory
     corpus: Corpus
-    threads: int
+    threads: Threads
     options: dict[str, Any]
     """The workload options, file options resolved (`WorkloadFactory.path_options`)."""
+    recorded_options: dict[str, Any]
+    """The same as the run records them (`runner.config.recorded_options`)."""
     off_protocol: dict[str, Any] | None = None
     """The manifest's record of a diagnostic run (`runner.conformance.enforce`)."""
 
@@ -101,8 +102,8 @@ def check_inputs(cfg: RunConfig, out: Path) -> Inputs:
                           "ONNX file alone)")
     corpus = load_corpus(cfg.corpus_path, cfg.eval_size, cfg.max_texts, cfg.seed)
     factory.check_corpus(options, corpus.classes, cfg.context)
-    return Inputs(offer, device, factory, corpus, workload_threads(factory), options,
-                  off_protocol)
+    return Inputs(offer, device, factory, corpus, run_threads(factory, cfg.threads), options,
+                  recorded_options(cfg.workload_options, factory.path_options), off_protocol)
 
 
 def execute(cfg: RunConfig, out: Path, progress: Progress | None = None) -> Path:
@@ -187,6 +188,8 @@ class Declaration:
     revisions: Revisions
     declared_at: str
     load_before: list[float] | None
+    load_probe: dict[str, Any]
+    """The machine's load just before the passes (`runner.loadwatch.before`)."""
     replay: dict[str, Any]
     """The manifest's `replay` section, or `replay_unavailable` (runner.replay)."""
 
@@ -207,7 +210,8 @@ def declare(cfg: RunConfig, root: Path, inputs: Inputs, say: Progress) -> Declar
     artifacts.write_lines(root / "corpus/splits/tune_ids.txt", tu["id"].to_list())
     artifacts.write_jsonl(root / INPUTS_FILE, ev.select("id", "text").to_dicts())
     say(f"corpus: {tr.height} train, {tu.height} tune, {ev.height} eval texts, "
-        f"{len(corpus.classes)} classes; training the model")
+        f"{len(corpus.classes)} classes; "
+        f"{inputs.factory.preparing()}")
     trained = train(inputs.factory, corpus, root / "model", cfg.seed, cfg.context,
                     cfg.workload_options)
     code = code_revision()
@@ -248,7 +252,8 @@ def declare(cfg: RunConfig, root: Path, inputs: Inputs, say: Progress) -> Declar
         revisions=Revisions(corpus=corpus.revision, model=model_revision,
                             tokenizer=pinned["tokenizer"], code=code,
                             config=pinned.get("config"), recipe=pinned.get("recipe")),
-        declared_at=now_iso(), load_before=_loadavg(), replay=archived.manifest)
+        declared_at=now_iso(), load_before=loadwatch.loadavg(),
+        load_probe=loadwatch.before(), replay=archived.manifest)
 
 
 # --- 3. the passes --------------------------------------------------------------------------
@@ -258,25 +263,30 @@ class PassResults:
     records: dict[tuple[str, str, int], dict[str, Any]]
     """(variant, phase, run_index) -> the pass record (`entry`, `cells`, `gpus_used`)."""
     timeline: list[dict[str, Any]]
+    load: dict[str, Any]
+    """The machine's load while the passes ran (`runner.loadwatch.LoadWatch.record`)."""
 
 
 def run_passes(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration,
                say: Progress) -> PassResults:
     rule = decl.rule
     say(f"quality rule: {rule.metric} >= {rule.threshold} and >= {rule.reference:.4f} - "
-        f"{rule.tolerance} (tune split); {len(decl.order)} timeline entries on {inputs.device}")
+        f"{rule.tolerance} (tune split); {len(decl.order)} timeline entries on {inputs.device}, "
+        f"{inputs.threads.torch} torch thread(s) ({inputs.threads.source['torch']})")
+    say(loadwatch.sentence(decl.load_probe, "before measuring"))
     records: dict[tuple[str, str, int], dict[str, Any]] = {}
     timeline: list[dict[str, Any]] = []
-    step = Steps(say, len(decl.order))
+    watch = loadwatch.LoadWatch().start()
+    step = Steps(say, len(decl.order), watch, [item["phase"] for item in decl.order])
     first_warmup = True
-    with tempfile.TemporaryDirectory(prefix="runner-jobs-") as jobs:
+    with tempfile.TemporaryDirectory(prefix="runner-jobs-") as jobs, watch:
         for item in decl.order:
             v, phase, n = item["variant_id"], item["phase"], item["run_index"]
             spec = PassSpec(item["order_index"], v, phase, n, decl.batch_of[v], inputs.device,
                             cfg.timer_scope)
             if phase == "cold":
                 rec = _cold_pass(cfg, spec, root, decl.trained.model_dir, Path(jobs),
-                                 inputs.threads)
+                                 inputs.threads.torch)
             elif phase == "warmup":
                 entry = run_warmup(decl.workload, item["order_index"], v, decl.batch_of[v],
                                    cfg.warmup_iterations, decl.eval_texts,
@@ -297,7 +307,9 @@ def run_passes(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration,
                  f"{rec['answers']} answers" + ("" if e["incident"] is None else
                                                 f" ({e['incident']['message']})"))
     timeline.sort(key=lambda e: e["order_index"])
-    return PassResults(records, timeline)
+    load = watch.record()
+    say(loadwatch.sentence(load))
+    return PassResults(records, timeline, load)
 
 
 def _cold_pass(cfg: RunConfig, spec: PassSpec, root: Path, model_dir: Path, jobs: Path,
@@ -344,10 +356,4 @@ def _cold_pass(cfg: RunConfig, spec: PassSpec, root: Path, model_dir: Path, jobs
                      "exception": " | ".join(tail)[:2000]}},
         "cells": cells, "gpus_used": place["gpus_used"] if place else [], "answers": 0}
 
-
-def _loadavg() -> list[float] | None:
-    try:
-        return list(os.getloadavg())
-    except OSError:
-        return None
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from runner.a.memory import MemoryProbe, placement
 from runner.records import incident_of, now_iso
 from runner.workloads.base import Workload
@@ -144,6 +146,7 @@ def run_pass(workload: Workload, spec: PassSpec, run_dir: Path, *, fresh_process
         "load_seconds": load_seconds, "pid": pid, "fresh_process": fresh_process,
         "output_file": spec.output_file, "memory_trace": spec.memory_trace,
         "placement": spec.placement_file, "incident": incident,
+        "torch_threads": torch.get_num_threads(),
     }
     return {"entry": entry, "cells": probe.cells(), "gpus_used": place["gpus_used"],
             "answers": written}
@@ -172,7 +175,7 @@ def run_warmup(workload: Workload, order_index: int, variant_id: str, batch: int
             "started_at": started_at, "ended_at": now_iso(), "elapsed_seconds": elapsed,
             "load_seconds": load_seconds, "pid": os.getpid(), "fresh_process": False,
             "iterations": done, "output_file": None, "memory_trace": None, "placement": None,
-            "incident": incident}
+            "incident": incident, "torch_threads": torch.get_num_threads()}
 
 
 def _write_json(path: Path, obj: Any) -> None:

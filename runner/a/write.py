@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from runner import artifacts
+from runner import artifacts, loadwatch
 from runner.a import claims
 from runner.a.passes import INPUTS_FILE
 from runner.a.setcheck import check_output
@@ -76,7 +76,8 @@ def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes:
         for g in rec["gpus_used"]:
             gpus[g["index"]] = g
     env = observe(inputs.device, [gpus[i] for i in sorted(gpus)], decl.revisions.code)
-    env["concurrent_load"]["loadavg_before_passes"] = decl.load_before
+    env["concurrent_load"].update(loadavg_before_passes=decl.load_before,
+                                  before=decl.load_probe, while_measuring=passes.load)
     artifacts.write_json(root / "environment.json", env)
     offer = inputs.offer
     if offer is not None:
@@ -85,7 +86,7 @@ def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes:
 
     accepted_by_variant = {v: int(any(c["corpus_accepted"] for c in checks
                                       if c["variant_id"] == v)) for v in decl.variants}
-    common = _common_notes(cfg, inputs.corpus, decl, env)
+    common = _common_notes(cfg, inputs, decl, env)
     rows = [_row(cfg, c, passes.records[(c["variant_id"], c["phase"], c["run_index"])], decl,
                  env, offer, accepted_by_variant, common)
             for c in checks]
@@ -112,6 +113,7 @@ def write(cfg: RunConfig, root: Path, inputs: Inputs, decl: Declaration, passes:
         "pass_order_method": PASS_ORDER_METHOD,
         "corpus": _corpus(cfg, decl, inputs.corpus),
         "workload": _workload(cfg, decl, inputs),
+        "threads": inputs.threads.to_json(),
         "economics": _economics(offer),
         "notes": common,
         **decl.replay,
@@ -147,9 +149,9 @@ def _corpus(cfg: RunConfig, decl: Declaration, corpus: Corpus) -> dict[str, Any]
 def _workload(cfg: RunConfig, decl: Declaration, inputs: Inputs) -> dict[str, Any]:
     return {"name": inputs.factory.name, "callable": cfg.workload_callable,
             "description": decl.trained.prepared.description,
-            "generation_options": cfg.workload_options,
+            "generation_options": inputs.recorded_options,
             "trained_at_run_time": inputs.factory.trains_at_run_time,
-            "train_seconds": decl.trained.train_seconds, "torch_threads": inputs.threads}
+            "train_seconds": decl.trained.train_seconds, "torch_threads": inputs.threads.torch}
 
 
 def _economics(offer: ChosenOffer | None) -> dict[str, Any] | None:
@@ -162,7 +164,7 @@ def _economics(offer: ChosenOffer | None) -> dict[str, Any] | None:
             "example": bool(offer.offer.get("example", False))}
 
 
-def _common_notes(cfg: RunConfig, corpus: Corpus, decl: Declaration,
+def _common_notes(cfg: RunConfig, inputs: Inputs, decl: Declaration,
                   env: dict[str, Any]) -> str:
     def fmt(load: list[float] | None) -> str:
         return "not available" if load is None else " ".join(f"{x:.2f}" for x in load)
@@ -183,10 +185,15 @@ def _common_notes(cfg: RunConfig, corpus: Corpus, decl: Declaration,
         f"{cfg.context} tokens",
         f"code: {decl.revisions.code}",
         f"model: {decl.trained.prepared.description}",
-        f"concurrent load: loadavg {loadavg}; {others}",
+        f"threads: torch intra-op {inputs.threads.torch} ({inputs.threads.source['torch']})",
+        f"concurrent load: {loadwatch.sentence(env['concurrent_load']['while_measuring'])}; "
+        f"{loadwatch.sentence(env['concurrent_load']['before'], 'before measuring')}; "
+        f"loadavg {loadavg}; {others}",
     ]
-    if cfg.workload_options:
-        parts.append(f"workload options: {json.dumps(cfg.workload_options, sort_keys=True)}")
+    if inputs.recorded_options:
+        parts.append("workload options: "
+                     f"{json.dumps(inputs.recorded_options, sort_keys=True)}")
+    corpus = inputs.corpus
     if corpus.notes:
         parts.append(corpus.notes)
     if cfg.notes:

@@ -12,7 +12,7 @@ the CPU, a quantized ONNX Runtime policy) is refused here, before anything is me
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +152,9 @@ class ResidencyConfig:
     base_dir: Path = Path(".")
     """The config file's folder: relative paths (a workload's `path_options` too) start there."""
     off_protocol: bool = False
+    threads: dict[str, int] = field(default_factory=dict)
+    """`[threads]`: the intra-op threads the config declares (`torch`, and `onnxruntime` for
+    protocol B); empty: the workload's default (runner.model.run_threads)."""
     """`runner residency --off-protocol`: a diagnostic run, allowed to break the protocol."""
     idle_unload_s: float = 30.0
     """`[power_state] idle_unload_s`: how long the discrete GPU's power is logged after every
@@ -230,6 +233,7 @@ def _from_file(path: Path, label: str) -> ResidencyConfig:
         max_texts=c.get("max_texts"),
         workload_callable=m["workload"]["callable"],
         workload_options=dict(m["workload"].get("options", {})),
+        threads=dict(raw.get("threads", {})),
         context=m["workload"]["context"],
         trials_per_policy=m["trials"]["per_policy"],
         warmup=m["trials"]["warmup"],

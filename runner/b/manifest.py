@@ -76,9 +76,11 @@ def model_section(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration) -> di
         **decl.replay,
         "revisions": decl.revisions.to_json(),
         "workload": {"name": inputs.factory.name, "callable": cfg.workload_callable,
-                     "options": cfg.workload_options, "context": cfg.context,
+                     "options": inputs.recorded_options, "context": cfg.context,
                      "description": prepared.description,
-                     "train_seconds": decl.trained.train_seconds, "threads": inputs.threads},
+                     "train_seconds": decl.trained.train_seconds,
+                     "threads": inputs.threads.torch},
+        "threads": inputs.threads.to_json(),
     }
 
 

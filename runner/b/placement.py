@@ -196,6 +196,7 @@ def ort_placement(policy: OrtPolicy, texts: list[str], onnx_file: Path, threads:
         "ort_version": ort.__version__, "model_sha256": model_sha256,
         "requested_providers": policy.requested, "active_providers": policy.active,
         "source": source, "nodes": nodes, "profile_file": profile_rel,
+        "session_options": _threads_of(policy.session),
         "diagnostic": {"prompts": len(texts), "started_at": started, "ended_at": now_utc(),
                        "profile_active_providers": profiled.active,
                        "profiling_start_time_ns": profile_start_ns},
@@ -205,6 +206,17 @@ def ort_placement(policy: OrtPolicy, texts: list[str], onnx_file: Path, threads:
                                             "nodes with a known provider (source: the "
                                             "graph assignment, else the profile)"},
     }
+
+
+def _threads_of(session: Any) -> dict[str, int | None]:
+    """The intra- and inter-op threads of the session that runs the trials, as ORT reports
+    them (the manifest's threads.onnxruntime_intra_op, observed)."""
+    try:
+        opts = session.get_session_options()
+        return {"intra_op_num_threads": int(opts.intra_op_num_threads),
+                "inter_op_num_threads": int(opts.inter_op_num_threads)}
+    except Exception:  # a session without the call: not recorded, never a guess
+        return {"intra_op_num_threads": None, "inter_op_num_threads": None}
 
 
 def _profile_nodes(events: Any) -> list[dict[str, Any]]:

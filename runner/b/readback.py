@@ -22,11 +22,12 @@ from runner.environment import observe_residency
 
 def write(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
           states: dict[str, PolicyState], runs: list[TrialRun], inst: Instruments,
-          gpus: list[dict[str, Any]], power_state: PowerStateEvidence | None = None
-          ) -> dict[str, Any]:
+          gpus: list[dict[str, Any]], power_state: PowerStateEvidence | None = None,
+          load: dict[str, Any] | None = None) -> dict[str, Any]:
     """Read every trial's files back, write the claims, the energy summaries and the
     environment; return the manifest (without `artifacts`)."""
     env = observe_residency(gpus, decl.revisions.code, decl.load_before)
+    env["concurrent_load"].update(load or {})
     artifacts.write_json(root / "environment.json", env)
     power_state = power_state or PowerStateEvidence()
     if env["gpus"] and power_state.discrete_gpu is None:

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from runner import artifacts
+from runner import artifacts, loadwatch
 from runner.b import claims, coreml, gates, power_source, readback, winml
 from runner.b.config import PolicySpec, ResidencyConfig, protocol_breaks
 from runner.b.energy.base import Instrument
@@ -60,13 +60,13 @@ from runner.b.trials import (
     open_instruments,
     run_trial,
 )
-from runner.config import resolve_options
+from runner.config import recorded_options, resolve_options
 from runner.conformance import enforce
 from runner.corpus import load_corpus
 from runner.environment import gpu_identity, loadavg
 from runner.errors import RunnerError
 from runner.manifest import Revisions
-from runner.model import train, workload_threads
+from runner.model import run_threads, train
 from runner.onnx_export import ONNX_FILE
 from runner.order import alternating_rounds
 from runner.records import now_iso
@@ -116,8 +116,11 @@ def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
             run.append(spec)
         else:
             left_out[spec.policy_id] = reason
-    return Inputs(factory, corpus, workload_threads(factory), tuple(run), left_out, reference,
-                  options, off_protocol, plugins)
+    threads = run_threads(factory, cfg.threads,
+                          onnxruntime=any(p.runtime == "onnxruntime" for p in run))
+    return Inputs(factory, corpus, threads, tuple(run), left_out, reference, options,
+                  recorded_options(cfg.workload_options, factory.path_options), off_protocol,
+                  plugins)
 
 
 def _availability(spec: PolicySpec) -> str | None:
@@ -168,7 +171,12 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
             if external is None:
                 say("energy: " + (", ".join(i.source for i in inst.usable) or "not measured")
                     + (f" ({inst.reason})" if inst.missing else ""))
-            runs = run_trials(cfg, root, decl, states, inst, say)
+            probe = loadwatch.before()
+            say(loadwatch.sentence(probe, "before measuring"))
+            with loadwatch.LoadWatch() as watch:
+                runs = run_trials(cfg, root, decl, states, inst, say, watch)
+            load = {"before": probe, "while_measuring": watch.record()}
+            say(loadwatch.sentence(load["while_measuring"]))
             for state in states.values():
                 if state.running is not None:
                     state.running.close()
@@ -176,7 +184,7 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
         finally:
             inst.close()
         manifest = readback.write(cfg, root, inputs, decl, states, runs, inst, gpus,
-                                  power_state)
+                                  power_state, load)
         if packages is not None:
             manifest["coreml_packages"] = packages
         staged.publish(manifest, LAYOUT, "manifest_residency")
@@ -214,7 +222,8 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
     (root / CONFIG_COPY).parent.mkdir(parents=True, exist_ok=True)
     (root / CONFIG_COPY).write_text(cfg.text, encoding="utf-8")
     say(f"corpus: {corpus.split('train').height} train texts, a fixed sequence of {len(ids)} "
-        f"prompts, {len(corpus.classes)} classes; training the model")
+        f"prompts, {len(corpus.classes)} classes; "
+        f"{inputs.factory.preparing()}")
     trained = train(inputs.factory, corpus, root / "model", cfg.seed, cfg.context,
                     cfg.workload_options)
     workload = inputs.factory.load(trained.model_dir, "cpu", "float32", cfg.context,
@@ -249,7 +258,8 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
     else:
         say(f"onnx: not exported ({archived.manifest['replay_unavailable']})")
     files = ModelFiles(inputs.factory, trained.model_dir, cfg.context, cfg.workload_options,
-                       onnx.file if onnx else None, form if onnx else None, inputs.threads)
+                       onnx.file if onnx else None, form if onnx else None,
+                       inputs.threads.onnxruntime or inputs.threads.torch)
     if onnx is not None and inputs.reference_answers is None and any(
             p.runtime == "coreml" for p in inputs.policies):
         # B5: a Core ML evaluation is valid only against the accepted ONNX model
@@ -390,15 +400,15 @@ def run_placement(cfg: ResidencyConfig, root: Path, decl: Declaration,
 # --- 4. trials ------------------------------------------------------------------------------
 
 def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
-               states: dict[str, PolicyState], inst: Instruments, say: Progress
-               ) -> list[TrialRun]:
+               states: dict[str, PolicyState], inst: Instruments, say: Progress,
+               watch: loadwatch.LoadWatch | None = None) -> list[TrialRun]:
     measure = cfg.gates.measure_rejected_energy
     running = [pid for pid in dict.fromkeys(pid for pid, _ in decl.planned_order)
                if states[pid].trial_block(measure) is None]
     order = decl.planned_order
     if len(running) < len(states):  # dropping policies could put one twice in a row (B3)
         order = alternating_rounds(running, cfg.trials_per_policy, random.Random(cfg.seed))
-    step = Steps(say, len(order))
+    step = Steps(say, len(order), watch, [pid for pid, _ in order])
     interval = cfg.energy.minimums.sampling_interval_s
     last = {pid: n for pid, n in order}
     runs: list[TrialRun] = []

@@ -12,7 +12,7 @@ from runner.b.gates import GateResult
 from runner.b.policies import ModelFiles, RunningPolicy
 from runner.corpus import Corpus
 from runner.manifest import Revisions
-from runner.model import TrainedModel
+from runner.model import Threads, TrainedModel
 from runner.onnx_export import OnnxExport
 from runner.workloads import WorkloadFactory
 
@@ -23,7 +23,7 @@ class Inputs:
 
     factory: WorkloadFactory
     corpus: Corpus
-    threads: int
+    threads: Threads
     policies: tuple[PolicySpec, ...]
     """The policies of the run."""
     left_out: dict[str, str]
@@ -32,6 +32,8 @@ class Inputs:
     """The user's accepted reference answers, when the config names a file."""
     options: dict[str, Any]
     """The workload options, file options resolved (`WorkloadFactory.path_options`)."""
+    recorded_options: dict[str, Any]
+    """The same as the run records them (`runner.config.recorded_options`)."""
     off_protocol: dict[str, Any] | None = None
     """The manifest's record of a diagnostic run (`runner.conformance.enforce`)."""
     plugins: list[dict[str, Any]] = field(default_factory=list)

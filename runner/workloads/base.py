@@ -115,6 +115,9 @@ class WorkloadFactory(ABC):
     code, seed, training inputs, `runner.revisions.write_recipe`); False for a workload that
     stages a checkpoint as it is."""
     path_options: tuple[str, ...] = ()
+    trains: bool = True
+    """Whether `prepare` trains the model (on the train split); False for a checkpoint used
+    as it is, which `prepare` only stages (what the runner says it is doing)."""
     """Options that name files: a relative one is resolved against the config file's folder
     before the workload sees it (`runner.config.resolve_options`)."""
 
@@ -137,6 +140,11 @@ class WorkloadFactory(ABC):
         """torch intra-op threads for this workload's processes; default all available.
         A tiny model is faster on one thread: splitting small ops only adds overhead."""
         return available
+
+    def preparing(self) -> str:
+        """What `prepare` does, in the runner's progress line."""
+        return ("training the model on the train split" if self.trains else
+                "staging the model as it is (no training)")
 
     @abstractmethod
     def prepare(self, data: TrainingData, model_dir: Path, seed: int, context: int,

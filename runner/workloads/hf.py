@@ -284,6 +284,7 @@ class SequenceClassifier(WorkloadFactory):
     name = "hf"
     description = "local Hugging Face sequence classifier (transformers, safetensors)"
     path_options = ("path", "onnx", "tokenizer")
+    trains = False
 
     def runs_in_torch(self, options: dict[str, Any]) -> bool:
         return options.get("path") is not None

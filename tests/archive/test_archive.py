@@ -371,3 +371,46 @@ def test_the_fingerprint_sees_every_change_without_reading(tmp_path: Path) -> No
     assert linked != touched and odd == ("extra\0link",)
     rec = audit_one(Job(source="x", run_dir=str(run)))
     assert rec.matches_manifest is False  # a link the manifest cannot list
+
+
+class _Terminal:
+    """A stream that says it is a terminal, as click and rich detect one."""
+
+    def __init__(self) -> None:
+        import io
+
+        self.buf = io.StringIO()
+
+    def write(self, text: str) -> int:
+        return self.buf.write(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_terminal_with_or_without_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a terminal: rich's live line where rich is installed (runs of the total, the rate,
+    the failures printed above it), the line drawn here where it is not; the same facts."""
+    import importlib.util
+
+    for with_rich in (False, True):
+        if not with_rich:
+            monkeypatch.setitem(sys.modules, "rich.progress", None)  # ImportError
+        elif importlib.util.find_spec("rich") is None:
+            pytest.skip("rich is not installed: its path is not exercised here")
+        else:
+            monkeypatch.delitem(sys.modules, "rich.progress", raising=False)
+        term = _Terminal()
+        p = Progress(term)  # type: ignore[arg-type]
+        assert p.live and (p._rich is not None) is with_rich
+        p.set_total(4, 1)
+        p.advance()
+        p.failure("/a/run", "not a run")
+        p.advance()
+        p.close()
+        out = term.buf.getvalue()
+        assert "FAILED /a/run: not a run" in out
+        assert "2/3" in out and "runs/s" in out and "1 already in the index" in out

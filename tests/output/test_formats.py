@@ -267,3 +267,31 @@ def test_sarif_multitool_validates_without_a_warning(broken: Path, whole_file: P
         assert proc.returncode == 0, proc.stdout + proc.stderr
         found = json.loads(out.read_text(encoding="utf-8-sig"))["runs"][0]["results"]
         assert found == [], [r["message"] for r in found]
+
+
+def test_junit_and_github_carry_the_evidence_the_text_shows(broken: Path,
+                                                            tmp_path: Path) -> None:
+    """What a CI reader sees is what `audit check` prints: the failure body (read by
+    junitparser) and the annotation hold each finding's key evidence, not only its
+    message ("... missing from the output: ID" stays whole)."""
+    from junitparser import Failure, JUnitXml
+
+    from auditor.output.wording import with_evidence
+
+    result = run_check(broken)
+    errors = [f for f in result.findings if f.severity == "error"]
+    shown = [with_evidence(f) for f in errors]
+    assert any(s != f.message for s, f in zip(shown, errors, strict=True))
+    text = CHECK["text"].render(result)
+    assert all(s in text for s in shown)
+    xml = JUnitXml.fromfile(str(_junit_file(result, tmp_path)))
+    bodies = "\n".join(r.text or "" for suite in xml for case in suite for r in case.result
+                       if isinstance(r, Failure))
+    messages = "\n".join(r.message or "" for suite in xml for case in suite
+                         for r in case.result if isinstance(r, Failure))
+    assert all(s in bodies for s in shown)
+    first = {f.code: with_evidence(f) for f in reversed(errors)}
+    assert all(s in messages for s in first.values())
+    annotations = CHECK["github"].render(result).replace("%0A", "\n").replace(
+        "%0D", "\r").replace("%25", "%")
+    assert all(s in annotations for s in shown)

@@ -119,6 +119,8 @@ EXPECTED = {
     # SYNTHETIC files, labelled so in SOURCES.md: no real file of these was found
     "synthetic/hwinfo_german-power-names_from-Ryzen9950X3D.csv":
         ("hwinfo", 0, 14 * 36, 14, "2025-08-14T22:31:13.457000Z"),
+    "synthetic/hwinfo_chinese-power-names_from-Ryzen9950X3D.csv":
+        ("hwinfo", 0, 14 * 36, 14, "2025-08-14T22:31:13.457000Z"),
     "synthetic/onnxruntime-profile_cuda-with-memcpy.json":
         ("onnxruntime-profile", 0, 8, 4, 4 / 6),
     "synthetic/nvidia-smi_dmon_-s_u_no-power.txt": ("nvidia-smi-dmon", 1, 0, 0, None),

@@ -266,6 +266,26 @@ def test_hwinfo_german_names():
     assert _totals(de.value).equals(_totals(hwinfo(load(RYZEN)).value))
 
 
+def test_hwinfo_chinese_names_with_and_without_footer():
+    """SYNTHETIC file: the Ryzen log under Simplified Chinese power names, in GBK as HWiNFO
+    writes it on Chinese Windows (SOURCES.md): the package and the GPU boards are found by
+    name, footer or not, and read the same watts as the English log; UTF-8 reads alike."""
+    data = load("synthetic/hwinfo_chinese-power-names_from-Ryzen9950X3D.csv")
+    english = _totals(hwinfo(load(RYZEN)).value)
+    without_footer = b"\n".join(data.split(b"\n")[:15]) + b"\n"
+    for variant in (data, without_footer, data.decode("gbk").encode("utf-8")):
+        r = hwinfo(variant)
+        assert r.meta["encoding"] in ("gbk", "utf-8")
+        by_name = dict(r.value.select("source", "domain").unique().iter_rows())
+        assert by_name["CPU 封装功率 [W]"] == "package"
+        assert by_name["GPU 功率 [W]"] == by_name["GPU ASIC 功率 [W]"] == "gpu"
+        assert not [f for f in r.faults if f.kind == "header"]
+    assert _totals(hwinfo(data).value).equals(english)
+    # the German log is never read as GBK
+    de = hwinfo(load("synthetic/hwinfo_german-power-names_from-Ryzen9950X3D.csv"))
+    assert de.meta["encoding"] != "gbk"
+
+
 def test_hwinfo_unknown_names_without_footer_are_said():
     text = load("synthetic/hwinfo_german-power-names_from-Ryzen9950X3D.csv").decode("cp1252")
     r = hwinfo("\n".join(text.split("\n")[:15]).encode("cp1252") + b"\n")
@@ -368,6 +388,26 @@ def test_xml_v11_and_missing_power():
     trimmed = summarise(load("nvidia-smi/telegraf_q-x_gtx-1070-ti-v10.xml"), "gtx.xml")
     assert not trimmed.usable
     assert any("GTX 1070 Ti" in f.message and f.kind == "empty" for f in trimmed.faults)
+
+
+def test_xml_without_a_timestamp_says_it_has_none():
+    """REAL file (the GTX 1070 Ti report, trimmed of its <timestamp> by whoever shared it)
+    and the T4 report with its <timestamp> taken out (DERIVED): `meta` says there are no
+    timestamps and a `coverage` warning says the readings cannot show their window, as for
+    dmon without times; no error about an unreadable time."""
+    import re
+
+    from auditor.readers.power import nvidia_smi_xml
+
+    gtx = nvidia_smi_xml.read(load("nvidia-smi/telegraf_q-x_gtx-1070-ti-v10.xml"), name="g")
+    t4 = re.sub(rb"<timestamp>[^<]*</timestamp>\s*", b"",
+                load("nvidia-smi/telegraf_q-x_tesla-t4-v11.xml"))
+    timeless = nvidia_smi_xml.read(t4, name="t")
+    for r in (gtx, timeless):
+        assert r.meta["timestamps"] is False
+        assert [f.kind for f in r.faults if f.kind in ("coverage", "type")] == ["coverage"]
+    assert timeless.value is not None and timeless.value["end"].null_count() == 1
+    assert summarise(t4, "t.xml").usable
 
 
 # --- class 5: dmon with and without power -----------------------------------------------

@@ -11,7 +11,7 @@ import os
 
 from auditor.model import AuditResult
 from auditor.output import Format
-from auditor.output.wording import not_run_lines
+from auditor.output.wording import not_run_lines, with_evidence
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -37,7 +37,7 @@ def render(result: AuditResult, *, color: bool = False) -> str:
         props.append(f"title={_prop(f'{f.code} {f.title}'.strip())}")
         where = f" ({f.location})" if f.location and f.line is None else ""
         lines.append(f"::{COMMANDS[f.severity]} {','.join(props)}::"
-                     f"{_data(f'{f.message}{where} [{f.protocol_ref}]')}")
+                     f"{_data(f'{with_evidence(f)}{where} [{f.protocol_ref}]')}")
     not_run = not_run_lines(result)  # one annotation for all, not one per rule left out
     if not_run:
         command = "warning" if result.unwaived else "notice"

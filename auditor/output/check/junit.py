@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 
 from auditor.model import AuditResult, Finding
 from auditor.output import Format
+from auditor.output.wording import with_evidence
 
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -26,7 +27,7 @@ def _x(text: object) -> str:
 
 def _line(f: Finding) -> str:
     where = f"{f.artifact}:{f.location}" if f.artifact and f.location else (f.artifact or "")
-    return _x(f"{where} {f.code} {f.message}".strip())
+    return _x(f"{where} {f.code} {with_evidence(f)}".strip())
 
 
 def render(result: AuditResult, *, color: bool = False) -> str:
@@ -65,8 +66,9 @@ def render(result: AuditResult, *, color: bool = False) -> str:
             continue
         errors = errors_of[code]
         if errors:
-            message = (errors[0].message if len(errors) == 1 else
-                       f"{len(errors)} error findings, the first: {errors[0].message}")
+            first = with_evidence(errors[0])  # the evidence the text output shows, too
+            message = (first if len(errors) == 1 else
+                       f"{len(errors)} error findings, the first: {first}")
             failure = ET.SubElement(case, "failure", type=code, message=_x(message))
             failure.text = "\n".join(_line(f) for f in errors)
         found = by_code.get(code, [])

@@ -24,7 +24,8 @@ from auditor.model import (
     OfferCost,
     RunSummary,
 )
-from auditor.present import lookup
+from auditor.present import lookup, natural_key
+from auditor.protocols import machine
 from auditor.protocols.a.facts.economics import Economics, economics
 from auditor.protocols.a.facts.gpus import VariantGpus, variant_gpus
 from auditor.protocols.a.facts.identity import run_identity
@@ -72,6 +73,9 @@ class HowSure:
 
     unstable: tuple[Spread, ...]
     load: Load | None
+    measured: machine.Load | None
+    """The machine's load while the passes ran, as the run measured it (other processes'
+    CPUs, `auditor.protocols.machine`); None when the run recorded none."""
     gpu_processes: int
     """Other processes NVML saw holding GPU memory during the run."""
     example_prices: bool
@@ -166,7 +170,9 @@ def _how_sure(view: RunView, econ: Economics) -> HowSure:
     busy = (Load(firsts[0], firsts[1], cpus) if ones and isinstance(cpus, int) and cpus > 0
             and max(ones) - 1 > LOAD_SHARE * cpus else None)
     procs = load.get("gpu_processes")
-    return HowSure(unstable=unstable, load=busy,
+    measured = machine.load_of(env)
+    return HowSure(unstable=unstable, load=None if measured is not None else busy,
+                   measured=measured,
                    gpu_processes=len(procs) if isinstance(procs, list) else 0,
                    example_prices=econ.example_prices and bool(econ.offers))
 
@@ -180,7 +186,8 @@ def summary(view: RunView, result: AuditResult,
     ranked = fastest_first(view) if result.verdict == "accepted" else ()
     durations = variant_durations(view)
     # Without a CSV there is no configuration to list but the accepted ones.
-    names = sorted(d.variant_id for d in durations) if durations else sorted(ranked)
+    names = ([d.variant_id for d in durations] if durations
+             else sorted(ranked, key=natural_key))
     declared = {str(v.get("variant_id")): v for v in lookup(view.manifest, "variants") or []
                 if isinstance(v, Mapping)}
     configs = [_config(view, result, d, econ, frozenset(ranked), declared) for d in durations]

@@ -166,7 +166,7 @@ _TIMELINE_SCHEMA = {
     "ended_at": pl.String, "elapsed_seconds": pl.Float64, "load_seconds": pl.Float64,
     "pid": pl.Int64, "fresh_process": pl.Boolean, "iterations": pl.Int64,
     "incident_kind": pl.String, "incident_message": pl.String, "output_file": pl.String,
-    "memory_trace": pl.String, "placement": pl.String}
+    "memory_trace": pl.String, "placement": pl.String, "torch_threads": pl.Int64}
 
 
 class _Loader(Loader):
@@ -392,8 +392,12 @@ def _timeline_row(n: int, obj: dict[str, Any]) -> dict[str, Any]:
         "fresh_process": obj["fresh_process"], "iterations": obj.get("iterations"),
         "incident_kind": inc.get("kind"), "incident_message": inc.get("message"),
         "output_file": obj.get("output_file"), "memory_trace": obj.get("memory_trace"),
-        "placement": obj.get("placement"),
+        "placement": obj.get("placement"), "torch_threads": _int(obj.get("torch_threads")),
     }
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 _INPUT_LINE = jsonl_records.id_text_line("text")

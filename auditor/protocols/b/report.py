@@ -24,6 +24,7 @@ from typing import Any
 
 from auditor.model import AuditResult, ConfigSummary, Finding, RunSummary
 from auditor.present import NOT_RECORDED, json_safe, lookup
+from auditor.protocols import machine
 from auditor.protocols.b.artifacts import POLICIES, TRIALS
 from auditor.protocols.b.facts.comparisons import comparisons
 from auditor.protocols.b.facts.crosscheck import Series
@@ -105,8 +106,13 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary,
     rows = []
     for c in summary.configurations:
         x = _figures(c)
-        share = ("—" if x.role != "accelerator" else
-                 f"{_pct(x.operation_share)} (floor {_pct(x.operation_share_floor)})")
+        # every policy's share from its placement evidence: an accelerator's against its
+        # floor, a CPU-only policy's on the CPU (what its policies.csv row records, 1.000)
+        cpu = placements(view).get(c.config_id) if x.role != "accelerator" else None
+        share = (f"{_pct(x.operation_share)} (floor {_pct(x.operation_share_floor)})"
+                 if x.role == "accelerator" else
+                 f"{_pct(cpu.cpu_node_share)} on the CPU"
+                 if cpu is not None and cpu.cpu_node_share is not None else "—")
         verdict = c.verdict + (f": {c.reason}" if c.reason and c.verdict != "accepted"
                                and c.verdict != "baseline" else "")
         rows.append({"tone": TONE[c.verdict], "values": {
@@ -144,6 +150,11 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary,
         decision.append("The run declares no accelerator policy: it compares CPU runtimes "
                         "only, and no accelerator can be accepted from it.")
     cautions = []
+    load = machine.load_of(view.environment)
+    if load is not None and load.busy:
+        decision.insert(0, f"Measured on a BUSY machine: {load.sentence().split(': ', 1)[1]} "
+                        "while the trials ran (B2 asks for no foreground load). Latencies and "
+                        "power include other work: measure again on an idle machine.")
     missing = sorted({_figures(c).energy_missing or "" for c in summary.configurations
                       if _figures(c).energy_missing and c.median_s is not None})
     if missing:
@@ -174,7 +185,8 @@ def summary_section(view: RunView, result: AuditResult, summary: RunSummary,
         "notes": ["Every figure is recomputed from the raw latencies, power traces and "
                   "placement evidence: p95 by nearest rank over every latency of the ok "
                   "trials; power and energy over each trial's inference window only, pooled "
-                  "over the ok trials; the baseline is what the others are compared with."],
+                  "over the ok trials; the baseline is what the others are compared with."]
+        + ([f"{load.sentence()[0].upper()}{load.sentence()[1:]}."] if load is not None else []),
     }
 
 

@@ -36,7 +36,8 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     if doc is None:
         return Read(None, log.faults(), meta)
     for key in ("policy_id", "model_sha256", "ort_version", "requested_providers",
-                "active_providers", "source", "profile_file", "diagnostic"):
+                "active_providers", "source", "profile_file", "diagnostic",
+                "session_options"):
         meta[key] = doc.get(key)
     requested, active = doc.get("requested_providers"), doc.get("active_providers")
     if isinstance(active, list) and active and isinstance(active[0], str):

@@ -113,12 +113,21 @@ def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any
     offset: timedelta | None = None
     rows, samples, missing = [], [], []
     devices: list[dict[str, Any]] = []
+    # no report of the file has a timestamp (a trimmed copy): its readings have no time, as
+    # dmon's without -o T; said once, as coverage, and `meta["timestamps"]` says so
+    timeless = bool(snapshots) and not any(s.stamp for s in snapshots)
+    if timeless:
+        meta["timestamps"] = False
+        log.warning("The report has no timestamp: its readings cannot show which window they "
+                    "cover (keep nvidia-smi's <timestamp>, or log with --query-gpu=timestamp,"
+                    "...).", kind="coverage", line=snapshots[0].line)
     for snap in snapshots:
         local = ctime(snap.stamp) if snap.stamp else None
         if local is None or to_utc(local, timedelta(0)) is None:
             local = None
-            log.error("The report has no readable timestamp: its readings have no time.",
-                      kind="type", line=snap.line, value=snap.stamp)
+            if not timeless:
+                log.error("The report has no readable timestamp: its readings have no time.",
+                          kind="type", line=snap.line, value=snap.stamp)
         elif offset is None:
             offset, tz_meta = local_offset(option, log, tool="nvidia-smi")
             meta.update(tz_meta)

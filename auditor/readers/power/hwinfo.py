@@ -3,7 +3,8 @@
 - Encoding (`_common.decode`): a byte-order mark decides (UTF-8, UTF-16), bytes it cannot
   decode replaced with a warning, never re-read as cp1252; without a mark strict UTF-8, then
   cp1252 (HWiNFO writes the ANSI code page; some copies are UTF-8 that already hold U+FFFD
-  where `°` was: a warning). `meta["encoding"]` says which.
+  where `°` was: a warning), or GBK (cp936, Simplified Chinese Windows' code page) when the
+  header decodes so into Chinese power names. `meta["encoding"]` says which.
 - Line 1 is the header: `Date,Time,` then one quoted name per sensor with its unit in
   brackets (`"CPU Package Power [W]"`). Names repeat across sensor groups (two
   `GPU Core (NVVDD) Output Power [W]`): each column is kept apart by position, and a
@@ -46,6 +47,7 @@ column is kept as rows; `device` is the `[#N]` of its sensor group; `domain`:
 | PCH Power | any | pch |
 | Total DRAM Power (Intel's RAPL DRAM domain, in the CPU group) | any | dram |
 | GPU Power (NVIDIA board power, as NVML reports it), GPU ASIC Power (AMD) | any | gpu |
+| CPU 封装功率, GPU 功率, GPU ASIC 功率 (HWiNFO in Simplified Chinese) | any | package, gpu |
 | Total Power | DDR DIMM [#N] | dram |
 | Charge Rate | Battery | battery |
 | any other `[W]` column (per-core, rails, connector inputs such as GPU 12VHPWR) | any | other |
@@ -109,6 +111,10 @@ DOMAINS: tuple[tuple[str | None, str, str], ...] = (
     (None, r"PCH Power", "pch"),
     (None, r"Total DRAM Power|DRAM Power", "dram"),
     (None, r"GPU Power|GPU ASIC Power", "gpu"),
+    # HWiNFO in Simplified Chinese (功率 is power, 封装 the package): the package and board
+    # totals a log without its footer would otherwise read as `other`
+    (None, r"CPU ?封装功率", "package"),
+    (None, r"GPU ?功率|GPU ASIC ?功率", "gpu"),
     (r"^DDR\d* DIMM|^DIMM", r"Total Power", "dram"),
     (r"^Battery", r"Charge Rate", "battery"),
 )
@@ -134,6 +140,8 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     if decoded is None:
         return Read(None, log.faults(), meta)
     text, meta["encoding"] = decoded
+    if meta["encoding"] == "cp1252" and (gbk := _as_gbk(data)) is not None:
+        text, meta["encoding"] = gbk, "gbk"
     meta["line_endings"] = line_endings(text)
     lines = split_lines(text)
     if not lines or not lines[0].startswith("Date,Time,"):
@@ -347,6 +355,24 @@ def _by_semantics(columns: list[dict[str, Any]]) -> dict[str, str]:
         if pick is not None:
             pick["domain"] = found[pick["source"]] = kind
     return found
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _as_gbk(data: bytes) -> str | None:
+    """DATA as GBK (cp936, the ANSI code page of Simplified Chinese Windows, which HWiNFO
+    writes there) when its header decodes strictly so and names a power column in Chinese
+    (`CPU 封装功率 [W]`); None otherwise. Read as cp1252, such a header is mojibake
+    (`CPU ·â×°¹¦ÂÊ [W]`) that no name can match; a German or French cp1252 header rarely
+    decodes as GBK and never into CJK power names ending in `[W]`."""
+    try:
+        text = data.decode("gbk")
+    except UnicodeDecodeError:
+        return None
+    header = text.split("\n", 1)[0]
+    return text if any(_CJK.search(c) for c in header.split(",") if c.rstrip('"').endswith(
+        ("[W]", "[mW]"))) else None
 
 
 def _domain(base: str, group: str | None) -> str:

@@ -177,8 +177,13 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
                     line=with_power[-1].line)
     meta["units"] = sorted(set(readings["unit"].to_list()))
     if readings.is_empty():
-        log.error("No power reading in a sample: nothing to measure with"
-                  + (" (only Summary blocks, which are aggregates)." if samples else "."),
+        # say what the file holds: Sampled blocks without a power line (a task table), only
+        # Summary blocks (aggregates), or no block at all
+        why = (f" ({len(timed)} sample(s), none with a power line: only other samplers' "
+               "output such as the task table; run powermetrics with --samplers "
+               "cpu_power,gpu_power)." if timed else
+               " (only Summary blocks, which are aggregates)." if samples else ".")
+        log.error("No power reading in a sample: nothing to measure with" + why,
                   kind="empty")
         return Read(None, log.faults(), meta)
     times = pl.DataFrame(

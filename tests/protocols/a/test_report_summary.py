@@ -261,3 +261,21 @@ def test_a_missing_file_is_one_cause_and_skipped_rules_are_grouped_by_reason(
     reasons = [s["reason"] for s in vm["findings"]["skipped"]]
     assert len(reasons) == len(set(reasons)) and vm["findings"]["skipped"][0]["codes"]
     assert vm["verdict"]["value"] == "incomplete"
+
+
+def test_variants_read_in_natural_order_everywhere(tmp_path: Path) -> None:
+    """batch-1, batch-8, batch-32: page 1, the timings and the memory section sort the
+    batch sizes as numbers, never as text (batch-1, batch-32, batch-8)."""
+    from auditor.present import natural_key
+
+    assert sorted(["batch-32", "batch-1", "batch-8"], key=natural_key) == [
+        "batch-1", "batch-8", "batch-32"]
+    root = rf.make_clean_run(tmp_path / "run", eval_size=10,
+                             variants=("batch-32", "batch-1", "batch-8"))
+    vm = _vm(root)
+    want = ["batch-1", "batch-8", "batch-32"]
+    assert [r["cells"]["config"] for r in vm["summary"]["rows"]] == want
+    assert [t["variant_id"] for t in vm["timings"]] == want
+    text = html.render(vm, {})
+    at = [text.find(f">{v}<") for v in want]
+    assert min(at) >= 0 and at == sorted(at)

@@ -76,6 +76,20 @@ def test_summary_only_is_unusable(fixture_bytes):
     assert "Summary" in r.errors[0].message
 
 
+def test_a_sample_of_the_task_table_alone_says_so(fixture_bytes):
+    """DERIVED: the Monterey M2 log cut after its first sample, which holds the task table
+    alone (line 8): refused, for what the file holds (a sample without a power line), never
+    for Summary blocks it does not have."""
+    text = fixture_bytes(T + "power-server_monterey-m2.txt").decode()
+    lines = text.split("\n")
+    second = [i for i, ln in enumerate(lines) if ln.startswith("*** Sampled")][1]
+    r = R.read(("\n".join(lines[:second]) + "\n").encode(), name="tasks.txt")
+    assert r.value is None and r.meta["samples"] == 1
+    message = next(x.message for x in r.errors if x.kind == "empty")
+    assert "1 sample(s), none with a power line" in message and "task table" in message
+    assert "Summary" not in message
+
+
 def test_gpu_power_twice_gives_one_row(fixture_bytes):
     r = read(fixture_bytes, "powermetrics-go_m4_sample.log")
     f = r.value

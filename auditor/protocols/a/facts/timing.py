@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from auditor.present import natural_key
 from auditor.protocols.a.facts.passes import KEY, pass_stats, variants_accepted
 from auditor.protocols.cache import per_view
 
@@ -141,7 +142,7 @@ def variant_durations(view: RunView) -> tuple[VariantDurations, ...]:
         failed = int(passes.filter(pl.col("status").is_not_null()
                                    & (pl.col("status") != "ok")).height)
         out.append(VariantDurations(vid, phases["cold"], phases["warm"], failed))
-    return tuple(out)
+    return tuple(sorted(out, key=lambda d: natural_key(d.variant_id)))
 
 
 def ranking_figures(view: RunView, phase: str, statistic: str) -> dict[str, float]:

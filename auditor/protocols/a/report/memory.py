@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from auditor.present import natural_key
 from auditor.protocols.a.facts.memory import (
     ALLOCATOR_CELLS,
     OtherFigure,
@@ -48,7 +49,7 @@ def memory_section(view: RunView) -> dict[str, Any]:
         not_recorded = (f"PyTorch allocator memory: not recorded for {which}"
                         + (" (the passes ran on the CPU, where the allocator is not measured)."
                            if on_cpu else "."))
-    return {"variants": [by_variant[k] for k in sorted(by_variant)],
+    return {"variants": [by_variant[k] for k in sorted(by_variant, key=natural_key)],
             "not_recorded": not_recorded,
             "other": [_other(f) for f in other_figures(view)]}
 

@@ -86,6 +86,12 @@ def summary_section(s: Summary, econ: dict[str, Any]) -> dict[str, Any]:
     accepted = [c for c in summary.configurations if c.accepted]
     n = len(summary.configurations)
     decision = []
+    measured = s.how_sure.measured
+    if measured is not None and measured.busy:
+        decision.append(
+            f"Measured on a BUSY machine: {measured.sentence().split(': ', 1)[1]} while the "
+            "passes ran. The times are slower and more spread than this configuration's own: "
+            "measure again on an idle machine before comparing or buying.")
     priced = sorted((o for o in econ["offers"] if o["per_corpus_usd_minor"] is not None),
                     key=lambda o: (o["per_corpus_usd_minor"], o["offer_id"]))
     if not accepted:
@@ -133,8 +139,10 @@ def summary_section(s: Summary, econ: dict[str, Any]) -> dict[str, Any]:
             "example_prices": econ["example_prices"]},
         "decision": decision,
         "cautions": cautions(s.how_sure),
-        "notes": [f"Throughput = {texts} evaluation texts / warm median, within the timer's "
-                  "scope; times are the median and range of the successful warm passes."]
-        if texts else [],
+        "notes": ([f"Throughput = {texts} evaluation texts / warm median, within the timer's "
+                   "scope; times are the median and range of the successful warm passes."]
+                  if texts else [])
+        + ([f"{measured.sentence()[0].upper()}{measured.sentence()[1:]}."]
+           if measured is not None else []),
     }
 

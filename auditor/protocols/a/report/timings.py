@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from auditor.present import natural_key
 from auditor.protocols.a.facts.timing import PhaseDurations, pass_table, variant_durations
 from auditor.protocols.a.report.text import fmt_s
 
@@ -28,7 +29,8 @@ def timings_section(view: RunView) -> list[dict[str, Any]]:
         return []
     durations = {d.variant_id: d for d in variant_durations(view)}
     out = []
-    for passes in table.partition_by("variant_id", maintain_order=True):
+    for passes in sorted(table.partition_by("variant_id", maintain_order=True),
+                         key=lambda p: natural_key(p["variant_id"][0])):
         d = durations[passes["variant_id"][0]]
         entry: dict[str, Any] = {"variant_id": d.variant_id, "passes": [{
             "row": p["row"], "phase": p["phase"], "run_index": p["run_index"],

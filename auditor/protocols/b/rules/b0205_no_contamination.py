@@ -9,7 +9,9 @@ says), nor one whose row records another power source than the OS reported at it
 /sys/class/power_supply, auditor/readers/power_source.py); and no ok trial's trace logs
 network traffic averaging more than the protocol's `NETWORK_KBPS_MAX` over its window
 (HWiNFO's network rates: `facts/load.py`). A 1-minute load average above the CPUs during the
-run is a warning (other work shared the machine; it may be background).
+run is a warning (other work shared the machine; it may be background), unless the run
+measured other processes' CPU while the trials ran (`concurrent_load.while_measuring`), which
+B0206 judges.
 Reads: environment.json `/concurrent_load`; trials.csv `power_source`; power/* (battery
 readings, HWiNFO's `Charge Rate`, its network rates); power_source/* (the OS's own reading).
 Why it matters: B2: "disable network activity and other foreground workloads"; B7 compares
@@ -30,6 +32,7 @@ from typing import cast
 import polars as pl
 
 from auditor.model import Finding
+from auditor.protocols import machine
 from auditor.protocols.b.artifacts import ENVIRONMENT
 from auditor.protocols.b.facts.load import NETWORK_KBPS_MAX, network_loads
 from auditor.protocols.b.facts.trials import trials
@@ -72,7 +75,10 @@ def check(view: RunView) -> Iterator[Finding]:
     cpus = (env.get("cpu") or {}).get("count") if isinstance(env.get("cpu"), Mapping) else None
     ones = [x[0] for x in (load.get("loadavg_before"), load.get("loadavg_after"))
             if isinstance(x, list) and x and isinstance(x[0], int | float)]
-    if ones and isinstance(cpus, int) and cpus > 0 and max(ones) > cpus:
+    # a run that measured other processes' CPU (B0206 judges it) is not judged again by a
+    # load average that counts the run's own threads too
+    measured = machine.load_of(env) is not None
+    if not measured and ones and isinstance(cpus, int) and cpus > 0 and max(ones) > cpus:
         yield RULE.finding(f"a 1-minute load average of {max(ones):.2f} on {cpus} CPUs around "
                            "the trials: other work shared the machine", artifact=ENVIRONMENT,
                            pointer="/concurrent_load", severity="warning",
