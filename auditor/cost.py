@@ -59,20 +59,26 @@ def offer_cost(offer: dict[str, Any], lots: int, accepted: int | None) -> dict[s
     return entry
 
 
-def cost_result(offers_file: Path, offer_id: str | None, lots: int | str,
-                accepted_results: int | str | None) -> dict[str, Any]:
+def cost_result(
+    offers_file: Path, offer_id: str | None, lots: int | str, accepted_results: int | str | None
+) -> dict[str, Any]:
     """What `audit cost` computes, as the JSON document it prints. With OFFER_ID, that offer
     alone, and an offer that cannot be costed is an error; without, every offer of the file."""
     n_lots = parse_count(lots, "--lots", allow_zero=False)
-    n_acc = (None if accepted_results is None
-             else parse_count(accepted_results, "--accepted-results", allow_zero=True))
+    n_acc = (
+        None
+        if accepted_results is None
+        else parse_count(accepted_results, "--accepted-results", allow_zero=True)
+    )
     data = load_offers(offers_file)
     offers = data["offers"]
     if offer_id is not None:
         offers = [o for o in offers if o["offer_id"] == offer_id]
         if not offers:
-            raise AuditorError(f"{offers_file}: no offer {offer_id!r}; known offers: "
-                               + ", ".join(sorted(o["offer_id"] for o in data["offers"])))
+            raise AuditorError(
+                f"{offers_file}: no offer {offer_id!r}; known offers: "
+                + ", ".join(sorted(o["offer_id"] for o in data["offers"]))
+            )
         problem = offer_problem(offers[0])
         if problem:
             raise AuditorError(f"{offers_file}: {problem}")
@@ -87,8 +93,13 @@ def cost_result(offers_file: Path, offer_id: str | None, lots: int | str,
     }
 
 
-def cost_command(offers_file: Path, offer_id: str | None, lots: int | str,
-                 accepted_results: int | str | None, fmt: str) -> str:
+def cost_command(
+    offers_file: Path,
+    offer_id: str | None,
+    lots: int | str,
+    accepted_results: int | str | None,
+    fmt: str,
+) -> str:
     """What `audit cost` prints."""
     result = cost_result(offers_file, offer_id, lots, accepted_results)
     if fmt == "json":
@@ -109,8 +120,10 @@ def detail_text(result: dict[str, Any]) -> str:
         f"({o['package_total_usd_minor']} cents) = price per lot x lots",
     ]
     if "cost_per_accepted_corpus_usd_minor" in o:
-        lines.append(f"cost per accepted corpus  {o['cost_per_accepted_corpus_text']} = package "
-                     f"total / {result['accepted_results']} accepted corpora")
+        lines.append(
+            f"cost per accepted corpus  {o['cost_per_accepted_corpus_text']} = package "
+            f"total / {result['accepted_results']} accepted corpora"
+        )
     lines.append(result["note"])
     if result["example_prices"]:
         lines.append("prices in this offers file are examples, not quotes")
@@ -119,15 +132,29 @@ def detail_text(result: dict[str, Any]) -> str:
 
 def table_text(result: dict[str, Any]) -> str:
     """Every offer in one aligned table; an offer that cannot be costed says why."""
-    head = ("offer", "hardware", "days", "price per lot", "lots", "package total",
-            "per accepted corpus")
+    head = (
+        "offer",
+        "hardware",
+        "days",
+        "price per lot",
+        "lots",
+        "package total",
+        "per accepted corpus",
+    )
     rows = []
     for o in result["offers"]:
-        cells = [o["offer_id"], hardware_text(o), str(o["duration_days"]),
-                 usd(o["price_per_lot_usd_minor"]), str(o["lots"])]
+        cells = [
+            o["offer_id"],
+            hardware_text(o),
+            str(o["duration_days"]),
+            usd(o["price_per_lot_usd_minor"]),
+            str(o["lots"]),
+        ]
         if o["costed"]:
-            cells += [usd(o["package_total_usd_minor"]),
-                      o.get("cost_per_accepted_corpus_text", "not computed")]
+            cells += [
+                usd(o["package_total_usd_minor"]),
+                o.get("cost_per_accepted_corpus_text", "not computed"),
+            ]
         else:
             cells += ["not costed", o["why_not"]]
         rows.append(cells)
@@ -135,25 +162,38 @@ def table_text(result: dict[str, Any]) -> str:
     widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head) - 1)]
 
     def line(cells: tuple[str, ...] | list[str]) -> str:
-        out = [c.rjust(w) if i in right else c.ljust(w)
-               for i, (c, w) in enumerate(zip(cells, widths, strict=False))]
+        out = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=False))
+        ]
         return "  ".join([*out, cells[-1]]).rstrip()
 
-    text = [f"offers: {result['offers_file']}"
-            + (" (example figures, not quotes)" if result["example_prices"] else ""),
-            f"lots: {result['lots']}; accepted corpora: "
-            + (str(result["accepted_results"]) if "accepted_results" in result
-               else "not given"),
-            "", line(head), *(line(r) for r in rows), "", result["note"]]
+    text = [
+        f"offers: {result['offers_file']}"
+        + (" (example figures, not quotes)" if result["example_prices"] else ""),
+        f"lots: {result['lots']}; accepted corpora: "
+        + (str(result["accepted_results"]) if "accepted_results" in result else "not given"),
+        "",
+        line(head),
+        *(line(r) for r in rows),
+        "",
+        result["note"],
+    ]
     return "\n".join(text)
 
 
 def _note(n_acc: int | None) -> str:
     if n_acc is None:
-        return ("no measured accepted count given: only the package cost is computed "
-                "(A9.5); no cadence is projected")
+        return (
+            "no measured accepted count given: only the package cost is computed "
+            "(A9.5); no cadence is projected"
+        )
     if n_acc == 0:
-        return ("0 accepted corpora: no cost per accepted corpus can be computed; "
-                "only the package cost (A9.5)")
-    return ("accepted corpora are distinct corpora validated in the period, not "
-            "repetitions (A9.3); no cadence is projected")
+        return (
+            "0 accepted corpora: no cost per accepted corpus can be computed; "
+            "only the package cost (A9.5)"
+        )
+    return (
+        "accepted corpora are distinct corpora validated in the period, not "
+        "repetitions (A9.3); no cadence is projected"
+    )

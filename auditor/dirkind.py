@@ -42,8 +42,9 @@ def kind(path: Path) -> Kind | None:
     return None
 
 
-def wrong_kind(path: Path, wanted: Literal["run", "report", "archive"], command: str = ""
-               ) -> str | None:
+def wrong_kind(
+    path: Path, wanted: Literal["run", "report", "archive"], command: str = ""
+) -> str | None:
     """The message for PATH given to COMMAND (`audit replay`) where a WANTED is expected,
     when PATH is another kind this tool knows (naming that kind and the command that takes
     it); None otherwise."""
@@ -51,33 +52,51 @@ def wrong_kind(path: Path, wanted: Literal["run", "report", "archive"], command:
     if found is None or found == wanted or (wanted == "report" and found.endswith("report")):
         return None
     if wanted == "archive":
-        what = {"run": "a run directory", "report": "a report directory",
-                "comparison report": "a comparison report (audit compare --out)",
-                "archive file": "an archive file"}[found]
-        fix = (f"`audit archive {path} --out DIR` audits its runs into an archive DIR, which "
-               "`audit compare DIR` compares" if found in ("run", "archive file") else
-               "`audit verify` checks it" if found == "comparison report" else
-               "`audit compare` takes the folder `audit archive SOURCES --out DIR` wrote")
+        what = {
+            "run": "a run directory",
+            "report": "a report directory",
+            "comparison report": "a comparison report (audit compare --out)",
+            "archive file": "an archive file",
+        }[found]
+        fix = (
+            f"`audit archive {path} --out DIR` audits its runs into an archive DIR, which "
+            "`audit compare DIR` compares"
+            if found in ("run", "archive file")
+            else "`audit verify` checks it"
+            if found == "comparison report"
+            else "`audit compare` takes the folder `audit archive SOURCES --out DIR` wrote"
+        )
         return f"{path}: this is {what}, not an archive; {fix}"
     run_inside = Path(path) / "run"
     if found == "report" and wanted == "run":
         again = f" ({command} {run_inside})" if command else ""
-        inside = (f"; the run it covers is in {run_inside}{again}"
-                  if _is_file(run_inside / MANIFEST) else "")
+        inside = (
+            f"; the run it covers is in {run_inside}{again}"
+            if _is_file(run_inside / MANIFEST)
+            else ""
+        )
         return f"{path}: this is a report directory, not a run directory{inside}"
     if found == "comparison report" and wanted == "run":
-        return (f"{path}: this is a comparison report (audit compare --out), not a run "
-                "directory; `audit verify` checks it")
+        return (
+            f"{path}: this is a comparison report (audit compare --out), not a run "
+            "directory; `audit verify` checks it"
+        )
     if found == "run":
-        return (f"{path}: this is a run directory, not a report; `audit report {path} --out "
-                "DIR` makes its signed report, which `audit verify DIR --ca CA` checks")
+        return (
+            f"{path}: this is a run directory, not a report; `audit report {path} --out "
+            "DIR` makes its signed report, which `audit verify DIR --ca CA` checks"
+        )
     if found == "archive":
-        return (f"{path}: this is an archive directory (audit archive --out), not a "
-                f"{'run directory' if wanted == 'run' else 'report'}; `audit compare {path}` "
-                "compares its runs")
-    return (f"{path}: this is an archive file, not a "
-            f"{'run directory' if wanted == 'run' else 'report directory'}; "
-            f"`audit archive {path} --out DIR` audits the runs inside it")
+        return (
+            f"{path}: this is an archive directory (audit archive --out), not a "
+            f"{'run directory' if wanted == 'run' else 'report'}; `audit compare {path}` "
+            "compares its runs"
+        )
+    return (
+        f"{path}: this is an archive file, not a "
+        f"{'run directory' if wanted == 'run' else 'report directory'}; "
+        f"`audit archive {path} --out DIR` audits the runs inside it"
+    )
 
 
 def absent(path: Path) -> str | None:

@@ -33,8 +33,12 @@ def _matches(code: str, patterns: Iterable[str]) -> bool:
     return any(code.startswith(p) for p in patterns)
 
 
-def select_rules(rules: Iterable[Rule], select: Iterable[str] = (),
-                 ignore: Iterable[str] = (), waivers: Iterable[Waiver] = ()) -> list[Rule]:
+def select_rules(
+    rules: Iterable[Rule],
+    select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    waivers: Iterable[Waiver] = (),
+) -> list[Rule]:
     """RULES whose code starts with one of SELECT (all when empty) and none of IGNORE. A code
     no rule of any protocol starts with (in SELECT, IGNORE or WAIVERS) is bad usage (a typo
     would silently run nothing, or waive nothing)."""
@@ -44,10 +48,14 @@ def select_rules(rules: Iterable[Rule], select: Iterable[str] = (),
     every = protocols.all_rules() if codes else []
     unknown = [c for c in codes if not any(r.code.startswith(c) for r in every)]
     if unknown:
-        raise AuditorError(f"no rule code starts with {', '.join(unknown)}; "
-                           "`audit rules` lists them")
-    return [r for r in rules
-            if (not select or _matches(r.code, select)) and not _matches(r.code, ignore)]
+        raise AuditorError(
+            f"no rule code starts with {', '.join(unknown)}; `audit rules` lists them"
+        )
+    return [
+        r
+        for r in rules
+        if (not select or _matches(r.code, select)) and not _matches(r.code, ignore)
+    ]
 
 
 def declared_protocol(root: Path) -> str | None:
@@ -74,15 +82,23 @@ def find_protocol(root: Path) -> tuple[Protocol | None, str | None]:
     found = protocols.by_signature(present)
     if found is None and MANIFEST not in present:
         if "report.html" in present and (root / "run" / MANIFEST).is_file():
-            raise AuditorError(f"{root}: this is a report directory; the run it audited is "
-                               f"in {root / 'run'} (audit check {root / 'run'})")
-        raise AuditorError(f"{root}: not a run directory (no {MANIFEST}, and none of the "
-                           "files a protocol's run holds)")
+            raise AuditorError(
+                f"{root}: this is a report directory; the run it audited is "
+                f"in {root / 'run'} (audit check {root / 'run'})"
+            )
+        raise AuditorError(
+            f"{root}: not a run directory (no {MANIFEST}, and none of the "
+            "files a protocol's run holds)"
+        )
     return found, None
 
 
-def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
-          waivers: Iterable[Waiver] = ()) -> tuple[LoadedRun | None, AuditResult]:
+def audit(
+    run_dir: Path,
+    select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    waivers: Iterable[Waiver] = (),
+) -> tuple[LoadedRun | None, AuditResult]:
     """Load RUN_DIR and run the selected rules of its protocol; the view is returned for
     renderers that show more than findings (the report). The rules left out are named in
     the result with their WAIVERS (an unwaived error rule left out makes it `incomplete`).
@@ -99,46 +115,65 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
         select_rules((), select, ignore, waivers)  # still refuse an unknown code
         known = ", ".join(sorted(protocols.PACKAGES))
         finding = Finding(
-            code=UNKNOWN_PROTOCOL, severity="error", protocol_ref="RUN_DIR",
+            code=UNKNOWN_PROTOCOL,
+            severity="error",
+            protocol_ref="RUN_DIR",
             title="unknown protocol",
-            message=(f"manifest.json declares protocol {declared!r}, which the auditor does "
-                     f"not know (known: {known}); no rule can judge this run"
-                     if declared is not None else
-                     "manifest.json names no protocol (or cannot be read) and no file of the "
-                     f"run identifies one (known: {known}); no rule can judge this run"),
-            artifact=MANIFEST, pointer="/protocol",
-            evidence={"observed": declared, "expected": sorted(protocols.PACKAGES)})
-        return None, AuditResult(run_dir=str(run_dir), protocol=declared, experiment_id=None,
-                                 findings=(finding,), skipped=(), rules_run=(),
-                                 waivers=waivers)
+            message=(
+                f"manifest.json declares protocol {declared!r}, which the auditor does "
+                f"not know (known: {known}); no rule can judge this run"
+                if declared is not None
+                else "manifest.json names no protocol (or cannot be read) and no file of the "
+                f"run identifies one (known: {known}); no rule can judge this run"
+            ),
+            artifact=MANIFEST,
+            pointer="/protocol",
+            evidence={"observed": declared, "expected": sorted(protocols.PACKAGES)},
+        )
+        return None, AuditResult(
+            run_dir=str(run_dir),
+            protocol=declared,
+            experiment_id=None,
+            findings=(finding,),
+            skipped=(),
+            rules_run=(),
+            waivers=waivers,
+        )
     rules = select_rules(protocol.rules, select, ignore, waivers)
     # by identity: `in` on the list compared the rules field by field, pairwise (0.3 ms a run)
     chosen = {id(r) for r in rules}
     left_out = not_run([r for r in protocol.rules if id(r) not in chosen], waivers)
     try:
-        view = protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes,
-                                   protocol.parse_limits))
+        view = protocol.load(
+            scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes, protocol.parse_limits)
+        )
     except Exception as exc:  # a crash while loading is a bug of the auditor: say so
         return None, AuditResult(
-            run_dir=str(run_dir), protocol=protocol.name, experiment_id=None,
-            findings=(_internal_error(protocol, "loading the run", exc),), skipped=(),
-            rules_run=(), rules=tuple(r.info() for r in rules), rules_not_run=left_out,
-            waivers=waivers)
+            run_dir=str(run_dir),
+            protocol=protocol.name,
+            experiment_id=None,
+            findings=(_internal_error(protocol, "loading the run", exc),),
+            skipped=(),
+            rules_run=(),
+            rules=tuple(r.info() for r in rules),
+            rules_not_run=left_out,
+            waivers=waivers,
+        )
     findings: list[Finding] = []
     skipped: list[Skipped] = []
     ran: list[str] = []
     for rule in rules:
         missing = [k for k in rule.requires if k not in view.available]
         if missing:
-            reasons = "; ".join(view.unavailable_reason.get(k, f"{k} not loaded")
-                                for k in missing)
+            reasons = "; ".join(view.unavailable_reason.get(k, f"{k} not loaded") for k in missing)
             skipped.append(Skipped(rule.code, f"needs {', '.join(missing)}: {reasons}"))
             continue
         ran.append(rule.code)
         try:
-            found = [protocol.locate(view, f if f.title else
-                                     dataclasses.replace(f, title=rule.title))
-                     for f in rule.run(view)]
+            found = [
+                protocol.locate(view, f if f.title else dataclasses.replace(f, title=rule.title))
+                for f in rule.run(view)
+            ]
         except Exception as exc:  # a crash in a rule is a bug of the auditor: say so
             findings.append(_internal_error(protocol, f"rule {rule.code}", exc))
             continue
@@ -149,8 +184,13 @@ def audit(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
         run_dir=str(run_dir),
         protocol=protocol.name,
         experiment_id=_text(m.get("experiment_id")),
-        findings=tuple(findings), skipped=tuple(skipped), rules_run=tuple(ran),
-        rules=tuple(r.info() for r in rules), rules_not_run=left_out, waivers=waivers)
+        findings=tuple(findings),
+        skipped=tuple(skipped),
+        rules_run=tuple(ran),
+        rules=tuple(r.info() for r in rules),
+        rules_not_run=left_out,
+        waivers=waivers,
+    )
     return view, result
 
 
@@ -162,12 +202,17 @@ def load_run(run_dir: Path) -> LoadedRun:
     protocol, declared = find_protocol(root)
     if protocol is None:
         raise AuditorError(f"{run_dir}: unknown protocol {declared!r}")
-    return protocol.load(scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes,
-                                   protocol.parse_limits))
+    return protocol.load(
+        scan(root, protocol.parsed_prefixes, protocol.streamed_prefixes, protocol.parse_limits)
+    )
 
 
-def run_check(run_dir: Path, select: Iterable[str] = (), ignore: Iterable[str] = (),
-              waivers: Iterable[Waiver] = ()) -> AuditResult:
+def run_check(
+    run_dir: Path,
+    select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    waivers: Iterable[Waiver] = (),
+) -> AuditResult:
     """`audit check`: the AuditResult of RUN_DIR."""
     return audit(run_dir, select, ignore, waivers)[1]
 
@@ -177,12 +222,18 @@ def _internal_error(protocol: Protocol, what: str, exc: Exception) -> Finding:
     tb = traceback.extract_tb(exc.__traceback__)
     where = f"{Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else "?"
     return Finding(
-        code=protocol.internal_error_code, severity="error",
-        protocol_ref=protocol.internal_error_ref, title="internal error of the auditor",
+        code=protocol.internal_error_code,
+        severity="error",
+        protocol_ref=protocol.internal_error_ref,
+        title="internal error of the auditor",
         message=f"{what} crashed ({type(exc).__name__}: {str(exc)[:300]}); this is a bug of "
-                "the auditor, not a finding about the run",
-        evidence={"rule": what.removeprefix("rule "), "exception": type(exc).__name__,
-                  "where": where})
+        "the auditor, not a finding about the run",
+        evidence={
+            "rule": what.removeprefix("rule "),
+            "exception": type(exc).__name__,
+            "where": where,
+        },
+    )
 
 
 def _text(value: Any) -> str | None:

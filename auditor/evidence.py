@@ -84,67 +84,109 @@ def option_problem(*, reader: str | None, local_utc_offset: str | None) -> str |
     return None
 
 
-def summarise_file(path: Path, *, reader: str | None = None,
-                   local_utc_offset: str | None = None, name: str | None = None
-                   ) -> EvidenceSummary:
+def summarise_file(
+    path: Path,
+    *,
+    reader: str | None = None,
+    local_utc_offset: str | None = None,
+    name: str | None = None,
+) -> EvidenceSummary:
     """Read `path` and summarise it (see `summarise`)."""
-    return summarise(path.read_bytes(), name or str(path), reader=reader,
-                     local_utc_offset=local_utc_offset)
+    return summarise(
+        path.read_bytes(), name or str(path), reader=reader, local_utc_offset=local_utc_offset
+    )
 
 
-def summarise(data: bytes, name: str, *, reader: str | None = None,
-              local_utc_offset: str | None = None) -> EvidenceSummary:
+def summarise(
+    data: bytes, name: str, *, reader: str | None = None, local_utc_offset: str | None = None
+) -> EvidenceSummary:
     """What the auditor makes of one evidence file's bytes."""
-    reader_used, read = evidence_kinds.read(data, name, reader=reader,
-                                       local_utc_offset=local_utc_offset)
+    reader_used, read = evidence_kinds.read(
+        data, name, reader=reader, local_utc_offset=local_utc_offset
+    )
     info = reader_used.info if reader_used else None
-    base = {"file": name, "size_bytes": len(data), "reader": info.name if info else None,
-            "family": info.family if info else None, "tool": info.tool if info else None,
-            "description": info.description if info else None,
-            "meta": jsonable(dict(read.meta)), "faults": read.faults}
+    base = {
+        "file": name,
+        "size_bytes": len(data),
+        "reader": info.name if info else None,
+        "family": info.family if info else None,
+        "tool": info.tool if info else None,
+        "description": info.description if info else None,
+        "meta": jsonable(dict(read.meta)),
+        "faults": read.faults,
+    }
     frame = read.value
     if frame is None or info is None:
         first = next((f for f in read.faults if f.severity == "error"), None)
-        return EvidenceSummary(usable=False, reason=first.message if first else
-                               "The reader returned nothing.", **base)
+        return EvidenceSummary(
+            usable=False, reason=first.message if first else "The reader returned nothing.", **base
+        )
     if info.family == "power":
         power = _power(frame)
         usable = power.readings > 0
-        return EvidenceSummary(usable=usable, power=power, reason=None if usable else
-                               "No power reading in the file.", **base)
+        return EvidenceSummary(
+            usable=usable,
+            power=power,
+            reason=None if usable else "No power reading in the file.",
+            **base,
+        )
     shares = jsonable(placement_shares(frame, ACCELERATORS))
     usable = shares["ops_with_placement"] > 0
-    return EvidenceSummary(usable=usable, placement=shares, reason=None if usable else
-                           "No node carries placement information.", **base)
+    return EvidenceSummary(
+        usable=usable,
+        placement=shares,
+        reason=None if usable else "No node carries placement information.",
+        **base,
+    )
 
 
 def _power(frame: pl.DataFrame) -> PowerSummary:
     timed = frame.filter(pl.col("end").is_not_null())
-    samples = (timed.group_by("device", "end")
-               .agg(pl.col("interval_s").max(), pl.col("line").min()).sort("end", "line"))
+    samples = (
+        timed.group_by("device", "end")
+        .agg(pl.col("interval_s").max(), pl.col("line").min())
+        .sort("end", "line")
+    )
     intervals = samples["interval_s"].drop_nulls()
     median = float(cast(float, intervals.median())) if intervals.len() else None
-    gaps = (samples.filter(pl.col("interval_s") > GAP_FACTOR * median).sort("line")
-            if median else samples.clear())
+    gaps = (
+        samples.filter(pl.col("interval_s") > GAP_FACTOR * median).sort("line")
+        if median
+        else samples.clear()
+    )
     first = timed.select(pl.coalesce("start", "end").min()).item() if timed.height else None
     last = cast(datetime, timed["end"].max()) if timed.height else None
-    domains = (frame.group_by("domain", "device", "source", maintain_order=True).agg(
-        readings=pl.len(), mean_w=pl.col("watts").mean(), min_w=pl.col("watts").min(),
-        max_w=pl.col("watts").max(),
-        energy_j=pl.when(pl.col("energy_j").is_not_null().any()).then(pl.col("energy_j").sum()),
-        first=pl.col("end").min(), last=pl.col("end").max())
-        .sort("domain", "device", "source", nulls_last=True))
+    domains = (
+        frame.group_by("domain", "device", "source", maintain_order=True)
+        .agg(
+            readings=pl.len(),
+            mean_w=pl.col("watts").mean(),
+            min_w=pl.col("watts").min(),
+            max_w=pl.col("watts").max(),
+            energy_j=pl.when(pl.col("energy_j").is_not_null().any()).then(pl.col("energy_j").sum()),
+            first=pl.col("end").min(),
+            last=pl.col("end").max(),
+        )
+        .sort("domain", "device", "source", nulls_last=True)
+    )
     return PowerSummary(
         readings=frame.height,
         samples=timed["end"].n_unique() if timed.height else frame["line"].n_unique(),
         timestamps=timed.height > 0,
-        start=_iso(first), end=_iso(last),
+        start=_iso(first),
+        end=_iso(last),
         span_s=(last - first).total_seconds() if first and last else None,
         median_interval_s=median,
         max_interval_s=float(cast(float, intervals.max())) if intervals.len() else None,
-        gaps=tuple({"line": r["line"], "device": r["device"], "end": _iso(r["end"]),
-                    "interval_s": r["interval_s"]}
-                   for r in gaps.head(MAX_GAPS_LISTED).iter_rows(named=True)),
+        gaps=tuple(
+            {
+                "line": r["line"],
+                "device": r["device"],
+                "end": _iso(r["end"]),
+                "interval_s": r["interval_s"],
+            }
+            for r in gaps.head(MAX_GAPS_LISTED).iter_rows(named=True)
+        ),
         gap_count=gaps.height,
         devices=tuple(sorted(set(frame["device"].to_list()), key=lambda d: (d is None, d))),
         domains=tuple(jsonable(r) for r in domains.iter_rows(named=True)),

@@ -53,8 +53,7 @@ class Subject:
         return f"{self.words.config} {self.config}"
 
     def to_json(self) -> dict[str, Any]:
-        parts = {self.words.config: self.config, "phase": self.phase,
-                 self.words.run_key: self.run}
+        parts = {self.words.config: self.config, "phase": self.phase, self.words.run_key: self.run}
         return {k: v for k, v in parts.items() if v is not None}
 
 
@@ -102,8 +101,7 @@ class Finding:
 
     def region(self) -> dict[str, Any]:
         """The structured place, only the parts that are known."""
-        parts = {"row": self.row, "line": self.line, "column": self.column,
-                 "pointer": self.pointer}
+        parts = {"row": self.row, "line": self.line, "column": self.column, "pointer": self.pointer}
         return {k: v for k, v in parts.items() if v is not None}
 
     def sort_key(self) -> tuple:
@@ -161,12 +159,18 @@ class NotRun:
         head = f"{self.code} ({self.severity}{', ' + self.title if self.title else ''})"
         if self.waiver is not None:
             return f"{head}: waived: {self.waiver}"
-        return f"{head}: not waived" + (": the verdict cannot be accepted"
-                                        if self.severity == "error" else "")
+        return f"{head}: not waived" + (
+            ": the verdict cannot be accepted" if self.severity == "error" else ""
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"code": self.code, "severity": self.severity, "title": self.title,
-                "waived": self.waiver is not None, "justification": self.waiver}
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "title": self.title,
+            "waived": self.waiver is not None,
+            "justification": self.waiver,
+        }
 
 
 @dataclass(frozen=True)
@@ -198,13 +202,17 @@ class RuleInfo:
         """The docstring's parts, `what` (it checks), `why` (it matters), `example` and
         `reads` (the fields it reads), each on one line; a part the docstring lacks is an
         empty string."""
-        marks = (("what", "What it checks:"), ("why", "Why it matters:"),
-                 ("example", "Example:"), ("reads", "Reads:"))
+        marks = (
+            ("what", "What it checks:"),
+            ("why", "Why it matters:"),
+            ("example", "Example:"),
+            ("reads", "Reads:"),
+        )
         found = sorted((self.doc.find(m), key, m) for key, m in marks if m in self.doc)
         out = {k: "" for k, _ in marks}
         for i, (start, key, mark) in enumerate(found):
             end = found[i + 1][0] if i + 1 < len(found) else len(self.doc)
-            out[key] = " ".join(self.doc[start + len(mark):end].split())
+            out[key] = " ".join(self.doc[start + len(mark) : end].split())
         return out
 
 
@@ -370,12 +378,17 @@ class RunIdentity:
     """The session's span, ISO 8601 in UTC: the first measurement's start, the last's end."""
 
     def revisions(self) -> dict[str, str | None]:
-        return {"corpus": self.corpus, "model": self.model, "tokenizer": self.tokenizer,
-                "config": self.config}
+        return {
+            "corpus": self.corpus,
+            "model": self.model,
+            "tokenizer": self.tokenizer,
+            "config": self.config,
+        }
 
 
-def workload_key(identity: RunIdentity | None, precision: str | None,
-                 context: int | None) -> str | None:
+def workload_key(
+    identity: RunIdentity | None, precision: str | None, context: int | None
+) -> str | None:
     """`sha256:<16 hex>` of the workload (corpus, model, tokenizer and config revisions,
     precision, context; for a model trained at run time with a recipe, the recipe in place
     of the weights and tokenizer it produced): equal keys, the same workload; None when the
@@ -387,8 +400,7 @@ def workload_key(identity: RunIdentity | None, precision: str | None,
 
     revs: dict[str, str | None] = identity.revisions()
     if identity.trained and identity.recipe is not None:
-        revs = {"corpus": identity.corpus, "config": identity.config,
-                "recipe": identity.recipe}
+        revs = {"corpus": identity.corpus, "config": identity.config, "recipe": identity.recipe}
     doc = {**revs, "precision": precision, "context": context}
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
     return f"sha256:{digest[:16]}"

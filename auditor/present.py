@@ -23,8 +23,9 @@ def natural_key(text: str | None) -> list[Any]:
     """TEXT's sort key with its runs of digits compared as numbers, so that variants read
     batch-1, batch-8, batch-32 (not batch-1, batch-32, batch-8) in every report and table;
     `re.split` with a group alternates text and digits, so positions never mix types."""
-    return [int(part) if i % 2 else part.lower()
-            for i, part in enumerate(_DIGITS.split(text or ""))]
+    return [
+        int(part) if i % 2 else part.lower() for i, part in enumerate(_DIGITS.split(text or ""))
+    ]
 
 
 def json_safe(value: Any) -> Any:
@@ -51,8 +52,12 @@ def lookup(d: Any, *keys: str, default: Any = None) -> Any:
 DASH = "—"
 """What an empty cell of a table reads as (a figure that does not apply)."""
 
-_CURRENCIES: dict[str, tuple[str, int]] = {"USD": ("$", 2), "EUR": ("€", 2), "GBP": ("£", 2),
-                                           "JPY": ("¥", 0)}
+_CURRENCIES: dict[str, tuple[str, int]] = {
+    "USD": ("$", 2),
+    "EUR": ("€", 2),
+    "GBP": ("£", 2),
+    "JPY": ("¥", 0),
+}
 """ISO 4217 code -> (symbol, digits of its minor unit)."""
 
 
@@ -112,6 +117,6 @@ def money(minor: int | None, currency: str | None = "USD") -> str:
     code = currency or "USD"
     symbol, places = _CURRENCIES.get(code, ("", 2))
     sign, units = ("-" if minor < 0 else ""), abs(minor)
-    whole, frac = divmod(units, 10 ** places)
+    whole, frac = divmod(units, 10**places)
     text = f"{whole:,}" + (f".{frac:0{places}d}" if places else "")
     return f"{sign}{symbol}{text}" if symbol else f"{sign}{text} {code}"

@@ -45,8 +45,10 @@ class ProtocolRule:
 def source() -> Path | None:
     """Where the page is: the checkout's docs/ (an editable install), else the copy a wheel
     installs under `<prefix>/share/gpubench-audit/`."""
-    for candidate in (Path(__file__).resolve().parents[1] / "docs" / DOC_NAME,
-                      Path(sys.prefix) / "share" / "gpubench-audit" / DOC_NAME):
+    for candidate in (
+        Path(__file__).resolve().parents[1] / "docs" / DOC_NAME,
+        Path(sys.prefix) / "share" / "gpubench-audit" / DOC_NAME,
+    ):
         if candidate.is_file():
             return candidate
     return None
@@ -108,8 +110,11 @@ def section(ref: str) -> Section | None:
     """The section named REF (`A9`) with its rules in page order; None when there is none.
     A section is a group whose heading starts with its name; a protocol written without
     groups (protocol B: `B7` is a rule) has none."""
-    members = [r for r in rules().values()
-               if r.group.split(" ", 1)[0] == ref and r.ref.startswith(f"{ref}.")]
+    members = [
+        r
+        for r in rules().values()
+        if r.group.split(" ", 1)[0] == ref and r.ref.startswith(f"{ref}.")
+    ]
     if not members:
         return None
     return Section(ref, members[0].protocol, members[0].group, tuple(members))

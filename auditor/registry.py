@@ -61,8 +61,9 @@ class Registry(Generic[P]):
         """The plug-in modules' names, without importing any."""
         package = importlib.import_module(self.package)
         pattern = re.compile(self.module_pattern)
-        found = sorted(info.name for info in pkgutil.iter_modules(package.__path__)
-                       if pattern.match(info.name))
+        found = sorted(
+            info.name for info in pkgutil.iter_modules(package.__path__) if pattern.match(info.name)
+        )
         head = [n for n in self.first if n in found]
         return (*head, *(n for n in found if n not in head))
 
@@ -72,15 +73,20 @@ class Registry(Generic[P]):
         module = importlib.import_module(f"{self.package}.{module_name}")
         plugin = getattr(module, self.attribute, None)
         if plugin is None:
-            raise RegistryError(f"{module.__name__} declares no {self.attribute} "
-                                f"(a {self.family} module must)")
+            raise RegistryError(
+                f"{module.__name__} declares no {self.attribute} (a {self.family} module must)"
+            )
         if not isinstance(plugin, self.kind):
-            raise RegistryError(f"{module.__name__}.{self.attribute} is a "
-                                f"{type(plugin).__name__}, not a {self.kind.__name__}")
+            raise RegistryError(
+                f"{module.__name__}.{self.attribute} is a "
+                f"{type(plugin).__name__}, not a {self.kind.__name__}"
+            )
         named = getattr(plugin, "name", module_name)
         if self.key is None and named != module_name:
-            raise RegistryError(f"{module.__name__}.{self.attribute} is named "
-                                f"{named!r}, not {module_name!r} like its module")
+            raise RegistryError(
+                f"{module.__name__}.{self.attribute} is named "
+                f"{named!r}, not {module_name!r} like its module"
+            )
         if self.validate is not None:
             self.validate(module_name, plugin)
         self._loaded[module_name] = plugin
@@ -108,8 +114,7 @@ class Registry(Generic[P]):
     def __getitem__(self, name: str) -> P:
         plugin = self.get(name)
         if plugin is None:
-            raise KeyError(f"no {self.family} named {name!r} (known: "
-                           f"{', '.join(self.names())})")
+            raise KeyError(f"no {self.family} named {name!r} (known: {', '.join(self.names())})")
         return plugin
 
 

@@ -17,8 +17,10 @@ from typing import Any
 from auditor.model import Finding, RuleInfo, Severity, Subject
 
 CheckFn = Callable[[Any], Iterable[Finding]]
-DEFAULT_FIX = ("Read the rule (`audit explain CODE`), correct the cause in the pipeline that "
-               "wrote the run, and re-run; never edit a run directory by hand.")
+DEFAULT_FIX = (
+    "Read the rule (`audit explain CODE`), correct the cause in the pipeline that "
+    "wrote the run, and re-run; never edit a run directory by hand."
+)
 """What to do, for a rule that does not say more."""
 """A check takes its protocol's run view (e.g. `auditor.protocols.a.view.RunView`)."""
 
@@ -82,13 +84,17 @@ class Rule:
         yield from self.check(view)
 
     def info(self) -> RuleInfo:
-        return RuleInfo(self.code, self.title, self.protocol_ref, self.severity, self.doc,
-                        self.fix)
+        return RuleInfo(self.code, self.title, self.protocol_ref, self.severity, self.doc, self.fix)
 
 
 def rule(
-    *, code: str, title: str, protocol_ref: str, severity: Severity,
-    requires: tuple[str, ...] = (), fix: str = DEFAULT_FIX,
+    *,
+    code: str,
+    title: str,
+    protocol_ref: str,
+    severity: Severity,
+    requires: tuple[str, ...] = (),
+    fix: str = DEFAULT_FIX,
 ) -> Callable[[CheckFn], Rule]:
     """Declare a rule. The calling module's docstring becomes the rule's documentation; `fix`
     says what to do about one of its findings (shown in the report and by `audit explain`)."""

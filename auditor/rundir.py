@@ -40,8 +40,9 @@ UNHASHED = ""
 """The digest recorded for a file too large to hash (its fault says why)."""
 
 
-def _read(rel: str, p: Path, parsed: bool, limit: int | None = None
-          ) -> tuple[bytes | None, str, Fault | None]:
+def _read(
+    rel: str, p: Path, parsed: bool, limit: int | None = None
+) -> tuple[bytes | None, str, Fault | None]:
     """(the bytes when kept for parsing, the SHA-256, a fault) of the file P at REL: a parsed
     or small file is read whole and hashed from those very bytes, any other hashed in chunks;
     the size limits (LIMIT for a parsed file, checked before it is read) and a read error are
@@ -50,21 +51,35 @@ def _read(rel: str, p: Path, parsed: bool, limit: int | None = None
     try:
         size = p.stat().st_size
         if size > MAX_HASHED_BYTES:
-            return None, UNHASHED, Fault(
-                rel, f"the file claims {size:,} bytes, more than the {MAX_HASHED_BYTES:,} "
-                "the auditor hashes: it is neither read nor verified", kind="limit",
-                value=str(size))
+            return (
+                None,
+                UNHASHED,
+                Fault(
+                    rel,
+                    f"the file claims {size:,} bytes, more than the {MAX_HASHED_BYTES:,} "
+                    "the auditor hashes: it is neither read nor verified",
+                    kind="limit",
+                    value=str(size),
+                ),
+            )
         if parsed and size > limit:
-            return None, sha256_file(p), Fault(
-                rel, f"the file is {size:,} bytes; the auditor parses such an artifact up to "
-                f"{limit:,} bytes (hashed, not parsed)", kind="limit", value=str(size))
+            return (
+                None,
+                sha256_file(p),
+                Fault(
+                    rel,
+                    f"the file is {size:,} bytes; the auditor parses such an artifact up to "
+                    f"{limit:,} bytes (hashed, not parsed)",
+                    kind="limit",
+                    value=str(size),
+                ),
+            )
         if parsed or size <= KEEP_SMALL_BYTES:
             b = p.read_bytes()
             return b, hashlib.sha256(b).hexdigest(), None
         return None, sha256_file(p), None  # large, not parsed: hashed in chunks
     except OSError as exc:
-        return None, "", Fault(rel, f"cannot read the file: {exc.strerror or exc}",
-                               kind="format")
+        return None, "", Fault(rel, f"cannot read the file: {exc.strerror or exc}", kind="format")
 
 
 def _total_size(paths: Iterator[Path]) -> int:
@@ -84,9 +99,15 @@ def _total_size(paths: Iterator[Path]) -> int:
 class RunFiles:
     """Every file of a run dir: its hash, and its bytes when it may be parsed."""
 
-    def __init__(self, root: Path, digests: dict[str, str], data: Mapping[str, bytes],
-                 faults: tuple[Fault, ...], streamed: Mapping[str, Path] | None = None,
-                 parse_limits: tuple[tuple[str, int], ...] = ()) -> None:
+    def __init__(
+        self,
+        root: Path,
+        digests: dict[str, str],
+        data: Mapping[str, bytes],
+        faults: tuple[Fault, ...],
+        streamed: Mapping[str, Path] | None = None,
+        parse_limits: tuple[tuple[str, int], ...] = (),
+    ) -> None:
         self.root = root
         self._digests = digests
         self.data = data
@@ -114,8 +135,9 @@ class RunFiles:
     def is_streamed(self, rel: str) -> bool:
         return rel in self._streamed
 
-    def _record(self, rel: str, read: tuple[bytes | None, str, Fault | None]
-                ) -> tuple[bytes | None, Fault | None]:
+    def _record(
+        self, rel: str, read: tuple[bytes | None, str, Fault | None]
+    ) -> tuple[bytes | None, Fault | None]:
         blob, digest, fault = read
         self._pending.discard(rel)
         if digest or (fault is not None and fault.kind == "limit"):
@@ -131,8 +153,12 @@ class RunFiles:
             return
 
         def read(rel: str) -> tuple[bytes | None, Fault | None]:
-            return self._record(rel, _read(rel, self._streamed[rel], parsed=True,
-                                           limit=limit_for(rel, self._parse_limits)))
+            return self._record(
+                rel,
+                _read(
+                    rel, self._streamed[rel], parsed=True, limit=limit_for(rel, self._parse_limits)
+                ),
+            )
 
         if _total_size(self._streamed[rel] for rel in rels) <= SMALL_RUN_BYTES:
             for rel in rels:  # small files: reading ahead on a thread costs more than it saves
@@ -156,9 +182,12 @@ def limit_for(rel: str, limits: tuple[tuple[str, int], ...]) -> int:
     return next((n for prefix, n in limits if rel.startswith(prefix)), MAX_PARSED_BYTES)
 
 
-def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
-         streamed_prefixes: tuple[str, ...] = (),
-         parse_limits: tuple[tuple[str, int], ...] = ()) -> RunFiles:
+def scan(
+    root: Path,
+    parsed_prefixes: tuple[str, ...] = (),
+    streamed_prefixes: tuple[str, ...] = (),
+    parse_limits: tuple[tuple[str, int], ...] = (),
+) -> RunFiles:
     """Hash every file under ROOT; keep the bytes of those under PARSED_PREFIXES (and of any
     small file) up to their PARSE_LIMITS (`limit_for`); leave those under STREAMED_PREFIXES
     to `RunFiles.stream`."""
@@ -168,11 +197,11 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
     def unreadable_dir(exc: OSError) -> None:
         rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "."
         shown = os.fsencode(rel).decode("utf-8", errors="backslashreplace")
-        faults.append(Fault(shown, f"cannot list the directory: {exc.strerror or exc}",
-                            kind="format"))
+        faults.append(
+            Fault(shown, f"cannot list the directory: {exc.strerror or exc}", kind="format")
+        )
 
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False,
-                                                onerror=unreadable_dir):
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=unreadable_dir):
         base = Path(dirpath)
         dirnames.sort()
         for name in sorted(filenames) + [d for d in dirnames if (base / d).is_symlink()]:
@@ -182,20 +211,28 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
                 rel.encode("utf-8")
             except UnicodeEncodeError:
                 shown = os.fsencode(rel).decode("utf-8", errors="backslashreplace")
-                faults.append(Fault(shown, "the file name is not valid UTF-8: run dir names "
-                                    "are UTF-8 text", kind="encoding"))
+                faults.append(
+                    Fault(
+                        shown,
+                        "the file name is not valid UTF-8: run dir names are UTF-8 text",
+                        kind="encoding",
+                    )
+                )
                 continue
             if p.is_symlink():
-                faults.append(Fault(rel, "a symbolic link: run dir files must be plain files",
-                                    kind="format"))
+                faults.append(
+                    Fault(rel, "a symbolic link: run dir files must be plain files", kind="format")
+                )
             elif p.is_file():
                 files.append((rel, p))
             else:
-                faults.append(Fault(rel, "not a regular file (a device, socket or pipe)",
-                                    kind="format"))
+                faults.append(
+                    Fault(rel, "not a regular file (a device, socket or pipe)", kind="format")
+                )
     files.sort()
-    streamed = {rel: p for rel, p in files
-                if streamed_prefixes and rel.startswith(streamed_prefixes)}
+    streamed = {
+        rel: p for rel, p in files if streamed_prefixes and rel.startswith(streamed_prefixes)
+    }
     files = [(rel, p) for rel, p in files if rel not in streamed]
 
     def read_one(item: tuple[str, Path]) -> tuple[bytes | None, str, Fault | None]:
@@ -217,5 +254,6 @@ def scan(root: Path, parsed_prefixes: tuple[str, ...] = (),
         if blob is not None:
             data[rel] = blob
         hashes[rel] = digest
-    return RunFiles(Path(root), hashes, MappingProxyType(data), tuple(faults), streamed,
-                    parse_limits)
+    return RunFiles(
+        Path(root), hashes, MappingProxyType(data), tuple(faults), streamed, parse_limits
+    )

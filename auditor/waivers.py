@@ -24,8 +24,7 @@ def load_waivers(path: Path) -> tuple[Waiver, ...]:
     path = Path(path)
     try:
         raw = path.read_bytes()
-        doc = (tomllib.loads(raw.decode("utf-8")) if path.suffix == ".toml"
-               else json.loads(raw))
+        doc = tomllib.loads(raw.decode("utf-8")) if path.suffix == ".toml" else json.loads(raw)
     except OSError as exc:
         raise AuditorError(f"{path}: cannot be read ({exc.strerror})") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -34,8 +33,7 @@ def load_waivers(path: Path) -> tuple[Waiver, ...]:
     if errors:
         e = errors[0]
         where = "/" + "/".join(str(p) for p in e.absolute_path)
-        raise AuditorError(f"{path}: does not match waivers.schema.json at {where}: "
-                           f"{e.message}")
+        raise AuditorError(f"{path}: does not match waivers.schema.json at {where}: {e.message}")
     return tuple(Waiver(code, text.strip()) for code, text in doc.items())
 
 
@@ -45,6 +43,5 @@ def not_run(left_out: list[Rule], waivers: tuple[Waiver, ...]) -> tuple[NotRun, 
     out = []
     for r in left_out:
         w = next((w for w in waivers if r.code.startswith(w.code)), None)
-        out.append(NotRun(r.code, r.severity, None if w is None else w.justification,
-                          r.title))
+        out.append(NotRun(r.code, r.severity, None if w is None else w.justification, r.title))
     return tuple(out)

@@ -71,15 +71,22 @@ print(outputs.height + refs.height + csv.height)
 """
 
 
-def child(code: str, *args: str, tmp: Path, env: Mapping[str, str] | None = None
-          ) -> tuple[float, int, int]:
+def child(
+    code: str, *args: str, tmp: Path, env: Mapping[str, str] | None = None
+) -> tuple[float, int, int]:
     """(wall seconds, peak RSS in bytes, exit status) of CODE in a fresh interpreter, in
     ENV (this process's by default); TMP holds its peak-RSS file."""
     hwm = tmp / f"hwm-{time.monotonic_ns()}"
     env = {**(os.environ if env is None else env), "HWM_OUT": str(hwm)}
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", HWM + code, *args], env=env, cwd=ROOT,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", HWM + code, *args],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wall = time.perf_counter() - t
     if proc.returncode not in (0, 1):
         raise SystemExit(f"child failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -106,8 +113,10 @@ def tree_rss(pid: int) -> int:
     for p in tree:
         try:
             with open(f"/proc/{p}/status") as fh:
-                total += next((int(line.split()[1]) for line in fh
-                               if line.startswith("VmRSS")), 0) * 1024
+                total += (
+                    next((int(line.split()[1]) for line in fh if line.startswith("VmRSS")), 0)
+                    * 1024
+                )
         except OSError:
             continue
     return total
@@ -116,8 +125,9 @@ def tree_rss(pid: int) -> int:
 def run_tree(cmd: list[str]) -> tuple[float, int, int]:
     """(wall seconds, peak RSS of the process tree in bytes, exit status) of CMD."""
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     peak = 0
     done = threading.Event()
 
@@ -151,14 +161,19 @@ def big_run(tmp: Path, lines: int, passes: int) -> Path:
     per_variant = passes // variants
     eval_size = lines // (variants * per_variant)
     t = time.perf_counter()
-    run = runfactory.make_clean_run(tmp / "big", eval_size=eval_size,
-                                    variants=[f"batch-{i + 1}" for i in range(variants)],
-                                    warm_passes=per_variant - 1)
+    run = runfactory.make_clean_run(
+        tmp / "big",
+        eval_size=eval_size,
+        variants=[f"batch-{i + 1}" for i in range(variants)],
+        warm_passes=per_variant - 1,
+    )
     files = sorted((run / "outputs").glob("*/*.jsonl"))
     mb = sum(p.stat().st_size for p in files) / 1e6
-    print(f"synthetic run: {len(files)} passes x {eval_size:,} lines = "
-          f"{len(files) * eval_size:,} output lines ({mb:,.0f} MB), built in "
-          f"{time.perf_counter() - t:.0f} s")
+    print(
+        f"synthetic run: {len(files)} passes x {eval_size:,} lines = "
+        f"{len(files) * eval_size:,} output lines ({mb:,.0f} MB), built in "
+        f"{time.perf_counter() - t:.0f} s"
+    )
     return run
 
 
@@ -186,9 +201,20 @@ def default_run(tmp: Path, given: Path | None) -> Path:
         return given
     out = tmp / "default"
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "from runner.cli import main; main()", "execute",
-                    "--out", str(out), "--quiet"], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from runner.cli import main; main()",
+            "execute",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     print(f"default run: runner execute, {time.perf_counter() - t:.0f} s")
     return out
 
@@ -200,8 +226,10 @@ def part2(run: Path, tmp: Path, args: argparse.Namespace) -> None:
         walls["import polars"].append(child("import polars", tmp=tmp)[0])
         walls["audit check"].append(child(AUDIT, "check", str(run), tmp=tmp)[0])
     floor, audit = (statistics.median(walls[k]) for k in ("import polars", "audit check"))
-    print(f"  python -c 'import polars': {floor:.3f} s; audit check: {audit:.3f} s "
-          f"(medians of {len(walls['audit check'])}, taken in turn)")
+    print(
+        f"  python -c 'import polars': {floor:.3f} s; audit check: {audit:.3f} s "
+        f"(medians of {len(walls['audit check'])}, taken in turn)"
+    )
     aim("audit check wall, imports included (s)", audit, 0.4, "{:.3f}")
     aim("audit check / import polars", audit / floor, 0.4 / 0.3)
 
@@ -234,8 +262,10 @@ def part3(run: Path, tmp: Path, args: argparse.Namespace) -> None:
     sizes = sorted(int(x) for x in args.sizes.split(","))
     sample = args.loop_sample
     biggest = sizes[-1]
-    print(f"\n3. audit archive --jobs 2 of {', '.join(f'{n:,}' for n in sizes)} copies of the "
-          "default run, against a shell loop of audit check")
+    print(
+        f"\n3. audit archive --jobs 2 of {', '.join(f'{n:,}' for n in sizes)} copies of the "
+        "default run, against a shell loop of audit check"
+    )
     t = time.perf_counter()
     dirs = {n: copies(run, tmp / f"copies-{n}", n) for n in sizes}
     print(f"  {sum(sizes):,} hard-linked copies made in {time.perf_counter() - t:.0f} s")
@@ -245,44 +275,82 @@ def part3(run: Path, tmp: Path, args: argparse.Namespace) -> None:
     loop = shell_loop(runs[:half])
     results: dict[int, tuple[float, int]] = {}
     for n in sizes:
-        wall, rss, _ = run_tree([*audit, "archive", str(dirs[n]), "--out", str(tmp / f"out-{n}"),
-                                 "--jobs", "2", "--quiet"])
+        wall, rss, _ = run_tree(
+            [
+                *audit,
+                "archive",
+                str(dirs[n]),
+                "--out",
+                str(tmp / f"out-{n}"),
+                "--jobs",
+                "2",
+                "--quiet",
+            ]
+        )
         results[n] = (wall, rss)
-        print(f"  audit archive, {n:,} runs: {wall:.1f} s ({wall / n * 1000:.1f} ms per run), "
-              f"peak RSS of the tree {gib(rss)}; load average now {loadavg()}")
-    again, again_rss, _ = run_tree([*audit, "archive", str(dirs[biggest]), "--out",
-                                    str(tmp / f"out-{biggest}"), "--jobs", "2", "--quiet"])
-    print(f"  audit archive again, {biggest:,} unchanged runs: {again:.1f} s, peak RSS "
-          f"{gib(again_rss)}")
+        print(
+            f"  audit archive, {n:,} runs: {wall:.1f} s ({wall / n * 1000:.1f} ms per run), "
+            f"peak RSS of the tree {gib(rss)}; load average now {loadavg()}"
+        )
+    again, again_rss, _ = run_tree(
+        [
+            *audit,
+            "archive",
+            str(dirs[biggest]),
+            "--out",
+            str(tmp / f"out-{biggest}"),
+            "--jobs",
+            "2",
+            "--quiet",
+        ]
+    )
+    print(
+        f"  audit archive again, {biggest:,} unchanged runs: {again:.1f} s, peak RSS "
+        f"{gib(again_rss)}"
+    )
     loop += shell_loop(runs[half:sample])
     per_check = loop / sample
-    print(f"  shell loop of audit check: {per_check:.3f} s per run, timed on {sample} runs "
-          f"(half before the archives, half after) and extrapolated linearly")
+    print(
+        f"  shell loop of audit check: {per_check:.3f} s per run, timed on {sample} runs "
+        f"(half before the archives, half after) and extrapolated linearly"
+    )
     for n, target in ((1000, 20), (100, 10)):
         if n in results:
-            aim(f"time: archive of {n:,} / loop over {n:,} (>= {target}x faster)",
-                results[n][0] / (per_check * n), 1 / target, "{:.3f}")
+            aim(
+                f"time: archive of {n:,} / loop over {n:,} (>= {target}x faster)",
+                results[n][0] / (per_check * n),
+                1 / target,
+                "{:.3f}",
+            )
     if biggest >= 10_000:
         wall = results[biggest][0]
         aim(f"time: {biggest:,} runs / 300 s (at most 5 minutes)", wall / 300, 1.0)
-        aim(f"time: archive of {biggest:,} / loop over {biggest:,}",
-            wall / (per_check * biggest), 1 / 20, "{:.3f}")
+        aim(
+            f"time: archive of {biggest:,} / loop over {biggest:,}",
+            wall / (per_check * biggest),
+            1 / 20,
+            "{:.3f}",
+        )
     if 1000 in results and biggest > 1000:
-        aim(f"peak RSS of the tree: {biggest:,} runs / 1,000 runs",
-            results[biggest][1] / results[1000][1], 1.2)
+        aim(
+            f"peak RSS of the tree: {biggest:,} runs / 1,000 runs",
+            results[biggest][1] / results[1000][1],
+            1.2,
+        )
     aim(f"time: again on {biggest:,} unchanged runs / 10 s (incremental)", again / 10, 1.0)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("run_dir", nargs="?", type=Path, help="the default run (else: runner "
-                    "execute makes one)")
+    ap.add_argument(
+        "run_dir", nargs="?", type=Path, help="the default run (else: runner execute makes one)"
+    )
     ap.add_argument("--lines", type=int, default=10_000_000)
     ap.add_argument("--passes", type=int, default=100)
-    ap.add_argument("--sizes", default="100,1000,10000",
-                    help="archive sizes of part 3, in runs")
-    ap.add_argument("--loop-sample", type=int, default=40,
-                    help="runs the shell loop of audit check is timed on")
+    ap.add_argument("--sizes", default="100,1000,10000", help="archive sizes of part 3, in runs")
+    ap.add_argument(
+        "--loop-sample", type=int, default=40, help="runs the shell loop of audit check is timed on"
+    )
     ap.add_argument("--repeat", type=int, default=1, help="repeats of part 1 (in turn)")
     ap.add_argument("--skip", default="", help="parts to skip, e.g. 1 or 2,3")
     args = ap.parse_args()

@@ -154,8 +154,9 @@ def round_robin(contenders: dict[str, Callable[[], object]], repeat: int) -> dic
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def alternated(contenders: dict[str, tuple[str, ...]], repeat: int, env: dict[str, str]
-               ) -> dict[str, list[tuple[float, int, int]]]:
+def alternated(
+    contenders: dict[str, tuple[str, ...]], repeat: int, env: dict[str, str]
+) -> dict[str, list[tuple[float, int, int]]]:
     """Each contender (code, args...) run REPEAT times in fresh interpreters, in turn."""
     got: dict[str, list[tuple[float, int, int]]] = {k: [] for k in contenders}
     with tempfile.TemporaryDirectory(prefix="hwm-") as where:
@@ -186,8 +187,10 @@ def aim1(big: Path, n_lines: int, repeat: int, env: dict[str, str]) -> None:
         raise SystemExit("audit check did not accept the clean run")
     wall = {k: statistics.median(w for w, _, _ in v) for k, v in got.items()}
     rss = {k: max(r for _, r, _ in v) for k, v in got.items()}
-    print(f"\naim 1: {n_lines:,} output lines, fresh processes, medians of {repeat} in turn "
-          f"(load {loadavg()})")
+    print(
+        f"\naim 1: {n_lines:,} output lines, fresh processes, medians of {repeat} in turn "
+        f"(load {loadavg()})"
+    )
     print(f"{'contender':<52}{'wall s':>9}{'peak RSS':>12}")
     for k in contenders:
         print(f"{k:<52}{wall[k]:>9.2f}{gib(rss[k]):>12}")
@@ -197,15 +200,16 @@ def aim1(big: Path, n_lines: int, repeat: int, env: dict[str, str]) -> None:
 
 def aim2(target: Path, label: str, repeat: int, env: dict[str, str]) -> None:
     """Issue 26 aim 2: `audit check` of a small run against `import polars`, imports in."""
-    contenders = {"python -c 'import polars'": ("import polars",),
-                  f"audit check {label}": (AUDIT, "check", str(target))}
+    contenders = {
+        "python -c 'import polars'": ("import polars",),
+        f"audit check {label}": (AUDIT, "check", str(target)),
+    }
     alternated(contenders, 1, env)  # untimed: fills the bytecode cache
     got = alternated(contenders, repeat, env)
     bare = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
     bare["PYTHONDONTWRITEBYTECODE"] = "1"
     nocache = alternated(contenders, repeat, bare)
-    print(f"\naim 2: {label}, imports included, medians of {repeat} in turn "
-          f"(load {loadavg()})")
+    print(f"\naim 2: {label}, imports included, medians of {repeat} in turn (load {loadavg()})")
     print(f"{'contender':<52}{'cached s':>9}{'no cache':>12}")
     wall = {k: statistics.median(w for w, _, _ in v) for k, v in got.items()}
     cold = {k: statistics.median(w for w, _, _ in v) for k, v in nocache.items()}
@@ -221,28 +225,33 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
 
-def table(big: Path, files: list[Path], n_lines: int, args: argparse.Namespace
-          ) -> None:
+def table(big: Path, files: list[Path], n_lines: int, args: argparse.Namespace) -> None:
     """The in-process table: the audit against the floors and the naive peers."""
     # Every contender agrees the clean run is clean before any is timed.
     result = run_check(big)
     assert result.verdict == "accepted", [f.to_json() for f in result.findings[:3]]
-    sample = files[:args.naive_schema_files] if args.naive_schema_files > 0 else files
+    sample = files[: args.naive_schema_files] if args.naive_schema_files > 0 else files
     assert naive_sets(big, files) == 0 and naive_schema(big, sample) == 0
     scale = len(files) / len(sample)
 
-    fast = round_robin({"audit": lambda: run_check(big), "load": lambda: load_run(big),
-                        "floor_a": lambda: floor_per_file(big),
-                        "floor_b": lambda: floor_one_call(big)}, args.repeat)
-    slow = round_robin({"naive1": lambda: naive_sets(big, files),
-                        "naive2": lambda: naive_schema(big, sample)},
-                       max(1, args.repeat - 2))
+    fast = round_robin(
+        {
+            "audit": lambda: run_check(big),
+            "load": lambda: load_run(big),
+            "floor_a": lambda: floor_per_file(big),
+            "floor_b": lambda: floor_one_call(big),
+        },
+        args.repeat,
+    )
+    slow = round_robin(
+        {"naive1": lambda: naive_sets(big, files), "naive2": lambda: naive_schema(big, sample)},
+        max(1, args.repeat - 2),
+    )
     audit, floor = fast["audit"], min(fast["floor_a"], fast["floor_b"])
     floor_name = "floor A" if floor == fast["floor_a"] else "floor B"
     naive1, naive2 = slow["naive1"], slow["naive2"] * scale
     n_rules = len(all_rules())
-    part = (f" (timed on {len(sample)} of {len(files)} files, x{scale:g})"
-            if scale != 1 else "")
+    part = f" (timed on {len(sample)} of {len(files)} files, x{scale:g})" if scale != 1 else ""
     rows = [
         (f"audit: run_check, all {n_rules} rules", audit),
         ("  of which load_run (read, hash, parse, validate)", fast["load"]),
@@ -258,19 +267,27 @@ def table(big: Path, files: list[Path], n_lines: int, args: argparse.Namespace
         print(f"(naive 2{part})")
     print(f"\n{'aim':<44}{'measured':>9}{'aim':>9}{'':>3}result")
     aims = [
-        ("audit / floor A (a call per file)", audit / fast["floor_a"], "<= 2x",
-         audit / fast["floor_a"] <= 2),
-        ("audit / floor B (one call, the faster)", audit / fast["floor_b"], "<= 2x",
-         audit / fast["floor_b"] <= 2),
-        ("naive 1 (json.loads + sets) / audit", naive1 / audit, ">= 10x",
-         naive1 / audit >= 10),
-        ("naive 2 (+ jsonschema, labels) / audit", naive2 / audit, ">= 10x",
-         naive2 / audit >= 10),
+        (
+            "audit / floor A (a call per file)",
+            audit / fast["floor_a"],
+            "<= 2x",
+            audit / fast["floor_a"] <= 2,
+        ),
+        (
+            "audit / floor B (one call, the faster)",
+            audit / fast["floor_b"],
+            "<= 2x",
+            audit / fast["floor_b"] <= 2,
+        ),
+        ("naive 1 (json.loads + sets) / audit", naive1 / audit, ">= 10x", naive1 / audit >= 10),
+        ("naive 2 (+ jsonschema, labels) / audit", naive2 / audit, ">= 10x", naive2 / audit >= 10),
     ]
     for name, ratio, aim, ok in aims:
         print(f"{name:<44}{ratio:>8.2f}x{aim:>9}{'':>3}{verdict(ok)}")
-    print(f"for scale: naive 1 / {floor_name} = {naive1 / floor:.2f}x (a check that "
-          "parses every line with polars cannot beat the floor)")
+    print(
+        f"for scale: naive 1 / {floor_name} = {naive1 / floor:.2f}x (a check that "
+        "parses every line with polars cannot beat the floor)"
+    )
 
 
 def main() -> None:
@@ -280,25 +297,41 @@ def main() -> None:
     ap.add_argument("--variants", type=int, default=10)
     ap.add_argument("--passes", type=int, default=10, help="passes per variant (1 cold + warm)")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--naive-schema-files", type=int, default=10,
-                    help="files naive peer 2 is timed on, scaled to all (0: all files)")
-    ap.add_argument("--aims-repeat", type=int, default=5,
-                    help="fresh-process repeats of each contender of issue 26's aims")
-    ap.add_argument("--skip-table", action="store_true",
-                    help="only issue 26's aims (no in-process table, no naive peers)")
+    ap.add_argument(
+        "--naive-schema-files",
+        type=int,
+        default=10,
+        help="files naive peer 2 is timed on, scaled to all (0: all files)",
+    )
+    ap.add_argument(
+        "--aims-repeat",
+        type=int,
+        default=5,
+        help="fresh-process repeats of each contender of issue 26's aims",
+    )
+    ap.add_argument(
+        "--skip-table",
+        action="store_true",
+        help="only issue 26's aims (no in-process table, no naive peers)",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="audit-bench-") as tmp:
         big = Path(tmp) / "big"
         t = time.perf_counter()
-        runfactory.make_clean_run(big, eval_size=args.eval_size,
-                                  variants=[f"batch-{i + 1}" for i in range(args.variants)],
-                                  warm_passes=args.passes - 1)
+        runfactory.make_clean_run(
+            big,
+            eval_size=args.eval_size,
+            variants=[f"batch-{i + 1}" for i in range(args.variants)],
+            warm_passes=args.passes - 1,
+        )
         files = output_files(big)
         n_lines = args.variants * args.passes * args.eval_size
         mb = sum(p.stat().st_size for p in files) / 1e6
-        print(f"synthetic run: {len(files)} passes x {args.eval_size:,} outputs = "
-              f"{n_lines:,} lines ({mb:.1f} MB of outputs), built in "
-              f"{time.perf_counter() - t:.1f} s")
+        print(
+            f"synthetic run: {len(files)} passes x {args.eval_size:,} outputs = "
+            f"{n_lines:,} lines ({mb:.1f} MB of outputs), built in "
+            f"{time.perf_counter() - t:.1f} s"
+        )
         if not args.skip_table:
             table(big, files, n_lines, args)
         env = cached_env(Path(tmp))
@@ -306,8 +339,13 @@ def main() -> None:
         target = args.run_dir
         if target is None:
             target = runfactory.make_clean_run(Path(tmp) / "default")
-        aim2(target, "RUN_DIR" if args.run_dir else "<factory default run>",
-             max(args.aims_repeat, 7), env)
+        aim2(
+            target,
+            "RUN_DIR" if args.run_dir else "<factory default run>",
+            max(args.aims_repeat, 7),
+            env,
+        )
+
 
 if __name__ == "__main__":
     main()

@@ -38,8 +38,14 @@ import runfactory  # noqa: E402
 from auditor.engine import audit  # noqa: E402
 
 
-def fuzz(runs: int, seed: int = 0, report_every: int = 50, fact_every: int = 4,
-         out=sys.stdout, verbose: bool = False) -> dict:
+def fuzz(
+    runs: int,
+    seed: int = 0,
+    report_every: int = 50,
+    fact_every: int = 4,
+    out=sys.stdout,
+    verbose: bool = False,
+) -> dict:
     """Audit RUNS damaged runs; return the counts (`crashes`, `missed`, `verdicts`...)."""
     rng = random.Random(seed)
     verdicts: Counter = Counter()
@@ -51,8 +57,9 @@ def fuzz(runs: int, seed: int = 0, report_every: int = 50, fact_every: int = 4,
         base = Path(tmp)
         templates = {
             "cpu": runfactory.make_clean_run(base / "cpu", eval_size=12, claims=True),
-            "cuda": runfactory.make_clean_run(base / "cuda", eval_size=12, device="cuda:0",
-                                              claims=True),
+            "cuda": runfactory.make_clean_run(
+                base / "cuda", eval_size=12, device="cuda:0", claims=True
+            ),
         }
         for n in range(runs):
             flavour = rng.choice(sorted(templates))
@@ -64,8 +71,7 @@ def fuzz(runs: int, seed: int = 0, report_every: int = 50, fact_every: int = 4,
             run_rng = random.Random(rng.getrandbits(64))
             kind = "fact change" if fact else "damage"
             try:
-                what = (damage.fact_change(root, run_rng) if fact
-                        else damage.damage(root, run_rng))
+                what = damage.fact_change(root, run_rng) if fact else damage.damage(root, run_rng)
                 kind = "fact change" if fact else what
                 view, result = audit(root)
                 internal = [f.message for f in result.findings if f.code == "A0000"]
@@ -79,17 +85,19 @@ def fuzz(runs: int, seed: int = 0, report_every: int = 50, fact_every: int = 4,
                 if report_every and n % report_every == 0:
                     from auditor.report.build import StepTimer, render_report
 
-                    render_report(view, result, generated_at="2026-01-01T00:00:00Z",
-                                  timer=StepTimer())  # the run's own offers
+                    render_report(
+                        view, result, generated_at="2026-01-01T00:00:00Z", timer=StepTimer()
+                    )  # the run's own offers
                     reports += 1
             except Exception as exc:
                 where = traceback.extract_tb(exc.__traceback__)[-1]
-                crashes.append(f"run {n} ({flavour}) {kind}: {type(exc).__name__}: {exc} "
-                               f"at {Path(where.filename).name}:{where.lineno}")
+                crashes.append(
+                    f"run {n} ({flavour}) {kind}: {type(exc).__name__}: {exc} "
+                    f"at {Path(where.filename).name}:{where.lineno}"
+                )
     elapsed = time.perf_counter() - t0
     facts = sum(v for (k, _), v in verdicts.items() if k == "fact change")
-    print(f"damaged runs: {runs}  (fact changes: {facts}, reports rendered: {reports})",
-          file=out)
+    print(f"damaged runs: {runs}  (fact changes: {facts}, reports rendered: {reports})", file=out)
     print(f"crashes: {len(crashes)}", file=out)
     print(f"fact changes accepted: {len(missed)}", file=out)
     print(f"time: {elapsed:.1f} s ({1000 * elapsed / max(runs, 1):.0f} ms a run)", file=out)
@@ -99,16 +107,29 @@ def fuzz(runs: int, seed: int = 0, report_every: int = 50, fact_every: int = 4,
         print(f"{family:<28} {row[0]:>9} {row[1]:>9} {row[2]:>11}", file=out)
     for line in (crashes + missed)[:20]:
         print(line, file=out)
-    return {"runs": runs, "crashes": crashes, "missed": missed, "seconds": elapsed,
-            "verdicts": dict(verdicts)}
+    return {
+        "runs": runs,
+        "crashes": crashes,
+        "missed": missed,
+        "seconds": elapsed,
+        "verdicts": dict(verdicts),
+    }
 
 
 def _family(kind: str) -> str:
     """The damage's kind without the file it hit (`insert something nasty`, `removed`)."""
     if kind.startswith(("removed", "added", "sparse", "a file named")):
         return kind.split(" ")[0] if not kind.startswith("a file") else "odd file name"
-    for op in ("flip a bit", "insert something nasty", "replace a number", "a line op",
-               "truncate", "empty", "replace by nasty", "CRLF<->LF"):
+    for op in (
+        "flip a bit",
+        "insert something nasty",
+        "replace a number",
+        "a line op",
+        "truncate",
+        "empty",
+        "replace by nasty",
+        "CRLF<->LF",
+    ):
         if op in kind:
             return op
     return kind
@@ -122,8 +143,7 @@ def main() -> None:
     ap.add_argument("--fact-every", type=int, default=4)
     ap.add_argument("--verbose", action="store_true", help="name each damaged run accepted")
     args = ap.parse_args()
-    stats = fuzz(args.runs, args.seed, args.report_every, args.fact_every,
-                 verbose=args.verbose)
+    stats = fuzz(args.runs, args.seed, args.report_every, args.fact_every, verbose=args.verbose)
     sys.exit(1 if stats["crashes"] or stats["missed"] else 0)
 
 

@@ -55,8 +55,12 @@ AIM = 3.0
 
 
 def hwinfo_log(hz: int = 1) -> bytes:
-    lines = (FIXTURES / "hwinfo/hwinfo-tui_sensors_DellPrecision5570_head50.csv").read_bytes(
-    ).decode("cp1252").split("\n")
+    lines = (
+        (FIXTURES / "hwinfo/hwinfo-tui_sensors_DellPrecision5570_head50.csv")
+        .read_bytes()
+        .decode("cp1252")
+        .split("\n")
+    )
     header, rows, footer = lines[0], lines[1:51], lines[51:53]
     t0 = datetime(2025, 8, 13, 13, 0, 0)
     out = [header]
@@ -70,8 +74,9 @@ def hwinfo_log(hz: int = 1) -> bytes:
 
 
 def nvidia_smi_log(hz: int = 10) -> bytes:
-    header, row = (FIXTURES / "nvidia-smi/VirtualClient_query-gpu-1xH100.csv").read_text(
-    ).split("\n")[:2]
+    header, row = (
+        (FIXTURES / "nvidia-smi/VirtualClient_query-gpu-1xH100.csv").read_text().split("\n")[:2]
+    )
     t0 = datetime(2024, 3, 15, 13, 0, 0)
     rest = row.split(", ", 1)[1]
     out = [header]
@@ -86,18 +91,42 @@ def runner_trace(hz: int = 10) -> bytes:
     out = []
     for i in range(HOUR * hz):
         t = (t0 + timedelta(seconds=i / hz)).isoformat(timespec="microseconds") + "Z"
-        out.append(json.dumps({"kind": "sample", "t": t, "t_source": "nvml", "source": "nvml",
-                               "domain": "gpu", "device": 0, "field": "POWER_INSTANT",
-                               "watts": 70.0 + (i % 7)}))
-        out.append(json.dumps({"kind": "counter", "t": t, "source": "nvml", "domain": "gpu",
-                               "device": 0, "field": "nvmlDeviceGetTotalEnergyConsumption",
-                               "value": 10**6 + 7 * i, "unit": "mJ", "max_range": None}))
+        out.append(
+            json.dumps(
+                {
+                    "kind": "sample",
+                    "t": t,
+                    "t_source": "nvml",
+                    "source": "nvml",
+                    "domain": "gpu",
+                    "device": 0,
+                    "field": "POWER_INSTANT",
+                    "watts": 70.0 + (i % 7),
+                }
+            )
+        )
+        out.append(
+            json.dumps(
+                {
+                    "kind": "counter",
+                    "t": t,
+                    "source": "nvml",
+                    "domain": "gpu",
+                    "device": 0,
+                    "field": "nvmlDeviceGetTotalEnergyConsumption",
+                    "value": 10**6 + 7 * i,
+                    "unit": "mJ",
+                    "max_range": None,
+                }
+            )
+        )
     return ("\n".join(out) + "\n").encode()
 
 
 def powermetrics_log(hz: int = 1) -> bytes:
-    text = (FIXTURES / "powermetrics/text/codecarbon_powermetrics_log_macbookair10-1_i100.txt"
-            ).read_text()
+    text = (
+        FIXTURES / "powermetrics/text/codecarbon_powermetrics_log_macbookair10-1_i100.txt"
+    ).read_text()
     head, _, rest = text.partition("\n\n\n\n")
     blocks = [b for b in rest.split("*** Sampled system activity") if b.strip()]
     t0 = datetime(2023, 11, 10, 12, 0, 0)
@@ -105,8 +134,10 @@ def powermetrics_log(hz: int = 1) -> bytes:
     for i in range(HOUR * hz):
         t = t0 + timedelta(seconds=i / hz)
         body = blocks[i % len(blocks)].split("***", 1)[1]
-        out.append(f"\n*** Sampled system activity ({t:%a %b %d %H:%M:%S %Y} +0100) "
-                   f"({1000 / hz:.2f}ms elapsed) ***{body.rstrip()}\n\n")
+        out.append(
+            f"\n*** Sampled system activity ({t:%a %b %d %H:%M:%S %Y} +0100) "
+            f"({1000 / hz:.2f}ms elapsed) ***{body.rstrip()}\n\n"
+        )
     return "".join(out).encode()
 
 
@@ -122,8 +153,9 @@ def dmon_log(gpus: int = 8) -> bytes:
 
 
 def lines_floor(data: bytes) -> object:
-    return pl.read_csv(data, has_header=False, separator="\x1f", quote_char=None,
-                       infer_schema=False)
+    return pl.read_csv(
+        data, has_header=False, separator="\x1f", quote_char=None, infer_schema=False
+    )
 
 
 def best_of(fns: list[Callable[[], object]], repeat: int) -> list[float]:
@@ -143,28 +175,48 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     cases = [
-        ("HWiNFO 1 h @ 1 Hz", hwinfo_log(), hwinfo.read,
-         lambda d: pl.read_csv(d, encoding="utf8-lossy", truncate_ragged_lines=True,
-                               infer_schema=False)),
-        ("nvidia-smi CSV 1 h @ 10 Hz", nvidia_smi_log(), nvidia_smi_csv.read,
-         lambda d: pl.read_csv(d)),
-        ("runner NVML JSONL 1 h @ 10 Hz", runner_trace(), runner_jsonl.read,
-         lambda d: pl.read_ndjson(d)),
-        ("powermetrics text 1 h @ 1 Hz", powermetrics_log(), powermetrics_text.read,
-         lines_floor),
+        (
+            "HWiNFO 1 h @ 1 Hz",
+            hwinfo_log(),
+            hwinfo.read,
+            lambda d: pl.read_csv(
+                d, encoding="utf8-lossy", truncate_ragged_lines=True, infer_schema=False
+            ),
+        ),
+        (
+            "nvidia-smi CSV 1 h @ 10 Hz",
+            nvidia_smi_log(),
+            nvidia_smi_csv.read,
+            lambda d: pl.read_csv(d),
+        ),
+        (
+            "runner NVML JSONL 1 h @ 10 Hz",
+            runner_trace(),
+            runner_jsonl.read,
+            lambda d: pl.read_ndjson(d),
+        ),
+        ("powermetrics text 1 h @ 1 Hz", powermetrics_log(), powermetrics_text.read, lines_floor),
         ("nvidia-smi dmon 1 h @ 1 Hz", dmon_log(), nvidia_smi_dmon.read, lines_floor),
     ]
-    print(f"{'log':32} {'MB':>6} {'rows':>7} {'reader s':>9} {'polars s':>9} {'ratio':>6}  "
-          f"aim {AIM:g}x")
+    print(
+        f"{'log':32} {'MB':>6} {'rows':>7} {'reader s':>9} {'polars s':>9} {'ratio':>6}  "
+        f"aim {AIM:g}x"
+    )
     for label, data, reader, floor in cases:
         result = reader(data, name=label, local_utc_offset="+00:00")
         assert result.value is not None and not result.errors, result.faults[:3]
         t_reader, t_floor = best_of(
-            [lambda d=data, r=reader: r(d, name="b", local_utc_offset="+00:00"),
-             lambda d=data, f=floor: f(d)], args.repeat)
+            [
+                lambda d=data, r=reader: r(d, name="b", local_utc_offset="+00:00"),
+                lambda d=data, f=floor: f(d),
+            ],
+            args.repeat,
+        )
         ratio = t_reader / t_floor
-        print(f"{label:32} {len(data) / 1e6:6.1f} {result.value.height:7,} {t_reader:9.3f} "
-              f"{t_floor:9.3f} {ratio:6.1f}  {'PASS' if ratio <= AIM else 'MISS'}")
+        print(
+            f"{label:32} {len(data) / 1e6:6.1f} {result.value.height:7,} {t_reader:9.3f} "
+            f"{t_floor:9.3f} {ratio:6.1f}  {'PASS' if ratio <= AIM else 'MISS'}"
+        )
 
 
 if __name__ == "__main__":

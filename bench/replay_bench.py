@@ -41,13 +41,18 @@ def bare(run: Path, ids: list[str]) -> float:
     for line in (run / section["inputs"]).read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         texts[record["id"]] = record["text"]
-    tok, _ = tokenizers.load((run / section["tokenizer"]["file"]).read_bytes(), name="t",
-                             kind=section["tokenizer"]["kind"], context=section["context"])
+    tok, _ = tokenizers.load(
+        (run / section["tokenizer"]["file"]).read_bytes(),
+        name="t",
+        kind=section["tokenizer"]["kind"],
+        context=section["context"],
+    )
     assert tok is not None
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
-    session = ort.InferenceSession(str(run / section["model"]["file"]), options,
-                                   providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        str(run / section["model"]["file"]), options, providers=["CPUExecutionProvider"]
+    )
     feed = tok.encode([texts[i] for i in ids])
     (scores,) = session.run(["scores"], feed)
     np.argmax(scores, axis=1)
@@ -56,9 +61,19 @@ def bare(run: Path, ids: list[str]) -> float:
 
 def command(run: Path) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
-                           "replay", str(run), "--format", "json"], capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from auditor.cli import main; main()",
+            "replay",
+            str(run),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     took = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"audit replay {run} exited {proc.returncode}: {proc.stderr}")
@@ -71,8 +86,9 @@ def make_default_runs(base: Path) -> list[Path]:
     for cmd in ("execute", "residency"):
         out = base / cmd
         print(f"making the default run: runner {cmd} ...", flush=True)
-        subprocess.run([*runner, cmd, "--out", str(out), "--quiet"], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [*runner, cmd, "--out", str(out), "--quiet"], check=True, capture_output=True
+        )
         runs.append(out)
     return runs
 
@@ -84,8 +100,10 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         runs = args.run_dirs or make_default_runs(Path(tmp))
-        print(f"replay bench: {DEFAULT_SAMPLE} IDs, median of {args.repeat} repeat(s), "
-              f"seconds; aim < {AIM_S:g} s for the command")
+        print(
+            f"replay bench: {DEFAULT_SAMPLE} IDs, median of {args.repeat} repeat(s), "
+            f"seconds; aim < {AIM_S:g} s for the command"
+        )
         print(f"{'run':<28}{'what':<26}{'median s':>10}{'x bare':>8}")
         worst = 0.0
         for run in runs:
@@ -104,10 +122,14 @@ def main() -> int:
                 med = statistics.median(times)
                 print(f"{name:<28}{what:<26}{med:>10.3f}{med / base_s:>8.1f}")
             worst = max(worst, statistics.median(rows["audit replay (fresh proc)"]))
-            print(f"{'':<28}{len(result.files)} answers files compared, "
-                  f"{sum(a.answers for a in result.files):,} answers")
-    print(f"slowest command: {worst:.2f} s ({'within' if worst < AIM_S else 'OVER'} the "
-          f"{AIM_S:g} s aim)")
+            print(
+                f"{'':<28}{len(result.files)} answers files compared, "
+                f"{sum(a.answers for a in result.files):,} answers"
+            )
+    print(
+        f"slowest command: {worst:.2f} s ({'within' if worst < AIM_S else 'OVER'} the "
+        f"{AIM_S:g} s aim)"
+    )
     return 0 if worst < AIM_S else 1
 
 

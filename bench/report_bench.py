@@ -60,9 +60,19 @@ def timed(cmd: list[str]) -> tuple[float, float]:
 
 
 def command_bench(run: Path, keys: Path, out: Path, repeat: int) -> None:
-    cmd = [*audit_command(), "report", str(run), "--out", str(out),
-           "--key", str(keys / "signer.key"), "--cert", str(keys / "signer.pem"),
-           "--chain", str(keys / "ca.pem")]
+    cmd = [
+        *audit_command(),
+        "report",
+        str(run),
+        "--out",
+        str(out),
+        "--key",
+        str(keys / "signer.key"),
+        "--cert",
+        str(keys / "signer.pem"),
+        "--chain",
+        str(keys / "ca.pem"),
+    ]
     base = [sys.executable, "-c", BASELINE]
     timed(base)  # warm the page cache for both
     rows: dict[str, list[tuple[float, float]]] = {"report": [], "baseline": []}
@@ -70,18 +80,24 @@ def command_bench(run: Path, keys: Path, out: Path, repeat: int) -> None:
         rows["report"].append(timed(cmd))
         rows["baseline"].append(timed(base))
     print(f"command: {' '.join(['audit', *cmd[-10:]])}")
-    print(f"baseline: python -c {BASELINE!r}; {repeat} alternated runs each, "
-          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"baseline: python -c {BASELINE!r}; {repeat} alternated runs each, "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     print(f"{'contender':<10}{'median s':>10}{'min s':>8}{'max s':>8}{'peak RSS MiB':>14}")
     med = {}
     for name, got in rows.items():
         walls = [w for w, _ in got]
         med[name] = statistics.median(walls)
-        print(f"{name:<10}{med[name]:>10.2f}{min(walls):>8.2f}{max(walls):>8.2f}"
-              f"{max(r for _, r in got):>14.0f}")
+        print(
+            f"{name:<10}{med[name]:>10.2f}{min(walls):>8.2f}{max(walls):>8.2f}"
+            f"{max(r for _, r in got):>14.0f}"
+        )
     verdict = "PASS" if med["report"] <= AIM_S else "MISS"
-    print(f"audit report {med['report']:.2f} s = {med['report'] / med['baseline']:.2f}x the "
-          f"baseline; aim <= {AIM_S:.1f} s: {verdict} ({med['report'] / AIM_S:.2f} of it)")
+    print(
+        f"audit report {med['report']:.2f} s = {med['report'] / med['baseline']:.2f}x the "
+        f"baseline; aim <= {AIM_S:.1f} s: {verdict} ({med['report'] / AIM_S:.2f} of it)"
+    )
 
 
 def steps_bench(run: Path, keys: Path, base: Path, repeat: int) -> None:
@@ -89,8 +105,14 @@ def steps_bench(run: Path, keys: Path, base: Path, repeat: int) -> None:
     for i in range(repeat):
         timer = StepTimer()
         t0 = time.perf_counter()
-        build_report(run, base / f"report-{i}", key=keys / "signer.key",
-                     cert=keys / "signer.pem", chain=keys / "ca.pem", timer=timer)
+        build_report(
+            run,
+            base / f"report-{i}",
+            key=keys / "signer.key",
+            cert=keys / "signer.pem",
+            chain=keys / "ca.pem",
+            timer=timer,
+        )
         timer.steps["build total"] = time.perf_counter() - t0
         with timer.step("verify"):
             verify_report(base / f"report-{i}", keys / "ca.pem")

@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PATCH = {
     "jsonschema-rs": "",
-    "fastjsonschema": r'''
+    "fastjsonschema": r"""
 import fastjsonschema
 
 def _quick(kind):
@@ -64,11 +64,11 @@ def _quick(kind):
     return is_valid
 
 schemas._quick = _quick
-''',
+""",
     "jsonschema": "schemas._quick = lambda kind: None\n",
 }
 
-AUDIT = r'''
+AUDIT = r"""
 import sys, time
 t0 = time.perf_counter()
 import schemas
@@ -76,9 +76,9 @@ import schemas
 from auditor.engine import run_check
 run_check(sys.argv[1])
 print(time.perf_counter() - t0)
-'''
+"""
 
-VALIDATIONS = r'''
+VALIDATIONS = r"""
 import json, sys, time
 docs = json.load(open(sys.argv[2]))
 t0 = time.perf_counter()
@@ -87,9 +87,9 @@ import schemas
 for kind, doc in docs:
     assert schemas.validator(kind).is_valid(doc)
 print(time.perf_counter() - t0)
-'''
+"""
 
-RECORD = r'''
+RECORD = r"""
 import json, sys
 import schemas
 seen = []
@@ -108,12 +108,13 @@ from auditor.engine import run_check
 assert run_check(sys.argv[1]).verdict == "accepted"
 json.dump(seen, open(sys.argv[2], "w"))
 print(len(seen))
-'''
+"""
 
 
 def _run(code: str, *args: str) -> float:
-    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT
+    )
     if proc.returncode:
         raise SystemExit(proc.stderr[-3000:])
     return float(proc.stdout.split()[-1])
@@ -129,8 +130,12 @@ def main() -> None:
         if run is None:
             run = Path(tmp) / "run"
             print("making the default run (runner execute, about 30 s)...", flush=True)
-            subprocess.run([sys.executable, "-m", "runner", "execute", "--out", str(run),
-                            "--quiet"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [sys.executable, "-m", "runner", "execute", "--out", str(run), "--quiet"],
+                check=True,
+                cwd=ROOT,
+                stdout=subprocess.DEVNULL,
+            )
         docs = Path(tmp) / "docs.json"
         n = int(_run(RECORD, str(run), str(docs)))
         print(f"{n} documents validated by one `audit check` of {run}")
@@ -145,11 +150,21 @@ def main() -> None:
     print(f"{'contender':15s}  {'audit check':>11s}   ratio   {'validations':>11s}   ratio")
     for name in PATCH:
         a, v = statistics.median(audit[name]), statistics.median(valid[name])
-        print(f"{name:15s}  {a * 1000:8.0f} ms   {a / base_a:5.2f}   {v * 1000:8.1f} ms   "
-              f"{v / base_v:5.2f}")
-    print(json.dumps({name: {"audit_check_s": statistics.median(audit[name]),
-                             "validations_s": statistics.median(valid[name])}
-                      for name in PATCH}))
+        print(
+            f"{name:15s}  {a * 1000:8.0f} ms   {a / base_a:5.2f}   {v * 1000:8.1f} ms   "
+            f"{v / base_v:5.2f}"
+        )
+    print(
+        json.dumps(
+            {
+                name: {
+                    "audit_check_s": statistics.median(audit[name]),
+                    "validations_s": statistics.median(valid[name]),
+                }
+                for name in PATCH
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ _NUM = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
 
 def write_json(path: Path, obj: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
@@ -72,8 +73,9 @@ def csv_text(rows: Sequence[dict[str, Any]], table: str = schemas.RESULTS_TABLE)
     return buf.getvalue()
 
 
-def write_csv(path: Path, rows: Sequence[dict[str, Any]], table: str = schemas.RESULTS_TABLE
-              ) -> None:
+def write_csv(
+    path: Path, rows: Sequence[dict[str, Any]], table: str = schemas.RESULTS_TABLE
+) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(csv_text(rows, table), encoding="utf-8", newline="")
 
@@ -88,13 +90,15 @@ def check_csv(path: Path, table: str = schemas.RESULTS_TABLE) -> None:
         raise RunnerError(f"internal: {path.name}: header differs from the table schema")
     for n, row in enumerate(rows[1:], 1):
         if len(row) != len(fields):
-            raise RunnerError(f"internal: {path.name} row {n}: {len(row)} cells, "
-                              f"expected {len(fields)}")
+            raise RunnerError(
+                f"internal: {path.name} row {n}: {len(row)} cells, expected {len(fields)}"
+            )
         for value, spec in zip(row, fields, strict=True):
             problem = _cell_problem(value, spec)
             if problem:
-                raise RunnerError(f"internal: {path.name} row {n}, column {spec['name']}: "
-                                  f"{problem} ({value!r})")
+                raise RunnerError(
+                    f"internal: {path.name} row {n}, column {spec['name']}: {problem} ({value!r})"
+                )
 
 
 def _cell_problem(value: str, spec: dict[str, Any]) -> str | None:
@@ -134,8 +138,10 @@ def validate(kind: str, obj: Any, where: str) -> None:
     if errors:
         e = errors[0]
         pointer = "/" + "/".join(str(p) for p in e.absolute_path)
-        raise RunnerError(f"internal: {where} does not match {schemas.SCHEMA_FILES[kind]} "
-                          f"at {pointer}: {e.message}")
+        raise RunnerError(
+            f"internal: {where} does not match {schemas.SCHEMA_FILES[kind]} "
+            f"at {pointer}: {e.message}"
+        )
 
 
 def validate_json_file(path: Path, kind: str, rel: str) -> None:
@@ -177,19 +183,21 @@ class Layout:
 
 
 #: Protocol A (docs/run-dir.md): exact paths first, then folders.
-PROTOCOL_A = Layout(rules=(
-    ("resultats-bruts.csv", "table", schemas.RESULTS_TABLE),
-    ("corpus/references.jsonl", "jsonl", "reference_line"),
-    ("timeline.jsonl", "jsonl", "timeline_entry"),
-    ("environment.json", "json", "environment"),
-    ("economics/offers.json", "json", "offers"),
-    ("checks/set-check.json", "json", "set_check"),
-    ("claims.json", "json", "claims"),
-    ("manifest.json", "json", "manifest"),
-    ("outputs/*", "jsonl", "output_line"),
-    ("traces/memory/*", "json", "memory_trace"),
-    ("evidence/placement/*", "json", "placement"),
-))
+PROTOCOL_A = Layout(
+    rules=(
+        ("resultats-bruts.csv", "table", schemas.RESULTS_TABLE),
+        ("corpus/references.jsonl", "jsonl", "reference_line"),
+        ("timeline.jsonl", "jsonl", "timeline_entry"),
+        ("environment.json", "json", "environment"),
+        ("economics/offers.json", "json", "offers"),
+        ("checks/set-check.json", "json", "set_check"),
+        ("claims.json", "json", "claims"),
+        ("manifest.json", "json", "manifest"),
+        ("outputs/*", "jsonl", "output_line"),
+        ("traces/memory/*", "json", "memory_trace"),
+        ("evidence/placement/*", "json", "placement"),
+    )
+)
 
 
 def validate_run_dir(root: Path, layout: Layout = PROTOCOL_A) -> None:
@@ -201,8 +209,7 @@ def validate_run_dir(root: Path, layout: Layout = PROTOCOL_A) -> None:
         rule = layout.rule_for(rel)
         if rule is None:
             if layout.strict and not layout.is_raw(rel):
-                raise RunnerError(f"internal: {rel} is covered by no schema of the run dir "
-                                  "layout")
+                raise RunnerError(f"internal: {rel} is covered by no schema of the run dir layout")
             continue
         fmt, kind = rule
         if fmt == "table":
@@ -220,6 +227,8 @@ def validate_run_dir(root: Path, layout: Layout = PROTOCOL_A) -> None:
 
 def artifact_hashes(root: Path) -> dict[str, str]:
     """Every file but manifest.json -> its SHA-256, relative '/'-separated paths."""
-    return {p.relative_to(root).as_posix(): file_sha256(p)
-            for p in sorted(root.rglob("*"))
-            if p.is_file() and p.relative_to(root).as_posix() != "manifest.json"}
+    return {
+        p.relative_to(root).as_posix(): file_sha256(p)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.relative_to(root).as_posix() != "manifest.json"
+    }

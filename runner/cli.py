@@ -24,42 +24,80 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None,
-              help="TOML run configuration; default: the embedded demo run.")
-@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
-              help="Run directory to create; never overwritten.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="TOML run configuration; default: the embedded demo run.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Run directory to create; never overwritten.",
+)
 @click.option("--quiet", is_flag=True, help="No progress lines (for CI).")
-@click.option("--off-protocol", is_flag=True,
-              help="Run a configuration that breaks protocol A (warm passes other than 5, no "
-                   "warm-up) as a diagnostic; the manifest records it. Without it such a "
-                   "configuration is refused before anything runs.")
+@click.option(
+    "--off-protocol",
+    is_flag=True,
+    help="Run a configuration that breaks protocol A (warm passes other than 5, no "
+    "warm-up) as a diagnostic; the manifest records it. Without it such a "
+    "configuration is refused before anything runs.",
+)
 def execute(config_path: Path | None, out_dir: Path, quiet: bool, off_protocol: bool) -> None:
     """Run protocol A and write the run directory OUT (docs/run-dir.md)."""
     from runner.a.config import load_config
     from runner.a.execute import execute as run
 
-    _run_command(lambda say: run(replace(load_config(config_path), off_protocol=off_protocol),
-                                 out_dir, say), out_dir, quiet)
+    _run_command(
+        lambda say: run(replace(load_config(config_path), off_protocol=off_protocol), out_dir, say),
+        out_dir,
+        quiet,
+    )
 
 
 @cli.command()
-@click.option("--config", "config_path", type=click.Path(path_type=Path), default=None,
-              help="TOML protocol B configuration; default: the embedded run "
-                   "(runner/defaults/residency.toml).")
-@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
-              help="Run directory to create; never overwritten.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="TOML protocol B configuration; default: the embedded run "
+    "(runner/defaults/residency.toml).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Run directory to create; never overwritten.",
+)
 @click.option("--quiet", is_flag=True, help="No progress lines (for CI).")
-@click.option("--off-protocol", is_flag=True,
-              help="Run a configuration that breaks protocol B (a sequence other than 1,000 "
-                   "prompts, fewer than 5 trials or 100 warm-up classifications, fewer than "
-                   "10 power samples a window) as a diagnostic; the manifest records it. "
-                   "Without it such a configuration is refused before anything runs.")
-@click.option("--powermetrics-log", type=click.Path(path_type=Path), default=None,
-              help="macOS: a capture you started yourself (sudo powermetrics --samplers "
-                   "cpu_power,gpu_power,ane_power -i 1000 -o FILE), read instead of starting "
-                   "powermetrics as root; implies the powermetrics instrument.")
-def residency(config_path: Path | None, out_dir: Path, quiet: bool,
-              off_protocol: bool, powermetrics_log: Path | None) -> None:
+@click.option(
+    "--off-protocol",
+    is_flag=True,
+    help="Run a configuration that breaks protocol B (a sequence other than 1,000 "
+    "prompts, fewer than 5 trials or 100 warm-up classifications, fewer than "
+    "10 power samples a window) as a diagnostic; the manifest records it. "
+    "Without it such a configuration is refused before anything runs.",
+)
+@click.option(
+    "--powermetrics-log",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="macOS: a capture you started yourself (sudo powermetrics --samplers "
+    "cpu_power,gpu_power,ane_power -i 1000 -o FILE), read instead of starting "
+    "powermetrics as root; implies the powermetrics instrument.",
+)
+def residency(
+    config_path: Path | None,
+    out_dir: Path,
+    quiet: bool,
+    off_protocol: bool,
+    powermetrics_log: Path | None,
+) -> None:
     """Run protocol B and write the run directory OUT (docs/run-dir-residency.md)."""
     from runner.b.config import load_residency_config
     from runner.b.run import residency as run
@@ -67,16 +105,24 @@ def residency(config_path: Path | None, out_dir: Path, quiet: bool,
     def configured() -> Any:
         cfg = replace(load_residency_config(config_path), off_protocol=off_protocol)
         if powermetrics_log is not None:
-            cfg = replace(cfg, energy=replace(cfg.energy, instruments=("powermetrics",),
-                                              powermetrics_log=powermetrics_log.resolve()))
+            cfg = replace(
+                cfg,
+                energy=replace(
+                    cfg.energy,
+                    instruments=("powermetrics",),
+                    powermetrics_log=powermetrics_log.resolve(),
+                ),
+            )
         return cfg
 
     _run_command(lambda say: run(configured(), out_dir, say), out_dir, quiet)
 
 
-def _run_command(run: Callable[[Callable[[str], None] | None], Path], out_dir: Path,
-                 quiet: bool) -> None:
+def _run_command(
+    run: Callable[[Callable[[str], None] | None], Path], out_dir: Path, quiet: bool
+) -> None:
     """Progress on stderr, the run dir's path on stdout; known errors exit 2."""
+
     def progress(msg: str) -> None:
         click.echo(msg, err=True)
 

@@ -52,8 +52,10 @@ def _validate(raw: dict[str, Any], path: Path, kind: str) -> None:
         allowed = set(err.schema.get("properties", {}))
         unknown = sorted(k for k in err.instance if k not in allowed)
         prefix = "" if where == "(top level)" else where + "."
-        raise RunnerError(f"config file {path}: unknown key {prefix}{unknown[0]} "
-                          f"(allowed here: {', '.join(sorted(allowed))})")
+        raise RunnerError(
+            f"config file {path}: unknown key {prefix}{unknown[0]} "
+            f"(allowed here: {', '.join(sorted(allowed))})"
+        )
     raise RunnerError(f"config file {path}: {where}: {err.message}")
 
 
@@ -74,12 +76,15 @@ def resolve_path(base_dir: Path, value: str) -> Path:
     return p if p.is_absolute() else base_dir / p
 
 
-def resolve_options(options: dict[str, Any], names: tuple[str, ...], base_dir: Path
-                    ) -> dict[str, Any]:
+def resolve_options(
+    options: dict[str, Any], names: tuple[str, ...], base_dir: Path
+) -> dict[str, Any]:
     """The workload OPTIONS with each of NAMES that is a string resolved against BASE_DIR
     (the config file's folder), as an absolute path."""
-    return {k: str(resolve_path(base_dir, v).resolve()) if k in names and isinstance(v, str)
-            else v for k, v in options.items()}
+    return {
+        k: str(resolve_path(base_dir, v).resolve()) if k in names and isinstance(v, str) else v
+        for k, v in options.items()
+    }
 
 
 def recorded_options(options: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
@@ -87,8 +92,9 @@ def recorded_options(options: dict[str, Any], names: tuple[str, ...]) -> dict[st
     option) as the config wrote it when relative (to the config file's folder), or only its
     last part when absolute; a local path of the submitter's machine is not the run's and
     goes into a signed report otherwise (the files themselves are staged under `model/`)."""
-    return {k: shown_path(v) if k in names and isinstance(v, str) else v
-            for k, v in options.items()}
+    return {
+        k: shown_path(v) if k in names and isinstance(v, str) else v for k, v in options.items()
+    }
 
 
 def shown_path(path: str) -> str:

@@ -30,24 +30,36 @@ class Break:
         return f"{self.rule}: {self.requirement}; {self.setting} = {self.value!r} breaks it"
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "requirement": self.requirement, "setting": self.setting,
-                "value": self.value, "message": self.message}
+        return {
+            "rule": self.rule,
+            "requirement": self.requirement,
+            "setting": self.setting,
+            "value": self.value,
+            "message": self.message,
+        }
 
 
-def enforce(breaks: list[Break], off_protocol: bool, protocol: str, source: str
-            ) -> dict[str, Any] | None:
+def enforce(
+    breaks: list[Break], off_protocol: bool, protocol: str, source: str
+) -> dict[str, Any] | None:
     """Refuse BREAKS (a RunnerError listing each) unless OFF_PROTOCOL; for a diagnostic run,
     the manifest's `off_protocol` record (None for a run on protocol)."""
     if breaks and not off_protocol:
         lines = "\n".join(f"  {b.message}" for b in breaks)
-        raise RunnerError(f"the configuration ({source}) breaks {protocol}, so the audit would "
-                          f"reject the run; nothing was run:\n{lines}\nFix the configuration, "
-                          "or pass --off-protocol to run it as a diagnostic (its manifest "
-                          "records that it is off protocol, and why)")
+        raise RunnerError(
+            f"the configuration ({source}) breaks {protocol}, so the audit would "
+            f"reject the run; nothing was run:\n{lines}\nFix the configuration, "
+            "or pass --off-protocol to run it as a diagnostic (its manifest "
+            "records that it is off protocol, and why)"
+        )
     if not off_protocol:
         return None
-    return {"diagnostic": True,
-            "declared_by": "runner --off-protocol",
-            "breaks": [b.to_json() for b in breaks],
-            "note": ("a diagnostic run, declared off protocol before it ran: its figures do "
-                     "not stand for the protocol's")}
+    return {
+        "diagnostic": True,
+        "declared_by": "runner --off-protocol",
+        "breaks": [b.to_json() for b in breaks],
+        "note": (
+            "a diagnostic run, declared off protocol before it ran: its figures do "
+            "not stand for the protocol's"
+        ),
+    }

@@ -34,26 +34,128 @@ COLUMNS = ("id", "text", "label", "split")
 
 #: Module family (the label) -> standard-library modules or packages it covers.
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "text": ("string", "re", "textwrap", "difflib", "unicodedata", "stringprep", "codecs",
-             "locale", "gettext"),
-    "files": ("os", "pathlib", "shutil", "glob", "fnmatch", "tempfile", "filecmp", "zipfile",
-              "tarfile", "gzip", "bz2", "lzma", "fileinput", "stat", "ntpath", "posixpath",
-              "genericpath"),
-    "network": ("socket", "ssl", "http", "urllib", "email", "smtplib", "ftplib", "imaplib",
-                "poplib", "xmlrpc", "mailbox", "ipaddress", "socketserver", "wsgiref",
-                "mimetypes"),
-    "concurrency": ("threading", "multiprocessing", "concurrent", "asyncio", "subprocess",
-                    "queue", "sched", "selectors"),
-    "datatypes": ("collections", "heapq", "bisect", "enum", "dataclasses", "datetime",
-                  "_pydatetime", "calendar", "decimal", "_pydecimal", "fractions", "numbers",
-                  "statistics", "random", "copy", "pprint", "reprlib", "zoneinfo", "graphlib",
-                  "functools", "operator"),
-    "devtools": ("unittest", "doctest", "pdb", "bdb", "trace", "traceback", "inspect", "dis",
-                 "ast", "tokenize", "pydoc", "typing", "pstats", "cProfile", "profile",
-                 "timeit", "importlib", "pkgutil", "warnings", "tracemalloc"),
-    "formats": ("xml", "html", "json", "csv", "configparser", "tomllib", "plistlib", "netrc",
-                "base64", "binascii", "quopri", "pickle", "shelve", "sqlite3", "dbm", "struct",
-                "pickletools", "marshal"),
+    "text": (
+        "string",
+        "re",
+        "textwrap",
+        "difflib",
+        "unicodedata",
+        "stringprep",
+        "codecs",
+        "locale",
+        "gettext",
+    ),
+    "files": (
+        "os",
+        "pathlib",
+        "shutil",
+        "glob",
+        "fnmatch",
+        "tempfile",
+        "filecmp",
+        "zipfile",
+        "tarfile",
+        "gzip",
+        "bz2",
+        "lzma",
+        "fileinput",
+        "stat",
+        "ntpath",
+        "posixpath",
+        "genericpath",
+    ),
+    "network": (
+        "socket",
+        "ssl",
+        "http",
+        "urllib",
+        "email",
+        "smtplib",
+        "ftplib",
+        "imaplib",
+        "poplib",
+        "xmlrpc",
+        "mailbox",
+        "ipaddress",
+        "socketserver",
+        "wsgiref",
+        "mimetypes",
+    ),
+    "concurrency": (
+        "threading",
+        "multiprocessing",
+        "concurrent",
+        "asyncio",
+        "subprocess",
+        "queue",
+        "sched",
+        "selectors",
+    ),
+    "datatypes": (
+        "collections",
+        "heapq",
+        "bisect",
+        "enum",
+        "dataclasses",
+        "datetime",
+        "_pydatetime",
+        "calendar",
+        "decimal",
+        "_pydecimal",
+        "fractions",
+        "numbers",
+        "statistics",
+        "random",
+        "copy",
+        "pprint",
+        "reprlib",
+        "zoneinfo",
+        "graphlib",
+        "functools",
+        "operator",
+    ),
+    "devtools": (
+        "unittest",
+        "doctest",
+        "pdb",
+        "bdb",
+        "trace",
+        "traceback",
+        "inspect",
+        "dis",
+        "ast",
+        "tokenize",
+        "pydoc",
+        "typing",
+        "pstats",
+        "cProfile",
+        "profile",
+        "timeit",
+        "importlib",
+        "pkgutil",
+        "warnings",
+        "tracemalloc",
+    ),
+    "formats": (
+        "xml",
+        "html",
+        "json",
+        "csv",
+        "configparser",
+        "tomllib",
+        "plistlib",
+        "netrc",
+        "base64",
+        "binascii",
+        "quopri",
+        "pickle",
+        "shelve",
+        "sqlite3",
+        "dbm",
+        "struct",
+        "pickletools",
+        "marshal",
+    ),
 }
 
 _MIN_WORDS = 4  # shorter first paragraphs ("Return self.") say nothing about their family
@@ -77,33 +179,45 @@ class Corpus:
         return tuple(sorted(self.frame["label"].unique().to_list()))
 
 
-def load_corpus(path: Path | None, eval_size: int | None, max_texts: int | None,
-                seed: int) -> Corpus:
+def load_corpus(
+    path: Path | None, eval_size: int | None, max_texts: int | None, seed: int
+) -> Corpus:
     """The user's corpus at `path`, or the embedded default when `path` is None."""
     if path is None:
         frame = build_default_frame(seed, eval_size or 1000, max_texts)
-        source = (f"embedded default: first paragraphs of Python {_py_version()} standard "
-                  "library docstrings, labelled by module family, seeded split")
+        source = (
+            f"embedded default: first paragraphs of Python {_py_version()} standard "
+            "library docstrings, labelled by module family, seeded split"
+        )
         return _finish(frame, source, "(embedded default corpus)", eval_size, "")
     frame = _read_user_file(path)
     # recorded by name (the manifest, the notes): not a local path of this machine
-    return _finish(frame, shown_path(str(path)), str(path), eval_size, "",
-                   max_texts=max_texts)
+    return _finish(frame, shown_path(str(path)), str(path), eval_size, "", max_texts=max_texts)
 
 
-def _finish(frame: pl.DataFrame, source: str, label: str, eval_size: int | None,
-            notes: str, max_texts: int | None = None) -> Corpus:
+def _finish(
+    frame: pl.DataFrame,
+    source: str,
+    label: str,
+    eval_size: int | None,
+    notes: str,
+    max_texts: int | None = None,
+) -> Corpus:
     frame = validate_frame(frame, label)
     n_eval = frame.filter(pl.col("split") == "eval").height
     if eval_size is not None and n_eval < eval_size:
-        raise RunnerError(f"corpus {label}: the evaluation split has {n_eval} texts, fewer "
-                          f"than the {eval_size} declared (corpus.eval_size)")
+        raise RunnerError(
+            f"corpus {label}: the evaluation split has {n_eval} texts, fewer "
+            f"than the {eval_size} declared (corpus.eval_size)"
+        )
     if eval_size is not None and n_eval > eval_size:
         # keep the first eval_size evaluation texts in input order; say so
         keep = set(frame.filter(pl.col("split") == "eval")["id"].head(eval_size).to_list())
         frame = frame.filter((pl.col("split") != "eval") | pl.col("id").is_in(list(keep)))
-        notes = (f"evaluation split cut from {n_eval} to the first {eval_size} texts in "
-                 "input order (corpus.eval_size)")
+        notes = (
+            f"evaluation split cut from {n_eval} to the first {eval_size} texts in "
+            "input order (corpus.eval_size)"
+        )
     if max_texts is not None:
         # cap only the training and tuning rows: the evaluation split is the fixed work
         ev = frame.filter(pl.col("split") == "eval")
@@ -111,8 +225,10 @@ def _finish(frame: pl.DataFrame, source: str, label: str, eval_size: int | None,
         frame = pl.concat([rest, ev])
     for split in ("train", "tune"):
         if frame.filter(pl.col("split") == split).height == 0:
-            raise RunnerError(f"corpus {label}: the {split} split is empty; the model is "
-                              "trained on train and the quality reference is fixed on tune")
+            raise RunnerError(
+                f"corpus {label}: the {split} split is empty; the model is "
+                "trained on train and the quality reference is fixed on tune"
+            )
     return Corpus(frame=frame, source=source, revision=corpus_revision(frame), notes=notes)
 
 
@@ -120,31 +236,43 @@ def validate_frame(frame: pl.DataFrame, label: str) -> pl.DataFrame:
     """Check columns, values, unique IDs and disjoint splits; return the four columns as str."""
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
-        raise RunnerError(f"corpus {label}: missing column(s) {', '.join(missing)} "
-                          f"(found: {', '.join(frame.columns) or 'none'})")
+        raise RunnerError(
+            f"corpus {label}: missing column(s) {', '.join(missing)} "
+            f"(found: {', '.join(frame.columns) or 'none'})"
+        )
     frame = frame.select([pl.col(c).cast(pl.String) for c in COLUMNS])
     for col in COLUMNS:
         bad = frame.with_row_index("row").filter(
-            pl.col(col).is_null() | (pl.col(col).str.strip_chars() == ""))
+            pl.col(col).is_null() | (pl.col(col).str.strip_chars() == "")
+        )
         if bad.height:
-            raise RunnerError(f"corpus {label}: empty {col} in row {bad['row'][0] + 1} "
-                              f"({bad.height} row(s) in all)")
+            raise RunnerError(
+                f"corpus {label}: empty {col} in row {bad['row'][0] + 1} "
+                f"({bad.height} row(s) in all)"
+            )
     unknown = frame.filter(~pl.col("split").is_in(list(SPLITS)))["split"].unique().sort()
     if unknown.len():
-        raise RunnerError(f"corpus {label}: unknown split value(s) {unknown.to_list()[:5]}; "
-                          f"allowed: {', '.join(SPLITS)}")
-    per_id = frame.group_by("id").agg(pl.col("split").n_unique().alias("splits"),
-                                      pl.len().alias("n"))
+        raise RunnerError(
+            f"corpus {label}: unknown split value(s) {unknown.to_list()[:5]}; "
+            f"allowed: {', '.join(SPLITS)}"
+        )
+    per_id = frame.group_by("id").agg(
+        pl.col("split").n_unique().alias("splits"), pl.len().alias("n")
+    )
     overlap = per_id.filter(pl.col("splits") > 1).sort("id")
     if overlap.height:
         ids = overlap["id"].head(5).to_list()
-        raise RunnerError(f"corpus {label}: overlapping splits: {overlap.height} ID(s) appear "
-                          f"in more than one split, e.g. {ids}")
+        raise RunnerError(
+            f"corpus {label}: overlapping splits: {overlap.height} ID(s) appear "
+            f"in more than one split, e.g. {ids}"
+        )
     repeated = per_id.filter(pl.col("n") > 1).sort("id")
     if repeated.height:
         ids = repeated["id"].head(5).to_list()
-        raise RunnerError(f"corpus {label}: repeated IDs: {repeated.height} ID(s) appear more "
-                          f"than once, e.g. {ids}")
+        raise RunnerError(
+            f"corpus {label}: repeated IDs: {repeated.height} ID(s) appear more "
+            f"than once, e.g. {ids}"
+        )
     bad_id = frame.filter(pl.col("id").str.contains(r"[\r\n]"))
     if bad_id.height:
         raise RunnerError(f"corpus {label}: ID {bad_id['id'][0]!r} holds a line break")
@@ -176,10 +304,13 @@ def _read_user_file(path: Path) -> pl.DataFrame:
         if suffix in (".parquet", ".pq"):
             return pl.read_parquet(path)
     except Exception as exc:  # polars raises many kinds; all mean "cannot read this file"
-        raise RunnerError(f"corpus file {path}: cannot be read as {suffix[1:]} "
-                          f"({type(exc).__name__}: {exc})") from None
-    raise RunnerError(f"corpus file {path}: unknown format {suffix or '(no suffix)'}; "
-                      "use .jsonl, .csv or .parquet")
+        raise RunnerError(
+            f"corpus file {path}: cannot be read as {suffix[1:]} ({type(exc).__name__}: {exc})"
+        ) from None
+    raise RunnerError(
+        f"corpus file {path}: unknown format {suffix or '(no suffix)'}; "
+        "use .jsonl, .csv or .parquet"
+    )
 
 
 def _py_version() -> str:
@@ -224,10 +355,12 @@ def build_default_frame(seed: int, eval_size: int, max_texts: int | None) -> pl.
     rng = random.Random(seed)
     rng.shuffle(rows)
     if max_texts is not None:  # a cap on the total; the evaluation split is kept whole
-        rows = rows[:max(max_texts, eval_size)]
+        rows = rows[: max(max_texts, eval_size)]
     if len(rows) < eval_size + 20:
-        raise RunnerError(f"embedded default corpus: only {len(rows)} texts, too few for an "
-                          f"evaluation split of {eval_size} plus train and tune")
+        raise RunnerError(
+            f"embedded default corpus: only {len(rows)} texts, too few for an "
+            f"evaluation split of {eval_size} plus train and tune"
+        )
     rest = len(rows) - eval_size
     n_tune = max(10, rest * 15 // 100)
     splits = ["eval"] * eval_size + ["tune"] * n_tune + ["train"] * (rest - n_tune)
@@ -238,8 +371,11 @@ def build_default_frame(seed: int, eval_size: int, max_texts: int | None) -> pl.
 def _module_files(stdlib: Path, module: str) -> list[Path]:
     pkg = stdlib / module
     if pkg.is_dir():
-        return sorted(f for f in pkg.rglob("*.py")
-                      if not any(part.startswith("test") for part in f.relative_to(pkg).parts))
+        return sorted(
+            f
+            for f in pkg.rglob("*.py")
+            if not any(part.startswith("test") for part in f.relative_to(pkg).parts)
+        )
     single = stdlib / f"{module}.py"
     return [single] if single.is_file() else []
 

@@ -51,13 +51,19 @@ def nvml_snapshot(gpu_indices: list[int]) -> dict[str, Any]:
     try:
         import pynvml  # optional: nvidia-ml-py
     except ImportError:
-        return {"nvml": "unavailable (pynvml not installed: pip install nvidia-ml-py)",
-                "driver_version": None, "gpu_processes": None}
+        return {
+            "nvml": "unavailable (pynvml not installed: pip install nvidia-ml-py)",
+            "driver_version": None,
+            "gpu_processes": None,
+        }
     try:
         pynvml.nvmlInit()
     except Exception as exc:  # no driver, no GPU: say which
-        return {"nvml": f"unavailable ({type(exc).__name__}: {exc})", "driver_version": None,
-                "gpu_processes": None}
+        return {
+            "nvml": f"unavailable ({type(exc).__name__}: {exc})",
+            "driver_version": None,
+            "gpu_processes": None,
+        }
     try:
         driver = pynvml.nvmlSystemGetDriverVersion()
         driver = driver.decode() if isinstance(driver, bytes) else str(driver)
@@ -70,13 +76,25 @@ def nvml_snapshot(gpu_indices: list[int]) -> dict[str, Any]:
             for p in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
                 if p.pid != me:
                     used = getattr(p, "usedGpuMemory", None)
-                    procs.append({"pid": int(p.pid), "gpu_index": index,
-                                  "used_memory_bytes": None if used is None else int(used)})
-        return {"nvml": "available", "driver_version": driver, "gpu_processes": procs,
-                "serials": serials}
+                    procs.append(
+                        {
+                            "pid": int(p.pid),
+                            "gpu_index": index,
+                            "used_memory_bytes": None if used is None else int(used),
+                        }
+                    )
+        return {
+            "nvml": "available",
+            "driver_version": driver,
+            "gpu_processes": procs,
+            "serials": serials,
+        }
     except Exception as exc:
-        return {"nvml": f"unavailable ({type(exc).__name__}: {exc})", "driver_version": None,
-                "gpu_processes": None}
+        return {
+            "nvml": f"unavailable ({type(exc).__name__}: {exc})",
+            "driver_version": None,
+            "gpu_processes": None,
+        }
     finally:
         with contextlib.suppress(Exception):
             pynvml.nvmlShutdown()
@@ -90,9 +108,12 @@ def loadavg() -> list[float] | None:
 
 
 def host() -> dict[str, Any]:
-    return {"platform": platform.platform(), "machine": platform.machine(),
-            "cpu_count": os.cpu_count() or 0,
-            "hostname_sha256": hashlib.sha256(socket.gethostname().encode()).hexdigest()}
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count() or 0,
+        "hostname_sha256": hashlib.sha256(socket.gethostname().encode()).hexdigest(),
+    }
 
 
 def gpu_identity(index: int, cuda: Any) -> dict[str, Any]:
@@ -100,9 +121,12 @@ def gpu_identity(index: int, cuda: Any) -> dict[str, Any]:
     `torch.cuda` or a fake with the same functions."""
     props = cuda.get_device_properties(index)
     uuid = getattr(props, "uuid", None)
-    return {"index": index, "name": str(props.name),
-            "uuid": None if uuid is None else str(uuid),
-            "total_memory_bytes": int(getattr(props, "total_memory", 0)) or None}
+    return {
+        "index": index,
+        "name": str(props.name),
+        "uuid": None if uuid is None else str(uuid),
+        "total_memory_bytes": int(getattr(props, "total_memory", 0)) or None,
+    }
 
 
 def observe(device: str, gpus_used: list[dict[str, Any]], code_version: str) -> dict[str, Any]:
@@ -125,8 +149,11 @@ def observe(device: str, gpus_used: list[dict[str, Any]], code_version: str) -> 
         "torch_threads": torch.get_num_threads(),
         "code_version": code_version,
         "host": host(),
-        "concurrent_load": {"loadavg": load, "gpu_processes": nvml["gpu_processes"],
-                            "nvml": nvml["nvml"]},
+        "concurrent_load": {
+            "loadavg": load,
+            "gpu_processes": nvml["gpu_processes"],
+            "nvml": nvml["nvml"],
+        },
         "packages": {"gpubench-audit": runner.__version__, "torch": torch.__version__},
     }
 
@@ -152,8 +179,11 @@ class Observed:
         return {"value": self.value, "source": self.detail}
 
     def note(self, what: str) -> str:
-        return (f"{what} {self.value}" if self.value is not None
-                else f"{what} not available: {self.detail}")
+        return (
+            f"{what} {self.value}"
+            if self.value is not None
+            else f"{what} not available: {self.detail}"
+        )
 
 
 def _read(path: Path) -> str | None:
@@ -168,13 +198,20 @@ def machine_model(dmi: Path = DMI) -> Observed:
     """Vendor and product name from the DMI table."""
     product, vendor = _read(dmi / "product_name"), _read(dmi / "sys_vendor")
     if product is None:
-        return Observed(None, f"{dmi / 'product_name'} is absent or unreadable (no DMI "
-                              "table: typical of VMs and containers)")
+        return Observed(
+            None,
+            f"{dmi / 'product_name'} is absent or unreadable (no DMI "
+            "table: typical of VMs and containers)",
+        )
     version = _read(dmi / "product_version")
-    parts = [p for p in (vendor, product, version) if p and p.lower() not in (
-        "to be filled by o.e.m.", "default string", "system product name", "none")]
-    return Observed(" ".join(parts) or product, f"{dmi}/sys_vendor, product_name, "
-                                                "product_version")
+    parts = [
+        p
+        for p in (vendor, product, version)
+        if p
+        and p.lower()
+        not in ("to be filled by o.e.m.", "default string", "system product name", "none")
+    ]
+    return Observed(" ".join(parts) or product, f"{dmi}/sys_vendor, product_name, product_version")
 
 
 def os_build(os_release: Path = Path("/etc/os-release")) -> dict[str, Any]:
@@ -185,9 +222,13 @@ def os_build(os_release: Path = Path("/etc/os-release")) -> dict[str, Any]:
         if key in ("PRETTY_NAME", "VERSION_ID", "BUILD_ID", "ID"):
             fields[key.lower()] = value.strip().strip('"')
     uname = platform.uname()
-    return {"platform": platform.platform(), "os_release": fields or None,
-            "kernel_release": uname.release, "kernel_version": uname.version,
-            "machine": uname.machine}
+    return {
+        "platform": platform.platform(),
+        "os_release": fields or None,
+        "kernel_release": uname.release,
+        "kernel_version": uname.version,
+        "machine": uname.machine,
+    }
 
 
 def power_source(root: Path = POWER_SUPPLY) -> Observed:
@@ -200,8 +241,11 @@ def power_source(root: Path = POWER_SUPPLY) -> Observed:
     mains = [s for s in supplies if _read(s / "type") == "Mains"]
     batteries = [s for s in supplies if _read(s / "type") == "Battery"]
     if not mains and not batteries:
-        return Observed(None, f"{root} lists no mains or battery supply (a desktop, server "
-                              "or VM that does not expose one)")
+        return Observed(
+            None,
+            f"{root} lists no mains or battery supply (a desktop, server "
+            "or VM that does not expose one)",
+        )
     online = [s.name for s in mains if _read(s / "online") == "1"]
     states = {s.name: _read(s / "status") for s in batteries}
     detail = f"{root}: mains online {online or 'none'}; batteries {states or 'none'}"
@@ -209,20 +253,23 @@ def power_source(root: Path = POWER_SUPPLY) -> Observed:
         return Observed("ac", detail)
     if any(v == "Discharging" for v in states.values()) or (batteries and mains):
         return Observed("battery", detail)
-    return Observed(None, f"{detail}: neither a mains supply online nor a battery "
-                          "discharging")
+    return Observed(None, f"{detail}: neither a mains supply online nor a battery discharging")
 
 
 def power_mode(profile: Path = PLATFORM_PROFILE, cpufreq: Path = CPUFREQ) -> Observed:
     """The ACPI platform profile, the cpufreq governor and energy-performance preference."""
-    found = {"platform_profile": _read(profile),
-             "governor": _read(cpufreq / "scaling_governor"),
-             "energy_performance_preference": _read(cpufreq /
-                                                    "energy_performance_preference")}
+    found = {
+        "platform_profile": _read(profile),
+        "governor": _read(cpufreq / "scaling_governor"),
+        "energy_performance_preference": _read(cpufreq / "energy_performance_preference"),
+    }
     value = "; ".join(f"{k}={v}" for k, v in found.items() if v)
     if not value:
-        return Observed(None, f"none of {profile}, {cpufreq}/scaling_governor, "
-                              "energy_performance_preference is exposed")
+        return Observed(
+            None,
+            f"none of {profile}, {cpufreq}/scaling_governor, "
+            "energy_performance_preference is exposed",
+        )
     return Observed(value, f"{profile}, {cpufreq}")
 
 
@@ -241,13 +288,15 @@ def onnxruntime_info() -> dict[str, Any]:
     return {"version": ort.__version__, "available_providers": ort.get_available_providers()}
 
 
-def observe_residency(gpus: list[dict[str, Any]], code_version: str,
-                      load_before: list[float] | None) -> dict[str, Any]:
+def observe_residency(
+    gpus: list[dict[str, Any]], code_version: str, load_before: list[float] | None
+) -> dict[str, Any]:
     """Protocol B's environment.json: B1 plus the runtimes and the machine's load."""
     nvml = nvml_snapshot(sorted(g["index"] for g in gpus))
     serials = nvml.get("serials") or {}
-    gpus = [{**g, "serial": serials.get(g["index"])} if serials.get(g["index"]) else g
-            for g in gpus]
+    gpus = [
+        {**g, "serial": serials.get(g["index"])} if serials.get(g["index"]) else g for g in gpus
+    ]
     return {
         "observed_at": now_iso(),
         "machine": machine_model().to_json(),
@@ -264,7 +313,11 @@ def observe_residency(gpus: list[dict[str, Any]], code_version: str,
         "onnxruntime": onnxruntime_info(),
         "code_version": code_version,
         "host": host(),
-        "concurrent_load": {"loadavg_before": load_before, "loadavg_after": loadavg(),
-                            "gpu_processes": nvml["gpu_processes"], "nvml": nvml["nvml"]},
+        "concurrent_load": {
+            "loadavg_before": load_before,
+            "loadavg_after": loadavg(),
+            "gpu_processes": nvml["gpu_processes"],
+            "nvml": nvml["nvml"],
+        },
         "packages": {"gpubench-audit": runner.__version__, "torch": torch.__version__},
     }

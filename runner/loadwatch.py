@@ -64,8 +64,10 @@ def own_cpu_seconds() -> float:
     """CPU seconds of this process (every thread), of its children already waited for, and
     of its children still running (the cold passes' fresh processes: without them a pass in a
     child process would read as another process's load)."""
-    me, kids = (resource.getrusage(resource.RUSAGE_SELF),
-                resource.getrusage(resource.RUSAGE_CHILDREN))
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime + _live_children()
 
 
@@ -74,8 +76,11 @@ def _children(proc: Path, me: int) -> list[str]:
     by reading every process's parent in /proc."""
     try:
         tasks = os.listdir(proc / str(me) / "task")
-        return [pid for tid in tasks for pid in
-                (proc / str(me) / "task" / tid / "children").read_text().split()]
+        return [
+            pid
+            for tid in tasks
+            for pid in (proc / str(me) / "task" / tid / "children").read_text().split()
+        ]
     except OSError:
         pass
     try:
@@ -95,7 +100,7 @@ def _live_children(proc: Path = Path("/proc")) -> float:
         except OSError:
             continue
         # the command name (field 2) may hold spaces: the fields after its ')' are fixed
-        fields = text[text.rfind(")") + 2:].split()
+        fields = text[text.rfind(")") + 2 :].split()
         if len(fields) > 12 and fields[1] == str(me):
             total += int(fields[11]) + int(fields[12])
     hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -195,8 +200,7 @@ class LoadWatch:
         assert self._start is not None and self._end is not None, "start() and stop() first"
         with self._lock:
             pts = list(self._points)
-        steps = [o for a, b in itertools.pairwise(pts)
-                 if (o := _others(a, b)) is not None]
+        steps = [o for a, b in itertools.pairwise(pts) if (o := _others(a, b)) is not None]
         cpus = cpu_count()
         # clock ticks and rusage round differently: never more than the machine has
         steps = [min(o, cpus) for o in steps]
@@ -207,7 +211,7 @@ class LoadWatch:
         threshold = float(convention()["busy_other_cpus_fraction"])
         return {
             "method": "machine CPU time (/proc/stat) less this run's own (getrusage, its "
-                      "process and finished children), over the measured region",
+            "process and finished children), over the measured region",
             "cpus": cpus,
             "seconds": round(self._end.at - self._start.at, 3),
             "samples": len(steps),
@@ -234,12 +238,15 @@ def sentence(rec: dict[str, Any] | None, when: str = "while measuring") -> str:
     if not rec:
         return f"machine load {when}: not recorded"
     if rec.get("other_cpus_mean") is None:
-        return (f"machine load {when}: other processes not measurable here (no "
-                f"/proc/stat); 1-min load average up to {rec.get('loadavg_1min_max')}")
+        return (
+            f"machine load {when}: other processes not measurable here (no "
+            f"/proc/stat); 1-min load average up to {rec.get('loadavg_1min_max')}"
+        )
     state = "BUSY" if rec["busy"] else "quiet"
-    return (f"machine {state} {when}: other processes used "
-            f"{rec['other_cpus_mean']:.2f} of {rec['cpus']} CPUs on average (up to "
-            f"{rec['other_cpus_max'] or 0:.2f}) over {rec['seconds']:.0f} s; 1-min load "
-            f"average up to {rec['loadavg_1min_max']}"
-            + ("; timings are slower and more spread than on an idle machine"
-               if rec["busy"] else ""))
+    return (
+        f"machine {state} {when}: other processes used "
+        f"{rec['other_cpus_mean']:.2f} of {rec['cpus']} CPUs on average (up to "
+        f"{rec['other_cpus_max'] or 0:.2f}) over {rec['seconds']:.0f} s; 1-min load "
+        f"average up to {rec['loadavg_1min_max']}"
+        + ("; timings are slower and more spread than on an idle machine" if rec["busy"] else "")
+    )

@@ -27,12 +27,16 @@ class Header:
     config_source: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema_version": "1", "protocol": self.protocol,
-                "experiment_id": self.experiment_id,
-                "status": "complete" if self.complete else "aborted",
-                "declared_at": self.declared_at, "completed_at": now_iso(),
-                "runner": {"name": RUNNER_NAME, "version": runner.__version__},
-                "config_source": shown_path(self.config_source)}
+        return {
+            "schema_version": "1",
+            "protocol": self.protocol,
+            "experiment_id": self.experiment_id,
+            "status": "complete" if self.complete else "aborted",
+            "declared_at": self.declared_at,
+            "completed_at": now_iso(),
+            "runner": {"name": RUNNER_NAME, "version": runner.__version__},
+            "config_source": shown_path(self.config_source),
+        }
 
 
 @dataclass(frozen=True)
@@ -49,8 +53,13 @@ class Revisions:
     """`recipe.json`, when the workload trained its weights during the run."""
 
     def to_json(self) -> dict[str, str]:
-        out = {"corpus": self.corpus, "model": self.model, "tokenizer": self.tokenizer,
-               "code": self.code}
-        out.update({k: v for k, v in (("config", self.config), ("recipe", self.recipe))
-                    if v is not None})
+        out = {
+            "corpus": self.corpus,
+            "model": self.model,
+            "tokenizer": self.tokenizer,
+            "code": self.code,
+        }
+        out.update(
+            {k: v for k, v in (("config", self.config), ("recipe", self.recipe)) if v is not None}
+        )
         return out

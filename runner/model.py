@@ -30,12 +30,15 @@ def resolve_device(name: str) -> str:
         raise RunnerError(f"config: device {name!r} is not a torch device") from None
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise RunnerError(f"config: device {name!r} asked for, but torch sees no CUDA "
-                              f"device (torch {torch.__version__})")
+            raise RunnerError(
+                f"config: device {name!r} asked for, but torch sees no CUDA "
+                f"device (torch {torch.__version__})"
+            )
         index = torch.cuda.current_device() if dev.index is None else dev.index
         if index >= torch.cuda.device_count():
-            raise RunnerError(f"config: device {name!r}: only {torch.cuda.device_count()} "
-                              "CUDA device(s) visible")
+            raise RunnerError(
+                f"config: device {name!r}: only {torch.cuda.device_count()} CUDA device(s) visible"
+            )
         return f"cuda:{index}"
     return str(dev)
 
@@ -61,12 +64,17 @@ class Threads:
     cpus_available: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"torch_intra_op": self.torch, "onnxruntime_intra_op": self.onnxruntime,
-                "source": self.source, "cpus_available": self.cpus_available}
+        return {
+            "torch_intra_op": self.torch,
+            "onnxruntime_intra_op": self.onnxruntime,
+            "source": self.source,
+            "cpus_available": self.cpus_available,
+        }
 
 
-def run_threads(factory: WorkloadFactory, declared: dict[str, int], *,
-                onnxruntime: bool = False) -> Threads:
+def run_threads(
+    factory: WorkloadFactory, declared: dict[str, int], *, onnxruntime: bool = False
+) -> Threads:
     """The threads DECLARED in the config (`[threads]`), else the workload's default within
     what this process may use; torch's applied to this process. ONNX Runtime's default is
     torch's (one figure for both runtimes unless the config says otherwise)."""
@@ -80,8 +88,10 @@ def run_threads(factory: WorkloadFactory, declared: dict[str, int], *,
     n_ort = None
     if onnxruntime:
         if "onnxruntime" in declared:
-            n_ort, source["onnxruntime"] = int(declared["onnxruntime"]), \
-                "config threads.onnxruntime"
+            n_ort, source["onnxruntime"] = (
+                int(declared["onnxruntime"]),
+                "config threads.onnxruntime",
+            )
         else:
             n_ort, source["onnxruntime"] = n_torch, "torch's (no threads.onnxruntime)"
     torch.set_num_threads(n_torch)
@@ -101,13 +111,24 @@ class TrainedModel:
     train_seconds: float
 
 
-def train(factory: WorkloadFactory, corpus: Corpus, model_dir: Path, seed: int, context: int,
-          options: dict[str, Any]) -> TrainedModel:
+def train(
+    factory: WorkloadFactory,
+    corpus: Corpus,
+    model_dir: Path,
+    seed: int,
+    context: int,
+    options: dict[str, Any],
+) -> TrainedModel:
     """Train or stage the model on the train split only (tune and eval stay unseen)."""
     tr = corpus.split("train")
     t = time.perf_counter()
-    prepared = factory.prepare(TrainingData(tr["text"].to_list(), tr["label"].to_list(),
-                                            corpus.classes), model_dir, seed, context, options)
+    prepared = factory.prepare(
+        TrainingData(tr["text"].to_list(), tr["label"].to_list(), corpus.classes),
+        model_dir,
+        seed,
+        context,
+        options,
+    )
     return TrainedModel(prepared, model_dir, time.perf_counter() - t)
 
 

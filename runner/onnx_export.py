@@ -45,8 +45,10 @@ ONNX_FILE = "model/model.onnx"
 # sample texts for tracing: several words, so no dynamic axis is specialised to 0 or 1
 _SAMPLE = ["alpha beta gamma delta epsilon zeta", "eta theta iota kappa lambda mu nu"]
 
-EXPORTER = ("torch.onnx.export(dynamo=True, external_data=False) in a fresh process with "
-            "PYTHONHASHSEED=0, node metadata (stack traces) stripped (byte-reproducible)")
+EXPORTER = (
+    "torch.onnx.export(dynamo=True, external_data=False) in a fresh process with "
+    "PYTHONHASHSEED=0, node metadata (stack traces) stripped (byte-reproducible)"
+)
 
 
 @dataclass(frozen=True)
@@ -61,11 +63,17 @@ class OnnxExport:
     dynamic_axes: str = "every input's first axis"
 
     def to_json(self, rel: str) -> dict[str, Any]:
-        return {"file": rel, "sha256": self.sha256, "torch_version": torch.__version__,
-                "exporter": self.exporter,
-                "input_names": list(self.input_names), "output_names": [self.output_name],
-                "dynamic_axes": self.dynamic_axes, "opset": self.opset,
-                "export_seconds": self.seconds}
+        return {
+            "file": rel,
+            "sha256": self.sha256,
+            "torch_version": torch.__version__,
+            "exporter": self.exporter,
+            "input_names": list(self.input_names),
+            "output_names": [self.output_name],
+            "dynamic_axes": self.dynamic_axes,
+            "opset": self.opset,
+            "export_seconds": self.seconds,
+        }
 
 
 def export(form: TensorForm, path: Path) -> OnnxExport:
@@ -78,8 +86,9 @@ def export(form: TensorForm, path: Path) -> OnnxExport:
     example = form.encode(list(_SAMPLE))
     axes = form.dynamic_axes or tuple({0: f"{name}_len"} for name in form.input_names)
     named: dict[str, Any] = {}  # one Dim per name: inputs that share an axis share its size
-    dims = tuple({axis: named.setdefault(dim, Dim(dim)) for axis, dim in spec.items()}
-                 for spec in axes)
+    dims = tuple(
+        {axis: named.setdefault(dim, Dim(dim)) for axis, dim in spec.items()} for spec in axes
+    )
     noise = io.StringIO()
     quiet = logging.getLogger("torch.onnx")
     level = quiet.level
@@ -87,35 +96,55 @@ def export(form: TensorForm, path: Path) -> OnnxExport:
     try:
         # the exporter narrates every step on stdout and logs missing torchvision ops
         quiet.setLevel(logging.ERROR)
-        with (contextlib.redirect_stdout(noise), contextlib.redirect_stderr(noise),
-              warnings.catch_warnings()):
+        with (
+            contextlib.redirect_stdout(noise),
+            contextlib.redirect_stderr(noise),
+            warnings.catch_warnings(),
+        ):
             warnings.simplefilter("ignore")
-            program = torch.onnx.export(form.module.eval(), example, None,
-                                        input_names=list(form.input_names),
-                                        output_names=["scores"], dynamic_shapes=dims,
-                                        external_data=False, verbose=False)
+            program = torch.onnx.export(
+                form.module.eval(),
+                example,
+                None,
+                input_names=list(form.input_names),
+                output_names=["scores"],
+                dynamic_shapes=dims,
+                external_data=False,
+                verbose=False,
+            )
             assert program is not None  # None only when the export writes to a file
             proto = strip_debug(program.model_proto)
     except Exception as exc:
         tail = " | ".join(noise.getvalue().strip().splitlines()[-3:])
-        raise RunnerError(f"ONNX export of the workload failed ({type(exc).__name__}: {exc})"
-                          + (f"; exporter said: {tail}" if tail else "")) from None
+        raise RunnerError(
+            f"ONNX export of the workload failed ({type(exc).__name__}: {exc})"
+            + (f"; exporter said: {tail}" if tail else "")
+        ) from None
     finally:
         quiet.setLevel(level)
     write_model(proto, path)
     opset = None
     with contextlib.suppress(Exception):
         opset = int(next(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")))
-    described = ("; ".join(f"{name}: " + ", ".join(f"axis {a} {d}" for a, d in spec.items())
-                           for name, spec in zip(form.input_names, axes, strict=True)))
-    return OnnxExport(path, file_sha256(path), time.perf_counter() - t,
-                      tuple(form.input_names), opset, dynamic_axes=described)
+    described = "; ".join(
+        f"{name}: " + ", ".join(f"axis {a} {d}" for a, d in spec.items())
+        for name, spec in zip(form.input_names, axes, strict=True)
+    )
+    return OnnxExport(
+        path,
+        file_sha256(path),
+        time.perf_counter() - t,
+        tuple(form.input_names),
+        opset,
+        dynamic_axes=described,
+    )
 
 
 def strip_debug(proto: Any) -> Any:
     """PROTO (an onnx ModelProto) without the metadata torch's exporter puts on each node
     (stack traces with absolute source paths, FX nodes, module names), in every graph and
     subgraph and in the model's local functions; nothing that runs depends on it."""
+
     def graphs(graph: Any) -> Any:
         yield graph
         for node in graph.node:
@@ -140,29 +169,48 @@ def write_model(proto: Any, path: Path) -> None:
     tmp.replace(path)
 
 
-def export_in_fresh_process(workload: str, options: dict[str, Any], model_dir: Path,
-                            context: int, path: Path) -> OnnxExport:
+def export_in_fresh_process(
+    workload: str, options: dict[str, Any], model_dir: Path, context: int, path: Path
+) -> OnnxExport:
     """Load the staged model (CPU, float32) in `python -m runner.onnx_export` with
     a fixed hash seed and export it there: the same model gives the same bytes every run."""
-    job = json.dumps({"workload": workload, "options": options, "model_dir": str(model_dir),
-                      "context": context, "path": str(path)})
-    proc = subprocess.run([sys.executable, "-m", "runner.onnx_export", job],
-                          env=child_env(PYTHONHASHSEED="0"), capture_output=True, text=True)
+    job = json.dumps(
+        {
+            "workload": workload,
+            "options": options,
+            "model_dir": str(model_dir),
+            "context": context,
+            "path": str(path),
+        }
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "runner.onnx_export", job],
+        env=child_env(PYTHONHASHSEED="0"),
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
-        raise RunnerError(f"ONNX export of the workload failed (exit {proc.returncode}): "
-                          f"{tail}")
+        raise RunnerError(f"ONNX export of the workload failed (exit {proc.returncode}): {tail}")
     done = json.loads(proc.stdout.strip().splitlines()[-1])
-    return OnnxExport(Path(done["file"]), done["sha256"], done["seconds"],
-                      tuple(done["input_names"]), done["opset"], done["output_name"],
-                      done["exporter"], done["dynamic_axes"])
+    return OnnxExport(
+        Path(done["file"]),
+        done["sha256"],
+        done["seconds"],
+        tuple(done["input_names"]),
+        done["opset"],
+        done["output_name"],
+        done["exporter"],
+        done["dynamic_axes"],
+    )
 
 
 def main(job_text: str) -> int:
     job = json.loads(job_text)
     factory = resolve(job["workload"])
-    form = factory.load(Path(job["model_dir"]), "cpu", "float32", int(job["context"]),
-                        job["options"]).tensor_form()
+    form = factory.load(
+        Path(job["model_dir"]), "cpu", "float32", int(job["context"]), job["options"]
+    ).tensor_form()
     if form is None:
         print(f"workload {job['workload']} offers no tensor form to export", file=sys.stderr)
         return 3

@@ -6,8 +6,7 @@ from __future__ import annotations
 import random
 
 
-def alternating_rounds(items: list[str], rounds: int, rng: random.Random
-                       ) -> list[tuple[str, int]]:
+def alternating_rounds(items: list[str], rounds: int, rng: random.Random) -> list[tuple[str, int]]:
     """(item, round) pairs: `rounds` rounds, each a seeded permutation of `items`, redrawn
     (up to 20 times) when it would start with the item that ended the round before, so that
     no item runs twice in a row across rounds. Shared by both protocols (A6.2, B3)."""

@@ -19,5 +19,8 @@ def incident_of(exc: BaseException) -> dict[str, str]:
     """The timeline's incident for an exception: `oom` for out-of-memory, else `error`."""
     oom = isinstance(exc, torch.OutOfMemoryError | MemoryError)
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return {"kind": "oom" if oom else "error", "message": message[:500],
-            "exception": "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000]}
+    return {
+        "kind": "oom" if oom else "error",
+        "message": message[:500],
+        "exception": "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000],
+    }

@@ -37,8 +37,11 @@ def file_sha256(path: Path) -> str:
 def source_sha256(root: Path = RUNNER_DIR) -> str:
     """sha256 over the runner's .py and default files: relative path, NUL, content, NUL."""
     h = hashlib.sha256()
-    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                   and p.suffix in (".py", ".toml", ".json"))
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".toml", ".json")
+    )
     for p in files:
         h.update(p.relative_to(root).as_posix().encode() + b"\0")
         h.update(p.read_bytes() + b"\0")
@@ -51,12 +54,24 @@ def git_describe(root: Path = RUNNER_DIR) -> str | None:
     GIT_OPTIONAL_LOCKS=0: never write the index while merely looking."""
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
     try:
-        desc = subprocess.run(["git", "describe", "--always"], cwd=root, env=env,
-                              capture_output=True, text=True, timeout=5)
+        desc = subprocess.run(
+            ["git", "describe", "--always"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
         if desc.returncode != 0:
             return None
-        status = subprocess.run(["git", "status", "--porcelain"],
-                                cwd=root, env=env, capture_output=True, text=True, timeout=5)
+        status = subprocess.run(
+            ["git", "status", "--porcelain"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     dirty = "-dirty" if status.returncode == 0 and status.stdout.strip() else ""
@@ -64,8 +79,7 @@ def git_describe(root: Path = RUNNER_DIR) -> str | None:
 
 
 def code_revision() -> str:
-    parts = [f"gpubench-audit {runner.__version__}",
-             f"runner-src sha256:{source_sha256()[:16]}"]
+    parts = [f"gpubench-audit {runner.__version__}", f"runner-src sha256:{source_sha256()[:16]}"]
     git = git_describe()
     if git:
         parts.append(f"git {git}")
@@ -95,13 +109,17 @@ def model_revisions(model_dir: Path) -> dict[str, str]:
         if not chosen:
             chosen = [names[n] for n in k.get("trained_files") or () if n in names]
             if len(chosen) > 1:  # the auditor could not tell which one ran (A0106)
-                raise RunnerError(f"workload: {model_dir} holds several weights files "
-                                  f"({', '.join(p.name for p in chosen)}); keep one")
+                raise RunnerError(
+                    f"workload: {model_dir} holds several weights files "
+                    f"({', '.join(p.name for p in chosen)}); keep one"
+                )
         if chosen:
             out[kind] = _revision(chosen)
         elif k["required"]:
-            raise RunnerError(f"workload: {model_dir} holds none of the files revision kind "
-                              f"{kind!r} names ({', '.join(k['files'])}): nothing to pin")
+            raise RunnerError(
+                f"workload: {model_dir} holds none of the files revision kind "
+                f"{kind!r} names ({', '.join(k['files'])}): nothing to pin"
+            )
     return out
 
 
@@ -109,14 +127,33 @@ RECIPE = "recipe.json"
 TRAIN_IDS = "corpus/splits/train_ids.txt"
 
 
-def write_recipe(root: Path, model_dir: Path, *, code: str, seed: int, workload: str,
-                 options: dict[str, Any], context: int, corpus: str) -> Path:
+def write_recipe(
+    root: Path,
+    model_dir: Path,
+    *,
+    code: str,
+    seed: int,
+    workload: str,
+    options: dict[str, Any],
+    context: int,
+    corpus: str,
+) -> Path:
     """`model/recipe.json` of a workload trained at run time (schemas/recipe.schema.json),
     written after the train split's ID list (`TRAIN_IDS` under ROOT), whose hash it states."""
-    doc = {"kind": "trained-at-run-time/1", "code": code, "seed": seed, "workload": workload,
-           "options": options, "context": context,
-           "training_inputs": {"corpus": corpus, "split": "train", "ids_file": TRAIN_IDS,
-                               "ids_sha256": file_sha256(root / TRAIN_IDS)}}
+    doc = {
+        "kind": "trained-at-run-time/1",
+        "code": code,
+        "seed": seed,
+        "workload": workload,
+        "options": options,
+        "context": context,
+        "training_inputs": {
+            "corpus": corpus,
+            "split": "train",
+            "ids_file": TRAIN_IDS,
+            "ids_sha256": file_sha256(root / TRAIN_IDS),
+        },
+    }
     path = model_dir / RECIPE
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return path

@@ -29,8 +29,10 @@ Progress = Callable[[str], None]
 def refuse_existing(out: Path) -> None:
     """A run is never overwritten; checked before anything is measured."""
     if out.exists():
-        raise RunnerError(f"run dir {out}: already exists; the runner never overwrites a run "
-                          "(choose another --out or remove it)")
+        raise RunnerError(
+            f"run dir {out}: already exists; the runner never overwrites a run "
+            "(choose another --out or remove it)"
+        )
 
 
 @dataclass(frozen=True)
@@ -58,26 +60,31 @@ class StagedRunDir:
         try:
             yield
         except RunnerError as exc:
-            raise RunnerError(f"{exc} (unfinished files left in {self.root}: not a run)"
-                              ) from None
+            raise RunnerError(f"{exc} (unfinished files left in {self.root}: not a run)") from None
         except KeyboardInterrupt:
             shutil.rmtree(self.root, ignore_errors=True)
-            where = (f"its unfinished files could not all be removed: {self.root} (not a run)"
-                     if self.root.exists() else f"its unfinished files ({self.root}) were "
-                     "removed")
-            raise RunInterrupted(f"interrupted: no run dir written at {self.out}; {where}"
-                                 ) from None
+            where = (
+                f"its unfinished files could not all be removed: {self.root} (not a run)"
+                if self.root.exists()
+                else f"its unfinished files ({self.root}) were removed"
+            )
+            raise RunInterrupted(
+                f"interrupted: no run dir written at {self.out}; {where}"
+            ) from None
 
-    def publish(self, manifest: dict[str, Any], layout: artifacts.Layout,
-                manifest_kind: str) -> Path:
+    def publish(
+        self, manifest: dict[str, Any], layout: artifacts.Layout, manifest_kind: str
+    ) -> Path:
         """Validate every file, hash them into the manifest, write it last, rename."""
         artifacts.validate_run_dir(self.root, layout)  # everything but the manifest
         manifest["artifacts"] = artifacts.artifact_hashes(self.root)
         artifacts.validate(manifest_kind, manifest, "manifest.json")
         artifacts.write_json(self.root / "manifest.json", manifest)
         if self.out.exists():
-            raise RunnerError(f"run dir {self.out}: appeared while running; the finished run "
-                              f"is left in {self.root}")
+            raise RunnerError(
+                f"run dir {self.out}: appeared while running; the finished run "
+                f"is left in {self.root}"
+            )
         os.rename(self.root, self.out)
         return self.out
 
@@ -90,8 +97,13 @@ class Steps:
     kind done so far (`kinds`: a cold pass in a fresh process takes seconds, a warm pass
     milliseconds), else of every step done."""
 
-    def __init__(self, say: Progress, total: int, watch: LoadWatch | None = None,
-                 kinds: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        say: Progress,
+        total: int,
+        watch: LoadWatch | None = None,
+        kinds: list[str] | None = None,
+    ) -> None:
         self.say = say
         self.total = total
         self.watch = watch
@@ -108,10 +120,12 @@ class Steps:
         done = index + 1
         every = [t for ts in self.took.values() for t in ts]
         mean = {k: sum(ts) / len(ts) for k, ts in self.took.items()}
-        left = sum(mean.get(k, sum(every) / len(every)) for k in self.kinds[done:self.total])
-        timing = f"{now - self.t0:.0f} s" + (f", ~{left:.0f} s left" if done < self.total
-                                             else "")
+        left = sum(mean.get(k, sum(every) / len(every)) for k in self.kinds[done : self.total])
+        timing = f"{now - self.t0:.0f} s" + (f", ~{left:.0f} s left" if done < self.total else "")
         others = self.watch.now() if self.watch is not None else None
-        load = "" if others is None or self.watch is None else (
-            f"; other processes {others:.1f}/{self.watch.cpus} CPUs")
+        load = (
+            ""
+            if others is None or self.watch is None
+            else (f"; other processes {others:.1f}/{self.watch.cpus} CPUs")
+        )
         self.say(f"[{done:>2}/{self.total}] {message} ({timing}{load})")

@@ -115,10 +115,13 @@ def load(kind: str) -> dict[str, Any]:
     return _read_json(SCHEMA_FILES[kind])
 
 
-_RFC3339 = re.compile(r"""
+_RFC3339 = re.compile(
+    r"""
     ^(\d{4})-(0[1-9]|1[0-2])-(\d{2})
     T(?:[01]\d|2[0123]):(?:[0-5]\d):(?:[0-5]\d)(?:\.\d+)?
-    (?:Z|[+-](?:[01]\d|2[0123]):[0-5]\d)$""", re.VERBOSE | re.ASCII)
+    (?:Z|[+-](?:[01]\d|2[0123]):[0-5]\d)$""",
+    re.VERBOSE | re.ASCII,
+)
 """`rfc3339_validator.RFC3339_REGEX`, the check jsonschema gives `format: date-time`."""
 
 
@@ -201,9 +204,13 @@ def _quick(kind: str) -> Callable[[Any], bool] | None:
 
     try:
         return jsonschema_rs.validator_for(
-            _strict(load(kind)), retriever=retrieve, validate_formats=True,
-            ignore_unknown_formats=False, formats={"date-time": _date_time},
-            keywords={STRICT_INTEGER: _StrictInteger}).is_valid
+            _strict(load(kind)),
+            retriever=retrieve,
+            validate_formats=True,
+            ignore_unknown_formats=False,
+            formats={"date-time": _date_time},
+            keywords={STRICT_INTEGER: _StrictInteger},
+        ).is_valid
     except (ValueError, TypeError, jsonschema_rs.ValidationError):
         return None
 
@@ -277,8 +284,7 @@ _KIND_OF_FILE = {file: kind for kind, file in SCHEMA_FILES.items()}
 
 def _by_id(uri: str) -> dict[str, Any] | None:
     """The schema whose `$id` is URI, loading only that one (None when there is none)."""
-    kind = _KIND_OF_FILE.get(uri.removeprefix(SCHEMA_BASE)) if uri.startswith(SCHEMA_BASE) \
-        else None
+    kind = _KIND_OF_FILE.get(uri.removeprefix(SCHEMA_BASE)) if uri.startswith(SCHEMA_BASE) else None
     doc = load(kind) if kind is not None else None
     return doc if doc is not None and doc.get("$id") == uri else None
 
@@ -290,8 +296,8 @@ def _registry() -> Registry:
     from referencing import Registry, Resource
 
     return Registry().with_resources(
-        (doc["$id"], Resource.from_contents(doc))
-        for doc in (load(kind) for kind in SCHEMA_FILES))
+        (doc["$id"], Resource.from_contents(doc)) for doc in (load(kind) for kind in SCHEMA_FILES)
+    )
 
 
 def _is_integer(checker: Any, value: Any) -> bool:
@@ -302,8 +308,7 @@ def date_time_is_checked() -> bool:
     """Whether `format: date-time` is enforced (its checker's package is installed)."""
     from jsonschema import Draft202012Validator
 
-    return not Draft202012Validator.FORMAT_CHECKER.conforms("2026-13-40T99:00:00Z",
-                                                            "date-time")
+    return not Draft202012Validator.FORMAT_CHECKER.conforms("2026-13-40T99:00:00Z", "date-time")
 
 
 #: Convention name -> data file: protocol conventions the runner, the auditor and the tests

@@ -35,11 +35,23 @@ def _fresh_export(request: pytest.FixtureRequest):
 #: order, before all others: `make test` hands files to its workers in collection order
 #: (`--dist loadfile --no-loadscope-reorder`), so the long ones start first and the two
 #: workers finish together instead of one running a long file alone at the end.
-FIRST = ("test_residency_e2e.py", "test_hf_workload.py", "archive/test_archive.py",
-         "protocols/b/test_b_mutations.py", "test_signer_validation.py", "test_hf_residency.py",
-         "test_integration.py", "test_runner_atomic.py", "protocols/b/test_b_redteam_evidence.py",
-         "archive/test_ray.py", "readers/test_inputs.py", "cli/test_conventions.py",
-         "replay/test_replay_a.py", "test_runner_e2e.py", "protocols/b/test_b_verdicts.py")
+FIRST = (
+    "test_residency_e2e.py",
+    "test_hf_workload.py",
+    "archive/test_archive.py",
+    "protocols/b/test_b_mutations.py",
+    "test_signer_validation.py",
+    "test_hf_residency.py",
+    "test_integration.py",
+    "test_runner_atomic.py",
+    "protocols/b/test_b_redteam_evidence.py",
+    "archive/test_ray.py",
+    "readers/test_inputs.py",
+    "cli/test_conventions.py",
+    "replay/test_replay_a.py",
+    "test_runner_e2e.py",
+    "protocols/b/test_b_verdicts.py",
+)
 TESTS = Path(__file__).resolve().parent
 
 

@@ -28,20 +28,37 @@ NASTY: tuple[bytes, ...] = (
     b'{"a":' * 3000 + b"1" + b"}" * 3000,
     b"9" * 5000,
     b"-" + b"1" * 400,
-    b"NaN", b"Infinity", b"1e999", b"-1e999", b"99999999999999999999",
+    b"NaN",
+    b"Infinity",
+    b"1e999",
+    b"-1e999",
+    b"99999999999999999999",
     b'{"id": "ev-000001", "\\u0069d": "ev-000002", "label": "neutral"}',
     b'{"id": "ev-000001", "label": "neutral", "label": "positive"}',
-    b'{"id": 1, "label": null}', b"null", b"[]", b'""', b"{}",
-    b"\xff\xfe\xfd", b"\x00\x00", b"\xef\xbb\xbf",
-    b"$\\frac{a}{b}$ $x^2$", b"\r\n\r\n", b'"unterminated',
-    b"2026-11-02t09:00:00z", b"2026-13-45T25:61:00Z", b"2026-11-02T09:00:00+01:00",
+    b'{"id": 1, "label": null}',
+    b"null",
+    b"[]",
+    b'""',
+    b"{}",
+    b"\xff\xfe\xfd",
+    b"\x00\x00",
+    b"\xef\xbb\xbf",
+    b"$\\frac{a}{b}$ $x^2$",
+    b"\r\n\r\n",
+    b'"unterminated',
+    b"2026-11-02t09:00:00z",
+    b"2026-13-45T25:61:00Z",
+    b"2026-11-02T09:00:00+01:00",
     b"x" * 200_000,
 )
 
 
 def _files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                  if p.is_file() and p.name != "manifest.json")
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and p.name != "manifest.json"
+    )
 
 
 def _pick(rng: random.Random, root: Path, prefix: str = "") -> str | None:
@@ -51,11 +68,12 @@ def _pick(rng: random.Random, root: Path, prefix: str = "") -> str | None:
 
 # -- damage: anything to one file ---------------------------------------------------------
 
+
 def _flip(data: bytes, rng: random.Random) -> bytes:
     if not data:
         return b"\xff"
     i = rng.randrange(len(data))
-    return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1:]
+    return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1 :]
 
 
 def _insert(data: bytes, rng: random.Random) -> bytes:
@@ -72,8 +90,11 @@ def _replace_value(data: bytes, rng: random.Random) -> bytes:
     if not spots:
         return _insert(data, rng)
     a, b = rng.choice(spots)
-    return (text[:a].encode("utf-8", "surrogateescape") + rng.choice(NASTY)
-            + text[b:].encode("utf-8", "surrogateescape"))
+    return (
+        text[:a].encode("utf-8", "surrogateescape")
+        + rng.choice(NASTY)
+        + text[b:].encode("utf-8", "surrogateescape")
+    )
 
 
 def _line_op(data: bytes, rng: random.Random) -> bytes:
@@ -99,11 +120,12 @@ _BYTE_OPS: dict[str, Callable[[bytes, random.Random], bytes]] = {
     "insert something nasty": _insert,
     "replace a number": _replace_value,
     "a line op": _line_op,
-    "truncate": lambda d, rng: d[:rng.randrange(len(d) + 1)],
+    "truncate": lambda d, rng: d[: rng.randrange(len(d) + 1)],
     "empty": lambda d, rng: b"",
     "replace by nasty": lambda d, rng: rng.choice(NASTY),
-    "CRLF<->LF": lambda d, rng: (d.replace(b"\r\n", b"\n") if b"\r\n" in d
-                                 else d.replace(b"\n", b"\r\n")),
+    "CRLF<->LF": lambda d, rng: (
+        d.replace(b"\r\n", b"\n") if b"\r\n" in d else d.replace(b"\n", b"\r\n")
+    ),
 }
 
 
@@ -118,9 +140,16 @@ def damage(root: Path, rng: random.Random) -> str:
             (root / rel).unlink()
         done = f"removed {rel}"
     elif what == "add":
-        rel = rng.choice(("outputs/batch-1/warm-9.jsonl", "notes.txt", "outputs/x.jsonl",
-                          "traces/memory/batch-1/cold-2.json", "claims.json",
-                          "evidence/placement/batch-9/warm-1.json"))
+        rel = rng.choice(
+            (
+                "outputs/batch-1/warm-9.jsonl",
+                "notes.txt",
+                "outputs/x.jsonl",
+                "traces/memory/batch-1/cold-2.json",
+                "claims.json",
+                "evidence/placement/batch-9/warm-1.json",
+            )
+        )
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(rng.choice(NASTY))
         done = f"added {rel}"
@@ -158,6 +187,7 @@ def damage(root: Path, rng: random.Random) -> str:
 
 # -- fact changes: a recomputed fact really changes ----------------------------------------
 
+
 def _other(value: str, choices: list[str], rng: random.Random) -> str:
     return rng.choice([c for c in choices if c != value])
 
@@ -190,13 +220,15 @@ def _output(root: Path, rng: random.Random) -> str:
             del lines[i]
         else:
             lines.insert(i, dict(lines[i]))
+
     _jsonl_edit(root, rel, change)
     return f"{rel}: an answer changed"
 
 
 def _ids(root: Path, rng: random.Random) -> str:
-    rel = rng.choice(("corpus/expected_ids.txt", "corpus/splits/train_ids.txt",
-                      "corpus/splits/tune_ids.txt"))
+    rel = rng.choice(
+        ("corpus/expected_ids.txt", "corpus/splits/train_ids.txt", "corpus/splits/tune_ids.txt")
+    )
     ids = (root / rel).read_text(encoding="utf-8").splitlines()
     evals = (root / "corpus/expected_ids.txt").read_text(encoding="utf-8").splitlines()
     op = rng.choice(("drop", "add", "change"))
@@ -220,6 +252,7 @@ def _references(root: Path, rng: random.Random) -> str:
             lines[i]["label"] = _other(lines[i]["label"], classes, rng)
         else:
             del lines[i]
+
     _jsonl_edit(root, "corpus/references.jsonl", change)
     return "corpus/references.jsonl: a reference changed"
 
@@ -235,6 +268,7 @@ def _inputs(root: Path, rng: random.Random) -> str:
             lines.insert(i, dict(lines[j]))
         else:
             lines[i], lines[j] = lines[j], lines[i]
+
     _jsonl_edit(root, "corpus/eval-inputs.jsonl", change)
     return "corpus/eval-inputs.jsonl: the inputs changed"
 
@@ -246,8 +280,7 @@ def _timeline(root: Path, rng: random.Random) -> str:
         passes = [e for e in entries if e["phase"] in ("cold", "warm")]
         e = rng.choice(passes)
         if op == "elapsed":
-            e["elapsed_seconds"] = round(e["elapsed_seconds"] * rng.choice((0.5, 0.9, 1.1, 2)),
-                                         6)
+            e["elapsed_seconds"] = round(e["elapsed_seconds"] * rng.choice((0.5, 0.9, 1.1, 2)), 6)
         elif op == "shift":
             e["started_at"] = _shift(e["started_at"], -rng.choice((5, 60, 3600)))
         elif op == "pid":
@@ -255,6 +288,7 @@ def _timeline(root: Path, rng: random.Random) -> str:
         else:
             e["status"] = rng.choice(("oom", "error"))
             e["incident"] = None
+
     _jsonl_edit(root, "timeline.jsonl", change)
     return f"timeline.jsonl: {op}"
 
@@ -272,11 +306,18 @@ def _trace(root: Path, rng: random.Random) -> str:
 
     def change(d: dict) -> None:
         if d["allocator_measured"]:
-            k = rng.choice(("baseline_allocated_bytes", "baseline_reserved_bytes",
-                            "peak_allocated_bytes", "peak_reserved_bytes"))
+            k = rng.choice(
+                (
+                    "baseline_allocated_bytes",
+                    "baseline_reserved_bytes",
+                    "peak_allocated_bytes",
+                    "peak_reserved_bytes",
+                )
+            )
             d[k] = d[k] + rng.choice((1, 4096, -4096, 1 << 30))
         else:
             d["allocator_measured"] = True
+
     _json_edit(root, rel, change)
     return f"{rel}: a figure changed"
 
@@ -290,6 +331,7 @@ def _placement(root: Path, rng: random.Random) -> str:
             d["parameter_devices"] = {"cuda:1": sum(d["parameter_devices"].values()) or 1}
         else:
             d["pid"] = d["pid"] + 1 + rng.randrange(100)
+
     _json_edit(root, rel, change)
     return f"{rel}: where or by whom"
 
@@ -298,13 +340,25 @@ def _environment(root: Path, rng: random.Random) -> str:
     def change(e: dict) -> None:
         k = rng.choice(("torch_version", "gpu_count", "python_version"))
         e[k] = e[k] + 1 if k == "gpu_count" else e[k] + ".post1"
+
     _json_edit(root, "environment.json", change)
     return "environment.json: an observation changed"
 
 
-_CSV_FACTS = ("elapsed_seconds", "observed_ids", "quality_value", "gpu_count",
-              "package_total_usd_minor", "accepted_unique_corpora", "seed", "batch",
-              "expected_ids", "warmup_iterations", "context", "lots")
+_CSV_FACTS = (
+    "elapsed_seconds",
+    "observed_ids",
+    "quality_value",
+    "gpu_count",
+    "package_total_usd_minor",
+    "accepted_unique_corpora",
+    "seed",
+    "batch",
+    "expected_ids",
+    "warmup_iterations",
+    "context",
+    "lots",
+)
 
 
 def _csv(root: Path, rng: random.Random) -> str:
@@ -323,6 +377,7 @@ def _set_check(root: Path, rng: random.Random) -> str:
         p = rng.choice(d["passes"])
         k = rng.choice(("lines", "observed_ids", "unique_ids"))
         p[k] += 1
+
     _json_edit(root, "checks/set-check.json", change)
     return "checks/set-check.json: a count changed"
 
@@ -336,8 +391,13 @@ def _model(root: Path, rng: random.Random) -> str:
 
 
 def _offers(root: Path, rng: random.Random) -> str:
-    _json_edit(root, "economics/offers.json", lambda o: o["offers"][0].update(
-        price_per_lot_usd_minor=o["offers"][0]["price_per_lot_usd_minor"] + 1))
+    _json_edit(
+        root,
+        "economics/offers.json",
+        lambda o: o["offers"][0].update(
+            price_per_lot_usd_minor=o["offers"][0]["price_per_lot_usd_minor"] + 1
+        ),
+    )
     return "economics/offers.json: the price changed"
 
 
@@ -345,15 +405,25 @@ def _claims(root: Path, rng: random.Random) -> str:
     def change(c: dict) -> None:
         s = rng.choice(c["summaries"])
         s["value"] = s["value"] + rng.choice((0.01, 0.1, -0.05))
+
     _json_edit(root, "claims.json", change)
     return "claims.json: a summary changed"
 
 
 FACTS: dict[str, Callable[[Path, random.Random], str]] = {
-    "outputs": _output, "id lists": _ids, "references": _references, "inputs": _inputs,
-    "timeline": _timeline, "memory trace": _trace, "placement": _placement,
-    "environment": _environment, "csv": _csv, "set check": _set_check, "model": _model,
-    "offers": _offers, "claims": _claims,
+    "outputs": _output,
+    "id lists": _ids,
+    "references": _references,
+    "inputs": _inputs,
+    "timeline": _timeline,
+    "memory trace": _trace,
+    "placement": _placement,
+    "environment": _environment,
+    "csv": _csv,
+    "set check": _set_check,
+    "model": _model,
+    "offers": _offers,
+    "claims": _claims,
 }
 """File family -> a change to one of its files that changes a fact the auditor recomputes."""
 

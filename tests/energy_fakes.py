@@ -42,9 +42,15 @@ class FakePynvml:
     NVML_FI_DEV_POWER_AVERAGE = 185
     NVML_FI_DEV_POWER_INSTANT = 186
 
-    def __init__(self, watts: float = 50.0, update_s: float = 0.02,
-                 energy_values: list[int] | None = None, counter_supported: bool = True,
-                 average_supported: bool = True, init_error: str | None = None) -> None:
+    def __init__(
+        self,
+        watts: float = 50.0,
+        update_s: float = 0.02,
+        energy_values: list[int] | None = None,
+        counter_supported: bool = True,
+        average_supported: bool = True,
+        init_error: str | None = None,
+    ) -> None:
         self.watts = watts
         self.update_s = update_s
         self.energy_values = list(energy_values) if energy_values is not None else None
@@ -90,8 +96,11 @@ class FakePynvml:
             raise NvmlError("Not Supported")
         with self._lock:
             if self.energy_values is not None:
-                return (self.energy_values.pop(0) if len(self.energy_values) > 1
-                        else self.energy_values[0])
+                return (
+                    self.energy_values.pop(0)
+                    if len(self.energy_values) > 1
+                    else self.energy_values[0]
+                )
         return self.base_mj + int((self._tick() - self.t0) * self.watts * 1000)
 
     def nvmlDeviceGetFieldValues(self, handle: Any, ids: list[int]) -> list[FieldValue]:
@@ -99,8 +108,9 @@ class FakePynvml:
         out = []
         for fid in ids:
             ok = fid != self.NVML_FI_DEV_POWER_AVERAGE or self.average_supported
-            out.append(FieldValue(fid, ts, _Value(uiVal=int(self.watts * 1000)),
-                                  nvmlReturn=0 if ok else 3))
+            out.append(
+                FieldValue(fid, ts, _Value(uiVal=int(self.watts * 1000)), nvmlReturn=0 if ok else 3)
+            )
         return out
 
     def nvmlDeviceGetPowerUsage(self, handle: Any) -> int:
@@ -124,8 +134,9 @@ class ConstantPower:
 
     source = "rapl"
 
-    def __init__(self, watts: float = 10.0, max_range_uj: int = 2_000_000,
-                 max_watts: float = 20.0) -> None:
+    def __init__(
+        self, watts: float = 10.0, max_range_uj: int = 2_000_000, max_watts: float = 20.0
+    ) -> None:
         self.watts = watts
         self.max_range = max_range_uj
         self.max_watts = max_watts
@@ -139,9 +150,20 @@ class ConstantPower:
     def counters(self) -> list[Record]:
         self.reads += 1
         total = int((time.perf_counter() - self.t0) * self.watts * 1e6)
-        return [{"kind": "counter", "t": now_utc(), "t_source": "host", "source": "rapl",
-                 "domain": "package", "device": 0, "field": "fake/intel-rapl:0/energy_uj",
-                 "value": total % self.max_range, "unit": "uJ", "max_range": self.max_range}]
+        return [
+            {
+                "kind": "counter",
+                "t": now_utc(),
+                "t_source": "host",
+                "source": "rapl",
+                "domain": "package",
+                "device": 0,
+                "field": "fake/intel-rapl:0/energy_uj",
+                "value": total % self.max_range,
+                "unit": "uJ",
+                "max_range": self.max_range,
+            }
+        ]
 
     def samples(self) -> list[Record]:
         return []

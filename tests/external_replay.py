@@ -21,8 +21,10 @@ from pathlib import Path
 
 def hwinfo_stamp(moment: datetime) -> bytes:
     """`D.M.YYYY,H:M:S.mmm` as HWiNFO writes it (not zero-padded, milliseconds)."""
-    return (f"{moment.day}.{moment.month}.{moment.year},{moment.hour}:{moment.minute}:"
-            f"{moment.second}.{moment.microsecond // 1000:03d}").encode("ascii")
+    return (
+        f"{moment.day}.{moment.month}.{moment.year},{moment.hour}:{moment.minute}:"
+        f"{moment.second}.{moment.microsecond // 1000:03d}"
+    ).encode("ascii")
 
 
 def _hwinfo_rows(source: Path) -> tuple[bytes, list[tuple[float, bytes]]]:
@@ -51,8 +53,9 @@ class HwinfoReplay:
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> HwinfoReplay:
-        self.process = subprocess.Popen([sys.executable, __file__, str(self.source),
-                                         str(self.dest), str(self.speed)])
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, str(self.source), str(self.dest), str(self.speed)]
+        )
         deadline = time.monotonic() + 10
         while not self.dest.is_file() and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -84,8 +87,10 @@ def replay_hwinfo(source: Path, dest: Path, speed: float) -> None:
 
 def battery_sysfs(root: Path) -> Path:
     """A /sys/class/power_supply tree of a laptop unplugged: AC offline, BAT0 discharging."""
-    for name, files in {"AC": {"type": "Mains", "online": "0"},
-                        "BAT0": {"type": "Battery", "status": "Discharging"}}.items():
+    for name, files in {
+        "AC": {"type": "Mains", "online": "0"},
+        "BAT0": {"type": "Battery", "status": "Discharging"},
+    }.items():
         (root / name).mkdir(parents=True)
         for k, v in files.items():
             (root / name / k).write_text(v + "\n")

@@ -45,18 +45,34 @@ def make_checkpoint(path: Path, *, seed: int = 11, steps: int = 40) -> Path:
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok.train_from_iterator([t for t, _ in corpus] + [" ".join(w) for w in VOCAB.values()],
-                            trainers.WordPieceTrainer(vocab_size=120, special_tokens=special))
+    tok.train_from_iterator(
+        [t for t, _ in corpus] + [" ".join(w) for w in VOCAB.values()],
+        trainers.WordPieceTrainer(vocab_size=120, special_tokens=special),
+    )
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[(t, tok.token_to_id(t)) for t in ("[CLS]", "[SEP]")])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
-                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
-    config = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64,
-                        max_position_embeddings=64, num_labels=len(LABELS),
-                        id2label=dict(enumerate(LABELS)),
-                        label2id={c: i for i, c in enumerate(LABELS)})
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[(t, tok.token_to_id(t)) for t in ("[CLS]", "[SEP]")],
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+    )
+    config = BertConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        num_labels=len(LABELS),
+        id2label=dict(enumerate(LABELS)),
+        label2id={c: i for i, c in enumerate(LABELS)},
+    )
     torch.manual_seed(seed)
     model = BertForSequenceClassification(config)
     fast.model_max_length = 64
@@ -66,8 +82,9 @@ def make_checkpoint(path: Path, *, seed: int = 11, steps: int = 40) -> Path:
     rng = random.Random(seed)
     for _ in range(steps):
         batch = rng.sample(corpus, 32)
-        enc = fast([t for t, _ in batch], padding=True, truncation=True, max_length=32,
-                   return_tensors="pt")
+        enc = fast(
+            [t for t, _ in batch], padding=True, truncation=True, max_length=32, return_tensors="pt"
+        )
         labels = torch.tensor([LABELS.index(y) for _, y in batch])
         opt.zero_grad()
         model(**enc, labels=labels).loss.backward()

@@ -40,8 +40,9 @@ def package(folder: Path, name: str) -> ModuleType:
     """FOLDER (a package: it has an `__init__.py`) imported as NAME, or the one already so."""
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
-                                                  submodule_search_locations=[str(folder)])
+    spec = importlib.util.spec_from_file_location(
+        name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
     assert spec is not None and spec.loader is not None, folder
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -58,23 +59,32 @@ def discover(folder: Path, name: str) -> dict[str, RuleMutation]:
             continue
         module = importlib.import_module(f"{name}.{info.name}")
         found[info.name.upper()] = RuleMutation(
-            code=info.name.upper(), path=Path(module.__file__ or folder / info.name),
-            doc=inspect.getdoc(module) or "", template=getattr(module, "TEMPLATE", None),
+            code=info.name.upper(),
+            path=Path(module.__file__ or folder / info.name),
+            doc=inspect.getdoc(module) or "",
+            template=getattr(module, "TEMPLATE", None),
             mutate=getattr(module, "MUTATION", None),
             companions=frozenset(getattr(module, "COMPANIONS", ())),
-            declares_template=hasattr(module, "TEMPLATE"))
+            declares_template=hasattr(module, "TEMPLATE"),
+        )
     return dict(sorted(found.items()))
 
 
-def faults(codes: Iterable[str], mutations: Mapping[str, RuleMutation], folder: Path,
-           templates: Iterable[str | None]) -> list[str]:
+def faults(
+    codes: Iterable[str],
+    mutations: Mapping[str, RuleMutation],
+    folder: Path,
+    templates: Iterable[str | None],
+) -> list[str]:
     """What keeps the mutations one per rule, each complete: a rule without its module, a
     module whose name is no rule's code, one without docstring, `MUTATION` or a known
     `TEMPLATE`, companions that are no rules."""
     rules = set(codes)
     known = set(templates)
-    out = [f"{code}: no mutation module (add {_shown(folder / (code.lower() + '.py'))})"
-           for code in sorted(rules - set(mutations))]
+    out = [
+        f"{code}: no mutation module (add {_shown(folder / (code.lower() + '.py'))})"
+        for code in sorted(rules - set(mutations))
+    ]
     for code, m in mutations.items():
         where = m.path.name
         if code not in rules:
@@ -87,10 +97,11 @@ def faults(codes: Iterable[str], mutations: Mapping[str, RuleMutation], folder: 
             out.append(f"{where}: no TEMPLATE (the clean run it starts from)")
         elif m.template not in known:
             out.append(f"{where}: TEMPLATE {m.template!r} is none of {sorted(map(str, known))}")
-        out.extend(f"{where}: companion {c} is no rule of the protocol"
-                   for c in sorted(m.companions - rules))
+        out.extend(
+            f"{where}: companion {c} is no rule of the protocol"
+            for c in sorted(m.companions - rules)
+        )
     return out
-
 
 
 def _shown(path: Path) -> str:

@@ -24,14 +24,44 @@ from pathlib import Path
 from typing import Any
 
 COLUMNS = (
-    "experiment_id", "variant_id", "corpus_revision", "model_revision", "tokenizer_revision",
-    "seed", "gpu_model", "gpu_count", "device", "driver_version", "python_version",
-    "torch_version", "runtime_version", "precision", "batch", "context", "phase", "run_index",
-    "warmup_iterations", "expected_ids", "observed_ids", "ids_match", "format_valid",
-    "quality_metric", "quality_threshold", "quality_tolerance", "quality_value", "corpus_accepted",
-    "elapsed_seconds", "baseline_allocated_bytes", "baseline_reserved_bytes",
-    "peak_allocated_bytes", "peak_reserved_bytes", "duration_days", "lots",
-    "package_total_usd_minor", "accepted_unique_corpora", "notes",
+    "experiment_id",
+    "variant_id",
+    "corpus_revision",
+    "model_revision",
+    "tokenizer_revision",
+    "seed",
+    "gpu_model",
+    "gpu_count",
+    "device",
+    "driver_version",
+    "python_version",
+    "torch_version",
+    "runtime_version",
+    "precision",
+    "batch",
+    "context",
+    "phase",
+    "run_index",
+    "warmup_iterations",
+    "expected_ids",
+    "observed_ids",
+    "ids_match",
+    "format_valid",
+    "quality_metric",
+    "quality_threshold",
+    "quality_tolerance",
+    "quality_value",
+    "corpus_accepted",
+    "elapsed_seconds",
+    "baseline_allocated_bytes",
+    "baseline_reserved_bytes",
+    "peak_allocated_bytes",
+    "peak_reserved_bytes",
+    "duration_days",
+    "lots",
+    "package_total_usd_minor",
+    "accepted_unique_corpora",
+    "notes",
 )
 
 CLASSES = ("negative", "neutral", "positive")
@@ -93,47 +123,81 @@ def make_clean_run(
     cuda = device.startswith("cuda")
     # The weights and tokenizer the revisions pin, kept under model/ (A1.2).
     weights = b"synthetic weights " + model.encode() + bytes(range(64))
-    tokenizer = json.dumps(bow_tokenizer(CONTEXT) if trained else
-                           {"kind": "synthetic", "vocab": list(classes)}).encode()
+    tokenizer = json.dumps(
+        bow_tokenizer(CONTEXT) if trained else {"kind": "synthetic", "vocab": list(classes)}
+    ).encode()
     (root / "model").mkdir(exist_ok=True)
     (root / ("model/weights.pt" if trained else "model/model.safetensors")).write_bytes(weights)
     (root / "model/tokenizer.json").write_bytes(tokenizer)
-    rev = {"corpus": "sha256:" + "c" * 16,
-           "model": "sha256:" + hashlib.sha256(weights).hexdigest(),
-           "tokenizer": "sha256:" + hashlib.sha256(tokenizer).hexdigest(),
-           "code": "git:0123456789ab"}
+    rev = {
+        "corpus": "sha256:" + "c" * 16,
+        "model": "sha256:" + hashlib.sha256(weights).hexdigest(),
+        "tokenizer": "sha256:" + hashlib.sha256(tokenizer).hexdigest(),
+        "code": "git:0123456789ab",
+    }
     eval_ids = [f"ev-{i:06d}" for i in range(eval_size)]
     refs = {i: classes[n % len(classes)] for n, i in enumerate(eval_ids)}
     _ids(root / "corpus/expected_ids.txt", eval_ids)
     long_text = " ".join(["word"] * (CONTEXT + 10))
-    _jsonl(root / "corpus/eval-inputs.jsonl",
-           ({"id": i, "text": long_text if trained and n < TRUNCATED else f"text of {i}"}
-            for n, i in enumerate(eval_ids)))
+    _jsonl(
+        root / "corpus/eval-inputs.jsonl",
+        (
+            {"id": i, "text": long_text if trained and n < TRUNCATED else f"text of {i}"}
+            for n, i in enumerate(eval_ids)
+        ),
+    )
     _jsonl(root / "corpus/references.jsonl", ({"id": i, "label": refs[i]} for i in eval_ids))
     _ids(root / "corpus/splits/train_ids.txt", [f"tr-{i:05d}" for i in range(eval_size * 2)])
     workload: dict[str, Any] = {"name": "synthetic-classifier"}
     replay: dict[str, Any] = {}
     if trained:
-        recipe = {"kind": "trained-at-run-time/1", "code": rev["code"], "seed": 7,
-                  "workload": "synthetic:Trained", "options": {}, "context": CONTEXT,
-                  "training_inputs": {"corpus": rev["corpus"], "split": "train",
-                                      "ids_file": "corpus/splits/train_ids.txt",
-                                      "ids_sha256": _sha(root / "corpus/splits/train_ids.txt")}}
+        recipe = {
+            "kind": "trained-at-run-time/1",
+            "code": rev["code"],
+            "seed": 7,
+            "workload": "synthetic:Trained",
+            "options": {},
+            "context": CONTEXT,
+            "training_inputs": {
+                "corpus": rev["corpus"],
+                "split": "train",
+                "ids_file": "corpus/splits/train_ids.txt",
+                "ids_sha256": _sha(root / "corpus/splits/train_ids.txt"),
+            },
+        }
         _dump(root / "model/recipe.json", recipe)
         (root / "model/model.onnx").write_bytes(b"synthetic onnx " + weights)
         rev["recipe"] = "sha256:" + _sha(root / "model/recipe.json")
-        workload = {"name": "synthetic-trained", "callable": "synthetic:Trained",
-                    "generation_options": {}, "trained_at_run_time": True}
-        replay = {"replay": {
-            "model": {"file": "model/model.onnx", "sha256": _sha(root / "model/model.onnx"),
-                      "format": "onnx", "exported_from": rev["model"],
-                      "inputs": [{"name": "ids", "tensor": "ids", "dtype": "int64"},
-                                 {"name": "offsets", "tensor": "offsets", "dtype": "int64"}],
-                      "outputs": [{"name": "scores", "dtype": "float32"}]},
-            "tokenizer": {"file": "model/tokenizer.json", "kind": "bow-words-pairs/1",
-                          "sha256": hashlib.sha256(tokenizer).hexdigest()},
-            "context": CONTEXT, "labels": list(classes), "inputs": "corpus/eval-inputs.jsonl",
-            "postprocess": "argmax over scores"}}
+        workload = {
+            "name": "synthetic-trained",
+            "callable": "synthetic:Trained",
+            "generation_options": {},
+            "trained_at_run_time": True,
+        }
+        replay = {
+            "replay": {
+                "model": {
+                    "file": "model/model.onnx",
+                    "sha256": _sha(root / "model/model.onnx"),
+                    "format": "onnx",
+                    "exported_from": rev["model"],
+                    "inputs": [
+                        {"name": "ids", "tensor": "ids", "dtype": "int64"},
+                        {"name": "offsets", "tensor": "offsets", "dtype": "int64"},
+                    ],
+                    "outputs": [{"name": "scores", "dtype": "float32"}],
+                },
+                "tokenizer": {
+                    "file": "model/tokenizer.json",
+                    "kind": "bow-words-pairs/1",
+                    "sha256": hashlib.sha256(tokenizer).hexdigest(),
+                },
+                "context": CONTEXT,
+                "labels": list(classes),
+                "inputs": "corpus/eval-inputs.jsonl",
+                "postprocess": "argmax over scores",
+            }
+        }
     _ids(root / "corpus/splits/tune_ids.txt", [f"tu-{i:05d}" for i in range(eval_size // 2 + 1)])
 
     # Outputs are written once and shared by every pass (same model, same inputs).
@@ -145,9 +209,17 @@ def make_clean_run(
         lines.append(json.dumps({"id": i, "label": label}) + "\n")
     output_text = "".join(lines)
 
-    vconf = [{"variant_id": v, "batch": int(v.rsplit("-", 1)[-1]) if v[-1].isdigit() else 1,
-              "precision": "float32", "context": CONTEXT, "device": device,
-              "input_order": "expected_ids"} for v in variants]
+    vconf = [
+        {
+            "variant_id": v,
+            "batch": int(v.rsplit("-", 1)[-1]) if v[-1].isdigit() else 1,
+            "precision": "float32",
+            "context": CONTEXT,
+            "device": device,
+            "input_order": "expected_ids",
+        }
+        for v in variants
+    ]
 
     # The order: cold passes, warm-up blocks, then alternating rounds of warm passes.
     order: list[tuple[str, str, int]] = [(v, "cold", 1) for v in variants]
@@ -160,23 +232,40 @@ def make_clean_run(
 
     gpu_name = "NVIDIA H100 80GB HBM3" if cuda else None
     env = {
-        "observed_at": _iso(T0 - timedelta(seconds=30)), "device": device,
-        "gpu_model": gpu_name, "gpu_count": 1 if cuda else 0, "gpus_visible": 1 if cuda else 0,
+        "observed_at": _iso(T0 - timedelta(seconds=30)),
+        "device": device,
+        "gpu_model": gpu_name,
+        "gpu_count": 1 if cuda else 0,
+        "gpus_visible": 1 if cuda else 0,
         "driver_version": "550.54.15" if cuda else None,
-        "runtime": ({"name": "cuda", "version": "12.4"} if cuda
-                    else {"name": "cpu", "version": None}),
-        "python_version": "3.11.9", "torch_version": "2.13.0+cu124" if cuda else "2.13.0+cpu",
+        "runtime": (
+            {"name": "cuda", "version": "12.4"} if cuda else {"name": "cpu", "version": None}
+        ),
+        "python_version": "3.11.9",
+        "torch_version": "2.13.0+cu124" if cuda else "2.13.0+cpu",
         "code_version": rev["code"],
         "host": {"platform": "Linux", "machine": "x86_64", "cpu_count": 16},
-        "concurrent_load": {"loadavg": [0.1, 0.2, 0.3], "gpu_processes": [] if cuda else None,
-                            "nvml": "available" if cuda else "unavailable (no GPU)"},
+        "concurrent_load": {
+            "loadavg": [0.1, 0.2, 0.3],
+            "gpu_processes": [] if cuda else None,
+            "nvml": "available" if cuda else "unavailable (no GPU)",
+        },
     }
     _dump(root / "environment.json", env)
-    offer = {"offer_id": "h100-7d", "provider": "example", "gpu_model": "H100",
-             "duration_days": 7, "price_per_lot_usd_minor": 123456, "gpus_per_lot": gpus_per_lot,
-             "price_basis": "lot", "example": True}
-    _dump(root / "economics/offers.json",
-          {"schema_version": "1", "example": True, "source": "test", "offers": [offer]})
+    offer = {
+        "offer_id": "h100-7d",
+        "provider": "example",
+        "gpu_model": "H100",
+        "duration_days": 7,
+        "price_per_lot_usd_minor": 123456,
+        "gpus_per_lot": gpus_per_lot,
+        "price_basis": "lot",
+        "example": True,
+    }
+    _dump(
+        root / "economics/offers.json",
+        {"schema_version": "1", "example": True, "source": "test", "offers": [offer]},
+    )
 
     timeline: list[dict] = []
     rows: list[dict] = []
@@ -186,10 +275,21 @@ def make_clean_run(
         vc = vconf[variants.index(v)]
         if phase == "warmup":
             start, t = t, t + timedelta(seconds=0.5)
-            timeline.append({"order_index": k, "variant_id": v, "phase": "warmup",
-                             "run_index": 1, "status": "ok", "started_at": _iso(start),
-                             "ended_at": _iso(t), "elapsed_seconds": 0.5, "pid": warm_pid,
-                             "fresh_process": False, "iterations": warmup_iterations})
+            timeline.append(
+                {
+                    "order_index": k,
+                    "variant_id": v,
+                    "phase": "warmup",
+                    "run_index": 1,
+                    "status": "ok",
+                    "started_at": _iso(start),
+                    "ended_at": _iso(t),
+                    "elapsed_seconds": 0.5,
+                    "pid": warm_pid,
+                    "fresh_process": False,
+                    "iterations": warmup_iterations,
+                }
+            )
             continue
         elapsed = round((2.5 if phase == "cold" else 1.0) + 0.0123 * k / vc["batch"], 6)
         load = 1.25 if phase == "cold" else None
@@ -201,81 +301,169 @@ def make_clean_run(
         (root / out_rel).parent.mkdir(parents=True, exist_ok=True)
         (root / out_rel).write_text(output_text, encoding="utf-8")
         pid = 4000 + k if phase == "cold" else warm_pid
-        timeline.append({"order_index": k, "variant_id": v, "phase": phase, "run_index": run,
-                         "status": "ok", "started_at": _iso(start), "ended_at": _iso(end),
-                         "elapsed_seconds": elapsed, "load_seconds": load, "pid": pid,
-                         "fresh_process": phase == "cold", "output_file": out_rel,
-                         "memory_trace": f"traces/memory/{stem}.json",
-                         "placement": f"evidence/placement/{stem}.json", "incident": None})
+        timeline.append(
+            {
+                "order_index": k,
+                "variant_id": v,
+                "phase": phase,
+                "run_index": run,
+                "status": "ok",
+                "started_at": _iso(start),
+                "ended_at": _iso(end),
+                "elapsed_seconds": elapsed,
+                "load_seconds": load,
+                "pid": pid,
+                "fresh_process": phase == "cold",
+                "output_file": out_rel,
+                "memory_trace": f"traces/memory/{stem}.json",
+                "placement": f"evidence/placement/{stem}.json",
+                "incident": None,
+            }
+        )
         mem: dict[str, int | None] = dict.fromkeys(
-            ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes",
-             "peak_reserved_bytes"))
+            (
+                "baseline_allocated_bytes",
+                "baseline_reserved_bytes",
+                "peak_allocated_bytes",
+                "peak_reserved_bytes",
+            )
+        )
         if cuda:
             base = 400_000_000 + 1024 * k
-            mem = {"baseline_allocated_bytes": base, "baseline_reserved_bytes": base + 20_971_520,
-                   "peak_allocated_bytes": base + 52_428_800 * vc["batch"],
-                   "peak_reserved_bytes": base + 52_428_800 * vc["batch"] + 41_943_040}
-        trace: dict[str, Any] = {"variant_id": v, "phase": phase, "run_index": run,
-                                 "device": device, "allocator_measured": cuda, **mem}
+            mem = {
+                "baseline_allocated_bytes": base,
+                "baseline_reserved_bytes": base + 20_971_520,
+                "peak_allocated_bytes": base + 52_428_800 * vc["batch"],
+                "peak_reserved_bytes": base + 52_428_800 * vc["batch"] + 41_943_040,
+            }
+        trace: dict[str, Any] = {
+            "variant_id": v,
+            "phase": phase,
+            "run_index": run,
+            "device": device,
+            "allocator_measured": cuda,
+            **mem,
+        }
         if cuda:
-            trace.update({"synchronized": True, "peak_stats_reset": True,
-                          "memory_stats_before": memory_stats(mem, "before"),
-                          "memory_stats_after": memory_stats(mem, "after")})
+            trace.update(
+                {
+                    "synchronized": True,
+                    "peak_stats_reset": True,
+                    "memory_stats_before": memory_stats(mem, "before"),
+                    "memory_stats_after": memory_stats(mem, "after"),
+                }
+            )
         else:
-            trace["other_sources"] = [{"name": "peak_rss", "value": 812_000_000 + k,
-                                       "unit": "bytes", "source": "resource.getrusage"}]
+            trace["other_sources"] = [
+                {
+                    "name": "peak_rss",
+                    "value": 812_000_000 + k,
+                    "unit": "bytes",
+                    "source": "resource.getrusage",
+                }
+            ]
         _dump(root / f"traces/memory/{stem}.json", trace)
-        _dump(root / f"evidence/placement/{stem}.json", {
-            "variant_id": v, "phase": phase, "run_index": run, "pid": pid,
-            "requested_device": device, "parameter_devices": {device: 12},
-            "parameter_count": 12, "input_devices": {device: -(-eval_size // vc["batch"])},
-            "gpus_used": [{"index": 0, "name": gpu_name, "uuid": "GPU-0000"}] if cuda else [],
-            "gpus_visible": 1 if cuda else 0})
-        rows.append({
-            "experiment_id": experiment_id, "variant_id": v, "corpus_revision": rev["corpus"],
-            "model_revision": rev["model"], "tokenizer_revision": rev["tokenizer"], "seed": 7,
-            "gpu_model": gpu_name or "", "gpu_count": 1 if cuda else 0, "device": device,
-            "driver_version": env["driver_version"] or "", "python_version": "3.11.9",
-            "torch_version": env["torch_version"], "runtime_version": "12.4" if cuda else "",
-            "precision": "float32", "batch": vc["batch"], "context": CONTEXT, "phase": phase,
-            "run_index": run, "warmup_iterations": warmup_iterations,
-            "expected_ids": eval_size, "quality_metric": "macro_f1", "quality_threshold": 0.6,
-            "quality_tolerance": 0.1, "elapsed_seconds": elapsed,
-            **{key: "" if val is None else val for key, val in mem.items()},
-            "duration_days": 7, "lots": lots, "package_total_usd_minor": 123456 * lots,
-            "notes": f"{phase} pass, ok; scope full_chain",
-        })
+        _dump(
+            root / f"evidence/placement/{stem}.json",
+            {
+                "variant_id": v,
+                "phase": phase,
+                "run_index": run,
+                "pid": pid,
+                "requested_device": device,
+                "parameter_devices": {device: 12},
+                "parameter_count": 12,
+                "input_devices": {device: -(-eval_size // vc["batch"])},
+                "gpus_used": [{"index": 0, "name": gpu_name, "uuid": "GPU-0000"}] if cuda else [],
+                "gpus_visible": 1 if cuda else 0,
+            },
+        )
+        rows.append(
+            {
+                "experiment_id": experiment_id,
+                "variant_id": v,
+                "corpus_revision": rev["corpus"],
+                "model_revision": rev["model"],
+                "tokenizer_revision": rev["tokenizer"],
+                "seed": 7,
+                "gpu_model": gpu_name or "",
+                "gpu_count": 1 if cuda else 0,
+                "device": device,
+                "driver_version": env["driver_version"] or "",
+                "python_version": "3.11.9",
+                "torch_version": env["torch_version"],
+                "runtime_version": "12.4" if cuda else "",
+                "precision": "float32",
+                "batch": vc["batch"],
+                "context": CONTEXT,
+                "phase": phase,
+                "run_index": run,
+                "warmup_iterations": warmup_iterations,
+                "expected_ids": eval_size,
+                "quality_metric": "macro_f1",
+                "quality_threshold": 0.6,
+                "quality_tolerance": 0.1,
+                "elapsed_seconds": elapsed,
+                **{key: "" if val is None else val for key, val in mem.items()},
+                "duration_days": 7,
+                "lots": lots,
+                "package_total_usd_minor": 123456 * lots,
+                "notes": f"{phase} pass, ok; scope full_chain",
+            }
+        )
     _jsonl(root / "timeline.jsonl", timeline)
     _write_csv(root / "resultats-bruts.csv", rows)
 
     manifest = {
-        "schema_version": "1", "protocol": "accepted-corpus-cost", "experiment_id": experiment_id,
-        "status": "complete", "declared_at": _iso(T0 - timedelta(minutes=1)),
-        "completed_at": _iso(t), "runner": {"name": "runfactory", "version": "test"},
-        "task": {"classes": list(classes),
-                 "output_format": {"type": "jsonl", "required_fields": ["id", "label"]},
-                 "unit_of_work": f"one accepted evaluation corpus of {eval_size} texts"},
-        "quality_rule": {"metric": "macro_f1", "threshold": 0.6, "tolerance": 0.1,
-                         "tolerance_direction": "max_decrease",
-                         "reference": {"name": "reference-model", "value": 0.85,
-                                       "source": "tune split"},
-                         "fixed_from": "tune split, before measuring"},
-        "revisions": rev, "seed": 7, "timer_scope": "full_chain",
-        "announced_variable": "batch", "variants": vconf,
-        "warmup_iterations": warmup_iterations, "warm_passes_per_variant": warm_passes,
-        "pass_order": [{"order_index": k, "variant_id": v, "phase": p, "run_index": r}
-                       for k, (v, p, r) in enumerate(order)],
+        "schema_version": "1",
+        "protocol": "accepted-corpus-cost",
+        "experiment_id": experiment_id,
+        "status": "complete",
+        "declared_at": _iso(T0 - timedelta(minutes=1)),
+        "completed_at": _iso(t),
+        "runner": {"name": "runfactory", "version": "test"},
+        "task": {
+            "classes": list(classes),
+            "output_format": {"type": "jsonl", "required_fields": ["id", "label"]},
+            "unit_of_work": f"one accepted evaluation corpus of {eval_size} texts",
+        },
+        "quality_rule": {
+            "metric": "macro_f1",
+            "threshold": 0.6,
+            "tolerance": 0.1,
+            "tolerance_direction": "max_decrease",
+            "reference": {"name": "reference-model", "value": 0.85, "source": "tune split"},
+            "fixed_from": "tune split, before measuring",
+        },
+        "revisions": rev,
+        "seed": 7,
+        "timer_scope": "full_chain",
+        "announced_variable": "batch",
+        "variants": vconf,
+        "warmup_iterations": warmup_iterations,
+        "warm_passes_per_variant": warm_passes,
+        "pass_order": [
+            {"order_index": k, "variant_id": v, "phase": p, "run_index": r}
+            for k, (v, p, r) in enumerate(order)
+        ],
         "pass_order_method": "sequential" if warm_in_blocks else "alternating rounds",
-        "corpus": {"source": "synthetic", "revision": rev["corpus"], "eval_size": eval_size,
-                   "inputs_file": "corpus/eval-inputs.jsonl",
-                   "train_size": eval_size * 2, "tune_size": eval_size // 2 + 1,
-                   "truncation": {"context_tokens": CONTEXT,
-                                  "truncated_texts": TRUNCATED if trained else 0,
-                                  "eval_texts": eval_size,
-                                  "rule": "the first words kept" if trained else "none cut"}},
-        "workload": workload, **replay,
-        "economics": {"offers_file": "economics/offers.json", "offer_id": "h100-7d",
-                      "lots": lots},
+        "corpus": {
+            "source": "synthetic",
+            "revision": rev["corpus"],
+            "eval_size": eval_size,
+            "inputs_file": "corpus/eval-inputs.jsonl",
+            "train_size": eval_size * 2,
+            "tune_size": eval_size // 2 + 1,
+            "truncation": {
+                "context_tokens": CONTEXT,
+                "truncated_texts": TRUNCATED if trained else 0,
+                "eval_texts": eval_size,
+                "rule": "the first words kept" if trained else "none cut",
+            },
+        },
+        "workload": workload,
+        **replay,
+        "economics": {"offers_file": "economics/offers.json", "offer_id": "h100-7d", "lots": lots},
         "artifacts": {},
     }
     _dump(root / "manifest.json", manifest)
@@ -293,9 +481,16 @@ TRUNCATED = 2
 
 def bow_tokenizer(context: int) -> dict[str, Any]:
     """A bag-of-words tokenizer as data (kind `bow-words-pairs/1`, the default workload's)."""
-    return {"kind": "bow-words-pairs/1", "lowercase": True, "word_pattern": "[a-z_][a-z0-9_]*",
-            "features": "words and neighbouring word pairs", "pair_separator": " ",
-            "context": context, "unknown": "dropped", "vocab": ["text", "of", "word"]}
+    return {
+        "kind": "bow-words-pairs/1",
+        "lowercase": True,
+        "word_pattern": "[a-z_][a-z0-9_]*",
+        "features": "words and neighbouring word pairs",
+        "pair_separator": " ",
+        "context": context,
+        "unknown": "dropped",
+        "vocab": ["text", "of", "word"],
+    }
 
 
 def _sha(path: Path) -> str:
@@ -306,13 +501,19 @@ def memory_stats(mem: dict[str, Any], when: str) -> dict[str, int]:
     """The counters of `torch.cuda.memory_stats()` a trace keeps beside its figures (a few
     of the real snapshot's keys): before the pass its baselines, after it its peaks."""
     if when == "before":
-        return {"allocated_bytes.all.current": mem["baseline_allocated_bytes"],
-                "reserved_bytes.all.current": mem["baseline_reserved_bytes"],
-                "allocated_bytes.all.peak": mem["baseline_allocated_bytes"], "num_ooms": 0}
-    return {"allocated_bytes.all.current": mem["baseline_allocated_bytes"],
-            "allocated_bytes.all.peak": mem["peak_allocated_bytes"],
-            "reserved_bytes.all.current": mem["peak_reserved_bytes"],
-            "reserved_bytes.all.peak": mem["peak_reserved_bytes"], "num_ooms": 0}
+        return {
+            "allocated_bytes.all.current": mem["baseline_allocated_bytes"],
+            "reserved_bytes.all.current": mem["baseline_reserved_bytes"],
+            "allocated_bytes.all.peak": mem["baseline_allocated_bytes"],
+            "num_ooms": 0,
+        }
+    return {
+        "allocated_bytes.all.current": mem["baseline_allocated_bytes"],
+        "allocated_bytes.all.peak": mem["peak_allocated_bytes"],
+        "reserved_bytes.all.current": mem["peak_reserved_bytes"],
+        "reserved_bytes.all.peak": mem["peak_reserved_bytes"],
+        "num_ooms": 0,
+    }
 
 
 def write_claims(path: Path) -> dict[str, Any]:
@@ -322,8 +523,11 @@ def write_claims(path: Path) -> dict[str, Any]:
     root = Path(path)
     manifest = read_json(root, "manifest.json")
     rows = read_rows(root)
-    ok = {(e["variant_id"], e["phase"], str(e["run_index"]))
-          for e in read_jsonl(root, "timeline.jsonl") if e["status"] == "ok"}
+    ok = {
+        (e["variant_id"], e["phase"], str(e["run_index"]))
+        for e in read_jsonl(root, "timeline.jsonl")
+        if e["status"] == "ok"
+    }
     warm: dict[str, list[float]] = {}
     for r in rows:
         completed = (r["variant_id"], r["phase"], r["run_index"]) in ok
@@ -331,32 +535,78 @@ def write_claims(path: Path) -> dict[str, Any]:
             warm.setdefault(r["variant_id"], []).append(float(r["elapsed_seconds"]))
     summaries = []
     for v, times in sorted(warm.items()):
-        for stat, value in (("median", statistics.median(times)), ("min", min(times)),
-                            ("max", max(times))):
-            summaries.append({"variant_id": v, "phase": "warm", "statistic": stat,
-                              "value": value, "unit": "s", "passes": len(times)})
-    accepted = sorted({r["variant_id"] for r in rows if r["corpus_accepted"] == "true"}
-                      - {r["variant_id"] for r in rows if r["corpus_accepted"] != "true"})
+        for stat, value in (
+            ("median", statistics.median(times)),
+            ("min", min(times)),
+            ("max", max(times)),
+        ):
+            summaries.append(
+                {
+                    "variant_id": v,
+                    "phase": "warm",
+                    "statistic": stat,
+                    "value": value,
+                    "unit": "s",
+                    "passes": len(times),
+                }
+            )
+    accepted = sorted(
+        {r["variant_id"] for r in rows if r["corpus_accepted"] == "true"}
+        - {r["variant_id"] for r in rows if r["corpus_accepted"] != "true"}
+    )
     medians = {s["variant_id"]: s["value"] for s in summaries if s["statistic"] == "median"}
     ranked = sorted((v for v in accepted if v in medians), key=lambda v: (medians[v], v))
     n_accepted = len({r["corpus_revision"] for r in rows if r["corpus_accepted"] == "true"})
     first = rows[0]
-    figure = ({"name": "peak_reserved", "value": int(first["peak_reserved_bytes"]),
-               "unit": "bytes", "source": "torch.cuda.max_memory_reserved",
-               "variant_id": first["variant_id"], "phase": first["phase"],
-               "run_index": int(first["run_index"])} if first["peak_reserved_bytes"] else
-              {"name": "process_peak_rss", "value": 812_000_000, "unit": "bytes",
-               "source": "resource.getrusage"})
+    figure = (
+        {
+            "name": "peak_reserved",
+            "value": int(first["peak_reserved_bytes"]),
+            "unit": "bytes",
+            "source": "torch.cuda.max_memory_reserved",
+            "variant_id": first["variant_id"],
+            "phase": first["phase"],
+            "run_index": int(first["run_index"]),
+        }
+        if first["peak_reserved_bytes"]
+        else {
+            "name": "process_peak_rss",
+            "value": 812_000_000,
+            "unit": "bytes",
+            "source": "resource.getrusage",
+        }
+    )
     claims = {
-        "schema_version": "2", "experiment_id": manifest["experiment_id"],
+        "schema_version": "2",
+        "experiment_id": manifest["experiment_id"],
         "summaries": summaries,
-        "rankings": [{"basis": {"measure": "elapsed_seconds", "phase": "warm",
-                                "statistic": "median", "unit": "s", "order": "ascending"},
-                      "variants": ranked, "values": [medians[v] for v in ranked]}]
-        if ranked else [],
-        "projections": [{"figure": "corpora_per_period", "variant_id": None,
-                         "value": n_accepted, "unit": "corpora", "period_days": 7,
-                         "accepted_corpora": n_accepted}] if n_accepted else [],
+        "rankings": [
+            {
+                "basis": {
+                    "measure": "elapsed_seconds",
+                    "phase": "warm",
+                    "statistic": "median",
+                    "unit": "s",
+                    "order": "ascending",
+                },
+                "variants": ranked,
+                "values": [medians[v] for v in ranked],
+            }
+        ]
+        if ranked
+        else [],
+        "projections": [
+            {
+                "figure": "corpora_per_period",
+                "variant_id": None,
+                "value": n_accepted,
+                "unit": "corpora",
+                "period_days": 7,
+                "accepted_corpora": n_accepted,
+            }
+        ]
+        if n_accepted
+        else [],
         "memory_figures": [figure],
     }
     write_json(root, "claims.json", claims)
@@ -365,6 +615,7 @@ def write_claims(path: Path) -> dict[str, Any]:
 
 
 # -- reading and rewriting a run dir (used by mutations in tests) ---------------------------
+
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
     buf = io.StringIO()
@@ -425,8 +676,9 @@ def rehash(path: Path) -> None:
 _rehash = rehash  # for edit_json, whose `rehash=` keyword hides the function
 
 
-def quality(refs: dict[str, str], preds: dict[str, str], classes: Sequence[str],
-            metric: str) -> float | None:
+def quality(
+    refs: dict[str, str], preds: dict[str, str], classes: Sequence[str], metric: str
+) -> float | None:
     """The metric of one pass, in plain Python (the auditor's polars version is checked
     against this one). Missing predictions count as wrong; macro-F1 averages the declared
     classes present in the references or the predictions (sklearn, zero_division=0)."""
@@ -475,8 +727,10 @@ def recompute_claims(path: Path, keep: Iterable[tuple[int, str]] = ()) -> None:
         ids: list[str] = []
         preds: dict[str, str] = {}
         invalid: list[int] = []
-        for ln, line in enumerate(text.split("\n")[:-1] if text.endswith("\n")
-                                  else text.split("\n") if text else [], start=1):
+        for ln, line in enumerate(
+            text.split("\n")[:-1] if text.endswith("\n") else text.split("\n") if text else [],
+            start=1,
+        ):
             try:
                 obj = json.loads(line)
             except ValueError:
@@ -500,45 +754,79 @@ def recompute_claims(path: Path, keep: Iterable[tuple[int, str]] = ()) -> None:
         extra = sorted(set(ids) - exp_set)
         ids_match = not dups and not missing and not extra
         fmt = not invalid
-        q = quality({i: refs[i] for i in expected if i in refs},
-                    {i: lab for i, lab in preds.items() if i in exp_set}, classes, qr["metric"])
-        q_ok = q is not None and q >= qr["threshold"] - 1e-9 and (
-            q >= qr["reference"]["value"] - qr["tolerance"] - 1e-9)
+        q = quality(
+            {i: refs[i] for i in expected if i in refs},
+            {i: lab for i, lab in preds.items() if i in exp_set},
+            classes,
+            qr["metric"],
+        )
+        q_ok = (
+            q is not None
+            and q >= qr["threshold"] - 1e-9
+            and (q >= qr["reference"]["value"] - qr["tolerance"] - 1e-9)
+        )
         acc = ids_match and fmt and q_ok
         if acc:
             accepted_variants.setdefault(row["variant_id"], set()).add(row["corpus_revision"])
-        new = {"observed_ids": len(ids), "ids_match": ids_match, "format_valid": fmt,
-               "quality_value": "" if q is None else round(q, 6), "corpus_accepted": acc}
+        new = {
+            "observed_ids": len(ids),
+            "ids_match": ids_match,
+            "format_valid": fmt,
+            "quality_value": "" if q is None else round(q, 6),
+            "corpus_accepted": acc,
+        }
         for k, val in new.items():
             if (n, k) not in keep:
                 row[k] = _cell(val)
-        passes.append({"variant_id": row["variant_id"], "phase": row["phase"],
-                       "run_index": int(row["run_index"]), "output_file": rel,
-                       "lines": len(text.splitlines()), "observed_ids": len(ids),
-                       "unique_ids": len(seen), "duplicate_ids": dups, "missing_ids": missing,
-                       "extra_ids": extra, "invalid_lines": invalid, "ids_match": ids_match,
-                       "format_valid": fmt, "quality_value": None if q is None else round(q, 6),
-                       "corpus_accepted": acc})
+        passes.append(
+            {
+                "variant_id": row["variant_id"],
+                "phase": row["phase"],
+                "run_index": int(row["run_index"]),
+                "output_file": rel,
+                "lines": len(text.splitlines()),
+                "observed_ids": len(ids),
+                "unique_ids": len(seen),
+                "duplicate_ids": dups,
+                "missing_ids": missing,
+                "extra_ids": extra,
+                "invalid_lines": invalid,
+                "ids_match": ids_match,
+                "format_valid": fmt,
+                "quality_value": None if q is None else round(q, 6),
+                "corpus_accepted": acc,
+            }
+        )
     for n, row in enumerate(rows, start=1):
         if (n, "accepted_unique_corpora") not in keep:
-            row["accepted_unique_corpora"] = str(len(accepted_variants.get(row["variant_id"],
-                                                                           ())))
+            row["accepted_unique_corpora"] = str(len(accepted_variants.get(row["variant_id"], ())))
     write_rows(root, rows)
     counts: dict[str, int] = {}
     for i in expected:
         counts[i] = counts.get(i, 0) + 1
-    write_json(root, "checks/set-check.json", {
-        "expected_file": "corpus/expected_ids.txt", "expected_count": len(expected),
-        "expected_duplicates": sorted(i for i, c in counts.items() if c > 1), "passes": passes})
+    write_json(
+        root,
+        "checks/set-check.json",
+        {
+            "expected_file": "corpus/expected_ids.txt",
+            "expected_count": len(expected),
+            "expected_duplicates": sorted(i for i, c in counts.items() if c > 1),
+            "passes": passes,
+        },
+    )
     rehash(root)
 
 
 # -- editing a built run --------------------------------------------------------------------
 
+
 def pass_row(rows: list[dict], variant: str, phase: str, run: int) -> dict:
     """The CSV row of one pass."""
-    return next(r for r in rows if (r["variant_id"], r["phase"], r["run_index"])
-                == (variant, phase, str(run)))
+    return next(
+        r
+        for r in rows
+        if (r["variant_id"], r["phase"], r["run_index"]) == (variant, phase, str(run))
+    )
 
 
 def edit_rows(root: Path, fn: Callable[[list[dict]], None]) -> None:

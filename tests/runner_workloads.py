@@ -40,8 +40,16 @@ class FaultyWorkload(BagOfWordsWorkload):
 
     def begin_pass(self, variant_id: str, phase: str, run_index: int) -> None:
         self.batches = 0
-        self.current = next((f for f in self.failures if f["variant"] == variant_id
-                             and f["phase"] == phase and f["run_index"] == run_index), None)
+        self.current = next(
+            (
+                f
+                for f in self.failures
+                if f["variant"] == variant_id
+                and f["phase"] == phase
+                and f["run_index"] == run_index
+            ),
+            None,
+        )
 
     def classify(self, texts: list[str], batch: int) -> list[str]:
         if self.sleep:
@@ -50,8 +58,9 @@ class FaultyWorkload(BagOfWordsWorkload):
             if self.current["kind"] == "crash":  # the process dies without a word
                 os._exit(3)
             if self.current["kind"] == "oom":
-                raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB "
-                                             "(injected by the test workload)")
+                raise torch.OutOfMemoryError(
+                    "CUDA out of memory. Tried to allocate 2.00 GiB (injected by the test workload)"
+                )
             raise RuntimeError("injected failure from the test workload")
         self.batches += 1
         return super().classify(texts, batch)
@@ -60,8 +69,9 @@ class FaultyWorkload(BagOfWordsWorkload):
 class Faulty(BagOfWords):
     name = "faulty-bow"
 
-    def load(self, model_dir: Path, device: str, precision: str, context: int,
-             options: dict[str, Any]) -> Workload:
+    def load(
+        self, model_dir: Path, device: str, precision: str, context: int, options: dict[str, Any]
+    ) -> Workload:
         base = super().load(model_dir, device, precision, context, options)
         assert isinstance(base, BagOfWordsWorkload)
         w = FaultyWorkload(base.model, base.tokenizer, base.classes, base.device)
@@ -69,8 +79,9 @@ class Faulty(BagOfWords):
         return w
 
 
-def tiny_rows(n_train: int = 60, n_tune: int = 30, n_eval: int = 40,
-              seed: int = 7) -> list[dict[str, str]]:
+def tiny_rows(
+    n_train: int = 60, n_tune: int = 30, n_eval: int = 40, seed: int = 7
+) -> list[dict[str, str]]:
     """A corpus any bag-of-words model learns perfectly: each class has its own words."""
     rng = random.Random(seed)
     rows = []
@@ -80,8 +91,9 @@ def tiny_rows(n_train: int = 60, n_tune: int = 30, n_eval: int = 40,
             label = labels[i % len(labels)]
             words = rng.choices(VOCAB[label], k=6) + rng.choices(FILLER, k=3)
             rng.shuffle(words)
-            rows.append({"id": f"{split}-{i:04d}", "text": " ".join(words), "label": label,
-                         "split": split})
+            rows.append(
+                {"id": f"{split}-{i:04d}", "text": " ".join(words), "label": label, "split": split}
+            )
     return rows
 
 
@@ -113,8 +125,9 @@ class Degraded(BagOfWords):
 
     name = "degraded-bow"
 
-    def load(self, model_dir: Path, device: str, precision: str, context: int,
-             options: dict[str, Any]) -> Workload:
+    def load(
+        self, model_dir: Path, device: str, precision: str, context: int, options: dict[str, Any]
+    ) -> Workload:
         base = super().load(model_dir, device, precision, context, options)
         if precision != "float16":
             return base

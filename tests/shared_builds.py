@@ -65,8 +65,7 @@ def shared(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], A
             shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
             folder.mkdir()
             result = build(folder)
-            (folder / "result.json").write_text(json.dumps(result, default=str),
-                                                encoding="utf-8")
+            (folder / "result.json").write_text(json.dumps(result, default=str), encoding="utf-8")
             (folder / _DONE).touch()
     return folder
 
@@ -94,15 +93,15 @@ def fresh_exports() -> Iterator[None]:
 
 #: Options of the test workloads (tests/runner_workloads.py) that change how they classify,
 #: never the model they load and export: runs that differ only in them share an export.
-CLASSIFY_ONLY = {"runner_workloads:Faulty": ("fail", "sleep_per_batch"),
-                 "runner_workloads:Degraded": ("degrade_every",)}
+CLASSIFY_ONLY = {
+    "runner_workloads:Faulty": ("fail", "sleep_per_batch"),
+    "runner_workloads:Degraded": ("degrade_every",),
+}
 
 
-def _export_key(workload: str, options: dict[str, Any], model_dir: Path,
-                context: int) -> str:
+def _export_key(workload: str, options: dict[str, Any], model_dir: Path, context: int) -> str:
     kept = {k: v for k, v in options.items() if k not in CLASSIFY_ONLY.get(workload, ())}
-    h = hashlib.sha256(json.dumps([workload, kept, context], sort_keys=True,
-                                  default=str).encode())
+    h = hashlib.sha256(json.dumps([workload, kept, context], sort_keys=True, default=str).encode())
     for f in sorted(p for p in Path(model_dir).rglob("*") if p.is_file()):
         rel = f.relative_to(model_dir).as_posix()
         if rel == "model.onnx":  # the export's own target, when it lies in the model dir
@@ -121,8 +120,9 @@ def install_export_cache(factory: pytest.TempPathFactory) -> None:
     _cache_root.mkdir(exist_ok=True)
     real = replay_mod.export_in_fresh_process
 
-    def cached(workload: str, options: dict[str, Any], model_dir: Path, context: int,
-               path: Path) -> OnnxExport:
+    def cached(
+        workload: str, options: dict[str, Any], model_dir: Path, context: int, path: Path
+    ) -> OnnxExport:
         assert _cache_root is not None
         key = _export_key(workload, options, model_dir, context)
         entry = _cache_root / key
@@ -132,14 +132,16 @@ def install_export_cache(factory: pytest.TempPathFactory) -> None:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(entry / "model.onnx", path)
                 done = json.loads((entry / "export.json").read_text(encoding="utf-8"))
-                return OnnxExport(**{**done, "file": path,
-                                     "input_names": tuple(done["input_names"])})
+                return OnnxExport(
+                    **{**done, "file": path, "input_names": tuple(done["input_names"])}
+                )
             made = real(workload, options, model_dir, context, path)
             shutil.rmtree(entry, ignore_errors=True)
             entry.mkdir()
             shutil.copyfile(made.file, entry / "model.onnx")
-            (entry / "export.json").write_text(json.dumps(
-                {**dataclasses.asdict(made), "file": None}), encoding="utf-8")
+            (entry / "export.json").write_text(
+                json.dumps({**dataclasses.asdict(made), "file": None}), encoding="utf-8"
+            )
         return made
 
     replay_mod.export_in_fresh_process = cached

@@ -26,13 +26,14 @@ def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
         return node.module or ""
     base = module.split(".")
     base = base if is_package else base[:-1]
-    base = base[:len(base) - (node.level - 1)]
+    base = base[: len(base) - (node.level - 1)]
     return ".".join([*base, node.module] if node.module else base)
 
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(path: Path, *, lazy: bool) -> Iterator[str]:
@@ -55,11 +56,22 @@ def _imports(path: Path, *, lazy: bool) -> Iterator[str]:
                     yield from walk(node.body)
                 yield from walk(node.orelse)
             elif isinstance(node, ast.Try):
-                for block in (node.body, node.orelse, node.finalbody,
-                              *(h.body for h in node.handlers)):
+                for block in (
+                    node.body,
+                    node.orelse,
+                    node.finalbody,
+                    *(h.body for h in node.handlers),
+                ):
                     yield from walk(block)
-            elif lazy and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
-                                     | ast.ClassDef | ast.With | ast.For | ast.While):
+            elif lazy and isinstance(
+                node,
+                ast.FunctionDef
+                | ast.AsyncFunctionDef
+                | ast.ClassDef
+                | ast.With
+                | ast.For
+                | ast.While,
+            ):
                 yield from walk(node.body)
 
     yield from walk(tree.body)
@@ -123,24 +135,34 @@ def test_the_report_is_never_imported_back() -> None:
     of those imports it, not even lazily inside a function (the protocols' report parts name
     their figures, the report draws them)."""
     graph = _graph(lazy=True)
-    offenders = sorted((m, t) for m, targets in graph.items() if not m.startswith((
-        "auditor.report", "auditor.cli", "auditor.archive.compare")) for t in targets
-        if t.startswith("auditor.report"))
+    offenders = sorted(
+        (m, t)
+        for m, targets in graph.items()
+        if not m.startswith(("auditor.report", "auditor.cli", "auditor.archive.compare"))
+        for t in targets
+        if t.startswith("auditor.report")
+    )
     assert offenders == []
 
 
 def _reader_tests(tree: ast.AST) -> Iterator[ast.AST]:
     """Comparisons and string tests of a reader's name (`x.reader == ...`, `family == ...`,
     `reader.startswith(...)`, `... in READERS`)."""
+
     def names_reader(node: ast.AST) -> bool:
         return (isinstance(node, ast.Attribute) and node.attr == "reader") or (
-            isinstance(node, ast.Name) and node.id in ("reader", "family"))
+            isinstance(node, ast.Name) and node.id in ("reader", "family")
+        )
 
     for node in ast.walk(tree):
         compares = isinstance(node, ast.Compare) and any(
-            names_reader(x) for x in (node.left, *node.comparators))
-        calls = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
-            names_reader(node.func.value) or node.func.attr == "by_name")
+            names_reader(x) for x in (node.left, *node.comparators)
+        )
+        calls = (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and (names_reader(node.func.value) or node.func.attr == "by_name")
+        )
         if compares or calls:
             yield node
 
@@ -154,21 +176,27 @@ def test_no_protocol_module_names_a_reader() -> None:
     packages = [AUDITOR / "protocols" / p for p in ("a", "b")]
     for path in sorted(f for package in packages for f in package.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        found += [f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}"
-                  for node in _reader_tests(tree)]
+        found += [
+            f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}"
+            for node in _reader_tests(tree)
+        ]
     assert found == []
 
 
 def test_the_auditor_never_imports_the_runner() -> None:
-    offenders = [f"{path.relative_to(ROOT)}: {m}" for path in sorted(AUDITOR.rglob("*.py"))
-                 for m in _imports(path, lazy=True) if m == "runner" or
-                 m.startswith("runner.")]
+    offenders = [
+        f"{path.relative_to(ROOT)}: {m}"
+        for path in sorted(AUDITOR.rglob("*.py"))
+        for m in _imports(path, lazy=True)
+        if m == "runner" or m.startswith("runner.")
+    ]
     assert offenders == []
 
 
 def test_the_reader_check_finds_a_reader_test() -> None:
-    tree = ast.parse("if p.reader == 'x' or family.startswith('y') or "
-                     "evidence_kinds.by_name('z'): pass")
+    tree = ast.parse(
+        "if p.reader == 'x' or family.startswith('y') or evidence_kinds.by_name('z'): pass"
+    )
     assert len(list(_reader_tests(tree))) == 3
 
 
@@ -179,9 +207,12 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_no_module_is_over_the_line_limit() -> None:
     """A module of the auditor, the runner or the schemas package that grows past
     `MAX_LINES` holds more than one concern: split it."""
-    long = sorted(f"{p.relative_to(ROOT)}: {n}" for package in (AUDITOR, RUNNER, SCHEMAS)
-                  for p in package.rglob("*.py")
-                  if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES)
+    long = sorted(
+        f"{p.relative_to(ROOT)}: {n}"
+        for package in (AUDITOR, RUNNER, SCHEMAS)
+        for p in package.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    )
     assert long == []
 
 
@@ -189,8 +220,11 @@ def _protocol_branches(tree: ast.AST) -> Iterator[int]:
     """Lines of comparisons with a protocol's name (`x == PROTOCOL_B`, `PROTOCOL_A != y`)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
-            names = [n for n in (node.left, *node.comparators)
-                     if isinstance(n, ast.Name) and n.id.startswith("PROTOCOL_")]
+            names = [
+                n
+                for n in (node.left, *node.comparators)
+                if isinstance(n, ast.Name) and n.id.startswith("PROTOCOL_")
+            ]
             if names:
                 yield node.lineno
 
@@ -199,10 +233,12 @@ def test_shared_code_has_no_protocol_branch() -> None:
     """What is protocol-shaped (figures, ranking, subjects, citations, replay's files) is
     each protocol's part (`auditor/protocols/<p>/`): the archive, the comparison, replay, the
     report and the outputs never test which protocol they hold."""
-    shared = [p for p in AUDITOR.rglob("*.py")
-              if "protocols" not in p.relative_to(AUDITOR).parts]
-    offenders = [f"{p.relative_to(ROOT)}:{line}" for p in shared
-                 for line in _protocol_branches(ast.parse(p.read_text(encoding="utf-8")))]
+    shared = [p for p in AUDITOR.rglob("*.py") if "protocols" not in p.relative_to(AUDITOR).parts]
+    offenders = [
+        f"{p.relative_to(ROOT)}:{line}"
+        for p in shared
+        for line in _protocol_branches(ast.parse(p.read_text(encoding="utf-8")))
+    ]
     assert offenders == []
 
 
@@ -215,9 +251,13 @@ def test_subjects_are_built_in_their_protocols_words() -> None:
     """A `Subject` is built by its protocol's `subject.py` (`variant_subject`,
     `policy_subject`), in its protocol's words, never with another protocol's keywords."""
     makers = {AUDITOR / "protocols" / p / "subject.py" for p in ("a", "b")}
-    offenders = [f"{p.relative_to(ROOT)}:{node.lineno}" for p in AUDITOR.rglob("*.py")
-                 if p not in makers
-                 for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
-                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                 and node.func.id == "Subject"]
+    offenders = [
+        f"{p.relative_to(ROOT)}:{node.lineno}"
+        for p in AUDITOR.rglob("*.py")
+        if p not in makers
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "Subject"
+    ]
     assert offenders == []

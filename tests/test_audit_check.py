@@ -92,24 +92,34 @@ def test_select_ignore_options(broken: Path, tmp_path: Path) -> None:
     assert [f["code"] for f in doc["findings"]] == ["A0807"]
     assert "A0604" not in doc["rules_run"]
     assert doc["verdict"] == "incomplete" and code == 1
-    assert doc["rules_not_run"] == [{"code": "A0604", "severity": "error",
-                                     "title": "no p95 from five passes", "waived": False,
-                                     "justification": None}]
+    assert doc["rules_not_run"] == [
+        {
+            "code": "A0604",
+            "severity": "error",
+            "title": "no p95 from five passes",
+            "waived": False,
+            "justification": None,
+        }
+    ]
     waivers = tmp_path / "waivers.toml"
     waivers.write_text('A0604 = "summaries are reviewed by hand for this procurement"\n')
-    code, out = invoke("check", str(broken), "--ignore", "a0604", "--waivers", str(waivers),
-                       "--format", "json")
+    code, out = invoke(
+        "check", str(broken), "--ignore", "a0604", "--waivers", str(waivers), "--format", "json"
+    )
     doc = json.loads(out)
     assert doc["verdict"] == "accepted" and code == 0
-    assert doc["rules_not_run"][0]["justification"] == ("summaries are reviewed by hand for "
-                                                        "this procurement")
-    assert doc["waivers"] == [{"code": "A0604", "justification": doc["rules_not_run"][0][
-        "justification"]}]
+    assert doc["rules_not_run"][0]["justification"] == (
+        "summaries are reviewed by hand for this procurement"
+    )
+    assert doc["waivers"] == [
+        {"code": "A0604", "justification": doc["rules_not_run"][0]["justification"]}
+    ]
     code, out = invoke("check", str(broken), "--select", "A06", "--format", "json")
     doc = json.loads(out)
     assert code == 1 and {c[:3] for c in doc["rules_run"]} == {"A06"}
     assert len(doc["rules_run"]) + len(doc["rules_not_run"]) == len(
-        get("accepted-corpus-cost").rules)
+        get("accepted-corpus-cost").rules
+    )
 
 
 def test_waivers_show_in_every_format(broken: Path, tmp_path: Path) -> None:
@@ -117,10 +127,15 @@ def test_waivers_show_in_every_format(broken: Path, tmp_path: Path) -> None:
     from auditor.waivers import load_waivers
 
     waivers = tmp_path / "waivers.json"
-    waivers.write_text(json.dumps({"A0604": "p95 claims are out of scope of this audit",
-                                   "A07": "memory is not compared in this procurement"}))
-    result = run_check(broken, ignore=("A0604", "A0701", "A0807"),
-                       waivers=load_waivers(waivers))
+    waivers.write_text(
+        json.dumps(
+            {
+                "A0604": "p95 claims are out of scope of this audit",
+                "A07": "memory is not compared in this procurement",
+            }
+        )
+    )
+    result = run_check(broken, ignore=("A0604", "A0701", "A0807"), waivers=load_waivers(waivers))
     assert result.verdict == "accepted" and result.exit_code == 0
     assert [n.code for n in result.rules_not_run] == ["A0604", "A0701", "A0807"]
     assert [n.waiver is not None for n in result.rules_not_run] == [True, True, False]
@@ -133,8 +148,12 @@ def test_waivers_show_in_every_format(broken: Path, tmp_path: Path) -> None:
     sarif_schema = json.loads((TESTS / "output/fixtures/sarif-schema-2.1.0.json").read_text())
     log = json.loads(CHECK["sarif"].render(result))
     assert list(Draft4Validator(sarif_schema).iter_errors(log)) == []
-    assert list(schemas.validator("audit_result").iter_errors(
-        json.loads(CHECK["json"].render(result)))) == []
+    assert (
+        list(
+            schemas.validator("audit_result").iter_errors(json.loads(CHECK["json"].render(result)))
+        )
+        == []
+    )
     from auditor.report.viewmodel import verdict_section
 
     section = verdict_section(result, [], None)
@@ -142,32 +161,67 @@ def test_waivers_show_in_every_format(broken: Path, tmp_path: Path) -> None:
     assert section["waivers"][1]["justification"].startswith("memory is not compared")
 
 
-@pytest.mark.parametrize("content, why", [
-    ('{"A0604": ""}', "waivers.schema.json"),
-    ('{"A0604": "ok"}', "waivers.schema.json"),  # not a written justification
-    ('{"Z9": "a justification that is long enough"}', "no rule code starts with Z9"),
-    ("[1, 2", "not a valid waivers file"),
-])
-def test_bad_waivers_file_is_usage_error(clean: Path, tmp_path: Path, content: str,
-                                         why: str) -> None:
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        ('{"A0604": ""}', "waivers.schema.json"),
+        ('{"A0604": "ok"}', "waivers.schema.json"),  # not a written justification
+        ('{"Z9": "a justification that is long enough"}', "no rule code starts with Z9"),
+        ("[1, 2", "not a valid waivers file"),
+    ],
+)
+def test_bad_waivers_file_is_usage_error(
+    clean: Path, tmp_path: Path, content: str, why: str
+) -> None:
     waivers = tmp_path / "w.json"
     waivers.write_text(content)
-    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
-                           "check", str(clean), "--ignore", "A0604", "--waivers",
-                           str(waivers)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from auditor.cli import main; main()",
+            "check",
+            str(clean),
+            "--ignore",
+            "A0604",
+            "--waivers",
+            str(waivers),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and why in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_unknown_select_code_is_usage_error(clean: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
-                           "check", str(clean), "--select", "A0199"], capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from auditor.cli import main; main()",
+            "check",
+            str(clean),
+            "--select",
+            "A0199",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "no rule code starts with A0199" in proc.stderr
 
 
 def test_check_missing_dir_is_usage_error(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
-                           "check", str(tmp_path / "nope")], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from auditor.cli import main; main()",
+            "check",
+            str(tmp_path / "nope"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert "no such file or directory" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -175,8 +229,11 @@ def test_check_missing_dir_is_usage_error(tmp_path: Path) -> None:
 def test_a_directory_that_is_not_a_run_gets_one_clear_message(tmp_path: Path) -> None:
     with pytest.raises(AuditorError, match="not a run directory"):
         run_check(tmp_path)
-    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
-                           "check", str(tmp_path)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "from auditor.cli import main; main()", "check", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1 and "not a run directory" in proc.stderr
     report = tmp_path / "report"
@@ -205,8 +262,11 @@ def test_rules_and_explain() -> None:
     assert code == 0
     assert out.startswith("A0201: each expected ID exactly once\nprotocol rule A2.1")
     assert "Why it matters" in out and "Example" in out
-    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
-                           "explain", "Z9"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "from auditor.cli import main; main()", "explain", "Z9"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "unknown rule code" in proc.stderr
 
 
@@ -221,15 +281,19 @@ def test_check_does_not_import_heavy_modules(clean: Path) -> None:
         " 'jinja2', 'pyarrow', 'hypothesis', 'auditor.protocols.b')"
         " if m in sys.modules]\n"
         "assert heavy == [], heavy\n"
-        "assert code == 0, code\n")
+        "assert code == 0, code\n"
+    )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["verdict"] == "accepted"
 
 
 def _main(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()", *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", "from auditor.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_text_output_shows_the_key_evidence(clean: Path, tmp_path: Path) -> None:
@@ -278,12 +342,15 @@ def test_explain_a_protocol_rule_prints_its_text_and_the_codes_that_enforce_it()
     assert proc.returncode == 2 and "no protocol rule 'A9.9'" in proc.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ("check", "/nonexistent/run", "--format", "json"),
-    ("check", "--format=json"),
-    ("rules", "--format", "json", "--bogus"),
-    ("check", ".", "--format", "json", "--select", "A0199"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "/nonexistent/run", "--format", "json"),
+        ("check", "--format=json"),
+        ("rules", "--format", "json", "--bogus"),
+        ("check", ".", "--format", "json", "--select", "A0199"),
+    ],
+)
 def test_json_errors_go_to_stderr_as_one_json_object(args: tuple[str, ...]) -> None:
     proc = _main(*args)
     assert proc.returncode == 2 and proc.stdout == ""

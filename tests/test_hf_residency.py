@@ -44,7 +44,8 @@ role = "cpu-only"
 
 def write_config(folder: Path, options: str, policies: str, name: str) -> Path:
     cfg = folder / f"{name}.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 experiment_id = "hf-residency-{name}"
 seed = 5
 [corpus]
@@ -61,20 +62,23 @@ warmup = 3
 repetitions = 1
 sampling_interval_s = 0.02
 idle_seconds = 0
-powercap_root = "{folder / 'no-powercap'}"
+powercap_root = "{folder / "no-powercap"}"
 [placement]
 diagnostic_prompts = 3
 [gates]
 accuracy_floor = 0.0
 agreement_floor = 0.99
 {policies}
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
 def residency(cfg: Path, out: Path) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, ["residency", "--config", str(cfg), "--out", str(out),
-                                      "--quiet", "--off-protocol"])
+    result = CliRunner().invoke(
+        cli, ["residency", "--config", str(cfg), "--out", str(out), "--quiet", "--off-protocol"]
+    )
     return result.exit_code, result.output + repr(result.exception)
 
 
@@ -89,8 +93,9 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def checkpoint_run(folder: Path) -> Path:
     out = folder / "run"
-    code, output = residency(write_config(folder, '{ path = "ckpt" }', TORCH_CPU + ORT_CPU,
-                                          "ckpt"), out)
+    code, output = residency(
+        write_config(folder, '{ path = "ckpt" }', TORCH_CPU + ORT_CPU, "ckpt"), out
+    )
     assert code == 0, output
     return out
 
@@ -105,8 +110,7 @@ def test_cpu_policies_run_and_pass_their_gates(checkpoint_run: Path) -> None:
     assert m["off_protocol"]["diagnostic"] is True
     # the ONNX Runtime policy agrees with the torch reference on every prompt
     ort = {a["id"]: a["label"] for a in rf.read_jsonl(checkpoint_run, "gates/ort-cpu.jsonl")}
-    ref = {a["id"]: a["label"] for a in rf.read_jsonl(checkpoint_run,
-                                                      "reference/outputs.jsonl")}
+    ref = {a["id"]: a["label"] for a in rf.read_jsonl(checkpoint_run, "reference/outputs.jsonl")}
     assert ort == ref and len(set(ref.values())) > 1
 
 
@@ -121,8 +125,10 @@ def test_users_own_onnx_file_is_run_and_archived(folder: Path, checkpoint_run: P
     mine = folder / "exported" / "classifier.onnx"
     mine.parent.mkdir()
     mine.write_bytes((checkpoint_run / "model/model.onnx").read_bytes())
-    options = (f'{{ onnx = "exported/classifier.onnx", tokenizer = "ckpt/tokenizer.json", '
-               f'labels = {LABELS!r} }}').replace("'", '"')
+    options = (
+        f'{{ onnx = "exported/classifier.onnx", tokenizer = "ckpt/tokenizer.json", '
+        f"labels = {LABELS!r} }}"
+    ).replace("'", '"')
     out = folder / "run-onnx"
     code, output = residency(write_config(folder, options, ORT_CPU, "onnx"), out)
     assert code == 0, output
@@ -137,11 +143,13 @@ def test_users_own_onnx_file_is_run_and_archived(folder: Path, checkpoint_run: P
 
 
 def test_onnx_alone_refuses_a_torch_policy(folder: Path) -> None:
-    options = (f'{{ onnx = "ckpt/none.onnx", tokenizer = "ckpt/tokenizer.json", '
-               f'labels = {LABELS!r} }}').replace("'", '"')
+    options = (
+        f'{{ onnx = "ckpt/none.onnx", tokenizer = "ckpt/tokenizer.json", labels = {LABELS!r} }}'
+    ).replace("'", '"')
     (folder / "ckpt/none.onnx").write_bytes(b"")
-    code, output = residency(write_config(folder, options, TORCH_CPU, "torchless"),
-                             folder / "refused")
+    code, output = residency(
+        write_config(folder, options, TORCH_CPU, "torchless"), folder / "refused"
+    )
     assert code == 2 and "no torch model" in output and "torch-cpu" in output
     assert not (folder / "refused").exists()
 
@@ -160,9 +168,11 @@ def _sealed_copy(run: Path, dest: Path) -> Path:
 
 def _reseal(root: Path) -> None:
     m = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    m["artifacts"] = {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-                      for p in sorted(root.rglob("*"))
-                      if p.is_file() and p.name != "manifest.json"}
+    m["artifacts"] = {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != "manifest.json"
+    }
     (root / "manifest.json").write_text(json.dumps(m, indent=1), encoding="utf-8")
 
 
@@ -170,8 +180,9 @@ def _codes(root: Path) -> set[str]:
     return {f.code for f in run_check(root).findings if f.severity == "error"}
 
 
-def test_the_checkpoint_kept_is_the_one_the_revisions_pin(checkpoint_run: Path,
-                                                          tmp_path: Path) -> None:
+def test_the_checkpoint_kept_is_the_one_the_revisions_pin(
+    checkpoint_run: Path, tmp_path: Path
+) -> None:
     """Issue 31: the run's own checkpoint (weights, tokenizer.json, config.json) against its
     revisions and classes: as the runner wrote it, neither B0108 nor B0109; tokenizer.json
     replaced after the run (revisions left), B0108; config.json's id2label in another order

@@ -39,10 +39,12 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def write_config(folder: Path, options: str, *, precision: str = "float32",
-                 batches: str = "[1, 4]") -> Path:
+def write_config(
+    folder: Path, options: str, *, precision: str = "float32", batches: str = "[1, 4]"
+) -> Path:
     cfg = folder / "run.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 experiment_id = "hf-tiny"
 seed = 3
 device = "cpu"
@@ -61,7 +63,9 @@ warmup_iterations = 2
 offers_file = "{OFFERS}"
 offer_id = "example-b200-7d"
 lots = 1
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
@@ -77,8 +81,9 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def run(folder: Path, tmp_path_factory: pytest.TempPathFactory,
-        monkeypatch_module: pytest.MonkeyPatch) -> Path:
+def run(
+    folder: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch_module: pytest.MonkeyPatch
+) -> Path:
     # the relative path is the config file's folder's, not the working directory's
     monkeypatch_module.chdir(tmp_path_factory.mktemp("elsewhere"))
     cfg = write_config(folder, '{ path = "ckpt" }')
@@ -91,7 +96,8 @@ def run(folder: Path, tmp_path_factory: pytest.TempPathFactory,
 
 
 def test_the_checkpoint_is_staged_not_trained_and_no_local_path_is_recorded(
-        run: Path, folder: Path) -> None:
+    run: Path, folder: Path
+) -> None:
     """The runner says what it does with a checkpoint (staged as it is, no training), and
     the run records the checkpoint and the config as the config names them, never as an
     absolute path of this machine (the notes go into the signed report)."""
@@ -127,7 +133,10 @@ def test_run_is_accepted_and_pins_the_checkpoint_files(run: Path, folder: Path) 
     assert not (run / "model/recipe.json").exists()
     assert m["replay"]["tokenizer"]["kind"] == "hf-tokenizers/1"
     assert [i["name"] for i in m["replay"]["model"]["inputs"]] == [
-        "input_ids", "attention_mask", "token_type_ids"]
+        "input_ids",
+        "attention_mask",
+        "token_type_ids",
+    ]
     assert m["replay"]["labels"] == ["fruit", "tools", "weather"]
     # A3.3: truncation counted in the tokenizer's tokens, special tokens included
     from tokenizers import Tokenizer
@@ -161,8 +170,9 @@ def _pinned_lie(root: Path, change: Any) -> set[str]:
     return {f.code for f in run_check(root).findings if f.severity == "error"}
 
 
-def test_check_recomputes_the_checkpoint_revisions_and_truncation(run: Path,
-                                                                  tmp_path: Path) -> None:
+def test_check_recomputes_the_checkpoint_revisions_and_truncation(
+    run: Path, tmp_path: Path
+) -> None:
     """A0106: the model revision is the weights' hash, not the config's; A0307: the truncated
     texts recounted with the archived tokenizer.json (hf-tokenizers/1), special tokens in."""
     config = "sha256:" + sha(run / "model/config.json")
@@ -172,21 +182,23 @@ def test_check_recomputes_the_checkpoint_revisions_and_truncation(run: Path,
     assert "A0106" in codes and codes <= {"A0106", "A0107"}  # A0107: exported_from too
     root = tmp_path / "none-cut"
     shutil.copytree(run, root)
-    assert _pinned_lie(root, lambda m: m["corpus"]["truncation"].update(
-        truncated_texts=0)) == {"A0307"}
+    assert _pinned_lie(root, lambda m: m["corpus"]["truncation"].update(truncated_texts=0)) == {
+        "A0307"
+    }
 
 
 def test_replay_agrees_with_every_pass(run: Path) -> None:
     result = replay(run, sample_size=1000)
     assert result.verdict == "accepted" and result.findings == ()
     assert len(result.files) == 12  # 2 variants x (1 cold + 5 warm)
-    assert all(a.status == "met" and a.agreed == a.compared == 40 and a.threshold.exact
-               for a in result.files)
+    assert all(
+        a.status == "met" and a.agreed == a.compared == 40 and a.threshold.exact
+        for a in result.files
+    )
     assert result.tokenizer is not None and result.tokenizer["kind"] == "hf-tokenizers/1"
 
 
-def test_consistent_forgery_passes_check_and_is_caught_by_replay(run: Path,
-                                                                 tmp_path: Path) -> None:
+def test_consistent_forgery_passes_check_and_is_caught_by_replay(run: Path, tmp_path: Path) -> None:
     root = tmp_path / "forged"
     shutil.copytree(run, root)
     first = {o["id"]: o["label"] for o in rf.read_jsonl(root, "outputs/batch-1/cold-1.jsonl")}
@@ -204,15 +216,18 @@ def test_consistent_forgery_passes_check_and_is_caught_by_replay(run: Path,
     result = replay(root, sample_size=1000)
     assert result.verdict == "rejected"
     assert {f.code for f in result.findings} == {"RA06"}
-    assert all(a_.status == "failed" and {d.id for d in a_.disagreements} == set(forged)
-               for a_ in result.files)
+    assert all(
+        a_.status == "failed" and {d.id for d in a_.disagreements} == set(forged)
+        for a_ in result.files
+    )
 
 
 def test_bfloat16_variant_runs_and_replays_against_the_float32_export(folder: Path) -> None:
     cfg = write_config(folder, '{ path = "ckpt" }', precision="bfloat16", batches="[8]")
     out = folder / "run-bf16"
-    result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out", str(out),
-                                      "--quiet"])
+    result = CliRunner().invoke(
+        cli, ["execute", "--config", str(cfg), "--out", str(out), "--quiet"]
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     rows = rf.read_rows(out)
     assert {r["precision"] for r in rows} == {"bfloat16"}
@@ -238,8 +253,13 @@ def test_pickled_weights_are_refused(folder: Path) -> None:
     for name in ("config.json", "tokenizer.json"):
         shutil.copyfile(folder / "ckpt" / name, bad / name)
     (bad / "pytorch_model.bin").write_bytes(b"not loaded")
-    _refused(folder, '{ path = "pickled" }', "has no model.safetensors",
-             "pytorch_model.bin", "never loaded")
+    _refused(
+        folder,
+        '{ path = "pickled" }',
+        "has no model.safetensors",
+        "pytorch_model.bin",
+        "never loaded",
+    )
 
 
 def test_missing_checkpoint_and_unknown_option_are_refused(folder: Path) -> None:
@@ -254,5 +274,4 @@ def test_labels_other_than_the_corpus_are_refused(folder: Path) -> None:
     config["id2label"] = {"0": "fruit", "1": "tools", "2": "sport"}
     config["label2id"] = {v: int(k) for k, v in config["id2label"].items()}
     (other / "config.json").write_text(json.dumps(config))
-    _refused(folder, '{ path = "other-labels" }', "not the corpus labels", "'sport'",
-             "'weather'")
+    _refused(folder, '{ path = "other-labels" }', "not the corpus labels", "'sport'", "'weather'")

@@ -21,8 +21,9 @@ def _execute(tmp: Path, fail: str = "", sleep_per_batch: float = 0.0) -> Path:
     corpus = write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=40))
     cfg = write_config(tmp, corpus, fail=fail, sleep_per_batch=sleep_per_batch)
     out = tmp / "run"
-    result = CliRunner().invoke(runner_cli, ["execute", "--config", str(cfg), "--out", str(out),
-                                             "--quiet"])
+    result = CliRunner().invoke(
+        runner_cli, ["execute", "--config", str(cfg), "--out", str(out), "--quiet"]
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     return out
 
@@ -53,8 +54,7 @@ def test_runner_output_is_accepted_with_no_finding(clean_run: Path) -> None:
     result = run_check(clean_run)
     env = json.loads((clean_run / "environment.json").read_text(encoding="utf-8"))
     busy = env["concurrent_load"]["while_measuring"]["busy"]
-    assert [f.code for f in result.findings if f.code == "A0407"] == (["A0407"] if busy
-                                                                       else [])
+    assert [f.code for f in result.findings if f.code == "A0407"] == (["A0407"] if busy else [])
     assert [f.to_json() for f in result.findings if f.code != "A0407"] == []
     assert result.skipped == ()
     assert result.verdict == "accepted"
@@ -96,8 +96,9 @@ def test_failed_pass_recorded_as_zero_seconds_is_caught(failing_run: Path, tmp_p
     assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
 
 
-def test_the_runner_states_its_claims_as_typed_fields(clean_run: Path, failing_run: Path,
-                                                      tmp_path: Path) -> None:
+def test_the_runner_states_its_claims_as_typed_fields(
+    clean_run: Path, failing_run: Path, tmp_path: Path
+) -> None:
     """claims.json: summaries of the completed passes only, a ranking of accepted variants
     only; the auditor recomputes both, so a lie in them is rejected."""
     import shutil
@@ -122,7 +123,8 @@ def test_the_runner_states_its_claims_as_typed_fields(clean_run: Path, failing_r
 
 
 def test_the_runners_ranking_has_a_typed_basis_the_auditor_recomputes(
-        paced_run: Path, tmp_path: Path) -> None:
+    paced_run: Path, tmp_path: Path
+) -> None:
     """The ranking states its basis as typed fields and each variant's median; the order
     reversed with its figures is caught by A1003."""
     import shutil
@@ -132,10 +134,18 @@ def test_the_runners_ranking_has_a_typed_basis_the_auditor_recomputes(
     doc = json.loads((paced_run / "claims.json").read_text())
     assert doc["schema_version"] == "2"
     (r,) = doc["rankings"]
-    assert r["basis"] == {"measure": "elapsed_seconds", "phase": "warm", "statistic": "median",
-                          "unit": "s", "order": "ascending"}
-    medians = {s["variant_id"]: s["value"] for s in doc["summaries"]
-               if (s["phase"], s["statistic"]) == ("warm", "median")}
+    assert r["basis"] == {
+        "measure": "elapsed_seconds",
+        "phase": "warm",
+        "statistic": "median",
+        "unit": "s",
+        "order": "ascending",
+    }
+    medians = {
+        s["variant_id"]: s["value"]
+        for s in doc["summaries"]
+        if (s["phase"], s["statistic"]) == ("warm", "median")
+    }
     assert r["values"] == [medians[v] for v in r["variants"]] == sorted(r["values"])
     assert len(r["variants"]) >= 2
     run = tmp_path / "run"

@@ -40,8 +40,10 @@ def wanted(*extras: str) -> set[str]:
     return {canonicalize_name(Requirement(r).name) for r in reqs} - {"torch"}
 
 
-@pytest.mark.parametrize(("lock", "extras"), [
-    ("runtime.lock", ("gpu",)), ("dev.lock", ("gpu", "hf", "cluster", "macos", "dev"))])
+@pytest.mark.parametrize(
+    ("lock", "extras"),
+    [("runtime.lock", ("gpu",)), ("dev.lock", ("gpu", "hf", "cluster", "macos", "dev"))],
+)
 def test_each_lock_pins_every_dependency_it_serves(lock: str, extras: tuple[str, ...]) -> None:
     pins = pinned(lock)
     assert wanted(*extras) <= set(pins), wanted(*extras) - set(pins)

@@ -32,8 +32,15 @@ def _folder(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def test_a_complete_set_has_no_fault(tmp_path: Path) -> None:
-    folder = _folder(tmp_path, {"x0001.py": COMPLETE, "x0002.py": COMPLETE.replace(
-        'TEMPLATE = "clean"', 'TEMPLATE = None\nCOMPANIONS = frozenset({"X0001"})')})
+    folder = _folder(
+        tmp_path,
+        {
+            "x0001.py": COMPLETE,
+            "x0002.py": COMPLETE.replace(
+                'TEMPLATE = "clean"', 'TEMPLATE = None\nCOMPANIONS = frozenset({"X0001"})'
+            ),
+        },
+    )
     found = mutation_modules.discover(folder, "complete_mutations")
     assert list(found) == ["X0001", "X0002"]  # `_helpers` is no rule's
     assert found["X0002"].template is None and found["X0002"].companions == {"X0001"}
@@ -46,14 +53,17 @@ def test_a_complete_set_has_no_fault(tmp_path: Path) -> None:
 
 
 def test_each_fault_is_named(tmp_path: Path) -> None:
-    folder = _folder(tmp_path, {
-        "x0002.py": COMPLETE.replace('"""X0001: a doc."""\n', ""),
-        "x0003.py": COMPLETE.replace("MUTATION = mutate\n", ""),
-        "x0004.py": COMPLETE.replace('TEMPLATE = "clean"\n', ""),
-        "x0005.py": COMPLETE.replace('"clean"', '"dirty"'),
-        "x0006.py": COMPLETE + 'COMPANIONS = frozenset({"X0099"})\n',
-        "x9999.py": COMPLETE,
-    })
+    folder = _folder(
+        tmp_path,
+        {
+            "x0002.py": COMPLETE.replace('"""X0001: a doc."""\n', ""),
+            "x0003.py": COMPLETE.replace("MUTATION = mutate\n", ""),
+            "x0004.py": COMPLETE.replace('TEMPLATE = "clean"\n', ""),
+            "x0005.py": COMPLETE.replace('"clean"', '"dirty"'),
+            "x0006.py": COMPLETE + 'COMPANIONS = frozenset({"X0099"})\n',
+            "x9999.py": COMPLETE,
+        },
+    )
     found = mutation_modules.discover(folder, "faulty_mutations")
     codes = ["X0001", "X0002", "X0003", "X0004", "X0005", "X0006"]
     faults = mutation_modules.faults(codes, found, folder, ("clean",))

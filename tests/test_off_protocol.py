@@ -23,7 +23,8 @@ from runner.cli import cli
 def a_config(tmp: Path, passes: str) -> Path:
     write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_train=30, n_tune=9, n_eval=12))
     cfg = tmp / "run.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 device = "cpu"
 [corpus]
 path = "corpus.jsonl"
@@ -34,14 +35,17 @@ batches = [4]
 context = 8
 [passes]
 {passes}
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
 def b_config(tmp: Path, trials: str, energy: str = "", n_eval: int = 12) -> Path:
     write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_train=30, n_tune=3, n_eval=n_eval))
     cfg = tmp / "residency.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 [corpus]
 path = "corpus.jsonl"
 eval_size = {n_eval}
@@ -54,7 +58,7 @@ context = 8
 repetitions = 1
 sampling_interval_s = 0.02
 idle_seconds = 0
-powercap_root = "{tmp / 'no-powercap'}"
+powercap_root = "{tmp / "no-powercap"}"
 {energy}
 [placement]
 diagnostic_prompts = 3
@@ -65,7 +69,9 @@ id = "torch-cpu"
 runtime = "torch"
 compute_units = "cpu"
 role = "cpu-only"
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
@@ -74,8 +80,7 @@ def invoke(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_three_warm_passes_are_refused_naming_a61_and_nothing_is_written(tmp_path: Path
-                                                                         ) -> None:
+def test_three_warm_passes_are_refused_naming_a61_and_nothing_is_written(tmp_path: Path) -> None:
     cfg = a_config(tmp_path, "warm_passes = 3\nwarmup_iterations = 0")
     code, output = invoke("execute", "--config", str(cfg), "--out", str(tmp_path / "run"))
     assert code == 2, output
@@ -90,7 +95,8 @@ def test_protocol_a_breaks_are_exactly_the_rules_broken(tmp_path: Path) -> None:
     assert protocol_breaks(ok) == []
     seven = load_config(a_config(tmp_path, "warm_passes = 7"))
     assert [(b.rule, b.setting, b.value) for b in protocol_breaks(seven)] == [
-        ("A6.1", "passes.warm_passes", 7)]
+        ("A6.1", "passes.warm_passes", 7)
+    ]
     assert protocol_breaks(load_config(None)) == []  # the embedded demo run
 
 
@@ -119,12 +125,14 @@ def test_residency_short_sequence_few_trials_and_warmup_are_refused(tmp_path: Pa
     cfg = b_config(tmp_path, "per_policy = 3\nwarmup = 10", "min_sample_periods = 4")
     code, output = invoke("residency", "--config", str(cfg), "--out", str(tmp_path / "run"))
     assert code == 2, output
-    for line in ("B2: the same fixed sequence of 1,000 prompts; corpus.eval_size = 12 breaks it",
-                 "B2: a warm-up of 100 batch-one classifications before each trial; "
-                 "trials.warmup = 10 breaks it",
-                 "B3: at least five trials per compute policy; trials.per_policy = 3 breaks it",
-                 "B6: at least 10 power samples inside each inference window; "
-                 "energy.min_sample_periods = 4 breaks it"):
+    for line in (
+        "B2: the same fixed sequence of 1,000 prompts; corpus.eval_size = 12 breaks it",
+        "B2: a warm-up of 100 batch-one classifications before each trial; "
+        "trials.warmup = 10 breaks it",
+        "B3: at least five trials per compute policy; trials.per_policy = 3 breaks it",
+        "B6: at least 10 power samples inside each inference window; "
+        "energy.min_sample_periods = 4 breaks it",
+    ):
         assert line in output
     assert not list(tmp_path.glob("run")) + list(tmp_path.glob("run.partial-*"))
 
@@ -139,13 +147,17 @@ def test_residency_breaks_are_exactly_the_rules_broken(tmp_path: Path) -> None:
 def test_residency_off_protocol_runs_and_the_manifest_says_so(tmp_path: Path) -> None:
     cfg = b_config(tmp_path, "per_policy = 1\nwarmup = 2")
     out = tmp_path / "run"
-    code, output = invoke("residency", "--config", str(cfg), "--out", str(out), "--quiet",
-                          "--off-protocol")
+    code, output = invoke(
+        "residency", "--config", str(cfg), "--out", str(out), "--quiet", "--off-protocol"
+    )
     assert code == 0, output
     m = rf.read_json(out, "manifest.json")
     assert list(schemas.validator("manifest_residency").iter_errors(m)) == []
     assert sorted(b["setting"] for b in m["off_protocol"]["breaks"]) == [
-        "corpus.eval_size", "trials.per_policy", "trials.warmup"]
+        "corpus.eval_size",
+        "trials.per_policy",
+        "trials.warmup",
+    ]
     assert len(rf.read_jsonl(out, "prompts/sequence.jsonl")) == 12
 
 

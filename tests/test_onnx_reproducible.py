@@ -32,24 +32,44 @@ def _checkout(at: Path) -> Path:
 
 
 def _export(checkout: Path, model_dir: Path, out: Path) -> bytes:
-    job = json.dumps({"workload": "runner.workloads.bow:BagOfWords", "options": {},
-                      "model_dir": str(model_dir), "context": 16, "path": str(out)})
+    job = json.dumps(
+        {
+            "workload": "runner.workloads.bow:BagOfWords",
+            "options": {},
+            "model_dir": str(model_dir),
+            "context": 16,
+            "path": str(out),
+        }
+    )
     env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONHASHSEED": "0"}
-    proc = subprocess.run([sys.executable, "-m", "runner.onnx_export", job], cwd=checkout,
-                          env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "runner.onnx_export", job],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     # the export really ran from the copy, not from this checkout
     assert json.loads(proc.stdout.strip().splitlines()[-1])["file"] == str(out)
     return out.read_bytes()
 
 
-def test_exports_from_two_checkouts_are_byte_identical_and_name_no_path(tmp_path: Path
-                                                                          ) -> None:
+def test_exports_from_two_checkouts_are_byte_identical_and_name_no_path(tmp_path: Path) -> None:
     rows = [r for r in tiny_rows(n_train=30, n_tune=0, n_eval=0) if r["split"] == "train"]
     model_dir = tmp_path / "model"
-    BagOfWords().prepare(TrainingData([r["text"] for r in rows], [r["label"] for r in rows],
-                                      tuple(sorted({r["label"] for r in rows}))),
-                         model_dir, seed=3, context=16, options={"epochs": 2})
+    BagOfWords().prepare(
+        TrainingData(
+            [r["text"] for r in rows],
+            [r["label"] for r in rows],
+            tuple(sorted({r["label"] for r in rows})),
+        ),
+        model_dir,
+        seed=3,
+        context=16,
+        options={"epochs": 2},
+    )
     first = _checkout(tmp_path / "checkout-one")
     second = _checkout(tmp_path / "elsewhere" / "checkout-two")
     a = _export(first, model_dir, tmp_path / "a.onnx")

@@ -38,8 +38,9 @@ def test_every_rule_code_matches_its_package_prefix_and_module() -> None:
     assert {r.code for r in protocols.all_rules()} == seen
 
 
-def _fake_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, modules: dict[str, str]
-                   ) -> Protocol:
+def _fake_protocol(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, modules: dict[str, str]
+) -> Protocol:
     name = f"fakeproto_{tmp_path.name}"  # a package per test: none is cached by another
     pkg = tmp_path / name / "rules"
     pkg.mkdir(parents=True)
@@ -48,9 +49,16 @@ def _fake_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, modules: dic
     for module, body in modules.items():
         (pkg / f"{module}.py").write_text(textwrap.dedent(body))
     monkeypatch.syspath_prepend(str(tmp_path))
-    return Protocol(name="fake", prefix="B", title="fake", rules_package=f"{name}.rules",
-                    parsed_prefixes=(), signature_files=(), load=lambda files: files,
-                    internal_error_ref="B10")
+    return Protocol(
+        name="fake",
+        prefix="B",
+        title="fake",
+        rules_package=f"{name}.rules",
+        parsed_prefixes=(),
+        signature_files=(),
+        load=lambda files: files,
+        internal_error_ref="B10",
+    )
 
 
 RULE_B = '''
@@ -68,15 +76,20 @@ RULE_B = '''
 '''
 
 
-def test_rules_of_any_letter_are_discovered(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    p = _fake_protocol(tmp_path, monkeypatch, {"b0101_something": RULE_B.format(code="B0101"),
-                                               "_helpers": "X = 1\n"})
+def test_rules_of_any_letter_are_discovered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = _fake_protocol(
+        tmp_path,
+        monkeypatch,
+        {"b0101_something": RULE_B.format(code="B0101"), "_helpers": "X = 1\n"},
+    )
     assert [r.code for r in p.rules] == ["B0101"] and isinstance(p.rules[0], Rule)
 
 
-def test_a_rule_with_the_wrong_prefix_is_refused_loudly(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rule_with_the_wrong_prefix_is_refused_loudly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     p = _fake_protocol(tmp_path, monkeypatch, {"b0101_wrong": RULE_B.format(code="A0101")})
     with pytest.raises(ValueError, match="does not match"):
         _ = p.rules
@@ -89,8 +102,12 @@ def test_an_unknown_protocol_is_one_clear_finding(tmp_path: Path) -> None:
     (root / "manifest.json").write_text(json.dumps(doc))
     result = run_check(root)
     (f,) = result.findings
-    assert (f.code, f.severity, f.artifact, f.pointer) == ("R0001", "error", "manifest.json",
-                                                          "/protocol")
+    assert (f.code, f.severity, f.artifact, f.pointer) == (
+        "R0001",
+        "error",
+        "manifest.json",
+        "/protocol",
+    )
     assert "energy-v9" in f.message and result.verdict == "rejected" and result.exit_code == 1
     assert result.rules_run == () and result.skipped == ()
 

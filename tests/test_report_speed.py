@@ -20,22 +20,40 @@ from auditor.report import libload
 from auditor.report.tuning import FULL_EVERY, report_process
 from auditor.report.worker import ReportWorker, WorkerError
 
-needs_cache = pytest.mark.skipif(libload.ld_cache() is None,
-                                 reason="no readable glibc ldconfig cache here")
+needs_cache = pytest.mark.skipif(
+    libload.ld_cache() is None, reason="no readable glibc ldconfig cache here"
+)
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     import os
 
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], text=True,
-                          capture_output=True, env={**os.environ, **env}, timeout=120,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        text=True,
+        capture_output=True,
+        env={**os.environ, **env},
+        timeout=120,
+        check=False,
+    )
 
 
 @needs_cache
-@pytest.mark.parametrize("name", ["c", "m", "gobject-2.0", "pango-1.0", "harfbuzz",
-                                  "fontconfig", "pangoft2-1.0", "libgobject-2.0-0",
-                                  "harfbuzz-subset-0.0", "no-such-library-here"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "c",
+        "m",
+        "gobject-2.0",
+        "pango-1.0",
+        "harfbuzz",
+        "fontconfig",
+        "pangoft2-1.0",
+        "libgobject-2.0-0",
+        "harfbuzz-subset-0.0",
+        "no-such-library-here",
+    ],
+)
 def test_cached_lookup_answers_as_ctypes(name):
     listing = libload.ld_cache()
     assert listing is not None
@@ -125,11 +143,17 @@ def clean_specs(tmp_path_factory) -> dict:
 
     run = make_clean_run(tmp_path_factory.mktemp("speed") / "run")
     view, result = audit(run)
-    vm, _, _ = render_report(view, result,
-                             generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
+    vm, _, _ = render_report(view, result, generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
     specs = viewmodel.protocol_report(result.protocol).figures(vm)
-    specs["hostile"] = ("memory", [{"variant_id": "$x$ </svg><script>", "series": [
-        {"label": "a & b", "peak_bytes": 3 * 2**20}]}])
+    specs["hostile"] = (
+        "memory",
+        [
+            {
+                "variant_id": "$x$ </svg><script>",
+                "series": [{"label": "a & b", "peak_bytes": 3 * 2**20}],
+            }
+        ],
+    )
     return specs
 
 
@@ -193,12 +217,16 @@ def test_report_with_the_worker_is_the_report_without(tmp_path):
     build_report(run, tmp_path / "here", now=now)
     build_report(run, tmp_path / "worker", now=now, in_worker=True)
     for name in ("report.html", "audit.json"):
-        assert (tmp_path / "worker" / name).read_bytes() == (tmp_path / "here" / name
-                                                             ).read_bytes()
+        assert (tmp_path / "worker" / name).read_bytes() == (tmp_path / "here" / name).read_bytes()
     (tmp_path / "bad.key").write_text("not a key")
     with pytest.raises(AuditorError, match=r"bad\.key"):
-        build_report(run, tmp_path / "never", key=tmp_path / "bad.key",
-                     cert=tmp_path / "bad.key", in_worker=True)
+        build_report(
+            run,
+            tmp_path / "never",
+            key=tmp_path / "bad.key",
+            cert=tmp_path / "bad.key",
+            in_worker=True,
+        )
     assert not (tmp_path / "never").exists()
 
 
@@ -206,12 +234,18 @@ def _dejavu() -> list:
     import matplotlib
 
     ttf = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
-    return [ttf / name for name in ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf",
-                                    "DejaVuSansMono.ttf", "DejaVuSansDisplay.ttf")]
+    return [
+        ttf / name
+        for name in (
+            "DejaVuSans.ttf",
+            "DejaVuSans-Bold.ttf",
+            "DejaVuSansMono.ttf",
+            "DejaVuSansDisplay.ttf",
+        )
+    ]
 
 
-@pytest.mark.parametrize(("legacy_kern", "hinting"), [(False, False), (True, False),
-                                                      (False, True)])
+@pytest.mark.parametrize(("legacy_kern", "hinting"), [(False, False), (True, False), (False, True)])
 def test_fonts_subset_the_same_with_early_drops(legacy_kern, hinting):
     """WeasyPrint's subset options (pdf/fonts.py) on matplotlib's DejaVu faces: the same
     bytes whether the dropped tables go before fontTools' subset or in it."""
@@ -223,10 +257,15 @@ def test_fonts_subset_the_same_with_early_drops(legacy_kern, hinting):
     from auditor.report.fontsubset import drop_before_subsetting
 
     def subset_of(path: Path) -> bytes:
-        options = subset.Options(retain_gids=True, passthrough_tables=True,
-                                 ignore_missing_glyphs=True, hinting=hinting,
-                                 desubroutinize=True, notdef_outline=False,
-                                 legacy_kern=legacy_kern)
+        options = subset.Options(
+            retain_gids=True,
+            passthrough_tables=True,
+            ignore_missing_glyphs=True,
+            hinting=hinting,
+            desubroutinize=True,
+            notdef_outline=False,
+            legacy_kern=legacy_kern,
+        )
         options.drop_tables += ["GSUB", "GPOS", "SVG"]
         subsetter = subset.Subsetter(options)
         subsetter.populate(gids=set(range(1, 400, 3)))
@@ -264,6 +303,5 @@ def test_a_report_signed_by_the_worker_verifies(tmp_path):
     lines = verify_report(tmp_path / "report", k / "ca.pem")
     assert any(line.startswith("OK:") for line in lines)
     with pytest.raises(AuditorError, match=r"--tsa http://127\.0\.0\.1:9/: no timestamp"):
-        build_report(run, tmp_path / "never", in_worker=True, tsa="http://127.0.0.1:9/",
-                     **signing)
+        build_report(run, tmp_path / "never", in_worker=True, tsa="http://127.0.0.1:9/", **signing)
     assert not (tmp_path / "never").exists()

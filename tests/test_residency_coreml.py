@@ -25,8 +25,11 @@ from runner.revisions import file_sha256
 
 ct = pytest.importorskip("coremltools")
 TESTS = Path(__file__).parent
-LOG = (TESTS / "readers/fixtures/powermetrics/text"
-       / "codecarbon_powermetrics_log_macbookair10-1_i100.txt")
+LOG = (
+    TESTS
+    / "readers/fixtures/powermetrics/text"
+    / "codecarbon_powermetrics_log_macbookair10-1_i100.txt"
+)
 
 
 def twin_predictor(package: Path, compute_units: str) -> coreml.Predictor:
@@ -38,14 +41,16 @@ def twin_predictor(package: Path, compute_units: str) -> coreml.Predictor:
     onnx = package.parents[1] / "model.onnx"
     assert file_sha256(onnx) == conv["source_onnx_sha256"]
     session = ort.InferenceSession(str(onnx), providers=["CPUExecutionProvider"])
-    return lambda feed: session.run(None, {"ids": feed["ids"].astype(np.int64),
-                                           "offsets": np.zeros(1, dtype=np.int64)})[0]
+    return lambda feed: session.run(
+        None, {"ids": feed["ids"].astype(np.int64), "offsets": np.zeros(1, dtype=np.int64)}
+    )[0]
 
 
 def write_config(tmp: Path) -> Path:
     write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_train=60, n_tune=20, n_eval=1000))
     cfg = tmp / "residency.toml"
-    cfg.write_text("""
+    cfg.write_text(
+        """
 experiment_id = "residency-coreml"
 seed = 3
 model_tier = "lite"
@@ -76,7 +81,9 @@ runtime = "coreml"
 compute_units = "cpuOnly"
 role = "cpu-only"
 package = "w8a8"
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
@@ -122,8 +129,11 @@ def test_a_package_swapped_after_its_gate_is_caught(mac_run: Path, tmp_path: Pat
     shutil.rmtree(w8a8)
     shutil.copytree(f16, w8a8)
     m = json.loads((lied / "manifest.json").read_text())
-    m["artifacts"] = {p.relative_to(lied).as_posix(): file_sha256(p)
-                      for p in sorted(lied.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+    m["artifacts"] = {
+        p.relative_to(lied).as_posix(): file_sha256(p)
+        for p in sorted(lied.rglob("*"))
+        if p.is_file() and p.name != "manifest.json"
+    }
     (lied / "manifest.json").write_text(json.dumps(m, indent=1))
     found = [msg for c, msg in errors(lied) if c == "B0103"]
     assert found and "model/coreml/w8a8.mlpackage" in found[0]
@@ -158,7 +168,16 @@ def test_conversion_and_calibration_record_each_package(tmp_path: Path) -> None:
         conv = json.loads((tmp_path / p["conversion_manifest"]).read_text())
         assert conv["package_sha256"] == p["package_sha256"]
     spec = ct.models.MLModel(str(tmp_path / out[1]["package"]), skip_model_load=True)
-    ops = {op.type for op in spec.get_spec().mlProgram.functions["main"].block_specializations[
-        "CoreML7"].operations} if hasattr(spec.get_spec(), "mlProgram") else set()
+    ops = (
+        {
+            op.type
+            for op in spec.get_spec()
+            .mlProgram.functions["main"]
+            .block_specializations["CoreML7"]
+            .operations
+        }
+        if hasattr(spec.get_spec(), "mlProgram")
+        else set()
+    )
     assert "constexpr_affine_dequantize" in ops or "constexpr_blockwise_shift_scale" in ops
     assert "quantize" in ops or "dequantize" in ops

@@ -26,8 +26,9 @@ def test_default_run_is_complete(tmp_path: Path) -> None:
     seconds = time.perf_counter() - t
     assert result.exit_code == 0, result.output + repr(result.exception)
     if seconds >= 120:
-        warnings.warn(f"the default residency run took {seconds:.1f} s (aim: under 120 s)",
-                      stacklevel=1)
+        warnings.warn(
+            f"the default residency run took {seconds:.1f} s (aim: under 120 s)", stacklevel=1
+        )
     m = json.loads((out / "manifest.json").read_text())
     assert m["status"] == "complete" and m["energy"]["inferences_per_trial"] == 20_000
     with open(out / "trials.csv", encoding="utf-8", newline="") as f:
@@ -39,5 +40,8 @@ def test_default_run_is_complete(tmp_path: Path) -> None:
         assert (out / f"placement/{pid}.{suffix}.json").is_file()
     for r in trials:
         if r["status"] == "ok":
-            assert r["energy_j"] != "" or "energy not measured: " in r["notes"] \
+            assert (
+                r["energy_j"] != ""
+                or "energy not measured: " in r["notes"]
                 or "below resolution" in r["notes"]
+            )

@@ -94,7 +94,8 @@ def off_protocol(cfg: Path) -> ResidencyConfig:
 def write_config(tmp: Path, policies: str, energy: str) -> Path:
     corpus = write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=N))
     cfg = tmp / "residency.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 experiment_id = "residency-test"
 seed = 5
 model_tier = "lite"
@@ -119,22 +120,29 @@ operation_share_floor = 0.5
 accuracy_floor = 0.9
 agreement_floor = 0.99
 {policies}
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
 @pytest.fixture(scope="module")
 def plain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     tmp = tmp_path_factory.mktemp("plain")
-    cfg = write_config(tmp, CPU_POLICIES, f"""repetitions = {R}
+    cfg = write_config(
+        tmp,
+        CPU_POLICIES,
+        f"""repetitions = {R}
 sampling_interval_s = 0.02
 idle_seconds = 0.2
-powercap_root = "{tmp / 'no-powercap'}"
-""")
+powercap_root = "{tmp / "no-powercap"}"
+""",
+    )
     out = tmp / "run"
     with fresh_exports():  # test_the_onnx_export_is_byte_reproducible compares two exports
-        result = CliRunner().invoke(cli, ["residency", "--config", str(cfg), "--out", str(out),
-                                          "--off-protocol"])
+        result = CliRunner().invoke(
+            cli, ["residency", "--config", str(cfg), "--out", str(out), "--off-protocol"]
+        )
     assert result.exit_code == 0, result.output + repr(result.exception)
     return out, result.output
 
@@ -142,13 +150,17 @@ powercap_root = "{tmp / 'no-powercap'}"
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("mixed")
-    cfg = write_config(tmp, CPU_POLICIES + FAILING_POLICIES, """repetitions = 60
+    cfg = write_config(
+        tmp,
+        CPU_POLICIES + FAILING_POLICIES,
+        """repetitions = 60
 sampling_interval_s = 0.02
 min_sample_periods = 1
 min_counter_updates = 2
 idle_seconds = 0.3
 rapl_max_watts = 20.0
-""")
+""",
+    )
     fakes = fake_instruments()
     out = tmp / "run"
     with fresh_exports():
@@ -158,8 +170,10 @@ rapl_max_watts = 20.0
 def fake_instruments() -> list:
     """RAPL at 10 W (an 8 J range: it wraps every 0.8 s; two polls up to 0.4 s apart stay
     countable) and one NVML board at 50 W, updated every 2 ms."""
-    return [ConstantPower(watts=10.0, max_range_uj=8_000_000, max_watts=20.0),
-            NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
+    return [
+        ConstantPower(watts=10.0, max_range_uj=8_000_000, max_watts=20.0),
+        NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002)),
+    ]
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -178,6 +192,7 @@ def nearest_rank(values: list[float]) -> float:
 
 # --- the run dir as a whole -----------------------------------------------------------------
 
+
 def test_progress_per_trial_and_no_partial_dir(plain: tuple[Path, str]) -> None:
     out, output = plain
     assert not list(out.parent.glob("run.partial-*"))
@@ -186,21 +201,28 @@ def test_progress_per_trial_and_no_partial_dir(plain: tuple[Path, str]) -> None:
 
 
 def test_quiet_prints_only_the_run_dir(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, CPU_POLICIES.split("[[policies]]\nid = \"ort-cpu\"")[0],
-                       "repetitions = 1\nidle_seconds = 0\n")
+    cfg = write_config(
+        tmp_path,
+        CPU_POLICIES.split('[[policies]]\nid = "ort-cpu"')[0],
+        "repetitions = 1\nidle_seconds = 0\n",
+    )
     out = tmp_path / "run"
-    result = CliRunner().invoke(cli, ["residency", "--config", str(cfg), "--out", str(out),
-                                      "--quiet", "--off-protocol"])
+    result = CliRunner().invoke(
+        cli, ["residency", "--config", str(cfg), "--out", str(out), "--quiet", "--off-protocol"]
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == str(out)
     # no progress; only the busy-machine warning, which --quiet keeps, may be on stderr
-    assert all(line.startswith("warning: machine BUSY while measuring")
-               for line in result.stderr.splitlines()), result.stderr
+    assert all(
+        line.startswith("warning: machine BUSY while measuring")
+        for line in result.stderr.splitlines()
+    ), result.stderr
 
 
 @pytest.mark.parametrize("which", ["plain", "mixed"])
-def test_every_artifact_is_valid_against_its_schema(which: str,
-                                                    request: pytest.FixtureRequest) -> None:
+def test_every_artifact_is_valid_against_its_schema(
+    which: str, request: pytest.FixtureRequest
+) -> None:
     run = request.getfixturevalue(which)
     out = run[0] if isinstance(run, tuple) else run
     seen: set[str] = set()
@@ -211,8 +233,9 @@ def test_every_artifact_is_valid_against_its_schema(which: str,
         rule = LAYOUT.rule_for(rel)
         if rule is None:
             # raw: the model, the config as read, the OS's power-source readings
-            assert LAYOUT.is_raw(rel) and (rel.startswith(("model/", "power_source/"))
-                                           or rel == "config/residency.toml"), rel
+            assert LAYOUT.is_raw(rel) and (
+                rel.startswith(("model/", "power_source/")) or rel == "config/residency.toml"
+            ), rel
             continue
         fmt, kind = rule
         seen.add(kind)
@@ -226,10 +249,22 @@ def test_every_artifact_is_valid_against_its_schema(which: str,
             header = ",".join(schemas.table_columns(kind)).encode() + b"\r\n"
             assert raw.startswith(header)
             assert b"\n" not in raw.replace(b"\r\n", b"")
-    assert {"manifest_residency", "trials", "policies", "prompt_line", "reference_line",
-            "trial_output_line", "runner_power_record", "torch_placement", "ort_placement",
-            "energy_window", "idle_power", "gates", "output_line",
-            "environment_residency"} <= seen
+    assert {
+        "manifest_residency",
+        "trials",
+        "policies",
+        "prompt_line",
+        "reference_line",
+        "trial_output_line",
+        "runner_power_record",
+        "torch_placement",
+        "ort_placement",
+        "energy_window",
+        "idle_power",
+        "gates",
+        "output_line",
+        "environment_residency",
+    } <= seen
 
 
 def test_csv_headers_are_run_dir_md_byte_for_byte(plain: tuple[Path, str]) -> None:
@@ -253,10 +288,11 @@ def test_manifest_declares_and_hashes_everything(plain: tuple[Path, str]) -> Non
     assert m["artifact_sha256"] == m["artifacts"]["model/weights.pt"]
     assert m["onnx_export"]["sha256"] == m["artifacts"]["model/model.onnx"]
     assert m["prompt_sequence"]["sha256"] == m["artifacts"]["prompts/sequence.jsonl"]
-    roles = {p["policy_id"]: (p["role"], p["runtime"], p["compute_units"])
-             for p in m["policies"]}
-    assert roles == {"torch-cpu": ("cpu-only", "torch", "cpu"),
-                     "ort-cpu": ("cpu-only", "onnxruntime", "CPUExecutionProvider")}
+    roles = {p["policy_id"]: (p["role"], p["runtime"], p["compute_units"]) for p in m["policies"]}
+    assert roles == {
+        "torch-cpu": ("cpu-only", "torch", "cpu"),
+        "ort-cpu": ("cpu-only", "onnxruntime", "CPUExecutionProvider"),
+    }
     ort = next(p for p in m["policies"] if p["policy_id"] == "ort-cpu")
     assert ort["artifact_file"] == "model/model.onnx"
     assert ort["active_providers"] == ["CPUExecutionProvider"]
@@ -272,13 +308,14 @@ def test_trials_alternate_in_the_recorded_order(plain: tuple[Path, str]) -> None
     out, _ = plain
     m = json.loads((out / "manifest.json").read_text())
     order = [tuple(x) for x in m["trial_order"]]
-    assert sorted(order) == sorted((p, n) for p in ("torch-cpu", "ort-cpu")
-                                   for n in range(1, 6))
+    assert sorted(order) == sorted((p, n) for p in ("torch-cpu", "ort-cpu") for n in range(1, 6))
     assert all(a[0] != b[0] for a, b in itertools.pairwise(order))  # alternating
     trials = rows(out / "trials.csv")
     for r in trials:
         assert tuple(m["trial_order"][int(r["order_position"]) - 1]) == (
-            r["policy_id"], int(r["trial_index"]))
+            r["policy_id"],
+            int(r["trial_index"]),
+        )
     starts = [r["started_at"] for r in sorted(trials, key=lambda r: int(r["order_position"]))]
     assert starts == sorted(starts)
 
@@ -313,8 +350,10 @@ def test_latency_claims_equal_the_raw_latencies(plain: tuple[Path, str]) -> None
         mine = [r for r in trials if r["policy_id"] == p["policy_id"]]
         every: list[float] = []
         for r in mine:
-            lat = [x["latency_ms"] for x in
-                   jsonl(out / f"outputs/{r['policy_id']}/trial-{r['trial_index']}.jsonl")]
+            lat = [
+                x["latency_ms"]
+                for x in jsonl(out / f"outputs/{r['policy_id']}/trial-{r['trial_index']}.jsonl")
+            ]
             assert float(r["p95_latency_ms"]) == nearest_rank(lat)
             every += lat
         assert float(p["p95_latency_ms"]) == nearest_rank(every)
@@ -327,8 +366,9 @@ def test_accuracy_and_agreement_equal_the_files(plain: tuple[Path, str]) -> None
     refs = {x["id"]: x["label"] for x in jsonl(out / "corpus/references.jsonl")}
     ref_out = {x["id"]: x["label"] for x in jsonl(out / "reference/outputs.jsonl")}
     for p in rows(out / "policies.csv"):
-        answers = [x for n in range(1, 6) for x in
-                   jsonl(out / f"outputs/{p['policy_id']}/trial-{n}.jsonl")]
+        answers = [
+            x for n in range(1, 6) for x in jsonl(out / f"outputs/{p['policy_id']}/trial-{n}.jsonl")
+        ]
         acc = sum(refs[x["id"]] == x["label"] for x in answers) / len(answers)
         agr = sum(ref_out[x["id"]] == x["label"] for x in answers) / len(answers)
         assert float(p["accuracy"]) == pytest.approx(acc) and float(p["agreement"]) == agr
@@ -343,8 +383,7 @@ def test_energy_not_measured_is_empty_with_the_reason(plain: tuple[Path, str]) -
         for c in ("average_power_w", "energy_j", "joules_per_inference", "energy_source"):
             assert r[c] == "", c
         assert "energy not measured: " in r["notes"] and "no-powercap" in r["notes"]
-        e = json.loads((out / f"energy/{r['policy_id']}/trial-{r['trial_index']}.json")
-                       .read_text())
+        e = json.loads((out / f"energy/{r['policy_id']}/trial-{r['trial_index']}.json").read_text())
         assert e["status"] == "not_measured" and e["energy_j"] is None
     for p in rows(out / "policies.csv"):
         assert p["average_power_w"] == p["joules_per_inference"] == ""
@@ -364,8 +403,7 @@ def test_placement_evidence_of_both_runtimes(plain: tuple[Path, str]) -> None:
     assert {n["provider"] for n in o["nodes"]} == {"CPUExecutionProvider"}
     assert o["profile_file"] == "placement/ort-cpu.ort-profile.json"
     assert isinstance(json.loads((out / o["profile_file"]).read_text()), list)
-    assert o["model_sha256"] == hashlib.sha256((out / "model/model.onnx").read_bytes()
-                                               ).hexdigest()
+    assert o["model_sha256"] == hashlib.sha256((out / "model/model.onnx").read_bytes()).hexdigest()
 
 
 def test_each_gate_pass_names_the_artifact_its_policy_runs(plain: tuple[Path, str]) -> None:
@@ -382,12 +420,15 @@ def test_each_gate_pass_names_the_artifact_its_policy_runs(plain: tuple[Path, st
 
 # --- the failing policies and measured energy -----------------------------------------------
 
+
 def policy(m: dict[str, Any], pid: str) -> dict[str, Any]:
     return next(p for p in m["policies"] if p["policy_id"] == pid)
 
 
-@pytest.mark.skipif("CUDAExecutionProvider" in __import__("onnxruntime")
-                    .get_available_providers(), reason="this ORT build has CUDA")
+@pytest.mark.skipif(
+    "CUDAExecutionProvider" in __import__("onnxruntime").get_available_providers(),
+    reason="this ORT build has CUDA",
+)
 def test_ort_fallback_is_a_policy_fault_never_an_accelerator_result(mixed: Path) -> None:
     m = json.loads((mixed / "manifest.json").read_text())
     p = policy(m, "ort-cuda")
@@ -427,11 +468,14 @@ def test_a_candidate_failing_the_parity_gate_is_rejected_without_energy(mixed: P
     assert cand["agreement"] == sum(ref_out[x["id"]] == x["label"] for x in answers) / N
     mine = [r for r in rows(mixed / "trials.csv") if r["policy_id"] == "cand-f16"]
     assert {r["status"] for r in mine} == {"skipped"} and all(
-        "rejected at the gate" in r["notes"] for r in mine)
+        "rejected at the gate" in r["notes"] for r in mine
+    )
     row = next(r for r in rows(mixed / "policies.csv") if r["policy_id"] == "cand-f16")
     assert row["verdict"] == "rejected" and float(row["agreement"]) == cand["agreement"]
-    assert policy(json.loads((mixed / "manifest.json").read_text()), "cand-f16")[
-        "status"] == "rejected_at_gate"
+    assert (
+        policy(json.loads((mixed / "manifest.json").read_text()), "cand-f16")["status"]
+        == "rejected_at_gate"
+    )
 
 
 def test_the_onnx_export_is_byte_reproducible(plain: tuple[Path, str], mixed: Path) -> None:
@@ -465,8 +509,9 @@ def counter_energy(trace: list[dict[str, Any]]) -> tuple[float, dict[str, float]
             if delta < 0:
                 delta += b["max_range"]
             total += delta * (1e-3 if b["unit"] == "mJ" else 1e-6)
-        spans[source] = (datetime.fromisoformat(reads[-1]["t"])
-                         - datetime.fromisoformat(reads[0]["t"])).total_seconds()
+        spans[source] = (
+            datetime.fromisoformat(reads[-1]["t"]) - datetime.fromisoformat(reads[0]["t"])
+        ).total_seconds()
     return total, spans
 
 
@@ -480,13 +525,15 @@ def test_energy_with_fake_instruments_equals_the_counters(mixed: Path) -> None:
         recomputed, spans = counter_energy(trace)
         assert energy == pytest.approx(recomputed, rel=1e-9)
         # 10 W (fake RAPL package) + 50 W (fake NVML board, 2 ms updates) over the reads
-        assert energy == pytest.approx(10.0 * spans["rapl"] + 50.0 * spans["nvml"],
-                                       rel=0.05, abs=0.25)
+        assert energy == pytest.approx(
+            10.0 * spans["rapl"] + 50.0 * spans["nvml"], rel=0.05, abs=0.25
+        )
         assert energy <= 60.0 * wall + 0.25  # the reads lie inside the window
         assert float(r["joules_per_inference"]) == pytest.approx(energy / int(r["inferences"]))
         assert float(r["average_power_w"]) == pytest.approx(energy / wall, rel=1e-9)
-        e = json.loads((mixed / f"energy/{r['policy_id']}/trial-{r['trial_index']}.json")
-                       .read_text())
+        e = json.loads(
+            (mixed / f"energy/{r['policy_id']}/trial-{r['trial_index']}.json").read_text()
+        )
         assert e["status"] == "measured" and e["energy_j"] == pytest.approx(energy)
         assert e["window_seconds"] == pytest.approx(wall)
         rapl = next(s for s in e["series"] if s["source"] == "rapl")
@@ -497,9 +544,11 @@ def test_energy_with_fake_instruments_equals_the_counters(mixed: Path) -> None:
             continue
         total = sum(float(r["energy_j"]) for r in mine)
         assert float(p["average_power_w"]) == pytest.approx(
-            total / sum(float(r["wall_seconds"]) for r in mine))
+            total / sum(float(r["wall_seconds"]) for r in mine)
+        )
         assert float(p["joules_per_inference"]) == pytest.approx(
-            total / sum(int(r["inferences"]) for r in mine))
+            total / sum(int(r["inferences"]) for r in mine)
+        )
     idle = json.loads((mixed / "energy/torch-cpu/idle.json").read_text())
     assert idle["status"] == "measured"
     assert 30.0 < idle["average_power_w"] <= 61.0
@@ -512,8 +561,11 @@ def test_a_faulted_policys_record_and_profile_agree(mixed: Path) -> None:
 
     if "CUDAExecutionProvider" in __import__("onnxruntime").get_available_providers():
         pytest.skip("this ORT build has CUDA")
-    codes = {f.code for f in run_check(mixed).findings
-             if f.subject is not None and f.subject.config == "ort-cuda"}
+    codes = {
+        f.code
+        for f in run_check(mixed).findings
+        if f.subject is not None and f.subject.config == "ort-cuda"
+    }
     assert "B0405" not in codes and "B0402" in codes
 
 
@@ -529,7 +581,8 @@ def test_policies_that_run_still_alternate_when_others_drop_out(mixed: Path) -> 
 
 
 def test_fake_nvml_counter_and_samples_agree_over_dense_windows(
-        tmp_path_factory: pytest.TempPathFactory) -> None:
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     """The runner's own trace with the fake RAPL package (10 W, no samples) and NVML board
     (50 W, updated every 2 ms) over windows long enough for many samples: the auditor's
     cross-check of the NVML counter against its POWER_INSTANT samples finds them in agreement
@@ -542,17 +595,23 @@ def test_fake_nvml_counter_and_samples_agree_over_dense_windows(
     from auditor.protocols.b.facts.trials import trials as trial_facts
 
     tmp = tmp_path_factory.mktemp("dense")
-    cfg = write_config(tmp, CPU_POLICIES, """repetitions = 40
+    cfg = write_config(
+        tmp,
+        CPU_POLICIES,
+        """repetitions = 40
 sampling_interval_s = 0.02
 min_sample_periods = 5
 min_counter_updates = 2
 idle_seconds = 0.1
 rapl_max_watts = 20.0
-""")
+""",
+    )
     # RAPL's range at 80 J: polls held up to 4 s by a loaded machine cannot hide a wrap (the
     # wrap rule is the RAPL tests'; this one is about NVML's samples)
-    fakes = [ConstantPower(watts=10.0, max_range_uj=80_000_000, max_watts=20.0),
-             NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
+    fakes = [
+        ConstantPower(watts=10.0, max_range_uj=80_000_000, max_watts=20.0),
+        NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002)),
+    ]
     out = residency(off_protocol(cfg), tmp / "run", instruments=fakes)
     view = audit(out)[0]
     ok = [t for t in trial_facts(view) if t.status == "ok"]
@@ -560,18 +619,22 @@ rapl_max_watts = 20.0
     checks = [x for t in ok for x in (t.energy.cross_checks if t.energy else [])]
     assert len(checks) == 10 and {x.samples for x in checks} == {"nvml:POWER_INSTANT"}
     assert all(t.energy is not None and t.energy.measured for t in ok), [
-        (t.name, t.wall_s, t.energy and t.energy.status, t.energy and t.energy.reason)
-        for t in ok]
+        (t.name, t.wall_s, t.energy and t.energy.status, t.energy and t.energy.reason) for t in ok
+    ]
     statuses = [(x.status, x.reason) for x in checks]
     assert {s for s, _ in statuses} <= {"agrees", "sparse"}, statuses
-    assert all("between two samples" in (why or "") or "unobserved" in (why or "")
-               for s, why in statuses if s == "sparse"), statuses
+    assert all(
+        "between two samples" in (why or "") or "unobserved" in (why or "")
+        for s, why in statuses
+        if s == "sparse"
+    ), statuses
     result = run_check(out)
     assert not [f for f in result.findings if f.code in ("B0605", "B0604")]
 
 
 def test_cpu_policies_measured_by_nvml_alone_are_not_measured_on_both_sides(
-        tmp_path_factory: pytest.TempPathFactory) -> None:
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     """A GPU machine without readable RAPL (most cloud VMs): the NVML board counter alone
     would cost a CPU policy at the GPU's idle draw. The runner records such windows as not
     measured, and the auditor derives the same from the trace (`_unit_not_measured`), so
@@ -581,13 +644,17 @@ def test_cpu_policies_measured_by_nvml_alone_are_not_measured_on_both_sides(
     from auditor.protocols.b.facts.trials import trials as trial_facts
 
     tmp = tmp_path_factory.mktemp("nvml-only")
-    cfg = write_config(tmp, CPU_POLICIES, f"""repetitions = 25
+    cfg = write_config(
+        tmp,
+        CPU_POLICIES,
+        f"""repetitions = 25
 sampling_interval_s = 0.02
 min_sample_periods = 1
 min_counter_updates = 2
 idle_seconds = 0.1
-powercap_root = "{tmp / 'no-powercap'}"
-""")
+powercap_root = "{tmp / "no-powercap"}"
+""",
+    )
     fakes = [NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002))]
     out = residency(off_protocol(cfg), tmp / "run", instruments=fakes)
     ok = [t for t in trial_facts(audit(out)[0]) if t.status == "ok"]

@@ -61,7 +61,8 @@ notes = "stands for the discrete-GPU rung: declared AC-only, so unplugged it is 
 def write_config(tmp: Path, log: Path, policies: str, interval: float = 0.2) -> Path:
     write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_train=60, n_tune=20, n_eval=1000))
     cfg = tmp / "residency.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 experiment_id = "residency-hwinfo"
 seed = 3
 model_tier = "lite"
@@ -84,7 +85,9 @@ log_timeout_s = 3
 [power_state]
 idle_unload_s = 0.5
 {policies}
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
@@ -157,9 +160,9 @@ def test_a_log_at_another_interval_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_windows_ml_power_state_checks_from_raw_evidence(tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch
-                                                         ) -> None:
+def test_windows_ml_power_state_checks_from_raw_evidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With a discrete GPU in the log (the Dell's GPU Power ~12 W, never asleep) and the
     laptop unplugged: the battery check recompiles MAX_EFFICIENCY on battery and keeps its
     record (the CPU here: passed), the GPU rung declared ac_only is left out, and the idle
@@ -171,8 +174,11 @@ def test_windows_ml_power_state_checks_from_raw_evidence(tmp_path: Path,
     idle = m["power_state_checks"]["idle_unloads_discrete_gpu"]
     assert idle["result"] == "failed" and idle["evidence"].startswith("power_state/")
     battery = m["power_state_checks"]["battery_skips_discrete_gpu"]
-    assert battery == {"result": "passed", "evidence": "power_state/battery.winml.json",
-                       "detail": battery["detail"]}
+    assert battery == {
+        "result": "passed",
+        "evidence": "power_state/battery.winml.json",
+        "detail": battery["detail"],
+    }
     record = json.loads((out / "power_state/battery.winml.json").read_text())
     assert record["selection"] == {"mode": "policy", "policy": "MAX_EFFICIENCY"}
     left = {p["policy_id"]: p["reason"] for p in m["policies_left_out"]}

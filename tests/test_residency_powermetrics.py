@@ -23,8 +23,11 @@ from runner.b.run import residency
 from runner.errors import RunnerError
 
 TESTS = Path(__file__).parent
-LOG = (TESTS / "readers/fixtures/powermetrics/text"
-       / "codecarbon_powermetrics_log_macbookair10-1_i100.txt")
+LOG = (
+    TESTS
+    / "readers/fixtures/powermetrics/text"
+    / "codecarbon_powermetrics_log_macbookair10-1_i100.txt"
+)
 
 
 @pytest.fixture
@@ -36,7 +39,8 @@ def standin(monkeypatch: pytest.MonkeyPatch) -> None:
 def write_config(tmp: Path, reps: int = 24) -> Path:
     write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_train=60, n_tune=20, n_eval=1000))
     cfg = tmp / "residency.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 experiment_id = "residency-powermetrics"
 seed = 3
 model_tier = "lite"
@@ -60,7 +64,9 @@ id = "ort-cpu"
 runtime = "onnxruntime"
 compute_units = "CPUExecutionProvider"
 role = "cpu-only"
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
@@ -91,8 +97,11 @@ def test_powermetrics_capture_started_by_the_runner(mac_run: Path) -> None:
         # the real log's package power: 0.3-1.5 W
         assert 0.1 < float(t["average_power_w"]) < 2.0
     assert {t["power_source"] for t in trials} == {"battery"}
-    assert (out / "power_source/ort-cpu/trial-1.pmset.txt").read_bytes().startswith(
-        b"Now drawing from 'Battery Power'")
+    assert (
+        (out / "power_source/ort-cpu/trial-1.pmset.txt")
+        .read_bytes()
+        .startswith(b"Now drawing from 'Battery Power'")
+    )
     assert [e for e in errors(out) if e[0] != "B0101"] == []
 
 
@@ -110,7 +119,8 @@ def test_a_trial_on_battery_recorded_as_ac_is_caught(mac_run: Path, tmp_path: Pa
 
 
 def test_powermetrics_without_root_is_refused_saying_how(
-        tmp_path: Path, standin: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, standin: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from runner.b.energy import powermetrics
 
     monkeypatch.setattr(powermetrics.os, "geteuid", lambda: 501)
@@ -126,8 +136,9 @@ def test_a_capture_the_user_started_is_read(tmp_path: Path, standin: None) -> No
     from runner.b.energy import powermetrics
 
     log = tmp_path / "pm.txt"
-    proc = subprocess.Popen(["powermetrics", "--samplers", powermetrics.SAMPLERS, "-i", "100",
-                             "-o", str(log)])
+    proc = subprocess.Popen(
+        ["powermetrics", "--samplers", powermetrics.SAMPLERS, "-i", "100", "-o", str(log)]
+    )
     try:
         pm = powermetrics.Powermetrics(log, 0.1, 3.0, tmp_path)
         assert "every 0.1" in pm.check() and pm.process is None

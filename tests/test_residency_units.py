@@ -36,32 +36,44 @@ def cfg_file(tmp: Path, body: str) -> Path:
 POLICY = '[[policies]]\nid = "{id}"\nruntime = "{rt}"\ncompute_units = "{cu}"\nrole = "{role}"\n'
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ('sead = 3\n', "unknown key sead"),
-    (POLICY.format(id="a", rt="torch", cu="cpu", role="cpu-only") * 2, "more than once"),
-    (POLICY.format(id="a", rt="torch", cu="cuda", role="accelerator"), "no cpu-only policy"),
-    (POLICY.format(id="a", rt="torch", cu="cpu", role="accelerator"), "cannot name the CPU"),
-    (POLICY.format(id="a", rt="torch", cu="cuda:0", role="cpu-only"), "must run on the CPU"),
-    (POLICY.format(id="a", rt="torch", cu="tpu", role="cpu-only"), "cpu, cuda or cuda:N"),
-    (POLICY.format(id="a", rt="onnxruntime", cu="CUDA", role="accelerator"),
-     "execution provider"),
-    (POLICY.format(id="a", rt="torch", cu="cpu", role="cpu-only")
-     + 'precision = "int8-dynamic"\n'
-     + POLICY.format(id="b", rt="onnxruntime", cu="CPUExecutionProvider", role="cpu-only")
-     + 'precision = "float16"\n', "float32 ONNX export"),
-    ('baseline_policy = "b"\n' + POLICY.format(id="a", rt="torch", cu="cpu", role="cpu-only")
-     + POLICY.format(id="b", rt="torch", cu="cuda", role="accelerator"), "must name a cpu"),
-])
-def test_bad_configs_are_refused_before_anything(tmp_path: Path, body: str,
-                                                 message: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("sead = 3\n", "unknown key sead"),
+        (POLICY.format(id="a", rt="torch", cu="cpu", role="cpu-only") * 2, "more than once"),
+        (POLICY.format(id="a", rt="torch", cu="cuda", role="accelerator"), "no cpu-only policy"),
+        (POLICY.format(id="a", rt="torch", cu="cpu", role="accelerator"), "cannot name the CPU"),
+        (POLICY.format(id="a", rt="torch", cu="cuda:0", role="cpu-only"), "must run on the CPU"),
+        (POLICY.format(id="a", rt="torch", cu="tpu", role="cpu-only"), "cpu, cuda or cuda:N"),
+        (
+            POLICY.format(id="a", rt="onnxruntime", cu="CUDA", role="accelerator"),
+            "execution provider",
+        ),
+        (
+            POLICY.format(id="a", rt="torch", cu="cpu", role="cpu-only")
+            + 'precision = "int8-dynamic"\n'
+            + POLICY.format(id="b", rt="onnxruntime", cu="CPUExecutionProvider", role="cpu-only")
+            + 'precision = "float16"\n',
+            "float32 ONNX export",
+        ),
+        (
+            'baseline_policy = "b"\n'
+            + POLICY.format(id="a", rt="torch", cu="cpu", role="cpu-only")
+            + POLICY.format(id="b", rt="torch", cu="cuda", role="accelerator"),
+            "must name a cpu",
+        ),
+    ],
+)
+def test_bad_configs_are_refused_before_anything(tmp_path: Path, body: str, message: str) -> None:
     with pytest.raises(RunnerError, match=message):
         load_residency_config(cfg_file(tmp_path, body))
 
 
 def test_bad_config_on_the_command_line_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    result = CliRunner().invoke(cli, ["residency", "--config",
-                                      str(cfg_file(tmp_path, "sead = 1\n")), "--out", str(out)])
+    result = CliRunner().invoke(
+        cli, ["residency", "--config", str(cfg_file(tmp_path, "sead = 1\n")), "--out", str(out)]
+    )
     assert result.exit_code == 2 and "unknown key sead" in result.output
     assert "Traceback" not in result.output and not list(tmp_path.glob("run*"))
 
@@ -77,8 +89,11 @@ def test_embedded_and_shipped_configs_load() -> None:
     assert default.baseline_policy == "torch-cpu" and default.trials_per_policy == 5
     assert default.warmup == 100 and default.energy.repetitions >= 1
     assert {p.policy_id: p.when for p in default.policies} == {
-        "torch-cpu": "always", "ort-cpu": "always", "torch-cuda": "available",
-        "ort-cuda": "available"}
+        "torch-cpu": "always",
+        "ort-cpu": "always",
+        "torch-cuda": "available",
+        "ort-cuda": "available",
+    }
     for name in ("residency-float16.toml", "residency-gpu.toml"):
         cfg = load_residency_config(REPO / "examples" / name)
         assert cfg.baseline_policy in {p.policy_id for p in cfg.policies}
@@ -97,21 +112,33 @@ def test_ort_fallback_is_a_fault_with_the_active_providers(tmp_path: Path) -> No
 
     rows = tiny_rows(n_eval=4)
     factory = BagOfWords()
-    factory.prepare(TrainingData([r["text"] for r in rows], [r["label"] for r in rows],
-                                 ("fruit", "tools", "weather")), tmp_path, 1, 8, {"epochs": 1})
+    factory.prepare(
+        TrainingData(
+            [r["text"] for r in rows], [r["label"] for r in rows], ("fruit", "tools", "weather")
+        ),
+        tmp_path,
+        1,
+        8,
+        {"epochs": 1},
+    )
     form = factory.load(tmp_path, "cpu", "float32", 8, {}).tensor_form()
     assert form is not None
     onnx = export(form, tmp_path / "model.onnx")
     files = ModelFiles(factory, tmp_path, 8, {}, onnx.file, form, 1)
-    spec = PolicySpec("ort-cuda", "onnxruntime", "CUDAExecutionProvider", "accelerator",
-                      "float32", "always")
+    spec = PolicySpec(
+        "ort-cuda", "onnxruntime", "CUDAExecutionProvider", "accelerator", "float32", "always"
+    )
     running = start(spec, files)
     assert running.fault is not None and "CUDAExecutionProvider" in running.fault
     assert running.active == ["CPUExecutionProvider"]
     assert running.classify_one("apple banana") in form.classes  # it runs, on the CPU
     assert "no CUDAExecutionProvider" in (availability(spec) or "")
-    ok = start(PolicySpec("ort-cpu", "onnxruntime", "CPUExecutionProvider", "cpu-only",
-                          "float32", "always"), files)
+    ok = start(
+        PolicySpec(
+            "ort-cpu", "onnxruntime", "CPUExecutionProvider", "cpu-only", "float32", "always"
+        ),
+        files,
+    )
     assert ok.fault is None and ok.active == ["CPUExecutionProvider"]
 
 
@@ -120,15 +147,23 @@ def test_trial_order_alternates_and_is_reproducible() -> None:
     order = alternating_rounds(policies, 7, random.Random(3))
     assert order == alternating_rounds(policies, 7, random.Random(3))
     assert all(a[0] != b[0] for a, b in itertools.pairwise(order))
-    rounds = [order[i:i + 3] for i in range(0, 21, 3)]
-    assert all(sorted(p for p, _ in r) == policies and {n for _, n in r} == {k + 1}
-               for k, r in enumerate(rounds))
+    rounds = [order[i : i + 3] for i in range(0, 21, 3)]
+    assert all(
+        sorted(p for p, _ in r) == policies and {n for _, n in r} == {k + 1}
+        for k, r in enumerate(rounds)
+    )
     assert alternating_rounds([], 5, random.Random(1)) == []
 
 
-@pytest.mark.parametrize(("values", "p95", "median"), [
-    ([5.0], 5.0, 5.0), ([1.0, 2.0], 2.0, 1.5), (list(map(float, range(1, 101))), 95.0, 50.5),
-    (list(map(float, range(1, 21))), 19.0, 10.5)])
+@pytest.mark.parametrize(
+    ("values", "p95", "median"),
+    [
+        ([5.0], 5.0, 5.0),
+        ([1.0, 2.0], 2.0, 1.5),
+        (list(map(float, range(1, 101))), 95.0, 50.5),
+        (list(map(float, range(1, 21))), 19.0, 10.5),
+    ],
+)
 def test_nearest_rank_p95_and_median(values: list[float], p95: float, median: float) -> None:
     shuffled = values[::-1]
     assert claims.nearest_rank(shuffled) == p95
@@ -145,8 +180,10 @@ def test_b1_observations_read_sysfs_or_say_why(tmp_path: Path) -> None:
     assert machine_model(dmi).value == "LENOVO ThinkPad X1"
     supply = tmp_path / "ps"
     assert power_source(supply).value is None  # absent
-    for name, kind, extra in (("AC", "Mains", {"online": "0"}),
-                              ("BAT0", "Battery", {"status": "Discharging"})):
+    for name, kind, extra in (
+        ("AC", "Mains", {"online": "0"}),
+        ("BAT0", "Battery", {"status": "Discharging"}),
+    ):
         (supply / name).mkdir(parents=True)
         (supply / name / "type").write_text(kind + "\n")
         for k, v in extra.items():
@@ -160,20 +197,24 @@ def test_b1_observations_read_sysfs_or_say_why(tmp_path: Path) -> None:
     (cpufreq / "scaling_governor").write_text("powersave\n")
     (tmp_path / "profile").write_text("low-power\n")
     assert power_mode(tmp_path / "profile", cpufreq).value == (
-        "platform_profile=low-power; governor=powersave")
+        "platform_profile=low-power; governor=powersave"
+    )
 
 
-def test_a_failure_mid_run_leaves_no_complete_looking_dir(tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch
-                                                          ) -> None:
+def test_a_failure_mid_run_leaves_no_complete_looking_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from runner_workloads import tiny_rows, write_jsonl
 
     from runner.b import run as run_mod
 
     corpus = write_jsonl(tmp_path / "corpus.jsonl", tiny_rows(n_eval=20))
-    cfg = cfg_file(tmp_path, f'[corpus]\npath = "{corpus}"\neval_size = 20\n'
-                             '[gates]\naccuracy_floor = 0.0\n'
-                   + POLICY.format(id="t", rt="torch", cu="cpu", role="cpu-only"))
+    cfg = cfg_file(
+        tmp_path,
+        f'[corpus]\npath = "{corpus}"\neval_size = 20\n'
+        "[gates]\naccuracy_floor = 0.0\n"
+        + POLICY.format(id="t", rt="torch", cu="cpu", role="cpu-only"),
+    )
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RunnerError("the trials broke")
@@ -210,17 +251,19 @@ def test_verdicts_follow_b4_b7_b8() -> None:
     state.gate = GateResult("gpu", 100, 0.95, 0.97, 0.7, 0.99)
     verdict, why = _verdict(cfg, state, fig(30.0, 0.001), base, 0.9)
     assert verdict == "rejected" and "agreement 0.9700 < floor 0.99" in why
-    cpu = PolicyState(PolicySpec("ort", "onnxruntime", "CPUExecutionProvider", "cpu-only",
-                                 "float32", "always"))
+    cpu = PolicyState(
+        PolicySpec("ort", "onnxruntime", "CPUExecutionProvider", "cpu-only", "float32", "always")
+    )
     assert _verdict(cfg, cpu, fig(None, None), base, None)[0] == "accepted"
     deep = replace(cfg, model_tier="deep")
     assert "valid only for a lite model" in _verdict(deep, cpu, fig(None, None), base, None)[1]
-    baseline = PolicyState(PolicySpec("torch-cpu", "torch", "cpu", "cpu-only", "float32",
-                                      "always"))
+    baseline = PolicyState(PolicySpec("torch-cpu", "torch", "cpu", "cpu-only", "float32", "always"))
     assert _verdict(cfg, baseline, base, base, None)[0] == "baseline"
     failed = PolicyState(acc, cannot_start="torch sees no CUDA device")
     assert _verdict(cfg, failed, fig(None, None), base, None) == (
-        "rejected", "could not start: torch sees no CUDA device")
+        "rejected",
+        "could not start: torch sees no CUDA device",
+    )
 
 
 def test_energy_must_cover_the_unit_a_policy_computes_on() -> None:
@@ -233,8 +276,16 @@ def test_energy_must_cover_the_unit_a_policy_computes_on() -> None:
     from runner.b.state import PolicyState
 
     def measured(source: str) -> Analysis:
-        return Analysis("measured", None, "t0", "t1", 2.0, energy_j=140.0,
-                        average_power_w=70.0, energy_source=source)
+        return Analysis(
+            "measured",
+            None,
+            "t0",
+            "t1",
+            2.0,
+            energy_j=140.0,
+            average_power_w=70.0,
+            energy_source=source,
+        )
 
     cpu = PolicyState(PolicySpec("torch-cpu", "torch", "cpu", "cpu-only", "float32", "always"))
     gpu = PolicyState(PolicySpec("gpu", "torch", "cuda", "accelerator", "float32", "always"))
@@ -258,18 +309,24 @@ def test_environment_records_each_used_boards_serial(monkeypatch: pytest.MonkeyP
     """Issue 31: environment.json names each used GPU's serial where NVML gives one (a
     GeForce board gives none: NOT_SUPPORTED, left out), so that an auditor can tell this
     board's traces from another's."""
+
     class NotSupported(Exception):
         pass
 
     fake = types.SimpleNamespace(
-        nvmlInit=lambda: None, nvmlSystemGetDriverVersion=lambda: b"590.48.01",
+        nvmlInit=lambda: None,
+        nvmlSystemGetDriverVersion=lambda: b"590.48.01",
         nvmlDeviceGetHandleByIndex=lambda i: i,
         nvmlDeviceGetComputeRunningProcesses=lambda h: [],
-        nvmlDeviceGetSerial=lambda h: (b"1650522003820" if h == 0 else
-                                       (_ for _ in ()).throw(NotSupported())))
+        nvmlDeviceGetSerial=lambda h: (
+            b"1650522003820" if h == 0 else (_ for _ in ()).throw(NotSupported())
+        ),
+    )
     monkeypatch.setitem(sys.modules, "pynvml", fake)
-    gpus = [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "uuid": "GPU-5135"},
-            {"index": 1, "name": "NVIDIA GeForce RTX 4090", "uuid": "GPU-8f2e"}]
+    gpus = [
+        {"index": 0, "name": "NVIDIA A100-SXM4-80GB", "uuid": "GPU-5135"},
+        {"index": 1, "name": "NVIDIA GeForce RTX 4090", "uuid": "GPU-8f2e"},
+    ]
     env = observe_residency(gpus, "test", None)
     assert env["gpus"][0]["serial"] == "1650522003820"
     assert "serial" not in env["gpus"][1]

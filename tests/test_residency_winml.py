@@ -55,7 +55,8 @@ when = "available"
 def write_config(tmp: Path, policies: str = POLICIES) -> Path:
     write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=40))
     cfg = tmp / "residency.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 experiment_id = "winml-test"
 seed = 5
 model_tier = "lite"
@@ -72,9 +73,11 @@ warmup = 2
 [energy]
 repetitions = 1
 idle_seconds = 0
-powercap_root = "{tmp / 'none'}"
+powercap_root = "{tmp / "none"}"
 {policies}
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
@@ -91,10 +94,13 @@ def test_selection_compilation_and_assignment_from_onnx_runtime(run: Path) -> No
     left = {p["policy_id"]: p["reason"] for p in m["policies_left_out"]}
     assert "offers no NPU or GPU device" in left["npu"]
     assert "no OpenVINOExecutionProvider on a GPU device" in left["gpu-openvino"]
-    for pid, selection in (("cpu", {"mode": "explicit", "policy": None,
-                                    "requested_providers": ["CPUExecutionProvider"]}),
-                           ("max-efficiency-cpu", {"mode": "policy",
-                                                   "policy": "MAX_EFFICIENCY"})):
+    for pid, selection in (
+        (
+            "cpu",
+            {"mode": "explicit", "policy": None, "requested_providers": ["CPUExecutionProvider"]},
+        ),
+        ("max-efficiency-cpu", {"mode": "policy", "policy": "MAX_EFFICIENCY"}),
+    ):
         rec = json.loads((run / f"placement/{pid}.winml.json").read_text())
         schemas.validator("windows_ml_placement").validate(rec)
         assert rec["selection"] == selection
@@ -105,7 +111,8 @@ def test_selection_compilation_and_assignment_from_onnx_runtime(run: Path) -> No
         assert rec["assigned"][0]["execution_provider"] == "CPUExecutionProvider"
         assert rec["assigned"][0]["device_type"] == "CPU"
         assert rec["nodes"] and {n["execution_provider"] for n in rec["nodes"]} == {
-            "CPUExecutionProvider"}
+            "CPUExecutionProvider"
+        }
         # the auditor's own reader takes it as a Windows ML session
         read = windows_ml.read((run / f"placement/{pid}.winml.json").read_bytes(), name=pid)
         assert read.value is not None and read.value.height == len(rec["nodes"])
@@ -123,8 +130,7 @@ def test_the_audit_finds_nothing_against_the_windows_ml_evidence(run: Path) -> N
     assert not codes - {"B0101", "B1001", "B0201", "B0202", "B0301", "B1003"}, codes
 
 
-def test_a_cpu_only_selection_that_lands_elsewhere_or_a_bad_name_is_refused(
-        tmp_path: Path) -> None:
+def test_a_cpu_only_selection_that_lands_elsewhere_or_a_bad_name_is_refused(tmp_path: Path) -> None:
     bad = POLICIES.replace('compute_units = "MAX_EFFICIENCY"', 'compute_units = "FASTEST"')
     with pytest.raises(RunnerError, match="selection policy"):
         load_residency_config(write_config(tmp_path, bad))

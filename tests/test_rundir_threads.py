@@ -18,8 +18,7 @@ def _walk(root: Path) -> tuple[dict, dict, tuple, list]:
     return dict(files.hashes), dict(files.data), files.faults, streamed
 
 
-def test_threaded_and_inline_reads_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                         ) -> None:
+def test_threaded_and_inline_reads_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = runfactory.make_clean_run(tmp_path / "run")
     (root / "notes-link").symlink_to(root / "manifest.json")  # a fault on both paths
     inline = _walk(root)

@@ -20,7 +20,8 @@ def _slow_run(tmp_path: Path, quiet: bool = True) -> tuple[subprocess.Popen, Pat
     """A slow `runner execute` started in its own process group; (process, out, partial)."""
     corpus = write_jsonl(tmp_path / "c.jsonl", tiny_rows())
     cfg = tmp_path / "slow.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 device = "cpu"
 [corpus]
 path = "{corpus}"
@@ -29,13 +30,29 @@ callable = "runner_workloads:Faulty"
 options = {{ epochs = 2, sleep_per_batch = 0.05 }}
 [variants]
 batches = [1, 4]
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
-    proc = subprocess.Popen([sys.executable, "-m", "runner.cli", "execute", "--config",
-                             str(cfg), "--out", str(out), *(["--quiet"] if quiet else [])],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "runner.cli",
+            "execute",
+            "--config",
+            str(cfg),
+            "--out",
+            str(out),
+            *(["--quiet"] if quiet else []),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     return proc, out, tmp_path / f"run.partial-{proc.pid}"
 
 

@@ -25,10 +25,12 @@ OFFERS = REPO / "examples" / "offers.example.json"
 N_EVAL = 40
 
 
-def write_config(tmp: Path, corpus: Path, extra: str = "", fail: str = "",
-                 sleep_per_batch: float = 0.0) -> Path:
+def write_config(
+    tmp: Path, corpus: Path, extra: str = "", fail: str = "", sleep_per_batch: float = 0.0
+) -> Path:
     cfg = tmp / "run.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 experiment_id = "tiny-test"
 seed = 11
 device = "cpu"
@@ -54,14 +56,18 @@ offers_file = "{OFFERS}"
 offer_id = "example-b200-7d"
 lots = 2
 {extra}
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
-FAILS = ('{ variant = "batch-4", phase = "warm", run_index = 2, after_batches = 2, '
-         'kind = "oom" }, { variant = "batch-8", phase = "cold", run_index = 1, '
-         'after_batches = 1, kind = "error" }, { variant = "batch-1", phase = "cold", '
-         'run_index = 1, after_batches = 3, kind = "crash" }')
+FAILS = (
+    '{ variant = "batch-4", phase = "warm", run_index = 2, after_batches = 2, '
+    'kind = "oom" }, { variant = "batch-8", phase = "cold", run_index = 1, '
+    'after_batches = 1, kind = "error" }, { variant = "batch-1", phase = "cold", '
+    'run_index = 1, after_batches = 3, kind = "crash" }'
+)
 
 
 def shared_run(factory: pytest.TempPathFactory, fail: str = "") -> tuple[Path, str, int]:
@@ -69,11 +75,13 @@ def shared_run(factory: pytest.TempPathFactory, fail: str = "") -> tuple[Path, s
     session for every test process (shared_builds): the run dir, what the runner printed
     and the ID of the process that ran it (another worker's, maybe). Read only: a test that
     changes the run copies it first."""
+
     def build(folder: Path) -> dict:
         corpus = write_jsonl(folder / "corpus.jsonl", tiny_rows(n_eval=N_EVAL))
         cfg = write_config(folder, corpus, fail=fail)
-        result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out",
-                                          str(folder / "run")])
+        result = CliRunner().invoke(
+            cli, ["execute", "--config", str(cfg), "--out", str(folder / "run")]
+        )
         assert result.exit_code == 0, result.output + repr(result.exception)
         return {"output": result.output, "pid": os.getpid()}
 
@@ -123,19 +131,35 @@ def test_no_partial_dir_left_and_progress_printed(run: tuple[Path, str]) -> None
 
 def test_every_artifact_validates_against_its_schema(run: tuple[Path, str]) -> None:
     out, _ = run
-    kinds = {"manifest.json": "manifest", "environment.json": "environment",
-             "economics/offers.json": "offers", "checks/set-check.json": "set_check",
-             "model/recipe.json": "recipe"}
+    kinds = {
+        "manifest.json": "manifest",
+        "environment.json": "environment",
+        "economics/offers.json": "offers",
+        "checks/set-check.json": "set_check",
+        "model/recipe.json": "recipe",
+    }
     seen = set()
     for path in out.rglob("*.json"):
         rel = path.relative_to(out).as_posix()
-        kind = kinds.get(rel) or ("memory_trace" if rel.startswith("traces/memory/") else
-                                  "placement" if rel.startswith("evidence/placement/") else None)
+        kind = kinds.get(rel) or (
+            "memory_trace"
+            if rel.startswith("traces/memory/")
+            else "placement"
+            if rel.startswith("evidence/placement/")
+            else None
+        )
         if kind:
             schemas.validator(kind).validate(json.loads(path.read_text()))
             seen.add(kind)
-    assert seen == {"manifest", "environment", "offers", "set_check", "memory_trace",
-                    "placement", "recipe"}
+    assert seen == {
+        "manifest",
+        "environment",
+        "offers",
+        "set_check",
+        "memory_trace",
+        "placement",
+        "recipe",
+    }
     for line in jsonl(out / "timeline.jsonl"):
         schemas.validator("timeline_entry").validate(line)
     for line in jsonl(out / "corpus/references.jsonl"):
@@ -162,9 +186,15 @@ def test_csv_header_byte_exact_crlf_and_cells_typed(run: tuple[Path, str]) -> No
                 float(value)
                 assert "," not in value
         assert row["device"] == "cpu" and row["gpu_count"] == "0"
-        for cell in ("baseline_allocated_bytes", "baseline_reserved_bytes",
-                     "peak_allocated_bytes", "peak_reserved_bytes", "gpu_model",
-                     "driver_version", "runtime_version"):
+        for cell in (
+            "baseline_allocated_bytes",
+            "baseline_reserved_bytes",
+            "peak_allocated_bytes",
+            "peak_reserved_bytes",
+            "gpu_model",
+            "driver_version",
+            "runtime_version",
+        ):
             assert row[cell] == "", cell
 
 
@@ -176,17 +206,26 @@ def test_manifest_hashes_every_other_file(run: tuple[Path, str]) -> None:
     for rel, digest in manifest["artifacts"].items():
         assert hashlib.sha256((out / rel).read_bytes()).hexdigest() == digest, rel
     assert manifest["status"] == "complete"
-    assert manifest["revisions"]["model"] == "sha256:" + hashlib.sha256(
-        (out / "model/weights.pt").read_bytes()).hexdigest()
+    assert (
+        manifest["revisions"]["model"]
+        == "sha256:" + hashlib.sha256((out / "model/weights.pt").read_bytes()).hexdigest()
+    )
     # trained at run time: the recipe is pinned, and it is this run's (revision-kinds.json)
     assert manifest["workload"]["trained_at_run_time"] is True
-    assert manifest["revisions"]["recipe"] == "sha256:" + hashlib.sha256(
-        (out / "model/recipe.json").read_bytes()).hexdigest()
+    assert (
+        manifest["revisions"]["recipe"]
+        == "sha256:" + hashlib.sha256((out / "model/recipe.json").read_bytes()).hexdigest()
+    )
     recipe = json.loads((out / "model/recipe.json").read_text())
     assert (recipe["seed"], recipe["code"], recipe["training_inputs"]["corpus"]) == (
-        manifest["seed"], manifest["revisions"]["code"], manifest["revisions"]["corpus"])
-    assert recipe["training_inputs"]["ids_sha256"] == manifest["artifacts"][
-        "corpus/splits/train_ids.txt"]
+        manifest["seed"],
+        manifest["revisions"]["code"],
+        manifest["revisions"]["corpus"],
+    )
+    assert (
+        recipe["training_inputs"]["ids_sha256"]
+        == manifest["artifacts"]["corpus/splits/train_ids.txt"]
+    )
 
 
 def test_pass_counts_per_variant(run: tuple[Path, str]) -> None:
@@ -215,13 +254,14 @@ def test_recorded_order_matches_timeline_and_alternates(run: tuple[Path, str]) -
     phases = [e["phase"] for e in timeline]
     assert phases[:3] == ["cold"] * 3 and phases[3:6] == ["warmup"] * 3
     warm = [e["variant_id"] for e in timeline if e["phase"] == "warm"]
-    rounds = [warm[i:i + 3] for i in range(0, 15, 3)]
+    rounds = [warm[i : i + 3] for i in range(0, 15, 3)]
     assert all(sorted(r) == ["batch-1", "batch-4", "batch-8"] for r in rounds)
     assert all(a[-1] != b[0] for a, b in itertools.pairwise(rounds))
 
 
-def test_each_cold_pass_ran_in_its_own_fresh_process(run: tuple[Path, str],
-                                                     runner_pid: int) -> None:
+def test_each_cold_pass_ran_in_its_own_fresh_process(
+    run: tuple[Path, str], runner_pid: int
+) -> None:
     out, _ = run
     timeline = jsonl(out / "timeline.jsonl")
     cold = [e for e in timeline if e["phase"] == "cold"]
@@ -240,8 +280,11 @@ def test_each_cold_pass_ran_in_its_own_fresh_process(run: tuple[Path, str],
 
 def test_oom_pass_keeps_its_row_with_time_until_failure(run: tuple[Path, str]) -> None:
     out, _ = run
-    row = next(r for r in read_csv(out)
-               if (r["variant_id"], r["phase"], r["run_index"]) == ("batch-4", "warm", "2"))
+    row = next(
+        r
+        for r in read_csv(out)
+        if (r["variant_id"], r["phase"], r["run_index"]) == ("batch-4", "warm", "2")
+    )
     assert float(row["elapsed_seconds"]) > 0
     assert row["ids_match"] == "false" and row["corpus_accepted"] == "false"
     assert row["format_valid"] == "true"  # what was written is well formed
@@ -250,29 +293,36 @@ def test_oom_pass_keeps_its_row_with_time_until_failure(run: tuple[Path, str]) -
     answers = {line["id"]: line["label"] for line in jsonl(out / "outputs/batch-4/warm-2.jsonl")}
     expected = (out / "corpus/expected_ids.txt").read_text().splitlines()
     assert float(row["quality_value"]) == pytest.approx(
-        macro_f1([answers.get(i) for i in expected], [refs[i] for i in expected]))
+        macro_f1([answers.get(i) for i in expected], [refs[i] for i in expected])
+    )
     assert float(row["quality_value"]) < float(row["quality_threshold"])
     assert "INCIDENT oom" in row["notes"]
     assert row["observed_ids"] == "8"  # two batches of 4 answered before the failure
     lines = jsonl(out / "outputs/batch-4/warm-2.jsonl")
     assert len(lines) == 8
-    entry = next(e for e in jsonl(out / "timeline.jsonl")
-                 if (e["variant_id"], e["phase"], e["run_index"]) == ("batch-4", "warm", 2))
+    entry = next(
+        e
+        for e in jsonl(out / "timeline.jsonl")
+        if (e["variant_id"], e["phase"], e["run_index"]) == ("batch-4", "warm", 2)
+    )
     assert entry["status"] == "oom" and entry["incident"]["kind"] == "oom"
     assert entry["elapsed_seconds"] > 0
     # the other passes of that variant still count: one accepted corpus, not summed
-    assert {r["accepted_unique_corpora"] for r in read_csv(out)
-            if r["variant_id"] == "batch-4"} == {"1"}
+    assert {
+        r["accepted_unique_corpora"] for r in read_csv(out) if r["variant_id"] == "batch-4"
+    } == {"1"}
 
 
 def test_error_in_a_cold_process_keeps_its_row(run: tuple[Path, str]) -> None:
     out, _ = run
-    row = next(r for r in read_csv(out)
-               if (r["variant_id"], r["phase"]) == ("batch-8", "cold"))
+    row = next(r for r in read_csv(out) if (r["variant_id"], r["phase"]) == ("batch-8", "cold"))
     assert row["observed_ids"] == "8" and row["corpus_accepted"] == "false"
     assert float(row["elapsed_seconds"]) > 0 and "INCIDENT error" in row["notes"]
-    entry = next(e for e in jsonl(out / "timeline.jsonl")
-                 if (e["variant_id"], e["phase"]) == ("batch-8", "cold"))
+    entry = next(
+        e
+        for e in jsonl(out / "timeline.jsonl")
+        if (e["variant_id"], e["phase"]) == ("batch-8", "cold")
+    )
     assert entry["status"] == "error" and entry["fresh_process"]
 
 
@@ -285,8 +335,7 @@ def test_csv_claims_equal_what_the_files_show(run: tuple[Path, str]) -> None:
     by_key = {(p["variant_id"], p["phase"], p["run_index"]): p for p in check["passes"]}
     accepted = 0
     for row in read_csv(out):
-        lines = jsonl(out / f"outputs/{row['variant_id']}/{row['phase']}-{row['run_index']}"
-                      ".jsonl")
+        lines = jsonl(out / f"outputs/{row['variant_id']}/{row['phase']}-{row['run_index']}.jsonl")
         ids = [line["id"] for line in lines]
         match = sorted(ids) == sorted(expected)
         assert row["ids_match"] == ("true" if match else "false")
@@ -316,7 +365,8 @@ def test_economics_package_total_is_price_times_lots_on_every_row(run: tuple[Pat
     assert offer["gpus_per_lot"] == 2
     rows = read_csv(out)
     assert {r["package_total_usd_minor"] for r in rows} == {
-        str(offer["price_per_lot_usd_minor"] * 2)}
+        str(offer["price_per_lot_usd_minor"] * 2)
+    }
     assert {r["lots"] for r in rows} == {"2"} and {r["duration_days"] for r in rows} == {"7"}
     assert (out / "economics/offers.json").read_bytes() == OFFERS.read_bytes()
 
@@ -328,25 +378,34 @@ def test_quality_rule_fixed_from_tune_and_truncation_counted(run: tuple[Path, st
     assert rule["tolerance_direction"] == "max_decrease"
     assert rule["threshold"] <= rule["reference"]["value"] - rule["tolerance"] + 1e-12
     assert "tune" in rule["reference"]["source"]
-    assert m["declared_at"] < json.loads(
-        (out / "timeline.jsonl").read_text().splitlines()[0])["started_at"]
+    assert (
+        m["declared_at"]
+        < json.loads((out / "timeline.jsonl").read_text().splitlines()[0])["started_at"]
+    )
     # every tiny text has 9 words and the context is 5: all 40 are cut
-    assert m["corpus"]["truncation"] == {**m["corpus"]["truncation"], "truncated_texts": 40,
-                                         "eval_texts": 40, "context_tokens": 5}
+    assert m["corpus"]["truncation"] == {
+        **m["corpus"]["truncation"],
+        "truncated_texts": 40,
+        "eval_texts": 40,
+        "context_tokens": 5,
+    }
     row = read_csv(out)[0]
     assert "40 of 40 eval texts cut at 5 tokens" in row["notes"]
     assert '"quotes"' in row["notes"]
 
 
 def test_a_cold_process_that_dies_keeps_its_row_with_elapsed_not_recorded(
-        run: tuple[Path, str], runner_pid: int) -> None:
+    run: tuple[Path, str], runner_pid: int
+) -> None:
     out, _ = run
-    row = next(r for r in read_csv(out)
-               if (r["variant_id"], r["phase"]) == ("batch-1", "cold"))
+    row = next(r for r in read_csv(out) if (r["variant_id"], r["phase"]) == ("batch-1", "cold"))
     assert row["elapsed_seconds"] == ""  # not recorded, never 0
     assert row["corpus_accepted"] == "false" and "exited 3 without a record" in row["notes"]
-    entry = next(e for e in jsonl(out / "timeline.jsonl")
-                 if (e["variant_id"], e["phase"]) == ("batch-1", "cold"))
+    entry = next(
+        e
+        for e in jsonl(out / "timeline.jsonl")
+        if (e["variant_id"], e["phase"]) == ("batch-1", "cold")
+    )
     assert entry["status"] == "error" and entry["pid"] not in (1, runner_pid)
     assert (out / "outputs/batch-1/cold-1.jsonl").is_file()
     # what the process wrote before the pass stays as evidence, marked unfinished

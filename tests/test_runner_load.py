@@ -28,8 +28,12 @@ BUSY = "import time\nend = time.time() + 120\nwhile time.time() < end: pass\n"
 @pytest.fixture
 def other_process() -> Iterator[int]:
     """A busy loop whose parent is not this process (started through a shell that exits)."""
-    out = subprocess.run(["sh", "-c", f"{sys.executable} -c '{BUSY}' >/dev/null 2>&1 & "
-                          "echo $!"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["sh", "-c", f"{sys.executable} -c '{BUSY}' >/dev/null 2>&1 & echo $!"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     pid = int(out.stdout.strip())
     time.sleep(0.3)
     yield pid
@@ -83,7 +87,8 @@ def test_not_measurable_is_none_never_zero(monkeypatch: pytest.MonkeyPatch) -> N
 
 def _config(tmp: Path, corpus: Path, threads: int) -> Path:
     cfg = tmp / "run.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 experiment_id = "busy-test"
 seed = 11
 device = "cpu"
@@ -100,12 +105,15 @@ context = 5
 warmup_iterations = 2
 [threads]
 torch = {threads}
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
-def test_a_short_run_beside_a_busy_loop_says_so_everywhere(tmp_path: Path,
-                                                           other_process: int) -> None:
+def test_a_short_run_beside_a_busy_loop_says_so_everywhere(
+    tmp_path: Path, other_process: int
+) -> None:
     """What a user meets: the warning on stderr under --quiet, the notes, environment.json,
     the manifest's threads as declared and observed per pass, `audit check`'s warning, and
     page 1 of the report."""
@@ -118,8 +126,10 @@ def test_a_short_run_beside_a_busy_loop_says_so_everywhere(tmp_path: Path,
 
     corpus = write_jsonl(tmp_path / "corpus.jsonl", tiny_rows())
     out = tmp_path / "run"
-    result = CliRunner().invoke(cli, ["execute", "--config", str(_config(tmp_path, corpus, 1)),
-                                      "--out", str(out), "--quiet"])
+    result = CliRunner().invoke(
+        cli,
+        ["execute", "--config", str(_config(tmp_path, corpus, 1)), "--out", str(out), "--quiet"],
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == str(out)
     assert result.stderr.startswith("warning: machine BUSY while measuring"), result.stderr
@@ -139,5 +149,5 @@ def test_a_short_run_beside_a_busy_loop_says_so_everywhere(tmp_path: Path,
     assert not [f for f in checked.findings if f.code == "A0406"]
     build_report(out, tmp_path / "report")
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
-    page_one = html[:html.find("How sure")] if "How sure" in html else html
+    page_one = html[: html.find("How sure")] if "How sure" in html else html
     assert "Measured on a BUSY machine" in page_one

@@ -47,8 +47,11 @@ class FakeCuda:
 
     def memory_stats(self, device: Any = None) -> dict[str, Any]:
         self._log("memory_stats", device)
-        return {"allocated_bytes.all.current": self.allocated, "num_ooms": 0,
-                "reserved_bytes.all.peak": self.peak_reserved}
+        return {
+            "allocated_bytes.all.current": self.allocated,
+            "num_ooms": 0,
+            "reserved_bytes.all.peak": self.peak_reserved,
+        }
 
     def reset_peak_memory_stats(self, device: Any = None) -> None:
         self._log("reset_peak_memory_stats", device)
@@ -71,8 +74,7 @@ class FakeCuda:
         return 0
 
     def get_device_properties(self, index: int) -> Any:
-        return SimpleNamespace(name="Fake H200", uuid=f"GPU-fake-{index}",
-                               total_memory=141 * 2**30)
+        return SimpleNamespace(name="Fake H200", uuid=f"GPU-fake-{index}", total_memory=141 * 2**30)
 
 
 def test_cuda_path_order_values_and_trace_schema() -> None:
@@ -82,11 +84,23 @@ def test_cuda_path_order_values_and_trace_schema() -> None:
     fake.calls.append("-- pass --")
     probe.end()
     assert fake.calls == [
-        "synchronize", "memory_allocated", "memory_reserved", "memory_stats",
-        "reset_peak_memory_stats", "-- pass --", "synchronize", "max_memory_allocated",
-        "max_memory_reserved", "memory_stats"]
-    assert probe.cells() == {"baseline_allocated_bytes": 1_000, "baseline_reserved_bytes": 2_048,
-                             "peak_allocated_bytes": 5_000, "peak_reserved_bytes": 8_192}
+        "synchronize",
+        "memory_allocated",
+        "memory_reserved",
+        "memory_stats",
+        "reset_peak_memory_stats",
+        "-- pass --",
+        "synchronize",
+        "max_memory_allocated",
+        "max_memory_reserved",
+        "memory_stats",
+    ]
+    assert probe.cells() == {
+        "baseline_allocated_bytes": 1_000,
+        "baseline_reserved_bytes": 2_048,
+        "peak_allocated_bytes": 5_000,
+        "peak_reserved_bytes": 8_192,
+    }
     trace = probe.trace("batch-1", "warm", 3)
     schemas.validator("memory_trace").validate(trace)
     assert trace["allocator_measured"] and trace["synchronized"] and trace["peak_stats_reset"]
@@ -111,8 +125,9 @@ def test_placement_counts_gpus_from_where_tensors_lived() -> None:
     params = [SimpleNamespace(device=torch.device("cuda:0"))] * 3
     place = placement("batch-1", "warm", 1, 42, "cuda:0", params, {"cuda:0": 10}, cuda=fake)
     schemas.validator("placement").validate(place)
-    assert place["gpus_used"] == [{"index": 0, "name": "Fake H200", "uuid": "GPU-fake-0",
-                                   "total_memory_bytes": 141 * 2**30}]
+    assert place["gpus_used"] == [
+        {"index": 0, "name": "Fake H200", "uuid": "GPU-fake-0", "total_memory_bytes": 141 * 2**30}
+    ]
     assert place["gpus_visible"] == 2  # visible is not used: one GPU held everything
     cpu = placement("batch-1", "warm", 1, 42, "cpu", [torch.zeros(1)], {"cpu": 4})
     assert cpu["gpus_used"] == [] and cpu["parameter_devices"] == {"cpu": 1}
@@ -133,10 +148,16 @@ class _Echo(Workload):
 def test_run_pass_on_fake_cuda_fills_the_four_cells(tmp_path: Path) -> None:
     (tmp_path / "corpus").mkdir()
     (tmp_path / "corpus/eval-inputs.jsonl").write_text(
-        '{"id": "a", "text": "t"}\n{"id": "b", "text": "u"}\n')
+        '{"id": "a", "text": "t"}\n{"id": "b", "text": "u"}\n'
+    )
     fake = FakeCuda()
-    rec = run_pass(_Echo(), PassSpec(0, "batch-1", "warm", 1, 1, "cuda:0", "full_chain"),
-                   tmp_path, fresh_process=False, cuda=fake)
+    rec = run_pass(
+        _Echo(),
+        PassSpec(0, "batch-1", "warm", 1, 1, "cuda:0", "full_chain"),
+        tmp_path,
+        fresh_process=False,
+        cuda=fake,
+    )
     assert rec["cells"]["peak_reserved_bytes"] == 8_192
     assert rec["entry"]["status"] == "ok" and rec["answers"] == 2
     assert fake.calls.count("synchronize") == 2
@@ -169,6 +190,9 @@ def test_fresh_process_peak_rss_is_its_own_not_the_parents() -> None:
     parent, _ = memory.peak_rss()
     out = subprocess.run(
         [sys.executable, "-c", "from runner.a.memory import peak_rss; print(peak_rss()[0])"],
-        capture_output=True, text=True, check=True).stdout
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     del ballast
     assert int(out) < parent - (512 << 20)

@@ -22,7 +22,8 @@ from runner.cli import cli
 def test_minilm_run_is_complete_and_accepted(tmp_path: Path) -> None:
     corpus = write_jsonl(tmp_path / "c.jsonl", tiny_rows(n_train=30, n_tune=15, n_eval=20))
     cfg = tmp_path / "minilm.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 device = "cpu"
 [corpus]
 path = "{corpus}"
@@ -34,15 +35,19 @@ batches = [8]
 context = 64
 [passes]
 warmup_iterations = 1
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     out = tmp_path / "run"
-    result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out", str(out),
-                                      "--quiet"])
+    result = CliRunner().invoke(
+        cli, ["execute", "--config", str(cfg), "--out", str(out), "--quiet"]
+    )
     assert result.exit_code == 0, result.output
     with open(out / "resultats-bruts.csv", encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [(r["phase"], r["run_index"]) for r in rows] == [("cold", "1")] + [
-        ("warm", str(i)) for i in range(1, 6)]
+        ("warm", str(i)) for i in range(1, 6)
+    ]
     assert all(r["corpus_accepted"] == "true" for r in rows)
     head = json.loads((out / "manifest.json").read_text())
     assert head["workload"]["name"] == "minilm"
@@ -51,7 +56,10 @@ warmup_iterations = 1
     assert place["parameter_count"] > 100 and place["input_devices"] == {"cpu": 3}
     assert head["replay"]["tokenizer"]["kind"] == "hf-tokenizers/1"
     assert [i["name"] for i in head["replay"]["model"]["inputs"]] == [
-        "input_ids", "attention_mask", "token_type_ids"]
+        "input_ids",
+        "attention_mask",
+        "token_type_ids",
+    ]
     replayed = replay(out, sample_size=20)
     assert replayed.verdict == "accepted", [f.to_json() for f in replayed.findings]
     assert all(a.status == "met" and a.compared == 20 for a in replayed.files)

@@ -29,19 +29,23 @@ def _drop_key(path: Path, key: str) -> None:
     path.write_text(json.dumps(doc), encoding="utf-8")
 
 
-@pytest.mark.parametrize(("rel", "break_it"), [
-    ("outputs/batch-1/warm-1.jsonl", lambda p: p.write_text('{"id": 5, "label": "x"}\n')),
-    ("corpus/references.jsonl", lambda p: p.write_text('{"id": "a"}\n')),
-    ("timeline.jsonl", lambda p: p.write_text('{"order_index": -1}\n')),
-    ("environment.json", lambda p: _drop_key(p, "torch_version")),
-    ("economics/offers.json", lambda p: _drop_key(p, "offers")),
-    ("checks/set-check.json", lambda p: _drop_key(p, "passes")),
-    ("traces/memory/batch-1/warm-1.json", lambda p: _drop_key(p, "device")),
-    ("evidence/placement/batch-1/warm-1.json", lambda p: _drop_key(p, "gpus_used")),
-    ("resultats-bruts.csv", lambda p: p.write_text(p.read_text().replace(",", ";", 1))),
-])
-def test_a_fault_in_any_artifact_stops_the_run(clean: Path, tmp_path: Path, rel: str,
-                                               break_it) -> None:
+@pytest.mark.parametrize(
+    ("rel", "break_it"),
+    [
+        ("outputs/batch-1/warm-1.jsonl", lambda p: p.write_text('{"id": 5, "label": "x"}\n')),
+        ("corpus/references.jsonl", lambda p: p.write_text('{"id": "a"}\n')),
+        ("timeline.jsonl", lambda p: p.write_text('{"order_index": -1}\n')),
+        ("environment.json", lambda p: _drop_key(p, "torch_version")),
+        ("economics/offers.json", lambda p: _drop_key(p, "offers")),
+        ("checks/set-check.json", lambda p: _drop_key(p, "passes")),
+        ("traces/memory/batch-1/warm-1.json", lambda p: _drop_key(p, "device")),
+        ("evidence/placement/batch-1/warm-1.json", lambda p: _drop_key(p, "gpus_used")),
+        ("resultats-bruts.csv", lambda p: p.write_text(p.read_text().replace(",", ";", 1))),
+    ],
+)
+def test_a_fault_in_any_artifact_stops_the_run(
+    clean: Path, tmp_path: Path, rel: str, break_it
+) -> None:
     import shutil
 
     run = tmp_path / "run"

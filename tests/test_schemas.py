@@ -38,8 +38,11 @@ POLICIES_HEADER = (
     "p95_latency_ms,average_power_w,joules_per_inference,accuracy,agreement,operation_share,"
     "operation_share_floor,estimated_cost_share,verdict,notes"
 )
-TABLE_HEADERS = {schemas.RESULTS_TABLE: RUN_DIR_HEADER, "trials": TRIALS_HEADER,
-                 "policies": POLICIES_HEADER}
+TABLE_HEADERS = {
+    schemas.RESULTS_TABLE: RUN_DIR_HEADER,
+    "trials": TRIALS_HEADER,
+    "policies": POLICIES_HEADER,
+}
 
 
 @pytest.mark.parametrize("kind", sorted(schemas.SCHEMA_FILES))
@@ -100,9 +103,20 @@ def test_manifest_schema_rejects_bad_hash() -> None:
 def test_wheel_carries_schemas_and_templates(tmp_path: Path) -> None:
     """A non-editable install must work from any directory: the data files travel inside."""
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path), str(ROOT)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
     )
     wheel = next(tmp_path.glob("*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())

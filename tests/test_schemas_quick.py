@@ -24,9 +24,32 @@ sys.path.insert(0, str(HERE / "protocols" / "b"))
 import b_runs  # noqa: E402
 import runfactory  # noqa: E402
 
-NASTY: list[Any] = [None, True, False, 0, -1, 1, 1.0, 2.5, -0.5, 1e300, 2**70, "", "x",
-                    "2026-13-40T99:00:00Z", "2026-01-01T00:00:00Z", "2026-01-01t00:00:00z",
-                    "a" * 64, "0" * 64, [], [1, 1], ["a", "a"], ["a"], {}, {"x": 1}]
+NASTY: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    1.0,
+    2.5,
+    -0.5,
+    1e300,
+    2**70,
+    "",
+    "x",
+    "2026-13-40T99:00:00Z",
+    "2026-01-01T00:00:00Z",
+    "2026-01-01t00:00:00z",
+    "a" * 64,
+    "0" * 64,
+    [],
+    [1, 1],
+    ["a", "a"],
+    ["a"],
+    {},
+    {"x": 1},
+]
 
 
 def _documents(root: Path, per_file: int = 3) -> list[Any]:
@@ -142,8 +165,9 @@ def _documents_of_a_run() -> list[Any]:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        return _documents(runfactory.make_clean_run(Path(tmp) / "a", eval_size=10,
-                                                    warm_passes=2), per_file=5)
+        return _documents(
+            runfactory.make_clean_run(Path(tmp) / "a", eval_size=10, warm_passes=2), per_file=5
+        )
 
 
 def test_values_no_json_parser_returns_are_left_to_jsonschema() -> None:
@@ -157,14 +181,17 @@ def test_values_no_json_parser_returns_are_left_to_jsonschema() -> None:
 
 
 def test_a_valid_document_does_not_import_jsonschema() -> None:
-    code = ("import sys, schemas\n"
-            "v = schemas.validator('waivers')\n"
-            "assert list(v.iter_errors({'A0201': 'a written justification'})) == []\n"
-            "assert 'jsonschema' not in sys.modules\n"
-            "assert list(v.iter_errors({'A0201': 3}))\n"
-            "assert 'jsonschema' in sys.modules\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=HERE.parent)
+    code = (
+        "import sys, schemas\n"
+        "v = schemas.validator('waivers')\n"
+        "assert list(v.iter_errors({'A0201': 'a written justification'})) == []\n"
+        "assert 'jsonschema' not in sys.modules\n"
+        "assert list(v.iter_errors({'A0201': 3}))\n"
+        "assert 'jsonschema' in sys.modules\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=HERE.parent
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -172,11 +199,22 @@ def test_date_time_check_is_rfc3339_validators() -> None:
     from rfc3339_validator import validate_rfc3339
 
     rng = random.Random(3339)
-    texts = ["2026-01-01T00:00:00Z", "2026-02-29T00:00:00Z", "2024-02-29T23:59:59.5+01:00",
-             "0000-01-01T00:00:00Z", "2026-13-01T00:00:00Z", "2026-04-31T00:00:00Z",
-             "2026-01-01T24:00:00Z", "2026-01-01 00:00:00Z", "2026-01-01T00:00:00",
-             "2026-01-01T00:00:00Z\n", "2026-01-01T00:00:00-23:59", "٢٠٢٦-01-01T00:00:00Z",
-             "2026-01-01t00:00:00z", ""]
+    texts = [
+        "2026-01-01T00:00:00Z",
+        "2026-02-29T00:00:00Z",
+        "2024-02-29T23:59:59.5+01:00",
+        "0000-01-01T00:00:00Z",
+        "2026-13-01T00:00:00Z",
+        "2026-04-31T00:00:00Z",
+        "2026-01-01T24:00:00Z",
+        "2026-01-01 00:00:00Z",
+        "2026-01-01T00:00:00",
+        "2026-01-01T00:00:00Z\n",
+        "2026-01-01T00:00:00-23:59",
+        "٢٠٢٦-01-01T00:00:00Z",
+        "2026-01-01t00:00:00z",
+        "",
+    ]
     alphabet = "0123456789-:TZtz.+ "
     for _ in range(3000):
         t = list(rng.choice(texts[:3]))

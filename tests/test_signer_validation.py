@@ -26,8 +26,7 @@ DAY = dt.timedelta(days=1)
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_clean_run(tmp_path_factory.mktemp("signer") / "run", eval_size=10,
-                          warm_passes=2)
+    return make_clean_run(tmp_path_factory.mktemp("signer") / "run", eval_size=10, warm_passes=2)
 
 
 @pytest.fixture(scope="module")
@@ -55,17 +54,21 @@ def _failures(report: Path, ca_pem: Path) -> str:
 def test_a_valid_signer_verifies_without_a_timestamp(run, ca, tmp_path):
     report = _report(run, ca, issue(ca[0], "signer"), tmp_path)
     lines = verify_report(report, ca[1])
-    assert any("no trusted timestamp: the signing time is the signer's own claim" in line
-               for line in lines)
+    assert any(
+        "no trusted timestamp: the signing time is the signer's own claim" in line for line in lines
+    )
     doc = verify_result(report, ca[1])
     assert doc["ok"] and doc["timestamp"] == {"present": False, "trusted": False}
     assert list(schemas.validator("verify_result").iter_errors(doc)) == []
 
 
-@pytest.mark.parametrize(("when", "why"), [
-    ((NOW - 30 * DAY, NOW - DAY), "expired"),
-    ((NOW + DAY, NOW + 30 * DAY), "not valid yet"),
-])
+@pytest.mark.parametrize(
+    ("when", "why"),
+    [
+        ((NOW - 30 * DAY, NOW - DAY), "expired"),
+        ((NOW + DAY, NOW + 30 * DAY), "not valid yet"),
+    ],
+)
 def test_an_expired_or_not_yet_valid_signer_is_refused(run, ca, tmp_path, when, why):
     report = _report(run, ca, issue(ca[0], "signer", start=when[0], end=when[1]), tmp_path)
     msg = _failures(report, ca[1])
@@ -74,10 +77,13 @@ def test_an_expired_or_not_yet_valid_signer_is_refused(run, ca, tmp_path, when, 
     assert any(line.startswith("signer.pem:") and why in line for line in lines), msg
 
 
-@pytest.mark.parametrize(("kwargs", "why"), [
-    ({"eku": [ExtendedKeyUsageOID.SERVER_AUTH]}, "server auth"),  # a TLS certificate
-    ({"sign": False}, "digital signature"),  # key usage without signing
-])
+@pytest.mark.parametrize(
+    ("kwargs", "why"),
+    [
+        ({"eku": [ExtendedKeyUsageOID.SERVER_AUTH]}, "server auth"),  # a TLS certificate
+        ({"sign": False}, "digital signature"),  # key usage without signing
+    ],
+)
 def test_a_signer_without_a_signing_usage_is_refused(run, ca, tmp_path, kwargs, why):
     report = _report(run, ca, issue(ca[0], "signer", **kwargs), tmp_path)
     msg = _failures(report, ca[1])
@@ -86,8 +92,7 @@ def test_a_signer_without_a_signing_usage_is_refused(run, ca, tmp_path, kwargs, 
     assert any(line.startswith("signer.pem:") for line in msg.splitlines()), msg
 
 
-def test_a_signer_with_no_extended_key_usage_or_document_signing_is_accepted(run, ca,
-                                                                            tmp_path):
+def test_a_signer_with_no_extended_key_usage_or_document_signing_is_accepted(run, ca, tmp_path):
     from cryptography.x509 import ObjectIdentifier
 
     for i, eku in enumerate(([], [ObjectIdentifier("1.3.6.1.5.5.7.3.36")])):
@@ -101,8 +106,10 @@ def test_a_trusted_timestamp_is_reported(run, ca, tmp_path):
         report = _report(run, ca, issue(ca[0], "signer"), tmp_path, tsa=url)
     lines = verify_report(report, ca[1])
     stamped = next(line for line in lines if "RFC 3161 timestamp" in line)
-    assert stamped.startswith("report.pdf: trusted RFC 3161 timestamp: the signature existed "
-                              "at ") and "(timestamp authority: test TSA)" in stamped
+    assert (
+        stamped.startswith("report.pdf: trusted RFC 3161 timestamp: the signature existed at ")
+        and "(timestamp authority: test TSA)" in stamped
+    )
     doc = verify_result(report, ca[1])
     assert doc["ok"] and doc["timestamp"]["present"] and doc["timestamp"]["trusted"]
     when = dt.datetime.fromisoformat(doc["timestamp"]["time"].replace("Z", "+00:00"))
@@ -121,9 +128,22 @@ def test_a_timestamp_from_an_authority_nobody_trusts_is_said_so(run, ca, tmp_pat
     assert any("an RFC 3161 timestamp is present but not trusted" in line for line in lines)
     # trusting that authority's CA for timestamps (--tsa-ca) makes it trusted
     assert verify_result(report, ca[1], tsa_ca=tmp_path / "other.pem")["timestamp"]["trusted"]
-    proc = subprocess.run([sys.executable, "-m", "auditor", "verify", str(report), "--ca",
-                           str(ca[1]), "--tsa-ca", str(tmp_path / "other.pem")],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "auditor",
+            "verify",
+            str(report),
+            "--ca",
+            str(ca[1]),
+            "--tsa-ca",
+            str(tmp_path / "other.pem"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0 and "trusted RFC 3161 timestamp" in proc.stdout
 
 

@@ -38,8 +38,7 @@ def signed(tmp_path_factory, keys) -> Path:
     base = tmp_path_factory.mktemp("signed")
     run = make_clean_run(base / "run")
     out = base / "report"
-    build_report(run, out, key=keys / "signer.key", cert=keys / "signer.pem",
-                 chain=keys / "ca.pem")
+    build_report(run, out, key=keys / "signer.key", cert=keys / "signer.pem", chain=keys / "ca.pem")
     return out
 
 
@@ -59,6 +58,7 @@ def _fails(report: Path, ca: Path, file_part: str, what: str = "") -> str:
 
 
 # -- keygen -----------------------------------------------------------------------------
+
 
 def test_keygen_writes_a_labelled_chain_with_a_private_key(keys):
     ca = x509.load_pem_x509_certificate((keys / "ca.pem").read_bytes())
@@ -85,6 +85,7 @@ def test_keygen_refuses_to_overwrite_a_key(keys):
 
 # -- an untouched report ----------------------------------------------------------------
 
+
 def test_untouched_report_verifies(signed, keys):
     lines = verify_report(signed, keys / "ca.pem")
     assert "intact, valid, trusted" in lines[0] and "entire file" in lines[0]
@@ -93,8 +94,15 @@ def test_untouched_report_verifies(signed, keys):
     page = (signed / "report.html").read_text(encoding="utf-8")
     assert "NOT FOR PROCUREMENT USE" in page and "local test key" in page
     names = sorted(p.relative_to(signed).as_posix() for p in signed.rglob("*") if p.is_file())
-    assert {"report.html", "report.pdf", "audit.json", "bundle.dsse.json", "signer.pem",
-            "run/manifest.json", "run/resultats-bruts.csv"} <= set(names)
+    assert {
+        "report.html",
+        "report.pdf",
+        "audit.json",
+        "bundle.dsse.json",
+        "signer.pem",
+        "run/manifest.json",
+        "run/resultats-bruts.csv",
+    } <= set(names)
 
 
 def test_statement_lists_every_file_but_the_envelope_and_signer(signed):
@@ -109,16 +117,34 @@ def test_statement_lists_every_file_but_the_envelope_and_signer(signed):
     assert stmt["predicate"]["experiment_id"] == "exp-batch"
 
 
-@pytest.mark.skipif(not (shutil.which("pdfsig") and shutil.which("certutil")),
-                    reason="pdfsig/certutil not installed (poppler-utils, libnss3-tools)")
+@pytest.mark.skipif(
+    not (shutil.which("pdfsig") and shutil.which("certutil")),
+    reason="pdfsig/certutil not installed (poppler-utils, libnss3-tools)",
+)
 def test_pdfsig_agrees(signed, keys, tmp_path):
     nss = tmp_path / "nss"
     nss.mkdir()
     subprocess.run(["certutil", "-N", "-d", f"sql:{nss}", "--empty-password"], check=True)
-    subprocess.run(["certutil", "-A", "-d", f"sql:{nss}", "-n", "ca", "-t", "CT,C,C",
-                    "-i", str(keys / "ca.pem")], check=True)
-    out = subprocess.run(["pdfsig", "-nssdir", f"sql:{nss}", str(signed / "report.pdf")],
-                         capture_output=True, text=True).stdout
+    subprocess.run(
+        [
+            "certutil",
+            "-A",
+            "-d",
+            f"sql:{nss}",
+            "-n",
+            "ca",
+            "-t",
+            "CT,C,C",
+            "-i",
+            str(keys / "ca.pem"),
+        ],
+        check=True,
+    )
+    out = subprocess.run(
+        ["pdfsig", "-nssdir", f"sql:{nss}", str(signed / "report.pdf")],
+        capture_output=True,
+        text=True,
+    ).stdout
     # pdfsig exits 0 even for a bad signature: read what it says.
     assert "Signature is Valid" in out, out
     assert "Certificate is Trusted" in out, out
@@ -140,8 +166,10 @@ def test_two_keygen_cas_have_two_subjects(tmp_path):
     assert names[0] != names[1]
 
 
-@pytest.mark.skipif(not (shutil.which("pdfsig") and shutil.which("certutil")),
-                    reason="pdfsig/certutil not installed (poppler-utils, libnss3-tools)")
+@pytest.mark.skipif(
+    not (shutil.which("pdfsig") and shutil.which("certutil")),
+    reason="pdfsig/certutil not installed (poppler-utils, libnss3-tools)",
+)
 def test_pdfsig_trusts_the_right_ca_among_two_test_cas(signed, keys, tmp_path):
     """Two `audit keygen` CAs in one NSS store (a reviewer who tried the tool twice): pdfsig
     still finds the CA that signed, the other one listed first."""
@@ -150,31 +178,56 @@ def test_pdfsig_trusts_the_right_ca_among_two_test_cas(signed, keys, tmp_path):
     nss.mkdir()
     subprocess.run(["certutil", "-N", "-d", f"sql:{nss}", "--empty-password"], check=True)
     for nick, ca in (("other", tmp_path / "other" / "ca.pem"), ("ca", keys / "ca.pem")):
-        subprocess.run(["certutil", "-A", "-d", f"sql:{nss}", "-n", nick, "-t", "CT,C,C",
-                        "-i", str(ca)], check=True)
-    listed = subprocess.run(["certutil", "-L", "-d", f"sql:{nss}"], capture_output=True,
-                            text=True, check=True).stdout
+        subprocess.run(
+            ["certutil", "-A", "-d", f"sql:{nss}", "-n", nick, "-t", "CT,C,C", "-i", str(ca)],
+            check=True,
+        )
+    listed = subprocess.run(
+        ["certutil", "-L", "-d", f"sql:{nss}"], capture_output=True, text=True, check=True
+    ).stdout
     assert "other" in listed and "\nca " in listed, listed
-    out = subprocess.run(["pdfsig", "-nssdir", f"sql:{nss}", str(signed / "report.pdf")],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["pdfsig", "-nssdir", f"sql:{nss}", str(signed / "report.pdf")],
+        capture_output=True,
+        text=True,
+    ).stdout
     assert "Signature is Valid" in out and "Certificate is Trusted" in out, out
 
 
 @pytest.mark.skipif(not shutil.which("openssl"), reason="openssl not installed")
 def test_openssl_verifies_the_dsse_signature_over_pae(signed, tmp_path):
     env = json.loads((signed / "bundle.dsse.json").read_bytes())
-    (tmp_path / "pae.bin").write_bytes(dsse.pae(env["payloadType"],
-                                                base64.b64decode(env["payload"])))
+    (tmp_path / "pae.bin").write_bytes(
+        dsse.pae(env["payloadType"], base64.b64decode(env["payload"]))
+    )
     (tmp_path / "sig.der").write_bytes(base64.b64decode(env["signatures"][0]["sig"]))
-    pub = subprocess.run(["openssl", "x509", "-in", str(signed / "signer.pem"), "-pubkey",
-                          "-noout"], capture_output=True, check=True).stdout
+    pub = subprocess.run(
+        ["openssl", "x509", "-in", str(signed / "signer.pem"), "-pubkey", "-noout"],
+        capture_output=True,
+        check=True,
+    ).stdout
     (tmp_path / "pub.pem").write_bytes(pub)
 
     def check(data: Path) -> subprocess.CompletedProcess:
-        return subprocess.run(["openssl", "pkeyutl", "-verify", "-pubin", "-inkey",
-                               str(tmp_path / "pub.pem"), "-rawin", "-digest", "sha256",
-                               "-in", str(data), "-sigfile", str(tmp_path / "sig.der")],
-                              capture_output=True, text=True)
+        return subprocess.run(
+            [
+                "openssl",
+                "pkeyutl",
+                "-verify",
+                "-pubin",
+                "-inkey",
+                str(tmp_path / "pub.pem"),
+                "-rawin",
+                "-digest",
+                "sha256",
+                "-in",
+                str(data),
+                "-sigfile",
+                str(tmp_path / "sig.der"),
+            ],
+            capture_output=True,
+            text=True,
+        )
 
     ok = check(tmp_path / "pae.bin")
     assert ok.returncode == 0 and "Signature Verified Successfully" in ok.stdout, ok
@@ -186,10 +239,19 @@ def test_openssl_verifies_the_dsse_signature_over_pae(signed, tmp_path):
 @pytest.mark.skipif(not shutil.which("pdfdetach"), reason="pdfdetach not installed")
 def test_pdf_is_pdf2_with_the_evidence_attached(signed):
     assert (signed / "report.pdf").read_bytes().startswith(b"%PDF-2.0")
-    out = subprocess.run(["pdfdetach", "-list", str(signed / "report.pdf")],
-                         capture_output=True, text=True, check=True).stdout
-    for name in ("artifact-hashes.sha256", "rules.txt", "resultats-bruts.csv",
-                 "manifest.json", "audit.json"):
+    out = subprocess.run(
+        ["pdfdetach", "-list", str(signed / "report.pdf")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for name in (
+        "artifact-hashes.sha256",
+        "rules.txt",
+        "resultats-bruts.csv",
+        "manifest.json",
+        "audit.json",
+    ):
         assert name in out, out
 
 
@@ -197,25 +259,39 @@ def test_the_hash_list_and_the_rule_list_are_attachments_not_pages(signed):
     page = (signed / "report.html").read_text(encoding="utf-8")
     assert "SHA-256" not in page.split('id="appendix"')[0]  # no hash table in the pages
     listed = (signed / "artifact-hashes.sha256").read_text().splitlines()
-    run_files = sorted(p.relative_to(signed).as_posix() for p in (signed / "run").rglob("*")
-                       if p.is_file())
+    run_files = sorted(
+        p.relative_to(signed).as_posix() for p in (signed / "run").rglob("*") if p.is_file()
+    )
     assert sorted(line.split("  ", 1)[1] for line in listed) == run_files
     if shutil.which("sha256sum"):  # the list checks the copy under run/ as it is
-        subprocess.run(["sha256sum", "--quiet", "-c", "artifact-hashes.sha256"], cwd=signed,
-                       check=True)
+        subprocess.run(
+            ["sha256sum", "--quiet", "-c", "artifact-hashes.sha256"], cwd=signed, check=True
+        )
     rules = (signed / "rules.txt").read_text()
     from auditor.protocols import get
 
-    assert all(f"{r.code}  {r.severity}  protocol {r.protocol_ref}" in rules
-               for r in get("accepted-corpus-cost").rules)
+    assert all(
+        f"{r.code}  {r.severity}  protocol {r.protocol_ref}" in rules
+        for r in get("accepted-corpus-cost").rules
+    )
     assert "What to do:" in rules and "Protocol A2.1:" in rules
 
 
 def test_the_cli_verifies_and_exits_1_on_tampering(copy, keys):
     def run() -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
-                               "verify", str(copy), "--ca", str(keys / "ca.pem")],
-                              capture_output=True, text=True)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from auditor.cli import main; main()",
+                "verify",
+                str(copy),
+                "--ca",
+                str(keys / "ca.pem"),
+            ],
+            capture_output=True,
+            text=True,
+        )
 
     ok = run()
     assert ok.returncode == 0, ok.stderr
@@ -228,9 +304,21 @@ def test_the_cli_verifies_and_exits_1_on_tampering(copy, keys):
 
 def test_verify_json_validates_and_names_the_failing_file(copy, keys):
     def run() -> tuple[int, dict]:
-        proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
-                               "verify", str(copy), "--ca", str(keys / "ca.pem"),
-                               "--format", "json"], capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from auditor.cli import main; main()",
+                "verify",
+                str(copy),
+                "--ca",
+                str(keys / "ca.pem"),
+                "--format",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+        )
         doc = json.loads(proc.stdout)
         assert list(schemas.validator("verify_result").iter_errors(doc)) == []
         return proc.returncode, doc
@@ -246,6 +334,7 @@ def test_verify_json_validates_and_names_the_failing_file(copy, keys):
 
 
 # -- tampering --------------------------------------------------------------------------
+
 
 def _flip(path: Path, at: int) -> None:
     data = bytearray(path.read_bytes())
@@ -283,8 +372,16 @@ def test_a_later_incremental_revision(copy, keys):
     assert "after" in msg or "whole file" in msg, msg
 
 
-@pytest.mark.parametrize("name", ["report.html", "audit.json", "run/resultats-bruts.csv",
-                                  "run/manifest.json", "run/outputs/batch-1/warm-3.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "report.html",
+        "audit.json",
+        "run/resultats-bruts.csv",
+        "run/manifest.json",
+        "run/outputs/batch-1/warm-3.jsonl",
+    ],
+)
 def test_one_byte_of_a_listed_file_changed(copy, keys, name):
     _flip(copy / name, 10)
     _fails(copy, keys / "ca.pem", f"{name}: SHA-256", "was changed")
@@ -352,8 +449,9 @@ def test_a_bad_key_is_refused_before_any_work(tmp_path, keys):
     bad = tmp_path / "bad.key"
     bad.write_text("not a key")
     with pytest.raises(AuditorError, match=r"bad\.key: not an unencrypted PEM private key"):
-        build_report(tmp_path, tmp_path.parent / f"{tmp_path.name}-out", key=bad,
-                     cert=keys / "signer.pem")
+        build_report(
+            tmp_path, tmp_path.parent / f"{tmp_path.name}-out", key=bad, cert=keys / "signer.pem"
+        )
     assert not (tmp_path.parent / f"{tmp_path.name}-out").exists()
 
 
@@ -361,8 +459,9 @@ def test_cert_that_does_not_match_the_key_is_refused(tmp_path, keys):
     keygen(tmp_path / "other")
     run = make_clean_run(tmp_path / "run", eval_size=10, warm_passes=2)
     with pytest.raises(AuditorError, match="does not belong to the key"):
-        build_report(run, tmp_path / "out", key=keys / "signer.key",
-                     cert=tmp_path / "other" / "signer.pem")
+        build_report(
+            run, tmp_path / "out", key=keys / "signer.key", cert=tmp_path / "other" / "signer.pem"
+        )
     assert not (tmp_path / "out").exists()
 
 
@@ -401,12 +500,24 @@ def test_every_failure_is_one_line_and_none_a_traceback(copy, keys):
         verify_report(copy, keys / "ca.pem")
     lines = str(exc.value).splitlines()
     assert [line.split(":")[0] for line in lines] == ["audit.json", "report.html"]
-    proc = subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()",
-                           "verify", str(copy), "--ca", str(keys / "ca.pem")],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from auditor.cli import main; main()",
+            "verify",
+            str(copy),
+            "--ca",
+            str(keys / "ca.pem"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert [line.split(":")[:2] for line in proc.stderr.splitlines()] == [
-        ["FAILED", " audit.json"], ["FAILED", " report.html"]]
+        ["FAILED", " audit.json"],
+        ["FAILED", " report.html"],
+    ]
 
 
 def _xmp(pdf: Path) -> str:
@@ -423,12 +534,18 @@ def test_the_pdf_names_its_title_author_subject_and_run(signed):
     assert "<dc:title>" in xmp.replace(' xmlns:dc="http://purl.org/dc/elements/1.1/"', "")
     assert "Audit report: exp-batch" in xmp
     assert "gpubench-audit LOCAL TEST SIGNER - NOT FOR PROCUREMENT USE" in xmp  # dc:creator
-    assert ("gpubench-audit report of run exp-batch (protocol accepted-corpus-cost): accepted; "
-            f"run manifest SHA-256 {manifest_sha}") in xmp  # dc:description, the Subject
+    assert (
+        "gpubench-audit report of run exp-batch (protocol accepted-corpus-cost): accepted; "
+        f"run manifest SHA-256 {manifest_sha}"
+    ) in xmp  # dc:description, the Subject
     assert f"manifest sha256 {manifest_sha}" in xmp and "experiment exp-batch" in xmp
     if shutil.which("pdfinfo"):  # poppler reads the same metadata
-        meta = subprocess.run(["pdfinfo", "-meta", str(signed / "report.pdf")],
-                              capture_output=True, text=True, check=True).stdout
+        meta = subprocess.run(
+            ["pdfinfo", "-meta", str(signed / "report.pdf")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert "Audit report: exp-batch" in meta and manifest_sha in meta
 
 
@@ -438,8 +555,9 @@ def test_securesystemslib_verifies_the_bundle_on_its_own(signed):
 
     cert = x509.load_pem_x509_certificate((signed / "signer.pem").read_bytes())
     env = Envelope.from_dict(json.loads((signed / "bundle.dsse.json").read_bytes()))
-    key = SSlibKey.from_crypto(cert.public_key(), keyid=dsse.cert_keyid(cert),
-                               scheme="ecdsa-sha2-nistp256")
+    key = SSlibKey.from_crypto(
+        cert.public_key(), keyid=dsse.cert_keyid(cert), scheme="ecdsa-sha2-nistp256"
+    )
     assert list(env.verify([key], 1)) == [dsse.cert_keyid(cert)]
 
 
@@ -457,9 +575,16 @@ def test_an_envelope_made_by_hand_the_old_way_still_opens(keys):
     t = dsse.PAYLOAD_TYPE.encode()
     pae = b"DSSEv1 %d %s %d %s" % (len(t), t, len(body), body)
     assert pae == dsse.pae(dsse.PAYLOAD_TYPE, body)
-    old = {"payloadType": dsse.PAYLOAD_TYPE, "payload": base64.b64encode(body).decode(),
-           "signatures": [{"keyid": dsse.cert_keyid(cert), "sig": base64.b64encode(
-               key.sign(pae, ec.ECDSA(hashes.SHA256()))).decode()}]}
+    old = {
+        "payloadType": dsse.PAYLOAD_TYPE,
+        "payload": base64.b64encode(body).decode(),
+        "signatures": [
+            {
+                "keyid": dsse.cert_keyid(cert),
+                "sig": base64.b64encode(key.sign(pae, ec.ECDSA(hashes.SHA256()))).decode(),
+            }
+        ],
+    }
     assert dsse.open_envelope(json.dumps(old).encode(), cert) == stmt
     ours = json.loads(dsse.sign_envelope(stmt, key, cert))
     assert ours.keys() == old.keys() and ours["payload"] == old["payload"]

@@ -33,35 +33,72 @@ RAPL_RANGE = 262_143_328_850
 SAME = {"measured": {"measured"}, "below_resolution": {"below_resolution"}}
 
 
-def _trace(period_ms: int, watts: list[float], rapl_watts: list[float] | None,
-           rapl_start: int, tail: float) -> tuple[list[dict[str, Any]], float]:
+def _trace(
+    period_ms: int, watts: list[float], rapl_watts: list[float] | None, rapl_start: int, tail: float
+) -> tuple[list[dict[str, Any]], float]:
     """Markers at 0 and (len(watts) + TAIL) periods, counters (and NVML samples) at every
     whole period from 0; the window's length in seconds."""
     period = period_ms / 1000
     end = (len(watts) + tail) * period
-    records: list[dict[str, Any]] = [{"kind": "marker", "t": iso_utc(T0), "t_source": "host",
-                                      "event": "window_start"}]
+    records: list[dict[str, Any]] = [
+        {"kind": "marker", "t": iso_utc(T0), "t_source": "host", "event": "window_start"}
+    ]
     nvml_mj, rapl_uj = 1_000_000, rapl_start
     for k in range(len(watts) + 1):
         t = iso_utc(T0 + timedelta(milliseconds=k * period_ms))
-        records.append({"kind": "counter", "t": t, "t_source": "host", "source": "nvml",
-                        "domain": "gpu", "device": 0,
-                        "field": "nvmlDeviceGetTotalEnergyConsumption", "value": nvml_mj,
-                        "unit": "mJ", "max_range": None})
-        records.append({"kind": "sample", "t": t, "t_source": "nvml", "source": "nvml",
-                        "domain": "gpu", "device": 0, "field": "POWER_INSTANT",
-                        "watts": watts[k - 1] if k else (watts[:1] or [0.0])[0]})
+        records.append(
+            {
+                "kind": "counter",
+                "t": t,
+                "t_source": "host",
+                "source": "nvml",
+                "domain": "gpu",
+                "device": 0,
+                "field": "nvmlDeviceGetTotalEnergyConsumption",
+                "value": nvml_mj,
+                "unit": "mJ",
+                "max_range": None,
+            }
+        )
+        records.append(
+            {
+                "kind": "sample",
+                "t": t,
+                "t_source": "nvml",
+                "source": "nvml",
+                "domain": "gpu",
+                "device": 0,
+                "field": "POWER_INSTANT",
+                "watts": watts[k - 1] if k else (watts[:1] or [0.0])[0],
+            }
+        )
         if rapl_watts is not None:
-            records.append({"kind": "counter", "t": t, "t_source": "host", "source": "rapl",
-                            "domain": "package", "device": 0,
-                            "field": "/sys/class/powercap/intel-rapl:0/energy_uj",
-                            "value": rapl_uj, "unit": "uJ", "max_range": RAPL_RANGE})
+            records.append(
+                {
+                    "kind": "counter",
+                    "t": t,
+                    "t_source": "host",
+                    "source": "rapl",
+                    "domain": "package",
+                    "device": 0,
+                    "field": "/sys/class/powercap/intel-rapl:0/energy_uj",
+                    "value": rapl_uj,
+                    "unit": "uJ",
+                    "max_range": RAPL_RANGE,
+                }
+            )
         if k < len(watts):
             nvml_mj += round(watts[k] * period_ms)  # W x ms = mJ
             if rapl_watts is not None:
                 rapl_uj = (rapl_uj + round(rapl_watts[k] * period_ms * 1000)) % RAPL_RANGE
-    records.append({"kind": "marker", "t": iso_utc(T0 + timedelta(seconds=end)),
-                    "t_source": "host", "event": "window_end"})
+    records.append(
+        {
+            "kind": "marker",
+            "t": iso_utc(T0 + timedelta(seconds=end)),
+            "t_source": "host",
+            "event": "window_end",
+        }
+    )
     validator = schemas.validator("runner_power_record")
     assert all(validator.is_valid(r) for r in records)
     return records, end
@@ -80,9 +117,11 @@ def windows(draw: st.DrawFn) -> tuple[list[dict[str, Any]], Minimums]:
     tail = draw(st.floats(0.1, 0.9))
     period_ms = draw(st.integers(20, 500))
     records, _ = _trace(period_ms, watts, rapl, rapl_start, tail)
-    mins = Minimums(sampling_interval_s=period_ms / 1000,
-                    sample_periods=draw(st.integers(1, 25) | st.integers(1, floor)),
-                    counter_updates=draw(st.just(0) | st.integers(0, 12)))
+    mins = Minimums(
+        sampling_interval_s=period_ms / 1000,
+        sample_periods=draw(st.integers(1, 25) | st.integers(1, floor)),
+        counter_updates=draw(st.just(0) | st.integers(0, 12)),
+    )
     return records, mins
 
 
@@ -97,15 +136,15 @@ def _auditor(records: list[dict[str, Any]], mins: Minimums) -> Any:
 
 @settings(max_examples=150, deadline=None)
 @given(windows())
-def test_the_runner_and_the_auditor_agree_on_a_window(case: tuple[list[dict[str, Any]],
-                                                                  Minimums]) -> None:
+def test_the_runner_and_the_auditor_agree_on_a_window(
+    case: tuple[list[dict[str, Any]], Minimums],
+) -> None:
     records, mins = case
     ours = analyse(records, mins)
     theirs = _auditor(records, mins)
     assert theirs.status in SAME.get(ours.status, set()) or (
-        ours.status == "not_measured" and theirs.status not in ("measured",
-                                                                "below_resolution")), (
-        ours.status, ours.reason, theirs.status, theirs.reason)
+        ours.status == "not_measured" and theirs.status not in ("measured", "below_resolution")
+    ), (ours.status, ours.reason, theirs.status, theirs.reason)
     if ours.status == "measured":
         assert ours.energy_j is not None and theirs.energy_j is not None
         assert abs(ours.energy_j - theirs.energy_j) <= 1e-9 * max(1.0, abs(ours.energy_j))

@@ -56,19 +56,50 @@ SCHEMA_VERSION = "4"
 AUDITED = ("accepted", "rejected", "incomplete")
 """Index verdicts of a run the auditor could judge."""
 CSV_COLUMNS = (
-    "rank", "status", "protocol", "workload", "workload_label", "hardware", "config_id",
-    "precision", "context", "offer_id", "runs", "accepted_runs", "all_runs", "runs_agree",
-    "experiments", "sources", "median_s", "pass_min_s", "pass_max_s", "throughput_per_s",
-    "currency", "package_total_minor", "cost_per_accepted_corpus_minor",
-    "joules_per_inference", "average_power_w", "p95_ms", "reason", "detail")
+    "rank",
+    "status",
+    "protocol",
+    "workload",
+    "workload_label",
+    "hardware",
+    "config_id",
+    "precision",
+    "context",
+    "offer_id",
+    "runs",
+    "accepted_runs",
+    "all_runs",
+    "runs_agree",
+    "experiments",
+    "sources",
+    "median_s",
+    "pass_min_s",
+    "pass_max_s",
+    "throughput_per_s",
+    "currency",
+    "package_total_minor",
+    "cost_per_accepted_corpus_minor",
+    "joules_per_inference",
+    "average_power_w",
+    "p95_ms",
+    "reason",
+    "detail",
+)
 ROW_FIGURES = ("joules_per_inference", "average_power_w", "p95_ms")
 """The `ConfigRow` fields a protocol may fill from its run summaries' figures."""
-GENERIC = ComparisonPart(letter="?", hardware=lambda c: c.get("gpu_model") or "CPU",
-                         rank_figure="median_s", figure_cell="median",
-                         figure_heading="Median", hardware_words="the GPU model",
-                         unit="per s",
-                         costed=False, passes_told_apart=True, ranked_title="Ranked",
-                         ranked_columns=(("rank", "rank"), ("configuration", "config_id")))
+GENERIC = ComparisonPart(
+    letter="?",
+    hardware=lambda c: c.get("gpu_model") or "CPU",
+    rank_figure="median_s",
+    figure_cell="median",
+    figure_heading="Median",
+    hardware_words="the GPU model",
+    unit="per s",
+    costed=False,
+    passes_told_apart=True,
+    ranked_title="Ranked",
+    ranked_columns=(("rank", "rank"), ("configuration", "config_id")),
+)
 """The part of a protocol the auditor does not know (its runs have no configuration)."""
 
 
@@ -183,44 +214,69 @@ class Comparison:
 
     def headline(self) -> str:
         """One sentence whose counts add up to the index's rows."""
-        parts = [f"{counted(len(self.copies), 'identical copy', 'identical copies')} counted once",
-                 f"{counted(self.set_aside, 'conflicting copy', 'conflicting copies')} set aside",
-                 f"{counted(self.runs - self.compared, 'run')} with nothing to compare",
-                 f"{counted(self.not_audited, 'source')} not audited"]
-        return (f"{counted(self.compared, 'run')} compared, of "
-                f"{counted(self.index_rows, 'index row')}: "
-                f"{counted(self.runs, 'distinct run')}, " + ", ".join(parts))
+        parts = [
+            f"{counted(len(self.copies), 'identical copy', 'identical copies')} counted once",
+            f"{counted(self.set_aside, 'conflicting copy', 'conflicting copies')} set aside",
+            f"{counted(self.runs - self.compared, 'run')} with nothing to compare",
+            f"{counted(self.not_audited, 'source')} not audited",
+        ]
+        return (
+            f"{counted(self.compared, 'run')} compared, of "
+            f"{counted(self.index_rows, 'index row')}: "
+            f"{counted(self.runs, 'distinct run')}, " + ", ".join(parts)
+        )
 
     def table_rows(self) -> list[dict[str, Any]]:
         """The CSV's rows: ranked first, then those not accepted (`CSV_COLUMNS`)."""
-        return [{**asdict(r), "experiments": ";".join(r.experiments),
-                 "sources": ";".join(r.sources)}
-                for r in (*self.ranked, *self.not_accepted)]
+        return [
+            {**asdict(r), "experiments": ";".join(r.experiments), "sources": ";".join(r.sources)}
+            for r in (*self.ranked, *self.not_accepted)
+        ]
 
     def to_json(self) -> dict[str, Any]:
         """schemas/comparison.schema.json."""
+
         def row(r: ConfigRow) -> dict[str, Any]:
             return {**asdict(r), "experiments": list(r.experiments), "sources": list(r.sources)}
 
         return {
-            "schema_version": SCHEMA_VERSION, "index_sha256": self.index_sha256,
+            "schema_version": SCHEMA_VERSION,
+            "index_sha256": self.index_sha256,
             "headline": self.headline(),
-            "counts": {"index_rows": self.index_rows, "runs": self.runs,
-                       "compared": self.compared, "copies": len(self.copies),
-                       "set_aside": self.set_aside, "not_audited": self.not_audited},
+            "counts": {
+                "index_rows": self.index_rows,
+                "runs": self.runs,
+                "compared": self.compared,
+                "copies": len(self.copies),
+                "set_aside": self.set_aside,
+                "not_audited": self.not_audited,
+            },
             "verdicts": dict(self.verdicts),
             "workloads": [{**asdict(w), "description": w.describe()} for w in self.workloads],
-            "choices": [{"protocol": c.best.protocol, "workload": c.best.workload,
-                         "workload_label": c.best.workload_label, "hardware": c.best.hardware,
-                         "offer_id": c.best.offer_id, "best": row(c.best),
-                         "runner_up": row(c.runner_up) if c.runner_up else None,
-                         "told_apart": c.told_apart} for c in self.choices],
+            "choices": [
+                {
+                    "protocol": c.best.protocol,
+                    "workload": c.best.workload,
+                    "workload_label": c.best.workload_label,
+                    "hardware": c.best.hardware,
+                    "offer_id": c.best.offer_id,
+                    "best": row(c.best),
+                    "runner_up": row(c.runner_up) if c.runner_up else None,
+                    "told_apart": c.told_apart,
+                }
+                for c in self.choices
+            ],
             "ranked": [row(r) for r in self.ranked],
             "not_accepted": [row(r) for r in self.not_accepted],
             "copies": [{"source": s, "copy_of": o} for s, o in self.copies],
-            "conflicts": [{"manifest_sha256": c.manifest_sha256, "genuine": c.genuine,
-                           "members": [asdict(m) for m in c.members]}
-                          for c in self.conflicts],
+            "conflicts": [
+                {
+                    "manifest_sha256": c.manifest_sha256,
+                    "genuine": c.genuine,
+                    "members": [asdict(m) for m in c.members],
+                }
+                for c in self.conflicts
+            ],
             "other_runs": [{"source": s, "why": w} for s, w in self.other_runs],
         }
 
@@ -267,16 +323,20 @@ def _group(runs: list[dict[str, Any]]) -> _Groups:
     g = _Groups({}, {}, {}, {}, {})
     for run in runs:
         for c in run["configurations"] or []:
-            c = {**c, "source": run["source"], "protocol": run["protocol"],
-                 "experiment_id": run["experiment_id"], "run_verdict": run["verdict"],
-                 "run_reason": run["reason"],
-                 "figures": json.loads(c["figures_json"]) if c["figures_json"] else {}}
+            c = {
+                **c,
+                "source": run["source"],
+                "protocol": run["protocol"],
+                "experiment_id": run["experiment_id"],
+                "run_verdict": run["verdict"],
+                "run_reason": run["reason"],
+                "figures": json.loads(c["figures_json"]) if c["figures_json"] else {},
+            }
             p = part(c["protocol"])
             work = c["workload"] or f"{UNKNOWN}{run['source']}"
             w = g.workloads.setdefault(work, {"run": run, "config": c, "sources": set()})
             w["sources"].add(run["source"])
-            key = (c["protocol"] or "unknown", work, p.hardware(c), c["config_id"],
-                   c["precision"])
+            key = (c["protocol"] or "unknown", work, p.hardware(c), c["config_id"], c["precision"])
             g.seen[key] = g.seen.get(key, 0) + 1
             g.accepted[key] = g.accepted.get(key, 0) + bool(c["accepted"])
             if not c["accepted"]:
@@ -286,8 +346,15 @@ def _group(runs: list[dict[str, Any]]) -> _Groups:
             here = [o for o in c["costs"] or [] if o["measured_here"]]
             if not here:
                 why = f"no offer of {key[2]} among the run's offers" if p.costed else None
-                here = [{"offer_id": None, "currency": None, "package_total_minor": None,
-                         "cost_per_accepted_corpus_minor": None, "why_not": why}]
+                here = [
+                    {
+                        "offer_id": None,
+                        "currency": None,
+                        "package_total_minor": None,
+                        "cost_per_accepted_corpus_minor": None,
+                        "why_not": why,
+                    }
+                ]
             for o in here:
                 g.ranked.setdefault((*key, o["offer_id"]), []).append({**c, "offer": o})
     return g
@@ -295,22 +362,33 @@ def _group(runs: list[dict[str, Any]]) -> _Groups:
 
 def _overlap(items: list[dict[str, Any]]) -> bool | None:
     """Whether the pass ranges of ITEMS (one per run) share a common interval."""
-    spans = [(i["min_s"], i["max_s"]) for i in items
-             if i["min_s"] is not None and i["max_s"] is not None]
+    spans = [
+        (i["min_s"], i["max_s"]) for i in items if i["min_s"] is not None and i["max_s"] is not None
+    ]
     if len(spans) < len(items) or not spans:
         return None
     return max(lo for lo, _ in spans) <= min(hi for _, hi in spans)
 
 
-def _row(g: _Groups, works: dict[str, Workload], key: tuple, items: list[dict], status: str,
-         offer_id: str | None) -> ConfigRow:
+def _row(
+    g: _Groups,
+    works: dict[str, Workload],
+    key: tuple,
+    items: list[dict],
+    status: str,
+    offer_id: str | None,
+) -> ConfigRow:
     """One line of the comparison: the median over its runs of their figures."""
     items = sorted(items, key=lambda i: i["source"])
     ranked = status == "accepted"
     offers = [i.get("offer") or {} for i in items]
     wanted = part(key[0]).row_figures
-    figures = {name: _median([_finite(i["figures"].get(wanted[name])) for i in items])
-               if name in wanted else None for name in ROW_FIGURES}
+    figures = {
+        name: _median([_finite(i["figures"].get(wanted[name])) for i in items])
+        if name in wanted
+        else None
+        for name in ROW_FIGURES
+    }
     seen, accepted = g.seen[key[:5]], g.accepted[key[:5]]
     agree = None
     if ranked and seen >= 2:
@@ -325,14 +403,26 @@ def _row(g: _Groups, works: dict[str, Workload], key: tuple, items: list[dict], 
         detail = first["detail"]  # its own finding, or its run's said to be the run's
     currencies = sorted({o["currency"] for o in offers if o.get("currency")})
     if len(currencies) > 1:
-        raise AuditorError(f"{key[3]} on {offer_id}: costs in several currencies "
-                           f"({', '.join(currencies)}) cannot be one median")
+        raise AuditorError(
+            f"{key[3]} on {offer_id}: costs in several currencies "
+            f"({', '.join(currencies)}) cannot be one median"
+        )
     work = works[key[1]]
     return ConfigRow(
-        rank=None, status=status, protocol=key[0], workload=work.key,
-        workload_label=work.label, hardware=key[2], config_id=key[3], precision=key[4],
-        context=work.context, offer_id=offer_id, runs=len(items), accepted_runs=accepted,
-        all_runs=seen, runs_agree=agree,
+        rank=None,
+        status=status,
+        protocol=key[0],
+        workload=work.key,
+        workload_label=work.label,
+        hardware=key[2],
+        config_id=key[3],
+        precision=key[4],
+        context=work.context,
+        offer_id=offer_id,
+        runs=len(items),
+        accepted_runs=accepted,
+        all_runs=seen,
+        runs_agree=agree,
         experiments=tuple(sorted({i["experiment_id"] for i in items if i["experiment_id"]})),
         sources=tuple(i["source"] for i in items),
         median_s=_median([i["median_s"] for i in items]),
@@ -342,17 +432,30 @@ def _row(g: _Groups, works: dict[str, Workload], key: tuple, items: list[dict], 
         currency=currencies[0] if currencies else None,
         package_total_minor=_median_int([o.get("package_total_minor") for o in offers]),
         cost_per_accepted_corpus_minor=_median_int(
-            [o.get("cost_per_accepted_corpus_minor") for o in offers]),
-        **figures, reason=reason, detail=detail)
+            [o.get("cost_per_accepted_corpus_minor") for o in offers]
+        ),
+        **figures,
+        reason=reason,
+        detail=detail,
+    )
 
 
 def _rank_key(r: ConfigRow) -> tuple:
     """Within a protocol and workload: the protocol's ranking figure, fewest first, then
     the median; a missing figure last."""
     first = getattr(r, part(r.protocol).rank_figure)
-    return (r.protocol, label_order(r.workload_label), first is None, first or 0,
-            r.median_s is None, r.median_s or 0.0, r.hardware, natural_key(r.config_id),
-            r.precision or "", r.offer_id or "")
+    return (
+        r.protocol,
+        label_order(r.workload_label),
+        first is None,
+        first or 0,
+        r.median_s is None,
+        r.median_s or 0.0,
+        r.hardware,
+        natural_key(r.config_id),
+        r.precision or "",
+        r.offer_id or "",
+    )
 
 
 def _numbered(ranked: list[ConfigRow]) -> Iterator[ConfigRow]:
@@ -390,6 +493,7 @@ def shown_sources(sources: list[str]) -> dict[str, str]:
     `a` and `b`), so a signed comparison carries no local path of the machine that built
     the archive; what follows an archive file's `!/` is kept; relative sources stay as
     given. Distinct sources stay distinct (one common prefix is removed from all)."""
+
     def path_part(source: str) -> str:
         return source.split("!/", 1)[0]
 
@@ -397,8 +501,11 @@ def shown_sources(sources: list[str]) -> dict[str, str]:
     if not absolute:
         return {}
     base = posixpath.commonpath([posixpath.dirname(a.rstrip("/")) or "/" for a in absolute])
-    return {s: posixpath.relpath(path_part(s), base) + s[len(path_part(s)):]
-            for s in sources if PurePosixPath(path_part(s)).is_absolute()}
+    return {
+        s: posixpath.relpath(path_part(s), base) + s[len(path_part(s)) :]
+        for s in sources
+        if PurePosixPath(path_part(s)).is_absolute()
+    }
 
 
 def compare(archive_dir: Path) -> Comparison:
@@ -412,45 +519,90 @@ def compare(archive_dir: Path) -> Comparison:
     if not path.is_file():
         raise AuditorError(f"{root}: no {index.INDEX} (run audit archive SOURCES --out {root})")
     if index.interrupted(root):
-        raise AuditorError(f"{root}: an archive audit was interrupted; run it again to finish "
-                           "the index before comparing")
+        raise AuditorError(
+            f"{root}: an archive audit was interrupted; run it again to finish "
+            "the index before comparing"
+        )
     if pl.read_parquet_schema(path) != index.INDEX_SCHEMA:
-        raise AuditorError(f"{path}: written by another version of the auditor; run audit "
-                           f"archive again with --out {root} to rebuild it")
+        raise AuditorError(
+            f"{path}: written by another version of the auditor; run audit "
+            f"archive again with --out {root} to rebuild it"
+        )
     idx = pl.read_parquet(path).sort("source")
     shown = shown_sources(idx["source"].to_list())
     idx = idx.with_columns(pl.col("source").replace_strict(shown, default=pl.col("source")))
     is_run = (pl.col("kind") == "run") & pl.col("verdict").is_in(list(AUDITED))
-    audited = idx.filter(is_run).select(
-        "source", "protocol", "experiment_id", "verdict", "reason", "manifest_sha256",
-        "content_sha256", "matches_manifest", "configurations", "workload_name",
-        "corpus_revision", "model_revision", "tokenizer_revision",
-        "config_revision", "recipe", "trained").to_dicts()
+    audited = (
+        idx.filter(is_run)
+        .select(
+            "source",
+            "protocol",
+            "experiment_id",
+            "verdict",
+            "reason",
+            "manifest_sha256",
+            "content_sha256",
+            "matches_manifest",
+            "configurations",
+            "workload_name",
+            "corpus_revision",
+            "model_revision",
+            "tokenizer_revision",
+            "config_revision",
+            "recipe",
+            "trained",
+        )
+        .to_dicts()
+    )
     who = identify(audited)
     with_configs = [r for r in who.counted if r["configurations"]]
     g = _group(with_configs)
     works = workloads(g.workloads)
-    ranked = sorted((_row(g, works, k, v, "accepted", k[5]) for k, v in g.ranked.items()),
-                    key=_rank_key)
-    others = sorted((_row(g, works, k, v, k[5], None) for k, v in g.other.items()),
-                    key=lambda r: (r.protocol, label_order(r.workload_label), r.hardware,
-                                   natural_key(r.config_id), r.precision or "", r.status))
+    ranked = sorted(
+        (_row(g, works, k, v, "accepted", k[5]) for k, v in g.ranked.items()), key=_rank_key
+    )
+    others = sorted(
+        (_row(g, works, k, v, k[5], None) for k, v in g.other.items()),
+        key=lambda r: (
+            r.protocol,
+            label_order(r.workload_label),
+            r.hardware,
+            natural_key(r.config_id),
+            r.precision or "",
+            r.status,
+        ),
+    )
     numbered = tuple(_numbered(ranked))
-    nothing = [(r["source"], f"{r['verdict']}: {r['reason']}" if r["reason"] else r["verdict"])
-               for r in who.counted if not r["configurations"]]
+    nothing = [
+        (r["source"], f"{r['verdict']}: {r['reason']}" if r["reason"] else r["verdict"])
+        for r in who.counted
+        if not r["configurations"]
+    ]
     unjudged = idx.filter(~is_run).select("source", "reason", "verdict").iter_rows()
     nothing += [(s, f"{v}: {r}" if r else v) for s, r, v in unjudged]
     return Comparison(
-        index_sha256=_sha256(path), index_rows=idx.height, runs=len(who.counted),
-        compared=len(with_configs), copies=tuple(who.copies), conflicts=tuple(who.conflicts),
-        set_aside=who.set_aside, not_audited=idx.height - len(audited),
-        verdicts=tuple((v, int(n)) for v, n in
-                       idx["verdict"].value_counts(sort=True).sort(
-                           ["count", "verdict"], descending=[True, False]).iter_rows()),
-        choices=_choices(numbered), ranked=numbered, not_accepted=tuple(others),
+        index_sha256=_sha256(path),
+        index_rows=idx.height,
+        runs=len(who.counted),
+        compared=len(with_configs),
+        copies=tuple(who.copies),
+        conflicts=tuple(who.conflicts),
+        set_aside=who.set_aside,
+        not_audited=idx.height - len(audited),
+        verdicts=tuple(
+            (v, int(n))
+            for v, n in idx["verdict"]
+            .value_counts(sort=True)
+            .sort(["count", "verdict"], descending=[True, False])
+            .iter_rows()
+        ),
+        choices=_choices(numbered),
+        ranked=numbered,
+        not_accepted=tuple(others),
         other_runs=tuple(sorted(nothing)),
         workloads=tuple(sorted(works.values(), key=lambda w: label_order(w.label))),
-        set_aside_verdicts=who.set_aside_sources)
+        set_aside_verdicts=who.set_aside_sources,
+    )
 
 
 def _sha256(path: Path) -> str:

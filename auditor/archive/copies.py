@@ -47,8 +47,9 @@ def identify(rows: list[dict[str, Any]]) -> Identity:
     by_manifest: dict[str, list[dict[str, Any]]] = {}
     alone: list[dict[str, Any]] = []
     for r in rows:
-        (by_manifest.setdefault(r["manifest_sha256"], []) if r["manifest_sha256"]
-         else alone).append(r)
+        (
+            by_manifest.setdefault(r["manifest_sha256"], []) if r["manifest_sha256"] else alone
+        ).append(r)
     counted = list(alone)
     for sha, group in by_manifest.items():
         versions: dict[str, list[dict[str, Any]]] = {}
@@ -58,24 +59,38 @@ def identify(rows: list[dict[str, Any]]) -> Identity:
         if len(versions) == 1:
             run = group[0]
         else:
-            matching = [v for v in versions.values()
-                        if all(r["matches_manifest"] is True for r in v)]
+            matching = [
+                v for v in versions.values() if all(r["matches_manifest"] is True for r in v)
+            ]
             run = matching[0][0] if len(matching) == 1 else None
-            out.conflicts.append(Conflict(
-                manifest_sha256=sha, genuine=run["source"] if run else None,
-                members=tuple(ConflictMember(r["source"], r["matches_manifest"], r["verdict"],
-                                             r["content_sha256"]) for r in group)))
+            out.conflicts.append(
+                Conflict(
+                    manifest_sha256=sha,
+                    genuine=run["source"] if run else None,
+                    members=tuple(
+                        ConflictMember(
+                            r["source"], r["matches_manifest"], r["verdict"], r["content_sha256"]
+                        )
+                        for r in group
+                    ),
+                )
+            )
         if run is None:
             aside += [(r["source"], r["verdict"]) for r in group]
             continue
         counted.append(run)
-        copies = [(r["source"], run["source"]) for r in group
-                  if r is not run and r["content_sha256"] is not None
-                  and r["content_sha256"] == run["content_sha256"]]
+        copies = [
+            (r["source"], run["source"])
+            for r in group
+            if r is not run
+            and r["content_sha256"] is not None
+            and r["content_sha256"] == run["content_sha256"]
+        ]
         out.copies += copies
         copied = {s for s, _ in copies}
-        aside += [(r["source"], r["verdict"]) for r in group
-                  if r is not run and r["source"] not in copied]
+        aside += [
+            (r["source"], r["verdict"]) for r in group if r is not run and r["source"] not in copied
+        ]
     out.counted = sorted(counted, key=lambda r: r["source"])
     out.set_aside = len(aside)
     out.set_aside_sources = tuple(sorted(aside))

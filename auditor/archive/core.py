@@ -56,17 +56,25 @@ class ArchiveOutcome:
     def to_json(self) -> dict:
         """schemas/archive-outcome.schema.json."""
         return {
-            "schema_version": "2", "out_dir": self.out_dir,
+            "schema_version": "2",
+            "out_dir": self.out_dir,
             "index": str(Path(self.out_dir) / index.INDEX),
             "findings": str(Path(self.out_dir) / index.FINDINGS),
-            "executor": self.executor, "jobs": self.jobs, "found": self.found,
-            "audited": self.audited, "already_in_index": self.already, "failed": self.failed,
+            "executor": self.executor,
+            "jobs": self.jobs,
+            "found": self.found,
+            "audited": self.audited,
+            "already_in_index": self.already,
+            "failed": self.failed,
             "failures": [{"source": s, "why": w} for s, w in self.failures],
-            "verdicts": dict(self.verdicts), "seconds": round(self.seconds, 3),
-            "per_run_seconds": (round(self.per_run_seconds, 4)
-                                if self.per_run_seconds is not None else None),
+            "verdicts": dict(self.verdicts),
+            "seconds": round(self.seconds, 3),
+            "per_run_seconds": (
+                round(self.per_run_seconds, 4) if self.per_run_seconds is not None else None
+            ),
             "total_seconds": round(self.total_seconds, 3),
-            "started_at": _iso(self.started_at), "finished_at": _iso(self.finished_at),
+            "started_at": _iso(self.started_at),
+            "finished_at": _iso(self.finished_at),
         }
 
 
@@ -78,11 +86,21 @@ def other_version(record: RunRecord, version: str) -> RunRecord:
     """RECORD, audited by a worker whose auditor is not VERSION (a cluster node with other
     code installed), as a failure: its verdict is not this auditor's, so it is not indexed
     as one; its empty fingerprint makes the next audit try it again."""
-    why = (f"audited by auditor {record.auditor_version} on its worker, not this audit's "
-           f"{version}: install the same auditor on every node")
-    return dataclasses.replace(record, fingerprint="", summary=None, failure=why, reason=why,
-                               findings=(source_finding(INTERNAL, why),), skipped=(),
-                               content_sha256=None, matches_manifest=None)
+    why = (
+        f"audited by auditor {record.auditor_version} on its worker, not this audit's "
+        f"{version}: install the same auditor on every node"
+    )
+    return dataclasses.replace(
+        record,
+        fingerprint="",
+        summary=None,
+        failure=why,
+        reason=why,
+        findings=(source_finding(INTERNAL, why),),
+        skipped=(),
+        content_sha256=None,
+        matches_manifest=None,
+    )
 
 
 class Executor(Protocol):
@@ -99,8 +117,7 @@ class Executor(Protocol):
         ...
 
 
-def make_executor(name: str, jobs: int | None, address: str | None,
-                  ship: bool = False) -> Executor:
+def make_executor(name: str, jobs: int | None, address: str | None, ship: bool = False) -> Executor:
     if name == "local":
         if address is not None:
             raise AuditorError("--address goes with --executor ray")
@@ -118,8 +135,7 @@ def make_executor(name: str, jobs: int | None, address: str | None,
 
 def _unchanged(job: Job, row: tuple[str | None, str | None, str | None], version: str) -> bool:
     sha, fp, ver = row
-    return ver == version and sha == manifest_sha256(job.run_dir) and \
-        fp == fingerprint(job.run_dir)
+    return ver == version and sha == manifest_sha256(job.run_dir) and fp == fingerprint(job.run_dir)
 
 
 CHECK_THREADS = 4
@@ -130,6 +146,7 @@ CHECK_THREADS = 4
 def _unchanged_all(jobs: list[Job], seen: dict, version: str) -> Iterator[bool]:
     """`_unchanged` of each of JOBS, in order, over a few threads when there are many (in
     chunks: a future per run would cost as much as the check)."""
+
     def check(chunk: list[Job]) -> list[bool]:
         return [_unchanged(j, seen[j.source], version) for j in chunk]
 
@@ -139,17 +156,24 @@ def _unchanged_all(jobs: list[Job], seen: dict, version: str) -> Iterator[bool]:
         return
     from concurrent.futures import ThreadPoolExecutor
 
-    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
     with ThreadPoolExecutor(CHECK_THREADS, thread_name_prefix="unchanged") as pool:
         for done in pool.map(check, chunks):
             yield from done
 
 
-def audit_archive(sources: Iterable[Path | str], out_dir: Path, *, jobs: int | None = None,
-                  executor: str | Executor = "local", address: str | None = None,
-                  force: bool = False,
-                  ship: bool = False, progress: Progress | None = None,
-                  on_record: Callable[[RunRecord], None] | None = None) -> ArchiveOutcome:
+def audit_archive(
+    sources: Iterable[Path | str],
+    out_dir: Path,
+    *,
+    jobs: int | None = None,
+    executor: str | Executor = "local",
+    address: str | None = None,
+    force: bool = False,
+    ship: bool = False,
+    progress: Progress | None = None,
+    on_record: Callable[[RunRecord], None] | None = None,
+) -> ArchiveOutcome:
     """Audit every run of SOURCES into OUT_DIR's index. ON_RECORD is called after each run
     is added (an exception it raises stops the audit after committing what was done, as an
     interrupt does). SHIP (Ray only) sends each run's files with its task, for workers that
@@ -160,8 +184,7 @@ def audit_archive(sources: Iterable[Path | str], out_dir: Path, *, jobs: int | N
     if out.exists() and not out.is_dir():
         raise AuditorError(f"{out}: exists and is not a directory")
     out.mkdir(parents=True, exist_ok=True)
-    runner = (make_executor(executor, jobs, address, ship) if isinstance(executor, str)
-              else executor)
+    runner = make_executor(executor, jobs, address, ship) if isinstance(executor, str) else executor
     progress = progress or Progress(quiet=True)
     version = index.auditor_version()
     index.drop_if_outdated(out)
@@ -219,8 +242,17 @@ def audit_archive(sources: Iterable[Path | str], out_dir: Path, *, jobs: int | N
     progress.close()
     verdicts = index.load_index(out, ["verdict"])["verdict"].value_counts(sort=True)
     return ArchiveOutcome(
-        out_dir=str(out), executor=runner.name, jobs=runner.jobs or 0,
-        found=found, audited=audited, already=already, failures=tuple(failures),
-        failed=failed, verdicts=tuple((v, int(n)) for v, n in verdicts.iter_rows()),
-        seconds=seconds, total_seconds=time.perf_counter() - t_start,
-        started_at=started_at, finished_at=datetime.now(UTC))
+        out_dir=str(out),
+        executor=runner.name,
+        jobs=runner.jobs or 0,
+        found=found,
+        audited=audited,
+        already=already,
+        failures=tuple(failures),
+        failed=failed,
+        verdicts=tuple((v, int(n)) for v, n in verdicts.iter_rows()),
+        seconds=seconds,
+        total_seconds=time.perf_counter() - t_start,
+        started_at=started_at,
+        finished_at=datetime.now(UTC),
+    )

@@ -68,15 +68,20 @@ def _check_name(name: str) -> tuple[list[str] | None, Finding | None]:
     """The path parts of member NAME inside the root, or why it is refused. Empty parts and
     `.` are dropped (`./a//b` is `a/b`); an empty result is the root itself."""
     if "\x00" in name or "\\" in name:
-        return None, source_finding(BAD_NAME, f"member {name!r}: a backslash or NUL in the "
-                                    "name (never part of a run dir path)", name)
+        return None, source_finding(
+            BAD_NAME,
+            f"member {name!r}: a backslash or NUL in the name (never part of a run dir path)",
+            name,
+        )
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
-        return None, source_finding(PATH_OUTSIDE, f"member {name!r}: an absolute path",
-                                    name)
+        return None, source_finding(PATH_OUTSIDE, f"member {name!r}: an absolute path", name)
     parts = [p for p in name.split("/") if p not in ("", ".")]
     if ".." in parts:
-        return None, source_finding(PATH_OUTSIDE, f"member {name!r}: a `..` part would "
-                                    "write outside the extraction root", name)
+        return None, source_finding(
+            PATH_OUTSIDE,
+            f"member {name!r}: a `..` part would write outside the extraction root",
+            name,
+        )
     return parts, None
 
 
@@ -93,9 +98,14 @@ class _Extractor:
     def count_member(self) -> None:
         self.members += 1
         if self.members > MAX_MEMBERS:
-            raise _Refused(source_finding(
-                LIMIT_EXCEEDED, f"more than {MAX_MEMBERS:,} members: refused as a possible "
-                "decompression bomb", limit="MAX_MEMBERS", observed=self.members))
+            raise _Refused(
+                source_finding(
+                    LIMIT_EXCEEDED,
+                    f"more than {MAX_MEMBERS:,} members: refused as a possible decompression bomb",
+                    limit="MAX_MEMBERS",
+                    observed=self.members,
+                )
+            )
 
     def folder(self, parts: list[str], name: str) -> Path | None:
         """Create (or find) the folder PARTS, each step a real folder; None when a step is a
@@ -109,9 +119,14 @@ class _Extractor:
                 os.mkdir(cur, 0o755)
                 continue
             if not stat.S_ISDIR(st.st_mode):
-                self.findings.append(source_finding(
-                    NAME_CLASH, f"member {name!r}: {cur.relative_to(self.root)} is already a "
-                    "file, not a folder", name))
+                self.findings.append(
+                    source_finding(
+                        NAME_CLASH,
+                        f"member {name!r}: {cur.relative_to(self.root)} is already a "
+                        "file, not a folder",
+                        name,
+                    )
+                )
                 return None
         return cur
 
@@ -123,8 +138,13 @@ class _Extractor:
         try:
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         except FileExistsError:
-            self.findings.append(source_finding(NAME_CLASH, f"member {name!r}: a second "
-                                                "member of that name (never overwritten)", name))
+            self.findings.append(
+                source_finding(
+                    NAME_CLASH,
+                    f"member {name!r}: a second member of that name (never overwritten)",
+                    name,
+                )
+            )
             return
         written = 0
         try:
@@ -141,17 +161,35 @@ class _Extractor:
 
     def _limits(self, name: str, written: int) -> None:
         if written > MAX_MEMBER_BYTES:
-            raise _Refused(source_finding(
-                LIMIT_EXCEEDED, f"member {name!r} expands past {MAX_MEMBER_BYTES:,} bytes: "
-                "refused as a possible decompression bomb", name, limit="MAX_MEMBER_BYTES"))
+            raise _Refused(
+                source_finding(
+                    LIMIT_EXCEEDED,
+                    f"member {name!r} expands past {MAX_MEMBER_BYTES:,} bytes: "
+                    "refused as a possible decompression bomb",
+                    name,
+                    limit="MAX_MEMBER_BYTES",
+                )
+            )
         if self.total > MAX_TOTAL_BYTES:
-            raise _Refused(source_finding(
-                LIMIT_EXCEEDED, f"the archive expands past {MAX_TOTAL_BYTES:,} bytes: refused "
-                "as a possible decompression bomb", name, limit="MAX_TOTAL_BYTES"))
+            raise _Refused(
+                source_finding(
+                    LIMIT_EXCEEDED,
+                    f"the archive expands past {MAX_TOTAL_BYTES:,} bytes: refused "
+                    "as a possible decompression bomb",
+                    name,
+                    limit="MAX_TOTAL_BYTES",
+                )
+            )
         if self.total > RATIO_FLOOR_BYTES and self.total > MAX_RATIO * self.archive_bytes:
-            raise _Refused(source_finding(
-                LIMIT_EXCEEDED, f"the archive expands more than {MAX_RATIO}x its size: refused "
-                "as a possible decompression bomb", name, limit="MAX_RATIO"))
+            raise _Refused(
+                source_finding(
+                    LIMIT_EXCEEDED,
+                    f"the archive expands more than {MAX_RATIO}x its size: refused "
+                    "as a possible decompression bomb",
+                    name,
+                    limit="MAX_RATIO",
+                )
+            )
 
     def copy_of(self, parts: list[str], name: str, link_parts: list[str], mtime: float) -> None:
         """A hard link to an earlier member: a copy of that member's bytes (no shared inode,
@@ -162,9 +200,14 @@ class _Extractor:
         except FileNotFoundError:
             st = None
         if st is None or not stat.S_ISREG(st.st_mode):
-            self.findings.append(source_finding(
-                LINK_REFUSED, f"member {name!r}: a hard link to {'/'.join(link_parts)!r}, "
-                "which is no file extracted before it", name))
+            self.findings.append(
+                source_finding(
+                    LINK_REFUSED,
+                    f"member {name!r}: a hard link to {'/'.join(link_parts)!r}, "
+                    "which is no file extracted before it",
+                    name,
+                )
+            )
             return
         with open(src, "rb") as fh:
             self.file(parts, name, fh, mtime)
@@ -180,8 +223,17 @@ def extract(path: Path, dest: Path) -> tuple[list[Finding], str | None]:
             _extract_tar(path, ex)
     except _Refused as refused:
         return [*ex.findings, refused.finding], refused.finding.message
-    except (tarfile.TarError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error,
-            OSError, ValueError, NotImplementedError, RuntimeError) as exc:
+    except (
+        tarfile.TarError,
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        zlib.error,
+        OSError,
+        ValueError,
+        NotImplementedError,
+        RuntimeError,
+    ) as exc:
         # A truncated or corrupt archive: what came before the damage is not trusted either.
         why = f"the archive cannot be read ({type(exc).__name__}: {exc})"
         return [*ex.findings, source_finding(UNREADABLE_ARCHIVE, why)], why
@@ -209,17 +261,28 @@ def _extract_tar(path: Path, ex: _Extractor) -> None:
             elif m.islnk():
                 link_parts, bad_link = _check_name(m.linkname)
                 if bad_link is not None or not link_parts:
-                    ex.findings.append(source_finding(
-                        LINK_REFUSED, f"member {m.name!r}: a hard link to {m.linkname!r}, "
-                        "outside the extraction root", m.name, target=m.linkname))
+                    ex.findings.append(
+                        source_finding(
+                            LINK_REFUSED,
+                            f"member {m.name!r}: a hard link to {m.linkname!r}, "
+                            "outside the extraction root",
+                            m.name,
+                            target=m.linkname,
+                        )
+                    )
                     continue
                 ex.copy_of(parts, m.name, link_parts, float(m.mtime))
             elif m.issym():
                 ex.findings.append(_symlink_finding(m.name, m.linkname, parts))
             else:
-                ex.findings.append(source_finding(
-                    SPECIAL_FILE, f"member {m.name!r}: a device, FIFO or other special file "
-                    "(a run dir holds plain files)", m.name))
+                ex.findings.append(
+                    source_finding(
+                        SPECIAL_FILE,
+                        f"member {m.name!r}: a device, FIFO or other special file "
+                        "(a run dir holds plain files)",
+                        m.name,
+                    )
+                )
 
 
 def _symlink_finding(name: str, target: str, parts: list[str]) -> Finding:
@@ -227,8 +290,12 @@ def _symlink_finding(name: str, target: str, parts: list[str]) -> Finding:
     member be written anywhere, and a run dir holds plain files anyway."""
     inside = _resolves_inside(parts[:-1], target)
     where = "inside the archive" if inside else "out of the extraction root"
-    return source_finding(LINK_REFUSED, f"member {name!r}: a symbolic link to {target!r} "
-                          f"({where}); links are not extracted", name, target=target)
+    return source_finding(
+        LINK_REFUSED,
+        f"member {name!r}: a symbolic link to {target!r} ({where}); links are not extracted",
+        name,
+        target=target,
+    )
 
 
 def _resolves_inside(base: list[str], target: str) -> bool:
@@ -251,9 +318,15 @@ def _extract_zip(path: Path, ex: _Extractor) -> None:
     with zipfile.ZipFile(path) as zf:
         infos = zf.infolist()
         if len(infos) > MAX_MEMBERS:
-            raise _Refused(source_finding(
-                LIMIT_EXCEEDED, f"{len(infos):,} members, more than {MAX_MEMBERS:,}: refused "
-                "as a possible decompression bomb", limit="MAX_MEMBERS", observed=len(infos)))
+            raise _Refused(
+                source_finding(
+                    LIMIT_EXCEEDED,
+                    f"{len(infos):,} members, more than {MAX_MEMBERS:,}: refused "
+                    "as a possible decompression bomb",
+                    limit="MAX_MEMBERS",
+                    observed=len(infos),
+                )
+            )
         for info in infos:
             ex.count_member()
             parts, bad = _check_name(info.filename)
@@ -267,9 +340,14 @@ def _extract_zip(path: Path, ex: _Extractor) -> None:
                 target = zf.read(info)[:4096].decode("utf-8", "replace")
                 ex.findings.append(_symlink_finding(info.filename, target, parts))
             elif kind not in (0, stat.S_IFREG, stat.S_IFDIR):
-                ex.findings.append(source_finding(
-                    SPECIAL_FILE, f"member {info.filename!r}: a device, FIFO or other special "
-                    "file (a run dir holds plain files)", info.filename))
+                ex.findings.append(
+                    source_finding(
+                        SPECIAL_FILE,
+                        f"member {info.filename!r}: a device, FIFO or other special "
+                        "file (a run dir holds plain files)",
+                        info.filename,
+                    )
+                )
             elif info.is_dir():
                 if parts:
                     ex.folder(parts, info.filename)

@@ -55,16 +55,21 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, jobs: int | None = None,
-                 fn: Callable[[Job, int | None], RunRecord] = audit_one) -> None:
+    def __init__(
+        self, jobs: int | None = None, fn: Callable[[Job, int | None], RunRecord] = audit_one
+    ) -> None:
         self.jobs = max(1, jobs or default_jobs())
         self.threads = max(1, default_jobs() // self.jobs)
         self.fn = fn
         """The worker function (a module-level function the workers can import)."""
 
     def _pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_init_worker, initargs=(self.threads, os.getpid()))
+        return ProcessPoolExecutor(
+            self.jobs,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker,
+            initargs=(self.threads, os.getpid()),
+        )
 
     def map(self, jobs: Iterable[Job]) -> Iterator[RunRecord]:
         todo = iter(jobs)
@@ -92,8 +97,9 @@ class LocalExecutor:
                     except BrokenProcessPool:
                         broken = True
                         if alone:  # it broke a pool on its own: it is the cause
-                            yield lost(job, "the worker auditing this run died (killed, or "
-                                       "out of memory?)")
+                            yield lost(
+                                job, "the worker auditing this run died (killed, or out of memory?)"
+                            )
                         else:
                             suspects.append(job)
                     else:
@@ -105,7 +111,8 @@ class LocalExecutor:
                         raise AuditorError(
                             f"{DEAD_POOLS} worker pools in a row died before auditing a run: "
                             "the workers cannot start (spawned workers re-import the main "
-                            "module: run audit archive from a file or the CLI, not stdin)")
+                            "module: run audit archive from a file or the CLI, not stdin)"
+                        )
                     suspects += [job for job, _ in running.values()]
                     running.clear()
                     pool.shutdown(wait=False, cancel_futures=True)

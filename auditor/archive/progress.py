@@ -30,8 +30,9 @@ class Progress:
     LOG_SHARE = 0.05
     """... and each time this share more of the runs is done."""
 
-    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False,
-                 color: bool = False) -> None:
+    def __init__(
+        self, stream: TextIO | None = None, *, quiet: bool = False, color: bool = False
+    ) -> None:
         self.stream = stream or sys.stderr
         self.quiet = quiet
         self.color = color
@@ -96,8 +97,11 @@ class Progress:
             now = time.monotonic()
             todo = max(1, self.total - self.skipped)
             step = max(1, int(todo * self.LOG_SHARE))
-            if force or now - self.logged_at >= self.LOG_SECONDS \
-                    or self.done - self.logged_done >= step:
+            if (
+                force
+                or now - self.logged_at >= self.LOG_SECONDS
+                or self.done - self.logged_done >= step
+            ):
                 self.logged_at, self.logged_done = now, self.done
                 self.stream.write(self.line() + "\n")
                 self.stream.flush()
@@ -107,16 +111,22 @@ class Progress:
         rate = self.done / elapsed
         todo = (self.total - self.skipped) if self.total is not None else None
         head = f"{self.done:,}/{todo:,} runs" if todo is not None else f"{self.done:,} runs"
-        eta = (f", ETA {_duration((todo - self.done) / rate)}"
-               if todo is not None and rate > 0 and self.done < todo else "")
+        eta = (
+            f", ETA {_duration((todo - self.done) / rate)}"
+            if todo is not None and rate > 0 and self.done < todo
+            else ""
+        )
         extra = f", {self.skipped:,} already in the index" if self.skipped else ""
         fails = f", {self.failed:,} failed" if self.failed else ""
         return f"{head}, {rate:.1f} runs/s{eta}{extra}{fails}"
 
     def _draw(self, force: bool = False) -> None:
         now = time.monotonic()
-        if not self.live or self._rich is not None or (
-                not force and now - self.shown < self.REFRESH_SECONDS):
+        if (
+            not self.live
+            or self._rich is not None
+            or (not force and now - self.shown < self.REFRESH_SECONDS)
+        ):
             return
         self.shown = now
         text = self.line()
@@ -146,8 +156,13 @@ class Progress:
 
 def _duration(seconds: float) -> str:
     s = int(seconds + 0.5)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else \
-        f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+    return (
+        f"{s // 3600}h{s % 3600 // 60:02d}m"
+        if s >= 3600
+        else f"{s // 60}m{s % 60:02d}s"
+        if s >= 60
+        else f"{s}s"
+    )
 
 
 class _RichLine:
@@ -180,11 +195,17 @@ class _RichLine:
             def render(self, task: Any) -> Any:
                 return Text(f"{task.speed or 0.0:.1f} runs/s")
 
-        console = Console(file=stream, force_terminal=True, no_color=not color,
-                          highlight=False)
-        bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  Rate(), TimeRemainingColumn(), TextColumn("{task.fields[extra]}"),
-                  console=console, transient=False)
+        console = Console(file=stream, force_terminal=True, no_color=not color, highlight=False)
+        bar = Bar(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            Rate(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[extra]}"),
+            console=console,
+            transient=False,
+        )
         return cls(bar, Text)
 
     def start(self, todo: int, already: int) -> None:

@@ -43,14 +43,20 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, jobs: int | None = None, *,
-                 ship: bool = False,
-                 fn: Callable[[Job, int | None], RunRecord] = audit_one) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        jobs: int | None = None,
+        *,
+        ship: bool = False,
+        fn: Callable[[Job, int | None], RunRecord] = audit_one,
+    ) -> None:
         try:
             import ray  # noqa: F401
         except ImportError:
-            raise AuditorError("--executor ray needs the cluster extra: "
-                               'pip install "gpubench-audit[cluster]"') from None
+            raise AuditorError(
+                '--executor ray needs the cluster extra: pip install "gpubench-audit[cluster]"'
+            ) from None
         self.address = address
         self.jobs = jobs
         self.ship = ship
@@ -66,8 +72,9 @@ class RayExecutor:
             # "local" starts a fresh instance: Ray's own default would join whatever cluster
             # /tmp/ray last recorded, a leftover of another job on this machine.
             address = self.address or os.environ.get("RAY_ADDRESS") or "local"
-            kwargs: dict[str, Any] = ({"num_cpus": self.jobs} if address == "local" and self.jobs
-                                      else {})
+            kwargs: dict[str, Any] = (
+                {"num_cpus": self.jobs} if address == "local" and self.jobs else {}
+            )
             ray.init(address=address, include_dashboard=False, log_to_driver=False, **kwargs)
             started = True
         try:
@@ -76,8 +83,7 @@ class RayExecutor:
             task: Any = remote(audit_shipped) if self.ship else remote(self.fn)
 
             def submit(job: Job) -> Any:
-                return task.remote(job, pack(job.run_dir), 1) if self.ship \
-                    else task.remote(job, 1)
+                return task.remote(job, pack(job.run_dir), 1) if self.ship else task.remote(job, 1)
 
             cpus = int(ray.cluster_resources().get("CPU", 1))
             limit = max(1, cpus) * IN_FLIGHT_PER_CPU
@@ -100,9 +106,12 @@ class RayExecutor:
                         if tries <= RESUBMITS:
                             running[submit(job)] = (job, tries + 1)
                             continue
-                        record = lost(job, f"the Ray task auditing this run failed "
-                                      f"{tries} time(s) ({type(exc).__name__}: "
-                                      f"{str(exc).splitlines()[0]})")
+                        record = lost(
+                            job,
+                            f"the Ray task auditing this run failed "
+                            f"{tries} time(s) ({type(exc).__name__}: "
+                            f"{str(exc).splitlines()[0]})",
+                        )
                     yield record
         finally:
             if started:

@@ -18,16 +18,29 @@ NAME_CLASH = "R0106"
 BAD_NAME = "R0107"
 
 _TITLES = {
-    NOT_A_RUN: "not a run", INTERNAL: "internal error", LINK_NOT_FOLLOWED: "link not followed",
-    PATH_OUTSIDE: "path outside the extraction root", LINK_REFUSED: "link refused",
-    SPECIAL_FILE: "special file refused", LIMIT_EXCEEDED: "archive over a safety limit",
-    UNREADABLE_ARCHIVE: "archive unreadable", NAME_CLASH: "member name clash",
+    NOT_A_RUN: "not a run",
+    INTERNAL: "internal error",
+    LINK_NOT_FOLLOWED: "link not followed",
+    PATH_OUTSIDE: "path outside the extraction root",
+    LINK_REFUSED: "link refused",
+    SPECIAL_FILE: "special file refused",
+    LIMIT_EXCEEDED: "archive over a safety limit",
+    UNREADABLE_ARCHIVE: "archive unreadable",
+    NAME_CLASH: "member name clash",
     BAD_NAME: "member name refused",
 }
 
 
-def source_finding(code: str, message: str, member: str | None = None,
-                   **evidence: object) -> Finding:
+def source_finding(
+    code: str, message: str, member: str | None = None, **evidence: object
+) -> Finding:
     """A finding about a source (an archive member, a folder entry), not a run's evidence."""
-    return Finding(code=code, severity="error", protocol_ref="ARCHIVE", title=_TITLES[code],
-                   message=message, artifact=member, evidence=dict(evidence))
+    return Finding(
+        code=code,
+        severity="error",
+        protocol_ref="ARCHIVE",
+        title=_TITLES[code],
+        message=message,
+        artifact=member,
+        evidence=dict(evidence),
+    )

@@ -35,6 +35,7 @@ MARKER = ".extracted.json"
 """Written last in an extraction folder: the extraction is complete, with its refusals, so
 a rerun reuses it instead of extracting again."""
 
+
 @dataclass(frozen=True)
 class Job:
     """One run directory to audit."""
@@ -103,8 +104,9 @@ def _not_a_run(source: str, why: str) -> SourceProblem:
     return SourceProblem(source, why, (source_finding(NOT_A_RUN, why),), refused=False)
 
 
-def _walk(top: Path, label_root: Path, out: Path, marks: tuple[str, ...],
-          label_prefix: str | None = None) -> Iterator[Item]:
+def _walk(
+    top: Path, label_root: Path, out: Path, marks: tuple[str, ...], label_prefix: str | None = None
+) -> Iterator[Item]:
     """Runs under TOP (a run's own folders are not searched further); archives found on the
     way are extracted and searched too, and OUT is never entered. Labels are paths, or
     `<archive>!/<inner>` inside an extraction (where archives are not expanded again).
@@ -155,8 +157,11 @@ def _walk(top: Path, label_root: Path, out: Path, marks: tuple[str, ...],
     yield from walk(str(top))
     if not found:
         where = label_prefix or str(top)
-        yield _not_a_run(where, f"no run found (no folder holds {MANIFEST} or "
-                         f"{', '.join(marks[1:]) or 'a protocol signature file'})")
+        yield _not_a_run(
+            where,
+            f"no run found (no folder holds {MANIFEST} or "
+            f"{', '.join(marks[1:]) or 'a protocol signature file'})",
+        )
 
 
 def _label(path: Path, root: Path, prefix: str | None) -> str:
@@ -195,21 +200,29 @@ def _archive(path: Path, out: Path, marks: tuple[str, ...]) -> Iterator[Item]:
         if whole is not None:
             shutil.rmtree(dest)
             dest.mkdir(parents=True)
-        record = {"archive": str(path), "key": key, "refused_whole": whole,
-                  "findings": [_finding_fields(f) for f in findings]}
+        record = {
+            "archive": str(path),
+            "key": key,
+            "refused_whole": whole,
+            "findings": [_finding_fields(f) for f in findings],
+        }
         tmp = dest / f"{MARKER}.tmp"
         tmp.write_text(json.dumps(record), encoding="utf-8")
         os.replace(tmp, marker)
     label = str(path)
     if whole is not None:  # refused for safety, or unreadable (then not a refusal)
         unreadable = findings[-1].code == UNREADABLE_ARCHIVE
-        yield SourceProblem(label, whole, tuple(findings), refused=not unreadable,
-                            fingerprint=key)
+        yield SourceProblem(label, whole, tuple(findings), refused=not unreadable, fingerprint=key)
         return
     if findings:
         n = len(findings)
-        yield SourceProblem(label, f"{n} member(s) refused; the first: {findings[0].message}",
-                            tuple(findings), refused=True, fingerprint=key)
+        yield SourceProblem(
+            label,
+            f"{n} member(s) refused; the first: {findings[0].message}",
+            tuple(findings),
+            refused=True,
+            fingerprint=key,
+        )
     yield from _walk(dest, dest, out, marks, label_prefix=f"{label}!/")
 
 
@@ -225,6 +238,12 @@ def _drop_stale(path: Path, dest: Path) -> None:
 
 
 def _finding_fields(f: Finding) -> dict:
-    return {"code": f.code, "severity": f.severity, "protocol_ref": f.protocol_ref,
-            "title": f.title, "message": f.message, "artifact": f.artifact,
-            "evidence": f.evidence}
+    return {
+        "code": f.code,
+        "severity": f.severity,
+        "protocol_ref": f.protocol_ref,
+        "title": f.title,
+        "message": f.message,
+        "artifact": f.artifact,
+        "evidence": f.evidence,
+    }

@@ -133,8 +133,11 @@ def walk_stats(run_dir: Path | str) -> tuple[str, tuple[str, ...]]:
                 continue
             if not stat.S_ISREG(st.st_mode):
                 odd.append(f"{rel}\0{'link' if stat.S_ISLNK(st.st_mode) else 'special'}")
-            h.update(f"{rel}\0{st.st_mode:o}\0{st.st_size}\0{st.st_mtime_ns}\n"
-                     .encode("utf-8", "surrogateescape"))
+            h.update(
+                f"{rel}\0{st.st_mode:o}\0{st.st_size}\0{st.st_mtime_ns}\n".encode(
+                    "utf-8", "surrogateescape"
+                )
+            )
 
     walk(os.fspath(run_dir), "")
     return h.hexdigest(), tuple(odd)
@@ -184,31 +187,49 @@ def audit_one(job: Job, threads: int | None = None) -> RunRecord:
             summary = protocol.summarize(view, result)
         else:
             summary = _bare_summary(job, result)
-        content = (content_sha256(view.files_on_disk, odd) if view is not None else None)
+        content = content_sha256(view.files_on_disk, odd) if view is not None else None
         sealed = matches_manifest(view) if view is not None else None
     except Exception as exc:
-        return _failed(job, fp, t0, INTERNAL, f"the run summary crashed: {_crash(exc)}",
-                       result.findings, result.skipped)
+        return _failed(
+            job,
+            fp,
+            t0,
+            INTERNAL,
+            f"the run summary crashed: {_crash(exc)}",
+            result.findings,
+            result.skipped,
+        )
     del view  # the frames of every line go now, before the next run
-    return RunRecord(source=job.source, run_dir=job.run_dir, fingerprint=fp,
-                     manifest_sha256=summary.manifest_sha256, summary=summary, failure=None,
-                     findings=result.findings, skipped=result.skipped,
-                     seconds=time.perf_counter() - t0,
-                     reason=main_reason(result) or summary.main_reason,
-                     content_sha256=content,
-                     matches_manifest=None if sealed is None else sealed and not odd,
-                     auditor_version=auditor_version())
+    return RunRecord(
+        source=job.source,
+        run_dir=job.run_dir,
+        fingerprint=fp,
+        manifest_sha256=summary.manifest_sha256,
+        summary=summary,
+        failure=None,
+        findings=result.findings,
+        skipped=result.skipped,
+        seconds=time.perf_counter() - t0,
+        reason=main_reason(result) or summary.main_reason,
+        content_sha256=content,
+        matches_manifest=None if sealed is None else sealed and not odd,
+        auditor_version=auditor_version(),
+    )
 
 
 def _bare_summary(job: Job, result: AuditResult) -> RunSummary:
     """A protocol without a summary hook (or an unknown one): verdict and counts only."""
     from auditor.protocols.summary import main_reason
 
-    return RunSummary(run_dir=result.run_dir, manifest_sha256=manifest_sha256(job.run_dir),
-                      protocol=result.protocol,
-                      experiment_id=result.experiment_id, verdict=result.verdict,
-                      counts=tuple(result.counts().items()),
-                      main_reason=main_reason(result))
+    return RunSummary(
+        run_dir=result.run_dir,
+        manifest_sha256=manifest_sha256(job.run_dir),
+        protocol=result.protocol,
+        experiment_id=result.experiment_id,
+        verdict=result.verdict,
+        counts=tuple(result.counts().items()),
+        main_reason=main_reason(result),
+    )
 
 
 def manifest_sha256(run_dir: Path | str) -> str | None:
@@ -224,13 +245,28 @@ def manifest_sha256(run_dir: Path | str) -> str | None:
         return None
 
 
-def _failed(job: Job, fp: str, t0: float, code: str, why: str,
-            findings: tuple[Finding, ...] = (), skipped: tuple[Skipped, ...] = ()) -> RunRecord:
-    return RunRecord(source=job.source, run_dir=job.run_dir, fingerprint=fp,
-                     manifest_sha256=manifest_sha256(job.run_dir), summary=None,
-                     failure=why, findings=(*findings, source_finding(code, why)),
-                     skipped=skipped, seconds=time.perf_counter() - t0, reason=why,
-                     auditor_version=auditor_version())
+def _failed(
+    job: Job,
+    fp: str,
+    t0: float,
+    code: str,
+    why: str,
+    findings: tuple[Finding, ...] = (),
+    skipped: tuple[Skipped, ...] = (),
+) -> RunRecord:
+    return RunRecord(
+        source=job.source,
+        run_dir=job.run_dir,
+        fingerprint=fp,
+        manifest_sha256=manifest_sha256(job.run_dir),
+        summary=None,
+        failure=why,
+        findings=(*findings, source_finding(code, why)),
+        skipped=skipped,
+        seconds=time.perf_counter() - t0,
+        reason=why,
+        auditor_version=auditor_version(),
+    )
 
 
 def _crash(exc: BaseException) -> str:
@@ -242,13 +278,22 @@ def _crash(exc: BaseException) -> str:
 def lost(job: Job, why: str) -> RunRecord:
     """The record of a run whose worker died (killed, out of memory) while auditing it. Its
     empty fingerprint never matches the run's, so the next audit tries it again."""
-    return RunRecord(source=job.source, run_dir=job.run_dir, fingerprint="",
-                     manifest_sha256=None, summary=None, failure=why,
-                     findings=(source_finding(INTERNAL, why),), skipped=(),
-                     seconds=0.0, reason=why)
+    return RunRecord(
+        source=job.source,
+        run_dir=job.run_dir,
+        fingerprint="",
+        manifest_sha256=None,
+        summary=None,
+        failure=why,
+        findings=(source_finding(INTERNAL, why),),
+        skipped=(),
+        seconds=0.0,
+        reason=why,
+    )
 
 
 # -- a run shipped to a worker that does not see the archive's storage ---------------------
+
 
 @dataclass(frozen=True)
 class Shipped:
@@ -273,8 +318,9 @@ def pack(run_dir: Path | str) -> Shipped:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames.sort()
         rel_dir = os.path.relpath(dirpath, root)
-        for name in sorted(filenames + [d for d in dirnames
-                                        if os.path.islink(os.path.join(dirpath, d))]):
+        for name in sorted(
+            filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        ):
             p = os.path.join(dirpath, name)
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
             st = os.lstat(p)
@@ -284,9 +330,12 @@ def pack(run_dir: Path | str) -> Shipped:
                 with open(p, "rb") as fh:
                     files.append((rel, fh.read(), stat.S_IMODE(st.st_mode), st.st_mtime_ns))
             else:
-                return Shipped((), refused=f"{rel}: a special file (device, FIFO or socket) "
-                               "cannot be shipped to a worker; audit this run from storage "
-                               "every node sees")
+                return Shipped(
+                    (),
+                    refused=f"{rel}: a special file (device, FIFO or socket) "
+                    "cannot be shipped to a worker; audit this run from storage "
+                    "every node sees",
+                )
     return Shipped(tuple(files), tuple(links))
 
 
@@ -313,6 +362,9 @@ def audit_shipped(job: Job, shipped: Shipped, threads: int | None = None) -> Run
         record = audit_one(Job(source=job.source, run_dir=root), threads)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    summary = (dataclasses.replace(record.summary, run_dir=job.run_dir)
-               if record.summary is not None else None)
+    summary = (
+        dataclasses.replace(record.summary, run_dir=job.run_dir)
+        if record.summary is not None
+        else None
+    )
     return dataclasses.replace(record, run_dir=job.run_dir, summary=summary)

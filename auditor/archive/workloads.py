@@ -37,10 +37,16 @@ class Workload:
         tokenizer sha256:029c7132c5eb, float32, context 128`."""
         if self.key is None:
             return "the run names no model or corpus: compared with no other run"
-        kinds = ((("recipe", self.recipe),) if self.recipe else
-                 (("model", self.model), ("tokenizer", self.tokenizer)))
-        revs = [f"{k} {_short(v)}" for k, v in (*kinds, ("corpus", self.corpus),
-                                                 ("config", self.config)) if v]
+        kinds = (
+            (("recipe", self.recipe),)
+            if self.recipe
+            else (("model", self.model), ("tokenizer", self.tokenizer))
+        )
+        revs = [
+            f"{k} {_short(v)}"
+            for k, v in (*kinds, ("corpus", self.corpus), ("config", self.config))
+            if v
+        ]
         rest = [self.precision or "precision not recorded"]
         rest += [f"context {self.context}"] if self.context is not None else []
         return f"{self.name or 'unnamed'}: " + ", ".join(revs + rest)
@@ -54,22 +60,34 @@ def _short(rev: str) -> str:
 def workloads(groups: dict[str, dict[str, Any]]) -> dict[str, Workload]:
     """Each workload group's `Workload` (GROUPS: group -> its first run and configuration
     and the sources of its runs), labelled in (protocol, name, key) order."""
+
     def order(item: tuple[str, dict[str, Any]]) -> tuple:
         work, w = item
-        return (w["run"]["protocol"] or "", w["run"]["workload_name"] or "",
-                work.startswith(UNKNOWN), work)
+        return (
+            w["run"]["protocol"] or "",
+            w["run"]["workload_name"] or "",
+            work.startswith(UNKNOWN),
+            work,
+        )
 
     out = {}
     for n, (work, w) in enumerate(sorted(groups.items(), key=order), start=1):
         run, c = w["run"], w["config"]
         recipe = run["recipe"] if run["trained"] else None  # stands for what it trained
         out[work] = Workload(
-            label=f"W{n}", key=None if work.startswith(UNKNOWN) else work,
-            protocol=run["protocol"] or "unknown", name=run["workload_name"],
-            corpus=run["corpus_revision"], model=None if recipe else run["model_revision"],
+            label=f"W{n}",
+            key=None if work.startswith(UNKNOWN) else work,
+            protocol=run["protocol"] or "unknown",
+            name=run["workload_name"],
+            corpus=run["corpus_revision"],
+            model=None if recipe else run["model_revision"],
             tokenizer=None if recipe else run["tokenizer_revision"],
-            config=run["config_revision"], recipe=recipe,
-            precision=c["precision"], context=c["context"], runs=len(w["sources"]))
+            config=run["config_revision"],
+            recipe=recipe,
+            precision=c["precision"],
+            context=c["context"],
+            runs=len(w["sources"]),
+        )
     return out
 
 

@@ -14,7 +14,6 @@ crash of the tool itself says it is a bug, writes the traceback to a file and sa
 report it. Libraries' warnings and log messages are not shown (`auditor.quiet`: what matters
 reaches the user as our own message); `AUDIT_DEBUG=1` shows them and the traceback."""
 
-
 from __future__ import annotations
 
 import json
@@ -35,14 +34,23 @@ from auditor.quiet import DEBUG_ENV, quiet_libraries
 
 def _wants_json(argv: list[str]) -> bool:
     """Whether the command line asks for `--format json` (errors then go out as JSON too)."""
-    return any(a == "--format=json" or (a == "--format" and nxt == "json")
-               for a, nxt in zip(argv, [*argv[1:], ""], strict=True))
+    return any(
+        a == "--format=json" or (a == "--format" and nxt == "json")
+        for a, nxt in zip(argv, [*argv[1:], ""], strict=True)
+    )
 
 
 def _fail(kind: str, message: str, status: int, as_json: bool, prefix: str = "error") -> None:
     if as_json:
-        click.echo(json.dumps({"schema_version": SCHEMA_VERSION, "error": {
-            "kind": kind, "message": message, "exit_status": status}}), err=True)
+        click.echo(
+            json.dumps(
+                {
+                    "schema_version": SCHEMA_VERSION,
+                    "error": {"kind": kind, "message": message, "exit_status": status},
+                }
+            ),
+            err=True,
+        )
     else:
         click.echo(f"{prefix}: {message}" if prefix else message, err=True)
     sys.exit(status)
@@ -60,16 +68,23 @@ def _report_bug(exc: BaseException, as_json: bool) -> None:
     try:
         fd, path = tempfile.mkstemp(prefix="gpubench-audit-crash-", suffix=".txt")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(f"gpubench-audit {__version__}, Python {sys.version.split()[0]}\n"
-                     f"command: audit {' '.join(sys.argv[1:])}\n\n{trace}")
+            fh.write(
+                f"gpubench-audit {__version__}, Python {sys.version.split()[0]}\n"
+                f"command: audit {' '.join(sys.argv[1:])}\n\n{trace}"
+            )
         where = f"; the traceback is in {path}"
     except OSError:
         pass
     if os.environ.get(DEBUG_ENV):
         click.echo(trace, err=True, nl=False)
-    _fail("internal", f"internal error ({type(exc).__name__}: {exc}). This is a bug of "
-          f"gpubench-audit {__version__}, not of your input{where}. Please report it to "
-          f"{ISSUES} with the command line and that file.", 2, as_json)
+    _fail(
+        "internal",
+        f"internal error ({type(exc).__name__}: {exc}). This is a bug of "
+        f"gpubench-audit {__version__}, not of your input{where}. Please report it to "
+        f"{ISSUES} with the command line and that file.",
+        2,
+        as_json,
+    )
 
 
 def main() -> None:
@@ -96,5 +111,3 @@ def main() -> None:
         raise
     except Exception as exc:  # a crash of the tool is a bug: say so, never a bare traceback
         _report_bug(exc, as_json)
-
-

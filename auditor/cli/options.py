@@ -24,6 +24,7 @@ one pattern of `auditor.protocols.names`."""
 _SECTION = re.compile(r"[A-Z]\d{1,2}")
 """A protocol section's name (`A9`: the rules A9.1, A9.2...)."""
 
+
 def _codes(value: str | None) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in value.split(",") if c.strip()) if value else ()
 
@@ -33,10 +34,14 @@ def _json(doc: Any) -> str:
 
 
 def _format_option(*choices: str, help_text: str = "") -> Any:
-    return click.option("--format", "fmt", type=click.Choice(list(choices)), default="text",
-                        show_default=True,
-                        help=help_text or "text for a person; json for a tool (schema in "
-                                          "schemas/).")
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default="text",
+        show_default=True,
+        help=help_text or "text for a person; json for a tool (schema in schemas/).",
+    )
 
 
 class WholeNumber(click.ParamType):
@@ -48,8 +53,7 @@ class WholeNumber(click.ParamType):
     def __init__(self, minimum: int) -> None:
         self.minimum = minimum
 
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> int:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int) and not isinstance(value, bool) and value >= self.minimum:
             return value
         text = str(value).strip()
@@ -64,15 +68,17 @@ class PathArg(click.Path):
     or the reverse) are the tool's own `error: PATH: ...` (exit 2, or the JSON error under
     `--format json`), as for every other bad input, not click's "Error: Invalid value"."""
 
-    def __init__(self, *, exists: bool = False, file_okay: bool = True,
-                 dir_okay: bool = True) -> None:
-        super().__init__(exists=exists, file_okay=file_okay, dir_okay=dir_okay,
-                         path_type=Path)
+    def __init__(
+        self, *, exists: bool = False, file_okay: bool = True, dir_okay: bool = True
+    ) -> None:
+        super().__init__(exists=exists, file_okay=file_okay, dir_okay=dir_okay, path_type=Path)
 
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> Any:
-        where = (f"{param.opts[0]} {value}" if isinstance(param, click.Option) and param.opts
-                 else str(value))
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        where = (
+            f"{param.opts[0]} {value}"
+            if isinstance(param, click.Option) and param.opts
+            else str(value)
+        )
         path = Path(value)
         if self.exists and not path.exists():
             raise AuditorError(f"{where}: no such file or directory")
@@ -86,18 +92,25 @@ class PathArg(click.Path):
 def _output_option(command: Any) -> Any:
     """`--output FILE`: what the command prints on standard output goes to FILE instead."""
     return click.option(
-        "--output", "output_file", type=PathArg(dir_okay=False),
+        "--output",
+        "output_file",
+        type=PathArg(dir_okay=False),
         help="Write the result (what would go to standard output) to FILE instead, "
-             "atomically: the file is whole or absent, never half-written.")(command)
+        "atomically: the file is whole or absent, never half-written.",
+    )(command)
 
 
 def _color_option(command: Any) -> Any:
     """`--color auto|always|never` (auditor.output.style)."""
     return click.option(
-        "--color", "color_choice", type=click.Choice(style.CHOICES), default="auto",
+        "--color",
+        "color_choice",
+        type=click.Choice(style.CHOICES),
+        default="auto",
         show_default=True,
         help="Colour the output: auto colours a terminal unless NO_COLOR is set (or when "
-             "FORCE_COLOR is); always and never override both.")(command)
+        "FORCE_COLOR is); always and never override both.",
+    )(command)
 
 
 def _emit(text: str, output_file: Path | None, *, color: bool = False) -> None:
@@ -106,13 +119,15 @@ def _emit(text: str, output_file: Path | None, *, color: bool = False) -> None:
         if output_file.is_dir():
             raise AuditorError(f"--output {output_file}: is a directory")
         if not output_file.absolute().parent.is_dir():
-            raise AuditorError(f"--output {output_file}: its folder "
-                               f"{output_file.absolute().parent} does not exist")
+            raise AuditorError(
+                f"--output {output_file}: its folder {output_file.absolute().parent} does not exist"
+            )
         try:
             atomic_write(output_file, click.unstyle(text).encode("utf-8"))
         except OSError as exc:
-            raise AuditorError(f"--output {output_file}: cannot be written "
-                               f"({exc.strerror or exc})") from None
+            raise AuditorError(
+                f"--output {output_file}: cannot be written ({exc.strerror or exc})"
+            ) from None
         return
     click.echo(text, nl=False, color=color)
 
@@ -120,17 +135,32 @@ def _emit(text: str, output_file: Path | None, *, color: bool = False) -> None:
 def _signing_options(command: Any) -> Any:
     """--key, --cert and --chain: how a report (of a run or of an archive) is signed."""
     file = PathArg(exists=True, dir_okay=False)
-    for option in reversed((
-            click.option("--key", type=file, help="PEM private key (ECDSA P-256) that signs "
-                         "the PDF and the bundle; without it the report is unsigned and "
-                         "`audit verify` refuses it."),
-            click.option("--cert", type=file, help="PEM certificate of --key (required with "
-                         "--key)."),
-            click.option("--chain", type=file, help="PEM certificates between --cert and the "
-                         "root, embedded in the PDF."),
-            click.option("--tsa", metavar="URL", help="RFC 3161 timestamp authority (http:// "
-                         "or https://) asked to timestamp the PDF's signature, so its time is "
-                         "not only the signer's claim (needs --key)."))):
+    for option in reversed(
+        (
+            click.option(
+                "--key",
+                type=file,
+                help="PEM private key (ECDSA P-256) that signs "
+                "the PDF and the bundle; without it the report is unsigned and "
+                "`audit verify` refuses it.",
+            ),
+            click.option(
+                "--cert", type=file, help="PEM certificate of --key (required with --key)."
+            ),
+            click.option(
+                "--chain",
+                type=file,
+                help="PEM certificates between --cert and the root, embedded in the PDF.",
+            ),
+            click.option(
+                "--tsa",
+                metavar="URL",
+                help="RFC 3161 timestamp authority (http:// "
+                "or https://) asked to timestamp the PDF's signature, so its time is "
+                "not only the signer's claim (needs --key).",
+            ),
+        )
+    ):
         command = option(command)
     return command
 
@@ -165,5 +195,12 @@ def _formats_option(family: Any, help_head: str = "") -> Any:
     def described() -> str:
         return help_head + "; ".join(f"{f.name}: {f.description}" for f in family.all()) + "."
 
-    return click.option("--format", "fmt", cls=_LazyHelpOption, type=click.Choice(names),
-                        default=names[0], show_default=True, help_text=described)
+    return click.option(
+        "--format",
+        "fmt",
+        cls=_LazyHelpOption,
+        type=click.Choice(names),
+        default=names[0],
+        show_default=True,
+        help_text=described,
+    )

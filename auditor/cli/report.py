@@ -28,17 +28,37 @@ from auditor.replay import DEFAULT_SAMPLE
 
 @cli.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
-              help="The report directory to write (replaced if it already holds a report).")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The report directory to write (replaced if it already holds a report).",
+)
 @_signing_options
-@click.option("--offers", type=PathArg(exists=True, dir_okay=False),
-              help="Offers to compare in the economics section; default: the run's own.")
-@click.option("--replay", "replay_sample", type=click.IntRange(min=1), default=None,
-              help="Also replay N sampled IDs of the archived model (as `audit replay`) and "
-                   "put the result in the signed report (section and replay.json).")
-def report(run_dir: Path, out_dir: Path, key: Path | None, cert: Path | None,
-           chain: Path | None, tsa: str | None, offers: Path | None,
-           replay_sample: int | None) -> None:
+@click.option(
+    "--offers",
+    type=PathArg(exists=True, dir_okay=False),
+    help="Offers to compare in the economics section; default: the run's own.",
+)
+@click.option(
+    "--replay",
+    "replay_sample",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Also replay N sampled IDs of the archived model (as `audit replay`) and "
+    "put the result in the signed report (section and replay.json).",
+)
+def report(
+    run_dir: Path,
+    out_dir: Path,
+    key: Path | None,
+    cert: Path | None,
+    chain: Path | None,
+    tsa: str | None,
+    offers: Path | None,
+    replay_sample: int | None,
+) -> None:
     """Render RUN_DIR's audit as a signed HTML/PDF report in OUT."""
     from auditor.report.build import build_report
     from auditor.report.tuning import report_process
@@ -46,11 +66,22 @@ def report(run_dir: Path, out_dir: Path, key: Path | None, cert: Path | None,
     if (key is None) != (cert is None):
         raise AuditorError("--key and --cert go together")
     with report_process():
-        result = build_report(run_dir, out_dir, key=key, cert=cert, chain=chain,
-                              offers=offers, replay_sample=replay_sample, tsa=tsa,
-                              in_worker=not getattr(sys, "frozen", False))
-    signed = (("signed and timestamped" if tsa else "signed") if key is not None
-              else "UNSIGNED (no --key): `audit verify` will refuse it")
+        result = build_report(
+            run_dir,
+            out_dir,
+            key=key,
+            cert=cert,
+            chain=chain,
+            offers=offers,
+            replay_sample=replay_sample,
+            tsa=tsa,
+            in_worker=not getattr(sys, "frozen", False),
+        )
+    signed = (
+        ("signed and timestamped" if tsa else "signed")
+        if key is not None
+        else "UNSIGNED (no --key): `audit verify` will refuse it"
+    )
     click.echo(f"{result.verdict}: {out_dir / 'report.pdf'} ({signed})")
     if replay_sample is not None:
         replayed = json.loads((out_dir / "replay.json").read_text(encoding="utf-8"))
@@ -59,17 +90,32 @@ def report(run_dir: Path, out_dir: Path, key: Path | None, cert: Path | None,
 
 @cli.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--sample", "sample_size", type=click.IntRange(min=1), default=DEFAULT_SAMPLE,
-              show_default=True, help="How many input IDs to replay (all of them when the run "
-                                      "has fewer).")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="Seed of the draw (recorded in the result); default: a fixed value mixed "
-                   "with the manifest's SHA-256, so every reviewer draws the same IDs.")
+@click.option(
+    "--sample",
+    "sample_size",
+    type=click.IntRange(min=1),
+    default=DEFAULT_SAMPLE,
+    show_default=True,
+    help="How many input IDs to replay (all of them when the run has fewer).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed of the draw (recorded in the result); default: a fixed value mixed "
+    "with the manifest's SHA-256, so every reviewer draws the same IDs.",
+)
 @_formats_option(output.REPLAY)
 @_output_option
 @_color_option
-def replay(run_dir: Path, sample_size: int, seed: int | None, fmt: str,
-           output_file: Path | None, color_choice: str) -> None:
+def replay(
+    run_dir: Path,
+    sample_size: int,
+    seed: int | None,
+    fmt: str,
+    output_file: Path | None,
+    color_choice: str,
+) -> None:
     """Re-run a sample of the run's archived model and compare its labels with the answers.
 
     Draws the IDs, tokenizes their texts with the archived tokenizer data, runs the archived
@@ -91,17 +137,34 @@ def replay(run_dir: Path, sample_size: int, seed: int | None, fmt: str,
 
 @cli.command()
 @click.argument("report_dir", type=PathArg(exists=True, file_okay=False))
-@click.option("--ca", required=True, type=PathArg(exists=True, dir_okay=False),
-              help="PEM certificate(s) of the CA the signer must chain to.")
-@click.option("--tsa-ca", type=PathArg(exists=True, dir_okay=False),
-              help="PEM certificate(s) a timestamp authority must chain to for the PDF's "
-                   "RFC 3161 timestamp to be trusted (default: --ca).")
-@_format_option("text", "json", help_text="text: one line per check; json: the checks and "
-                "any failure (schemas/verify-result.schema.json).")
+@click.option(
+    "--ca",
+    required=True,
+    type=PathArg(exists=True, dir_okay=False),
+    help="PEM certificate(s) of the CA the signer must chain to.",
+)
+@click.option(
+    "--tsa-ca",
+    type=PathArg(exists=True, dir_okay=False),
+    help="PEM certificate(s) a timestamp authority must chain to for the PDF's "
+    "RFC 3161 timestamp to be trusted (default: --ca).",
+)
+@_format_option(
+    "text",
+    "json",
+    help_text="text: one line per check; json: the checks and "
+    "any failure (schemas/verify-result.schema.json).",
+)
 @_output_option
 @_color_option
-def verify(report_dir: Path, ca: Path, tsa_ca: Path | None, fmt: str,
-           output_file: Path | None, color_choice: str) -> None:
+def verify(
+    report_dir: Path,
+    ca: Path,
+    tsa_ca: Path | None,
+    fmt: str,
+    output_file: Path | None,
+    color_choice: str,
+) -> None:
     """Check a report's PDF signature (its chain to CA, the signer's validity and usage, a
     trusted RFC 3161 timestamp if any), its DSSE bundle and every bundled file's hash.
 
@@ -118,13 +181,15 @@ def verify(report_dir: Path, ca: Path, tsa_ca: Path | None, fmt: str,
     except VerificationFailed as exc:
         color = style.use_color(color_choice, sys.stderr)
         for line in str(exc).splitlines() or [""]:
-            click.echo(f"{style.paint('FAILED', 'failed', color)}: {line}", err=True,
-                       color=color)
+            click.echo(f"{style.paint('FAILED', 'failed', color)}: {line}", err=True, color=color)
         sys.exit(1)
     color = output_file is None and style.use_color(color_choice)
-    painted = [style.paint(line, "accepted", color) if line.startswith("OK:") else
-               style.paint(line, "warning", color)
-               if line.startswith("note:") or "no trusted timestamp" in line
-               or "not trusted" in line else line
-               for line in lines]
+    painted = [
+        style.paint(line, "accepted", color)
+        if line.startswith("OK:")
+        else style.paint(line, "warning", color)
+        if line.startswith("note:") or "no trusted timestamp" in line or "not trusted" in line
+        else line
+        for line in lines
+    ]
     _emit("\n".join(painted) + "\n", output_file, color=color)

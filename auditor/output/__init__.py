@@ -35,8 +35,13 @@ class Format:
 
 
 def _family(name: str, package: str) -> Registry[Format]:
-    return Registry(family=f"{name} output format", package=f"auditor.output.{package}",
-                    attribute="FORMAT", kind=Format, first=("text",))
+    return Registry(
+        family=f"{name} output format",
+        package=f"auditor.output.{package}",
+        attribute="FORMAT",
+        kind=Format,
+        first=("text",),
+    )
 
 
 CHECK = _family("audit check", "check")

@@ -20,10 +20,15 @@ Choice = Literal["auto", "always", "never"]
 CHOICES: tuple[Choice, ...] = ("auto", "always", "never")
 
 PALETTE: dict[str, dict[str, Any]] = {
-    "error": {"fg": "red", "bold": True}, "warning": {"fg": "yellow"}, "info": {"fg": "cyan"},
-    "accepted": {"fg": "green", "bold": True}, "rejected": {"fg": "red", "bold": True},
-    "incomplete": {"fg": "yellow", "bold": True}, "ok": {"fg": "green"},
-    "failed": {"fg": "red", "bold": True}, "muted": {"dim": True},
+    "error": {"fg": "red", "bold": True},
+    "warning": {"fg": "yellow"},
+    "info": {"fg": "cyan"},
+    "accepted": {"fg": "green", "bold": True},
+    "rejected": {"fg": "red", "bold": True},
+    "incomplete": {"fg": "yellow", "bold": True},
+    "ok": {"fg": "green"},
+    "failed": {"fg": "red", "bold": True},
+    "muted": {"dim": True},
 }
 """What each kind of word looks like: severities, verdicts, a check passed or failed."""
 

@@ -28,7 +28,7 @@ def value_text(value: Any) -> str:
         shown = ", ".join(value_text(v) for v in value[:MAX_ITEMS])
         return shown + (f" (+{len(value) - MAX_ITEMS} more)" if len(value) > MAX_ITEMS else "")
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 1] + "…"
+    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"
 
 
 def key_evidence(finding: Finding) -> str:
@@ -73,11 +73,13 @@ def not_run_lines(result: AuditResult) -> list[str]:
     order = sorted({*(r.code for r in result.rules), *(n.code for n in left)})
     waived = [n for n in left if n.waiver is not None]
     lines = [f"not run (--select/--ignore): {len(left)} rule(s), {len(waived)} waived"]
-    for severity, why in (("error", "not waived: the verdict cannot be accepted"),
-                          ("warning", "not waived"), ("info", "not waived")):
+    for severity, why in (
+        ("error", "not waived: the verdict cannot be accepted"),
+        ("warning", "not waived"),
+        ("info", "not waived"),
+    ):
         group = [n.code for n in left if n.waiver is None and n.severity == severity]
         if group:
-            lines.append(f"  {len(group)} {severity} rule(s) {why}: "
-                         f"{code_ranges(group, order)}")
+            lines.append(f"  {len(group)} {severity} rule(s) {why}: {code_ranges(group, order)}")
     lines.extend(f"  {n.describe()}" for n in waived)
     return lines

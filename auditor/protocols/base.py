@@ -154,10 +154,14 @@ class Protocol:
             rule = getattr(module, "RULE", None)
             if not isinstance(rule, Rule):
                 raise TypeError(f"{module.__name__} defines no RULE")
-            if not rule.code.startswith(self.prefix) or \
-                    info.name[1:5] != rule.code[len(self.prefix):len(self.prefix) + 4]:
-                raise ValueError(f"{module.__name__}: code {rule.code} does not match the "
-                                 f"module name and the protocol prefix {self.prefix}")
+            if (
+                not rule.code.startswith(self.prefix)
+                or info.name[1:5] != rule.code[len(self.prefix) : len(self.prefix) + 4]
+            ):
+                raise ValueError(
+                    f"{module.__name__}: code {rule.code} does not match the "
+                    f"module name and the protocol prefix {self.prefix}"
+                )
             found.append(rule)
         return tuple(sorted(found, key=lambda r: r.code))
 

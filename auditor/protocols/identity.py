@@ -17,8 +17,9 @@ def files_of(files: Mapping[str, str | None], patterns: Iterable[str]) -> dict[s
     """The run's files (path -> SHA-256) matching any of PATTERNS (`fnmatch`, `/` is not
     special), those that could be hashed only."""
     pats = tuple(patterns)
-    return {p: h for p, h in files.items()
-            if h and any(fnmatch.fnmatchcase(p, pat) for pat in pats)}
+    return {
+        p: h for p, h in files.items() if h and any(fnmatch.fnmatchcase(p, pat) for pat in pats)
+    }
 
 
 def revision(hashes: Mapping[str, str]) -> str | None:

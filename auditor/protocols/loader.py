@@ -71,23 +71,52 @@ def fault_finding(fault: Fault, code: str, ref: str) -> Finding:
     """A reader's fault as a finding of the loader's rule CODE, cited under protocol rule REF,
     with the file and its line, column or JSON pointer."""
     evidence = {} if fault.value is None else {"observed": fault.value}
-    return Finding(code=code, severity=fault.severity, protocol_ref=ref, message=fault.message,
-                   artifact=fault.file, row=fault.row, line=fault.line, column=fault.column,
-                   pointer=fault.pointer, evidence=evidence)
+    return Finding(
+        code=code,
+        severity=fault.severity,
+        protocol_ref=ref,
+        message=fault.message,
+        artifact=fault.file,
+        row=fault.row,
+        line=fault.line,
+        column=fault.column,
+        pointer=fault.pointer,
+        evidence=evidence,
+    )
 
 
-_FAULTS_SCHEMA = {"kind": pl.String, "severity": pl.String, "row": pl.Int64, "line": pl.Int64,
-                  "column": pl.String, "value": pl.String, "message": pl.String,
-                  "file": pl.String}
+_FAULTS_SCHEMA = {
+    "kind": pl.String,
+    "severity": pl.String,
+    "row": pl.Int64,
+    "line": pl.Int64,
+    "column": pl.String,
+    "value": pl.String,
+    "message": pl.String,
+    "file": pl.String,
+}
 
 
 def faults_frame(faults: tuple[Fault, ...] | list[Fault]) -> pl.DataFrame:
     """CSV faults as the frame the CSV rules read (`column` is the CSV column's name, `file`
     the table it is in)."""
     return pl.DataFrame(
-        [{"kind": f.kind, "severity": f.severity, "row": f.row, "line": f.line,
-          "column": f.field, "value": f.value, "message": f.message, "file": f.file}
-         for f in faults], schema=_FAULTS_SCHEMA, orient="row")
+        [
+            {
+                "kind": f.kind,
+                "severity": f.severity,
+                "row": f.row,
+                "line": f.line,
+                "column": f.field,
+                "value": f.value,
+                "message": f.message,
+                "file": f.file,
+            }
+            for f in faults
+        ],
+        schema=_FAULTS_SCHEMA,
+        orient="row",
+    )
 
 
 class Loader:
@@ -115,21 +144,27 @@ class Loader:
         raise NotImplementedError
 
     def report(self, fault: Fault, code: str | None = None, ref: str | None = None) -> None:
-        self.findings.append(fault_finding(fault, code or self.malformed_code,
-                                           ref or self.ref_for(fault)))
+        self.findings.append(
+            fault_finding(fault, code or self.malformed_code, ref or self.ref_for(fault))
+        )
 
     def bad(self, kind: str, why: str) -> None:
         self.reason.setdefault(kind, why)
 
-    def doc(self, rel: str, kind: str, schema: str, code: str | None = None,
-            ref: str | None = None) -> dict | None:
+    def doc(
+        self, rel: str, kind: str, schema: str, code: str | None = None, ref: str | None = None
+    ) -> dict | None:
         """One JSON document that parses and matches its schema, else None (and findings)."""
         read = json_doc.read(self.data[rel], name=rel, schema=schema)
         for f in read.faults:
             self.report(f, code, ref)
         if read.errors or not isinstance(read.value, dict):
-            self.bad(kind, f"{rel} is not valid JSON" if read.value is None
-                     else f"{rel} does not match its schema")
+            self.bad(
+                kind,
+                f"{rel} is not valid JSON"
+                if read.value is None
+                else f"{rel} does not match its schema",
+            )
             return None
         return read.value
 
@@ -144,8 +179,9 @@ class Loader:
             self.available.add(kind)
         return doc
 
-    def read_manifest(self, schema: str, code: str, ref_of: Callable[[str | None], str],
-                      label: str) -> dict | None:
+    def read_manifest(
+        self, schema: str, code: str, ref_of: Callable[[str | None], str], label: str
+    ) -> dict | None:
         """manifest.json against SCHEMA, each fault a CODE finding under the protocol rule
         REF_OF its pointer names. A manifest that breaks its schema is kept for the run's
         identity in the report, never made `available` to the rules."""
@@ -185,14 +221,18 @@ class Loader:
         return True
 
     def _json_doc(self, a: Artifact) -> dict | None:
-        return None if self._absent(a) else self.load_doc(a.path, a.kind, a.schema or "",
-                                                           required=a.required)
+        return (
+            None
+            if self._absent(a)
+            else self.load_doc(a.path, a.kind, a.schema or "", required=a.required)
+        )
 
     def _csv_table(self, a: Artifact) -> Table:
         if self._absent(a):
             return Table(None, None, faults_frame(()))
-        read = csv_table.read(self.data[a.path], name=a.path,
-                              table=schemas.table(a.schema or a.kind))
+        read = csv_table.read(
+            self.data[a.path], name=a.path, table=schemas.table(a.schema or a.kind)
+        )
         table = read.value
         assert table is not None  # the CSV reader always returns a Table
         if table.typed is None or read.errors:
@@ -207,8 +247,9 @@ class Loader:
         df = jsonl_id_label.decode_id_label_lines(self.data[a.path], a.schema or "")
         bad = df.filter(~pl.col("valid")).head(20)
         for line, err in zip(bad["line"], bad["error"], strict=True):
-            self.report(Fault(a.path, f"bad line: {err}", line=line, kind="schema"),
-                        ref=a.ref or None)
+            self.report(
+                Fault(a.path, f"bad line: {err}", line=line, kind="schema"), ref=a.ref or None
+            )
         if bad.height:
             self.bad(a.kind, f"{a.path} has malformed lines")
             return None
@@ -218,13 +259,22 @@ class Loader:
     def _jsonl_records(self, a: Artifact) -> list[tuple[int, Any]] | None:
         if self._absent(a):
             return None
-        read = jsonl_records.read(self.data[a.path], name=a.path, schema=a.schema or "",
-                                  label=(a.schema or "").replace("_", "-"), **a.options)
+        read = jsonl_records.read(
+            self.data[a.path],
+            name=a.path,
+            schema=a.schema or "",
+            label=(a.schema or "").replace("_", "-"),
+            **a.options,
+        )
         for f in read.faults:
             self.report(f, ref=a.ref or None)
         if read.value is None or read.errors:
-            self.bad(a.kind, f"{a.path} has malformed lines" if read.value is not None
-                     else f"{a.path} is not valid UTF-8")
+            self.bad(
+                a.kind,
+                f"{a.path} has malformed lines"
+                if read.value is not None
+                else f"{a.path} is not valid UTF-8",
+            )
             return None
         self.available.add(a.kind)
         return list(read.value)
@@ -250,8 +300,7 @@ class Loader:
         """Why each kind that is not available is not (absent ones included)."""
         for kind in self.absent:
             self.reason.setdefault(kind, f"no {kind} artifact in the run dir")
-        return MappingProxyType({k: v for k, v in self.reason.items()
-                                 if k not in self.available})
+        return MappingProxyType({k: v for k, v in self.reason.items() if k not in self.available})
 
 
 _HANDLERS: dict[str, Callable[[Loader, Artifact], Any]] = {

@@ -50,21 +50,23 @@ class Load:
         """The record in words (the reports' page 1, the findings)."""
         when = "while measuring" if self.when == "while_measuring" else "before measuring"
         if self.other_cpus_mean is None:
-            return (f"machine load {when}: other processes not measured (no /proc/stat); "
-                    f"1-min load average up to {self.loadavg_1min_max}")
+            return (
+                f"machine load {when}: other processes not measured (no /proc/stat); "
+                f"1-min load average up to {self.loadavg_1min_max}"
+            )
         state = "BUSY" if self.busy else "quiet"
-        return (f"machine {state} {when}: other processes used {self.other_cpus_mean:.2f} of "
-                f"{self.cpus} CPUs on average (up to {self.other_cpus_max or 0:.2f})"
-                + (f" over {self.seconds:.0f} s" if self.seconds is not None else ""))
+        return (
+            f"machine {state} {when}: other processes used {self.other_cpus_mean:.2f} of "
+            f"{self.cpus} CPUs on average (up to {self.other_cpus_max or 0:.2f})"
+            + (f" over {self.seconds:.0f} s" if self.seconds is not None else "")
+        )
 
 
 def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def load_of(environment: Mapping[str, Any] | None, when: str = "while_measuring"
-            ) -> Load | None:
+def load_of(environment: Mapping[str, Any] | None, when: str = "while_measuring") -> Load | None:
     """The load record WHEN of ENVIRONMENT; None when the run recorded none (a run made
     before the record existed, or by hand)."""
     cl = (environment or {}).get("concurrent_load")
@@ -75,9 +77,15 @@ def load_of(environment: Mapping[str, Any] | None, when: str = "while_measuring"
     if not isinstance(cpus, int) or isinstance(cpus, bool) or cpus < 1:
         return None
     mean = _num(rec.get("other_cpus_mean"))
-    return Load(when, cpus, mean, _num(rec.get("other_cpus_max")), _num(rec.get("seconds")),
-                _num(rec.get("loadavg_1min_max")),
-                None if mean is None else mean >= busy_fraction() * cpus)
+    return Load(
+        when,
+        cpus,
+        mean,
+        _num(rec.get("other_cpus_max")),
+        _num(rec.get("seconds")),
+        _num(rec.get("loadavg_1min_max")),
+        None if mean is None else mean >= busy_fraction() * cpus,
+    )
 
 
 @dataclass(frozen=True)
@@ -102,15 +110,21 @@ def declared_threads(manifest: Mapping[str, Any] | None) -> dict[str, int]:
     t = (manifest or {}).get("threads")
     if not isinstance(t, Mapping):
         return {}
-    return {rt: t[key] for rt, key in THREAD_KEYS.items()
-            if isinstance(t.get(key), int) and not isinstance(t.get(key), bool)}
+    return {
+        rt: t[key]
+        for rt, key in THREAD_KEYS.items()
+        if isinstance(t.get(key), int) and not isinstance(t.get(key), bool)
+    }
 
 
-def threads_differ(manifest: Mapping[str, Any] | None, seen: Iterable[ThreadsSeen]
-                   ) -> list[ThreadsDiffer]:
+def threads_differ(
+    manifest: Mapping[str, Any] | None, seen: Iterable[ThreadsSeen]
+) -> list[ThreadsDiffer]:
     """Every observation that is not the declared count of its runtime (an observation of a
     runtime the manifest does not declare is not judged: nothing was promised)."""
     declared = declared_threads(manifest)
-    return [ThreadsDiffer(s, declared[s.runtime]) for s in seen
-            if s.runtime in declared and s.observed is not None
-            and s.observed != declared[s.runtime]]
+    return [
+        ThreadsDiffer(s, declared[s.runtime])
+        for s in seen
+        if s.runtime in declared and s.observed is not None and s.observed != declared[s.runtime]
+    ]

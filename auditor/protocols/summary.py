@@ -41,12 +41,19 @@ def main_reason(result: Any) -> str | None:
     return f"{left_out.code} was left out without a waiver" if left_out is not None else None
 
 
-def summary_of(view: Any, result: Any, configs: Iterable[ConfigSummary],
-               identity: RunIdentity | None = None) -> RunSummary:
+def summary_of(
+    view: Any, result: Any, configs: Iterable[ConfigSummary], identity: RunIdentity | None = None
+) -> RunSummary:
     """The RunSummary of an audited run whose configurations and identity (what the run is:
     `facts/identity.py`) the protocol derived."""
     return RunSummary(
-        run_dir=result.run_dir, manifest_sha256=view.files_on_disk.get(MANIFEST),
-        protocol=result.protocol, experiment_id=result.experiment_id, verdict=result.verdict,
-        counts=tuple(result.counts().items()), configurations=tuple(configs),
-        main_reason=main_reason(result), identity=identity)
+        run_dir=result.run_dir,
+        manifest_sha256=view.files_on_disk.get(MANIFEST),
+        protocol=result.protocol,
+        experiment_id=result.experiment_id,
+        verdict=result.verdict,
+        counts=tuple(result.counts().items()),
+        configurations=tuple(configs),
+        main_reason=main_reason(result),
+        identity=identity,
+    )

@@ -41,13 +41,31 @@ class FaultLog:
         self._counts: Counter[tuple[str, str | None, FaultSeverity]] = Counter()
         self._first_dropped: dict[tuple[str, str | None, FaultSeverity], Fault] = {}
 
-    def add(self, severity: FaultSeverity, message: str, *, kind: str = "format",
-            line: int | None = None, column: int | None = None, field: str | None = None,
-            pointer: str | None = None, value: Any = None) -> None:
+    def add(
+        self,
+        severity: FaultSeverity,
+        message: str,
+        *,
+        kind: str = "format",
+        line: int | None = None,
+        column: int | None = None,
+        field: str | None = None,
+        pointer: str | None = None,
+        value: Any = None,
+    ) -> None:
         key = (kind, field, severity)
         self._counts[key] += 1
-        fault = Fault(file=self.file, message=message, line=line, column=column, field=field,
-                      pointer=pointer, severity=severity, kind=kind, value=shorten(value))
+        fault = Fault(
+            file=self.file,
+            message=message,
+            line=line,
+            column=column,
+            field=field,
+            pointer=pointer,
+            severity=severity,
+            kind=kind,
+            value=shorten(value),
+        )
         if self._counts[key] <= MAX_FAULTS_PER_GROUP:
             self._faults.append(fault)
         else:
@@ -64,11 +82,18 @@ class FaultLog:
         for key, first in self._first_dropped.items():
             more = self._counts[key] - MAX_FAULTS_PER_GROUP
             kind, field, severity = key
-            closing.append(Fault(
-                file=self.file, line=first.line, field=field, severity=severity, kind=kind,
-                message=f"{more} more {kind} fault(s) like the ones above"
-                        f"{f' in {field}' if field else ''}, the first at line {first.line}"
-                        " (not listed one by one)."))
+            closing.append(
+                Fault(
+                    file=self.file,
+                    line=first.line,
+                    field=field,
+                    severity=severity,
+                    kind=kind,
+                    message=f"{more} more {kind} fault(s) like the ones above"
+                    f"{f' in {field}' if field else ''}, the first at line {first.line}"
+                    " (not listed one by one).",
+                )
+            )
         return (*self._faults, *closing)
 
 
@@ -83,8 +108,10 @@ def too_large(data: bytes, limit: int, log: FaultLog, what: str) -> bool:
     """True (and a `limit` fault) when `data` is beyond what a reader of `what` accepts."""
     if len(data) <= limit:
         return False
-    log.error(f"{what} of {len(data):,} bytes is over the reader's limit of {limit:,} bytes: "
-              "not read.", kind="limit")
+    log.error(
+        f"{what} of {len(data):,} bytes is over the reader's limit of {limit:,} bytes: not read.",
+        kind="limit",
+    )
     return True
 
 
@@ -130,8 +157,13 @@ def head_as_utf8(head: bytes) -> bytes:
     return body.decode("utf-8" if name == "utf-8-sig" else name, "replace").encode("utf-8")
 
 
-def decode(data: bytes, log: FaultLog, *, encodings: tuple[str, ...] = ("utf-8", "cp1252"),
-           what: str = "The file") -> tuple[str, str] | None:
+def decode(
+    data: bytes,
+    log: FaultLog,
+    *,
+    encodings: tuple[str, ...] = ("utf-8", "cp1252"),
+    what: str = "The file",
+) -> tuple[str, str] | None:
     """The text of `data` and the encoding that read it (`utf-8`, `utf-8-sig`, `utf-16-le`,
     `utf-16-be`, `cp1252`; `+replace` when bytes had to be replaced): the readers put it in
     `meta["encoding"]`.
@@ -156,17 +188,27 @@ def decode(data: bytes, log: FaultLog, *, encodings: tuple[str, ...] = ("utf-8",
         except UnicodeDecodeError as exc:
             text = body.decode(codec, errors="replace")
             at = line_of_offset(text, text.index("\ufffd")) if "\ufffd" in text else 1
-            log.warning(f"{what} is {marked} but holds bytes that are not ({exc.reason}): they "
-                        "were replaced.", kind="encoding", line=at)
+            log.warning(
+                f"{what} is {marked} but holds bytes that are not ({exc.reason}): they "
+                "were replaced.",
+                kind="encoding",
+                line=at,
+            )
             return text, marked + "+replace"
         if not skip:
-            log.warning(f"{what} is {marked} without a byte-order mark (detected by its NUL "
-                        "bytes).", kind="encoding", line=1)
+            log.warning(
+                f"{what} is {marked} without a byte-order mark (detected by its NUL bytes).",
+                kind="encoding",
+                line=1,
+            )
         _warn_replacement(text, log, what)
         return text, marked
     if b"\x00" in data[:HEAD_BYTES]:
-        log.error(f"{what} holds NUL bytes: binary data, not text.", kind="encoding",
-                  line=line_of_offset(data, data.index(b"\x00")))
+        log.error(
+            f"{what} holds NUL bytes: binary data, not text.",
+            kind="encoding",
+            line=line_of_offset(data, data.index(b"\x00")),
+        )
         return None
     for enc in encodings:
         try:
@@ -177,17 +219,23 @@ def decode(data: bytes, log: FaultLog, *, encodings: tuple[str, ...] = ("utf-8",
         return text, enc
     text = data.decode(encodings[-1], errors="replace")
     first = text.index("\ufffd")
-    log.warning(f"{what} is not valid in {' or '.join(encodings)}: undecodable bytes were "
-                "replaced.", kind="encoding", line=text.count("\n", 0, first) + 1)
+    log.warning(
+        f"{what} is not valid in {' or '.join(encodings)}: undecodable bytes were replaced.",
+        kind="encoding",
+        line=text.count("\n", 0, first) + 1,
+    )
     return text, encodings[-1] + "+replace"
 
 
 def _warn_replacement(text: str, log: FaultLog, what: str) -> None:
     first = text.find("\ufffd")
     if first >= 0:
-        log.warning(f"{what} holds {text.count(chr(0xFFFD))} U+FFFD replacement character(s): "
-                    "characters (such as the degree sign) were already lost before this read.",
-                    kind="encoding", line=text.count("\n", 0, first) + 1)
+        log.warning(
+            f"{what} holds {text.count(chr(0xFFFD))} U+FFFD replacement character(s): "
+            "characters (such as the degree sign) were already lost before this read.",
+            kind="encoding",
+            line=text.count("\n", 0, first) + 1,
+        )
 
 
 def line_of_offset(data: bytes | str, offset: int) -> int:
@@ -217,7 +265,7 @@ _OFFSET = re.compile(r"^(?:(?P<z>Z|UTC|GMT)|(?P<sign>[+-])(?P<h>\d{2}):?(?P<m>\d
 
 
 def parse_utc_offset(text: str) -> timedelta | None:
-    """"+01:00", "-0530", "Z" or "UTC" as a timedelta; None when it is not one of these."""
+    """ "+01:00", "-0530", "Z" or "UTC" as a timedelta; None when it is not one of these."""
     m = _OFFSET.match(text.strip())
     if m is None:
         return None
@@ -236,21 +284,27 @@ def format_utc_offset(delta: timedelta) -> str:
     return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def local_offset(option: str | None, log: FaultLog, *, tool: str
-                 ) -> tuple[timedelta, dict[str, Any]]:
+def local_offset(
+    option: str | None, log: FaultLog, *, tool: str
+) -> tuple[timedelta, dict[str, Any]]:
     """The UTC offset to apply to a log of local times without a zone, and what was assumed.
 
     Without `option` (the manifest's `local_utc_offset`) UTC is assumed and said, as a
     `timezone` warning: every time of the file may be off by the machine's offset."""
     if option is None:
-        log.warning(f"{tool} logs local times without a zone and no local_utc_offset was "
-                    "given: UTC is assumed, so every time may be off by the machine's offset.",
-                    kind="timezone")
+        log.warning(
+            f"{tool} logs local times without a zone and no local_utc_offset was "
+            "given: UTC is assumed, so every time may be off by the machine's offset.",
+            kind="timezone",
+        )
         return timedelta(0), {"local_utc_offset": None, "timezone_assumed": "UTC"}
     delta = parse_utc_offset(option)
     if delta is None:
-        log.error(f"local_utc_offset {option!r} is not an offset like +01:00: UTC is assumed.",
-                  kind="timezone", value=option)
+        log.error(
+            f"local_utc_offset {option!r} is not an offset like +01:00: UTC is assumed.",
+            kind="timezone",
+            value=option,
+        )
         return timedelta(0), {"local_utc_offset": None, "timezone_assumed": "UTC"}
     return delta, {"local_utc_offset": format_utc_offset(delta), "timezone_assumed": None}
 
@@ -327,34 +381,42 @@ class EvidenceReader:
 def missing_line_end(text: str, lines: list[str], log: FaultLog) -> None:
     """A warning when the last line has no line end, with what it holds: often a cut file."""
     if text and not text.endswith("\n") and lines:
-        log.warning("The file does not end with a line end: its last line may be cut short.",
-                    kind="truncated", line=len(lines), value=lines[-1])
+        log.warning(
+            "The file does not end with a line end: its last line may be cut short.",
+            kind="truncated",
+            line=len(lines),
+            value=lines[-1],
+        )
 
 
 def line_frame(lines: list[str], first_line: int) -> pl.DataFrame:
     """`lines` as a frame of `text` and `line` (numbered from `first_line`), for readers
     that filter and split lines with polars."""
     return pl.DataFrame({"text": lines}, schema={"text": pl.String}).with_columns(
-        line=pl.int_range(first_line, first_line + len(lines), dtype=pl.Int64))
+        line=pl.int_range(first_line, first_line + len(lines), dtype=pl.Int64)
+    )
 
 
 def text_frame(text: str, first_line: int = 1) -> pl.DataFrame:
     """The physical lines of `text` (as `split_lines` cuts them: LF or CRLF, a final line end
     adds no line) as a frame of `text` and `line`, split by polars: for logs of many lines,
     where a Python list of them costs more than reading them."""
-    frame = (pl.DataFrame({"text": [text]}, schema={"text": pl.String})
-             .select(pl.col("text").str.split("\n")).explode("text"))
+    frame = (
+        pl.DataFrame({"text": [text]}, schema={"text": pl.String})
+        .select(pl.col("text").str.split("\n"))
+        .explode("text")
+    )
     if "\r" in text:
         frame = frame.with_columns(pl.col("text").str.strip_suffix("\r"))
-    frame = frame.with_columns(
-        line=pl.int_range(first_line, first_line + pl.len(), dtype=pl.Int64))
+    frame = frame.with_columns(line=pl.int_range(first_line, first_line + pl.len(), dtype=pl.Int64))
     if text.endswith("\n") or not text:
         frame = frame.slice(0, frame.height - 1)
     return frame
 
 
-def csv_rows(body: pl.DataFrame, *, width: int, picked: list[int], names: list[str],
-             log: FaultLog) -> pl.DataFrame:
+def csv_rows(
+    body: pl.DataFrame, *, width: int, picked: list[int], names: list[str], log: FaultLog
+) -> pl.DataFrame:
     """The `picked` fields (renamed `names`, as text) of the unquoted comma-separated rows in
     `body` (`text`, `line`: see `line_frame`), plus `line`, read with polars; a row with
     another number of fields than `width` is a fault naming its line (`truncated` when it has
@@ -365,15 +427,20 @@ def csv_rows(body: pl.DataFrame, *, width: int, picked: list[int], names: list[s
     body = body.with_columns(fields=pl.col("text").str.count_matches(",", literal=True) + 1)
     for r in body.filter(pl.col("fields") != width).iter_rows(named=True):
         cut = r["fields"] < width
-        log.error(f"Row has {r['fields']} fields where the header has {width}: not read"
-                  f"{' (cut short?)' if cut else ''}.", kind="truncated" if cut else "syntax",
-                  line=r["line"], value=r["text"])
+        log.error(
+            f"Row has {r['fields']} fields where the header has {width}: not read"
+            f"{' (cut short?)' if cut else ''}.",
+            kind="truncated" if cut else "syntax",
+            line=r["line"],
+            value=r["text"],
+        )
     good = body.filter(pl.col("fields") == width)
     if good.is_empty():
         return pl.DataFrame(schema={**dict.fromkeys(names, pl.String), "line": pl.Int64})
     joined = good.select(pl.col("text").str.join("\n")).item()
-    cells = pl.read_csv(joined.encode(), has_header=False, columns=picked, infer_schema=False,
-                        quote_char=None)
+    cells = pl.read_csv(
+        joined.encode(), has_header=False, columns=picked, infer_schema=False, quote_char=None
+    )
     cells.columns = names
     return cells.with_columns(line=good["line"])
 

@@ -37,8 +37,9 @@ class _Refused(Exception):
     pass
 
 
-def parse(data: bytes, log: FaultLog, *, first_line: int = 1, what: str = "The XML document"
-          ) -> Element | None:
+def parse(
+    data: bytes, log: FaultLog, *, first_line: int = 1, what: str = "The XML document"
+) -> Element | None:
     """The root element of one XML document (lines counted from `first_line`), or None."""
     if too_large(data, MAX_DOCUMENT_BYTES, log, what):
         return None
@@ -72,13 +73,21 @@ def parse(data: bytes, log: FaultLog, *, first_line: int = 1, what: str = "The X
     try:
         parser.Parse(data, True)
     except _Refused:
-        log.error(f"{what} declares or references entities: refused (entities are never "
-                  "expanded).", kind="limit", line=parser.CurrentLineNumber + first_line - 1)
+        log.error(
+            f"{what} declares or references entities: refused (entities are never expanded).",
+            kind="limit",
+            line=parser.CurrentLineNumber + first_line - 1,
+        )
         return None
     except expat.ExpatError as exc:
         line = (exc.lineno or 1) + first_line - 1
-        log.error(f"{what} is not well-formed XML ({expat.ErrorString(exc.code)}); what "
-                  "came before is read.", kind="syntax", line=line, column=exc.offset + 1)
+        log.error(
+            f"{what} is not well-formed XML ({expat.ErrorString(exc.code)}); what "
+            "came before is read.",
+            kind="syntax",
+            line=line,
+            column=exc.offset + 1,
+        )
     except (LookupError, ValueError) as exc:  # an unknown encoding in the XML declaration
         log.error(f"{what} cannot be decoded ({exc}).", kind="encoding", line=first_line)
         while stack:  # close what was open, keeping the text read so far

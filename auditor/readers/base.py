@@ -92,5 +92,10 @@ def shorten(value: Any, limit: int = 200) -> Any:
 def utf8_fault(data: bytes, exc: UnicodeDecodeError, name: str) -> Fault:
     """The fault of bytes that are not UTF-8, at the line where the first bad byte is."""
     line = data.count(b"\n", 0, exc.start) + 1
-    return Fault(name, f"not valid UTF-8 (byte {exc.start})", line=line, kind="encoding",
-                 value=repr(data[exc.start:exc.start + 4]))
+    return Fault(
+        name,
+        f"not valid UTF-8 (byte {exc.start})",
+        line=line,
+        kind="encoding",
+        value=repr(data[exc.start : exc.start + 4]),
+    )

@@ -39,8 +39,11 @@ _MAX_DIGITS = 100
 def _why_not(value: str, ftype: str, unbounded: bool = False) -> str:
     """What a cell written in the type's syntax still gets wrong (reported, never nulled)."""
     if ftype == "integer" and re.fullmatch(_INT, value):
-        return (f" (more than {_MAX_DIGITS} digits)" if unbounded
-                else " (beyond the 64-bit integer range)")
+        return (
+            f" (more than {_MAX_DIGITS} digits)"
+            if unbounded
+            else " (beyond the 64-bit integer range)"
+        )
     if ftype == "number" and re.fullmatch(_NUM, value):
         return " (not a finite number: its magnitude overflows a 64-bit float)"
     return ""
@@ -74,14 +77,23 @@ def read_csv_records(text: str) -> tuple[list[tuple[int, list[str]]], dict | Non
             limit = int(big.group(1))
             row = len(records) or None  # records[0] is the header: this is data row len()
             where = f"data row {row}" if row else "the header"
-            return records, {"kind": "limit", "line": start, "row": row,
-                             "value": f"a cell of more than {limit:,} characters",
-                             "message": f"a cell of the record at line {start} ({where}) is "
-                                        f"longer than {limit:,} characters, the CSV reader's "
-                                        "size limit for one cell: the table is not read past "
-                                        "it"}
-        return records, {"kind": "quoting", "line": reader.line_num, "row": None,
-                         "value": None, "message": f"CSV quoting error: {exc}"}
+            return records, {
+                "kind": "limit",
+                "line": start,
+                "row": row,
+                "value": f"a cell of more than {limit:,} characters",
+                "message": f"a cell of the record at line {start} ({where}) is "
+                f"longer than {limit:,} characters, the CSV reader's "
+                "size limit for one cell: the table is not read past "
+                "it",
+            }
+        return records, {
+            "kind": "quoting",
+            "line": reader.line_num,
+            "row": None,
+            "value": None,
+            "message": f"CSV quoting error: {exc}",
+        }
     return records, None
 
 
@@ -100,79 +112,140 @@ def read(data: bytes, *, name: str, table: dict[str, Any]) -> Read[Table]:
     `type` (string, integer, number, boolean), optionally `enum`, `minimum`,
     `empty_allowed`; optionally `primaryKey`, a list of field names)."""
     raw, typed, faults = _parse(data, table)
-    return Read(Table(raw, typed), tuple(
-        Fault(name, f["message"], line=f["line"], row=f["row"], field=f["column"],
-              value=f["value"], severity=f["severity"], kind=f["kind"]) for f in faults))
+    return Read(
+        Table(raw, typed),
+        tuple(
+            Fault(
+                name,
+                f["message"],
+                line=f["line"],
+                row=f["row"],
+                field=f["column"],
+                value=f["value"],
+                severity=f["severity"],
+                kind=f["kind"],
+            )
+            for f in faults
+        ),
+    )
 
 
-def _parse(data: bytes, table: dict[str, Any]
-           ) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[dict]]:
+def _parse(
+    data: bytes, table: dict[str, Any]
+) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[dict]]:
     faults: list[dict] = []
     cols = [f["name"] for f in table["fields"]]
 
-    def fault(kind: str, message: str, line: int | None = None, row: int | None = None,
-              column: str | None = None, value: str | None = None, severity: str = "error"
-              ) -> None:
-        faults.append({"kind": kind, "severity": severity, "row": row, "line": line,
-                       "column": column, "value": value, "message": message})
+    def fault(
+        kind: str,
+        message: str,
+        line: int | None = None,
+        row: int | None = None,
+        column: str | None = None,
+        value: str | None = None,
+        severity: str = "error",
+    ) -> None:
+        faults.append(
+            {
+                "kind": kind,
+                "severity": severity,
+                "row": row,
+                "line": line,
+                "column": column,
+                "value": value,
+                "message": message,
+            }
+        )
 
     if len(data) > MAX_BYTES:
-        fault("limit", f"the file is {len(data):,} bytes; the auditor parses a table up to "
-              f"{MAX_BYTES:,} bytes", value=str(len(data)))
+        fault(
+            "limit",
+            f"the file is {len(data):,} bytes; the auditor parses a table up to "
+            f"{MAX_BYTES:,} bytes",
+            value=str(len(data)),
+        )
         return None, None, faults
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        fault("encoding", f"not valid UTF-8 (byte {exc.start})",
-              line=data.count(b"\n", 0, exc.start) + 1, value=repr(data[exc.start:exc.start + 4]))
+        fault(
+            "encoding",
+            f"not valid UTF-8 (byte {exc.start})",
+            line=data.count(b"\n", 0, exc.start) + 1,
+            value=repr(data[exc.start : exc.start + 4]),
+        )
         return None, None, faults
     if text.startswith("\ufeff"):
         fault("encoding", "starts with a byte-order mark", line=1)
         text = text[1:]
     records, qerr = read_csv_records(text)
     if qerr:
-        fault(qerr["kind"], qerr["message"], line=qerr["line"], row=qerr["row"],
-              value=qerr["value"])
+        fault(
+            qerr["kind"], qerr["message"], line=qerr["line"], row=qerr["row"], value=qerr["value"]
+        )
     # RFC 4180 ends records with CRLF; bare LF outside quoted fields is a (lenient) warning.
     # Quoted fields may hold bare line breaks: mask them, keeping offsets, before looking.
-    unquoted = re.sub(r'"(?:[^"]|"")*"',
-                      lambda m: m.group().replace("\r", "\x01").replace("\n", "\x02"), text)
+    unquoted = re.sub(
+        r'"(?:[^"]|"")*"', lambda m: m.group().replace("\r", "\x01").replace("\n", "\x02"), text
+    )
     bare = re.search(r"(?<!\r)\n", unquoted)
     if bare:
         pos = bare.start()
-        fault("line_ending", "records end with LF, not CRLF (RFC 4180)", severity="warning",
-              line=unquoted.count("\n", 0, pos) + unquoted.count("\x02", 0, pos) + 1)
+        fault(
+            "line_ending",
+            "records end with LF, not CRLF (RFC 4180)",
+            severity="warning",
+            line=unquoted.count("\n", 0, pos) + unquoted.count("\x02", 0, pos) + 1,
+        )
     if not records:
         fault("header", "the file is empty: no header row", line=1)
         return None, None, faults
     hline, header = records[0]
     if header != cols:
-        first = next((i for i, (a, b) in enumerate(zip(header, cols, strict=False)) if a != b),
-                     min(len(header), len(cols)))
-        fault("header", f"header differs from the fixed one at column {first + 1}", line=hline,
-              column=cols[first] if first < len(cols) else None,
-              value=header[first] if first < len(header) else None)
+        first = next(
+            (i for i, (a, b) in enumerate(zip(header, cols, strict=False)) if a != b),
+            min(len(header), len(cols)),
+        )
+        fault(
+            "header",
+            f"header differs from the fixed one at column {first + 1}",
+            line=hline,
+            column=cols[first] if first < len(cols) else None,
+            value=header[first] if first < len(header) else None,
+        )
         return None, None, faults
     good: list[tuple[int, int, list[str]]] = []
     for row, (line, cells) in enumerate(records[1:], start=1):
         if [c.strip().casefold() for c in cells] == cols:
             # two files appended, or a writer that restarted: the row is not a pass
-            fault("header", f"data row {row} repeats the header row (left out of the table)",
-                  line=line, row=row, value=",".join(cells)[:80])
+            fault(
+                "header",
+                f"data row {row} repeats the header row (left out of the table)",
+                line=line,
+                row=row,
+                value=",".join(cells)[:80],
+            )
         elif len(cells) != len(cols):
             what = "a cell too many" if len(cells) > len(cols) else "cells missing"
             if not cells:
                 what = "an empty line"
-            fault("cells", f"{len(cells)} cells instead of {len(cols)} ({what})", line=line,
-                  row=row, value=str(len(cells)))
+            fault(
+                "cells",
+                f"{len(cells)} cells instead of {len(cols)} ({what})",
+                line=line,
+                row=row,
+                value=str(len(cells)),
+            )
         else:
             good.append((row, line, cells))
     if qerr or any(f["kind"] == "cells" for f in faults):
         return None, None, faults
-    raw = pl.DataFrame([c for _, _, c in good], schema=dict.fromkeys(cols, pl.String),
-                       orient="row").with_columns(
+    raw = pl.DataFrame(
+        [c for _, _, c in good], schema=dict.fromkeys(cols, pl.String), orient="row"
+    ).with_columns(
         pl.Series("row", [r for r, _, _ in good], dtype=pl.Int64),
-        pl.Series("line", [ln for _, ln, _ in good], dtype=pl.Int64))
+        pl.Series("line", [ln for _, ln, _ in good], dtype=pl.Int64),
+    )
     fields = table["fields"]
     exprs = _checks(table)
     checked = raw.select("row", "line", *exprs)
@@ -183,30 +256,60 @@ def _parse(data: bytes, table: dict[str, Any]
         if not (flagged[f"_e{i}"] or flagged[f"_t{i}"] or flagged[f"_r{i}"]):
             continue
         rows = checked.select("row", "line", f"_e{i}", f"_t{i}", f"_r{i}").with_columns(
-            raw[name].alias("value"), raw[name].str.contains(_DECIMAL_COMMA).alias("comma"))
+            raw[name].alias("value"), raw[name].str.contains(_DECIMAL_COMMA).alias("comma")
+        )
         for r in rows.filter(pl.col(f"_e{i}")).iter_rows(named=True):
-            fault("empty", f"{name} is empty where a value is required (empty means "
-                  "not recorded)", line=r["line"], row=r["row"], column=name, value="")
+            fault(
+                "empty",
+                f"{name} is empty where a value is required (empty means not recorded)",
+                line=r["line"],
+                row=r["row"],
+                column=name,
+                value="",
+            )
         for r in rows.filter(pl.col(f"_t{i}")).iter_rows(named=True):
             if r["comma"] and ftype == "number":
-                fault("decimal_comma", f"{name} uses a decimal comma; the protocol requires a "
-                      "decimal point", line=r["line"], row=r["row"], column=name,
-                      value=r["value"])
+                fault(
+                    "decimal_comma",
+                    f"{name} uses a decimal comma; the protocol requires a decimal point",
+                    line=r["line"],
+                    row=r["row"],
+                    column=name,
+                    value=r["value"],
+                )
             else:
                 why = _why_not(r["value"], ftype, bool(f.get("unbounded")))
-                fault("type", f"{name} is not a valid {ftype}{why}",
-                      line=r["line"], row=r["row"], column=name, value=_short(r["value"]))
+                fault(
+                    "type",
+                    f"{name} is not a valid {ftype}{why}",
+                    line=r["line"],
+                    row=r["row"],
+                    column=name,
+                    value=_short(r["value"]),
+                )
         for r in rows.filter(pl.col(f"_r{i}")).iter_rows(named=True):
-            fault("type", f"{name} value is out of the allowed range/values", line=r["line"],
-                  row=r["row"], column=name, value=r["value"])
+            fault(
+                "type",
+                f"{name} value is out of the allowed range/values",
+                line=r["line"],
+                row=r["row"],
+                column=name,
+                value=r["value"],
+            )
     typed = checked.drop(flags)
     key = table.get("primaryKey") or []
     if key:
         dup = raw.filter(pl.struct(*key).is_duplicated())
         for r in dup.iter_rows(named=True):
-            fault("duplicate_row", f"{'/'.join(str(r[k]) for k in key)} has more than one row "
-                  f"(the key is {', '.join(key)})", line=r["line"], row=r["row"],
-                  column=key[-1], value=r[key[-1]])
+            fault(
+                "duplicate_row",
+                f"{'/'.join(str(r[k]) for k in key)} has more than one row "
+                f"(the key is {', '.join(key)})",
+                line=r["line"],
+                row=r["row"],
+                column=key[-1],
+                value=r[key[-1]],
+            )
     return raw, typed.select([*cols, "row", "line"]), faults
 
 
@@ -252,8 +355,11 @@ def _checks(table: dict[str, Any]) -> tuple[pl.Expr, ...]:
             bad_value = typed.is_not_null() & ~empty & ~typed.is_in(f["enum"])
         if "minimum" in f:
             bad_value = bad_value | (typed.is_not_null() & (typed < f["minimum"]))
-        exprs += [typed.alias(name),
-                  (empty & pl.lit(not f.get("empty_allowed", False))).alias(f"_e{i}"),
-                  (~empty & ~ok).alias(f"_t{i}"), bad_value.fill_null(False).alias(f"_r{i}")]
+        exprs += [
+            typed.alias(name),
+            (empty & pl.lit(not f.get("empty_allowed", False))).alias(f"_e{i}"),
+            (~empty & ~ok).alias(f"_t{i}"),
+            bad_value.fill_null(False).alias(f"_r{i}"),
+        ]
     _CHECKS[key] = tuple(exprs)
     return _CHECKS[key]

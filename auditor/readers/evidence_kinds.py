@@ -23,16 +23,28 @@ from auditor.registry import Registry, RegistryError
 
 def _named_like_module(module: str, reader: EvidenceReader) -> None:
     if reader.name != module.replace("_", "-"):
-        raise RegistryError(f"reader {reader.name!r} lives in {module}.py: a reader is named "
-                            "like its module, with dashes")
+        raise RegistryError(
+            f"reader {reader.name!r} lives in {module}.py: a reader is named "
+            "like its module, with dashes"
+        )
 
 
 POWER: Registry[EvidenceReader] = Registry(
-    family="power reader", package="auditor.readers.power", attribute="READER",
-    kind=EvidenceReader, key=lambda r: r.name, validate=_named_like_module)
+    family="power reader",
+    package="auditor.readers.power",
+    attribute="READER",
+    kind=EvidenceReader,
+    key=lambda r: r.name,
+    validate=_named_like_module,
+)
 PLACEMENT: Registry[EvidenceReader] = Registry(
-    family="placement reader", package="auditor.readers.placement", attribute="READER",
-    kind=EvidenceReader, key=lambda r: r.name, validate=_named_like_module)
+    family="placement reader",
+    package="auditor.readers.placement",
+    attribute="READER",
+    kind=EvidenceReader,
+    key=lambda r: r.name,
+    validate=_named_like_module,
+)
 
 
 @cache
@@ -73,20 +85,26 @@ def choose(head: bytes, filename: str) -> EvidenceReader | None:
     return next((r for r in matches if ext in r.extensions), matches[0])
 
 
-def read(data: bytes, name: str, *, reader: str | None = None, **options: Any
-         ) -> tuple[EvidenceReader | None, Read[Any]]:
+def read(
+    data: bytes, name: str, *, reader: str | None = None, **options: Any
+) -> tuple[EvidenceReader | None, Read[Any]]:
     """Choose a reader (or take the one named) and read `data`; a file no reader takes is a
     `format` fault, never an exception."""
     module = by_name(reader) if reader else choose(data[:HEAD_BYTES], name)
     if module is None:
         log = FaultLog(name)
         if reader:
-            log.error(f"No reader is named {reader!r}; readers: {', '.join(names())}.",
-                      kind="format")
+            log.error(
+                f"No reader is named {reader!r}; readers: {', '.join(names())}.", kind="format"
+            )
         else:
-            log.error("No evidence reader recognizes this file (power: powermetrics, HWiNFO, "
-                      "nvidia-smi, runner JSONL; placement: ONNX Runtime profile, Core ML, "
-                      "Windows ML, runner records).", kind="format", line=1)
+            log.error(
+                "No evidence reader recognizes this file (power: powermetrics, HWiNFO, "
+                "nvidia-smi, runner JSONL; placement: ONNX Runtime profile, Core ML, "
+                "Windows ML, runner records).",
+                kind="format",
+                line=1,
+            )
         return None, Read(None, log.faults(), {})
     try:
         return module, module.read(data, name=name, **options)
@@ -94,6 +112,9 @@ def read(data: bytes, name: str, *, reader: str | None = None, **options: Any
         # a document nested deeper than any parser's stack (a JSON or plist bomb): a fault
         # of this file, never an internal error of the audit
         log = FaultLog(name)
-        log.error(f"The file is nested too deeply for {module.description} to be read.",
-                  kind="syntax", line=1)
+        log.error(
+            f"The file is nested too deeply for {module.description} to be read.",
+            kind="syntax",
+            line=1,
+        )
         return module, Read(None, log.faults(), {})

@@ -17,7 +17,9 @@ def read(data: bytes, *, name: str) -> Read[pl.DataFrame]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    frame = pl.DataFrame({"id": pl.Series(lines, dtype=pl.String)}).with_row_index(
-        "line", offset=1).with_columns(pl.col("line").cast(pl.Int64),
-                                      pl.col("id").str.strip_suffix("\r"))
+    frame = (
+        pl.DataFrame({"id": pl.Series(lines, dtype=pl.String)})
+        .with_row_index("line", offset=1)
+        .with_columns(pl.col("line").cast(pl.Int64), pl.col("id").str.strip_suffix("\r"))
+    )
     return Read(frame)

@@ -23,7 +23,8 @@ _MISSING = re.compile(r"^\s*(?:\[?N/?A\]?|\[.*\]|none|null|)\s*$", re.IGNORECASE
 _PLACEHOLDER = re.compile(
     r"^\s*(?:to be filled by o\.?e\.?m\.?|system product name|system manufacturer|"
     r"default string|not specified|not applicable|unknown|o\.?e\.?m\.?|x\.x)\s*$",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 """What firmware writes where the maker named no model (SMBIOS placeholders): no value."""
 
 
@@ -66,8 +67,11 @@ def known(value: Any) -> str | None:
 def gpus_of(devices: Iterable[Mapping[str, Any]]) -> tuple[Gpu, ...]:
     """The GPUs of a reader's device list (`name`, `uuid`, `serial` keys), those that name
     anything."""
-    out = [Gpu(known(d.get("name")), known(d.get("uuid")), known(d.get("serial")))
-           for d in devices if isinstance(d, Mapping)]
+    out = [
+        Gpu(known(d.get("name")), known(d.get("uuid")), known(d.get("serial")))
+        for d in devices
+        if isinstance(d, Mapping)
+    ]
     return tuple(g for g in out if g.name or g.uuid or g.serial)
 
 

@@ -27,8 +27,9 @@ MAX_DOC_BYTES = 64 << 20
 """The largest JSON document parsed: a manifest, trace or placement record is kilobytes."""
 
 
-def read(data: bytes, *, name: str, schema: str | None = None, label: str | None = None
-         ) -> Read[Any]:
+def read(
+    data: bytes, *, name: str, schema: str | None = None, label: str | None = None
+) -> Read[Any]:
     """Parse DATA as one JSON document and validate it against the schema kind SCHEMA (a key
     of `schemas.SCHEMA_FILES`), if given; LABEL names the schema in messages."""
     if len(data) > MAX_DOC_BYTES:
@@ -38,7 +39,8 @@ def read(data: bytes, *, name: str, schema: str | None = None, label: str | None
     except UnicodeDecodeError as exc:
         return Read(None, (utf8_fault(data, exc, name),))
     doc, problem = strict_json.loads(
-        text, schemas.unbounded_integers(schema) if schema is not None else frozenset())
+        text, schemas.unbounded_integers(schema) if schema is not None else frozenset()
+    )
     if problem is not None:
         return Read(None, (problem_fault(problem, name),))
     if schema is None:
@@ -46,19 +48,33 @@ def read(data: bytes, *, name: str, schema: str | None = None, label: str | None
     return Read(doc, schema_faults(doc, schema, name, label=label))
 
 
-def schema_faults(doc: Any, schema: str, name: str, *, line: int | None = None,
-                  limit: int = MAX_SCHEMA_FAULTS, label: str | None = None
-                  ) -> tuple[Fault, ...]:
+def schema_faults(
+    doc: Any,
+    schema: str,
+    name: str,
+    *,
+    line: int | None = None,
+    limit: int = MAX_SCHEMA_FAULTS,
+    label: str | None = None,
+) -> tuple[Fault, ...]:
     """The schema violations of DOC (at most LIMIT), sorted by place; LINE when DOC is one
     line of a JSONL file; LABEL names the schema in the messages (default: its kind)."""
-    errors = sorted(schemas.validator(schema).iter_errors(doc),
-                    key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(
+        schemas.validator(schema).iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))
+    )
     label = label or schema
     return tuple(
-        Fault(name, f"does not match {label} schema: {e.message}",
-              line=line, pointer=json_pointer(e.absolute_path), kind="schema",
-              value=_text(shorten(e.instance)), field=_missing(e))
-        for e in errors[:limit])
+        Fault(
+            name,
+            f"does not match {label} schema: {e.message}",
+            line=line,
+            pointer=json_pointer(e.absolute_path),
+            kind="schema",
+            value=_text(shorten(e.instance)),
+            field=_missing(e),
+        )
+        for e in errors[:limit]
+    )
 
 
 def _missing(error: Any) -> str | None:
@@ -69,19 +85,27 @@ def _missing(error: Any) -> str | None:
     return next((p for p in error.validator_value if p not in error.instance), None)
 
 
-def problem_fault(problem: strict_json.JsonProblem, name: str, line: int | None = None
-                  ) -> Fault:
+def problem_fault(problem: strict_json.JsonProblem, name: str, line: int | None = None) -> Fault:
     """The fault of a JSON text `strict_json` refused; LINE when the text is one line of a
     JSONL file (the problem's own line is then 1)."""
-    return Fault(name, problem.message, line=line if line is not None else problem.line,
-                 column=problem.column, pointer=problem.pointer or None,
-                 kind=problem.kind)
+    return Fault(
+        name,
+        problem.message,
+        line=line if line is not None else problem.line,
+        column=problem.column,
+        pointer=problem.pointer or None,
+        kind=problem.kind,
+    )
 
 
 def too_large(name: str, size: int, limit: int) -> Fault:
     """The fault of a file the auditor does not parse because it exceeds LIMIT bytes."""
-    return Fault(name, f"the file is {size:,} bytes; the auditor parses such an artifact up "
-                 f"to {limit:,} bytes", kind="limit", value=str(size))
+    return Fault(
+        name,
+        f"the file is {size:,} bytes; the auditor parses such an artifact up to {limit:,} bytes",
+        kind="limit",
+        value=str(size),
+    )
 
 
 def _text(value: Any) -> str:

@@ -81,12 +81,19 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
             idv, lab = obj.get("id"), obj.get("label")
             ids[i] = idv if isinstance(idv, str) else None
             labels[i] = lab if isinstance(lab, str) else None
-        dec = pl.DataFrame({"id": pl.Series(ids, dtype=pl.String),
-                            "label": pl.Series(labels, dtype=pl.String)}).to_struct("s")
-    df = pl.DataFrame({"raw": raw}).with_columns(
-        dec.struct.field("id").alias("id"), dec.struct.field("label").alias("label"),
-        pl.Series("perr", parse_err if parse_err is not None else [None] * n, dtype=pl.String),
-    ).with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64))
+        dec = pl.DataFrame(
+            {"id": pl.Series(ids, dtype=pl.String), "label": pl.Series(labels, dtype=pl.String)}
+        ).to_struct("s")
+    df = (
+        pl.DataFrame({"raw": raw})
+        .with_columns(
+            dec.struct.field("id").alias("id"),
+            dec.struct.field("label").alias("label"),
+            pl.Series("perr", parse_err if parse_err is not None else [None] * n, dtype=pl.String),
+        )
+        .with_row_index("line", offset=1)
+        .with_columns(pl.col("line").cast(pl.Int64))
+    )
     guard = (
         pl.col("perr").is_null()
         & pl.col("raw").str.contains(r'"id"\s*:\s*"')
@@ -113,21 +120,36 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
                 strict_errors[line] = _problem_text(problem)
                 continue
             err = next(iter(sorted(v.iter_errors(obj), key=lambda e: e.path)), None)
-            msgs[line] = None if err is None else (
-                f"{err.message} at {json_pointer(err.absolute_path) or '/'}")
+            msgs[line] = (
+                None
+                if err is None
+                else (f"{err.message} at {json_pointer(err.absolute_path) or '/'}")
+            )
         if strict_errors:  # refused by the strict parse: a parse error, not a schema one
-            fix = pl.DataFrame({"line": list(strict_errors), "e": list(strict_errors.values())},
-                               schema={"line": pl.Int64, "e": pl.String})
-            df = df.join(fix, on="line", how="left").with_columns(
-                pl.coalesce("perr", "e").alias("perr")).drop("e")
+            fix = pl.DataFrame(
+                {"line": list(strict_errors), "e": list(strict_errors.values())},
+                schema={"line": pl.Int64, "e": pl.String},
+            )
+            df = (
+                df.join(fix, on="line", how="left")
+                .with_columns(pl.coalesce("perr", "e").alias("perr"))
+                .drop("e")
+            )
     if msgs:
-        fix = pl.DataFrame({"line": list(msgs), "serr": list(msgs.values())},
-                           schema={"line": pl.Int64, "serr": pl.String})
+        fix = pl.DataFrame(
+            {"line": list(msgs), "serr": list(msgs.values())},
+            schema={"line": pl.Int64, "serr": pl.String},
+        )
         df = df.join(fix, on="line", how="left")
         df = df.with_columns(
-            (pl.col("valid") | (pl.col("perr").is_null()
-                                & pl.col("line").is_in(fix["line"].implode())
-                                & pl.col("serr").is_null())).alias("valid"),
+            (
+                pl.col("valid")
+                | (
+                    pl.col("perr").is_null()
+                    & pl.col("line").is_in(fix["line"].implode())
+                    & pl.col("serr").is_null()
+                )
+            ).alias("valid"),
         )
     else:
         df = df.with_columns(pl.lit(None, dtype=pl.String).alias("serr"))
@@ -136,8 +158,10 @@ def decode_id_label_lines(data: bytes, schema_kind: str) -> pl.DataFrame:
         pl.when(pl.col("valid") | pl.col("perr").is_null()).then(pl.col("id")).alias("id"),
         pl.when(pl.col("valid") | pl.col("perr").is_null()).then(pl.col("label")).alias("label"),
         "valid",
-        pl.when(pl.col("valid")).then(None).otherwise(
-            pl.coalesce("perr", "serr", pl.lit("invalid line"))).alias("error"),
+        pl.when(pl.col("valid"))
+        .then(None)
+        .otherwise(pl.coalesce("perr", "serr", pl.lit("invalid line")))
+        .alias("error"),
     )
 
 
@@ -151,12 +175,16 @@ exponent of at most two): what `strict_json` takes without a second look."""
 
 
 def _fields(first: str, second: str) -> str:
-    return (rf'{_W}"{first}"{_W}:{_W}{_PLAIN_STRING}{_W},'
-            rf'{_W}"{second}"{_W}:{_W}{_PLAIN_STRING}')
+    return (
+        rf'{_W}"{first}"{_W}:{_W}{_PLAIN_STRING}{_W},'
+        rf'{_W}"{second}"{_W}:{_W}{_PLAIN_STRING}'
+    )
 
 
-_LINE = (rf"{_W}\{{(?:{_fields('id', 'label')}|{_fields('label', 'id')})"
-         rf'(?:{_W},{_W}"score"{_W}:{_W}{_NUMBER})?{_W}\}}{_W}')
+_LINE = (
+    rf"{_W}\{{(?:{_fields('id', 'label')}|{_fields('label', 'id')})"
+    rf'(?:{_W},{_W}"score"{_W}:{_W}{_NUMBER})?{_W}\}}{_W}'
+)
 CANONICAL_LINE = rf"(?m)^{_LINE}$"
 """One output or reference line the fast path takes: an object of exactly the keys `id` and
 `label` (either order; then maybe `score`, a plain finite number), both non-empty strings
@@ -203,19 +231,22 @@ def _gates(blobs: list[bytes]) -> list[tuple[int, bool] | None]:
     try:
         series = pl.Series("t", blobs, dtype=pl.Binary).cast(pl.String)
     except pl.exceptions.ComputeError:  # some file is not UTF-8: gate it out, keep the rest
-        series = pl.Series("t", [b if _is_utf8(b) else b"" for b in blobs],
-                           dtype=pl.Binary).cast(pl.String)
+        series = pl.Series("t", [b if _is_utf8(b) else b"" for b in blobs], dtype=pl.Binary).cast(
+            pl.String
+        )
     frame = series.to_frame()
     step = -(-len(blobs) // max(1, min(pl.thread_pool_size(), len(blobs))))
     if step < len(blobs):  # one chunk per thread: polars counts the chunks in parallel
-        frame = pl.concat([frame.slice(i, step) for i in range(0, len(blobs), step)],
-                          rechunk=False)
+        frame = pl.concat([frame.slice(i, step) for i in range(0, len(blobs), step)], rechunk=False)
     df = frame.select(
-        (t.str.count_matches("\n", literal=True).cast(pl.Int64)
-         + pl.when(t.str.ends_with("\n")).then(0).otherwise(1)).alias("n"),
+        (
+            t.str.count_matches("\n", literal=True).cast(pl.Int64)
+            + pl.when(t.str.ends_with("\n")).then(0).otherwise(1)
+        ).alias("n"),
         t.str.contains(CANONICAL_FILE).alias("canonical"),
         t.str.contains('"score"', literal=True).alias("scored"),
-        (t.str.len_bytes() > 0).alias("some"))
+        (t.str.len_bytes() > 0).alias("some"),
+    )
     out: list[tuple[int, bool] | None] = [None] * len(blobs)
     for k, (n, canonical, scored, some) in enumerate(df.iter_rows()):
         if some and canonical:
@@ -231,8 +262,9 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-def _read_fast(data: bytes | list[bytes], n: int, scored: bool | None = None
-               ) -> pl.DataFrame | None:
+def _read_fast(
+    data: bytes | list[bytes], n: int, scored: bool | None = None
+) -> pl.DataFrame | None:
     """`id`, `label` of the N lines of DATA (one JSONL document, or several read in order in
     one multi-threaded `pl.read_ndjson` call, without copying them into one), or None."""
     schema: dict[str, type[pl.DataType]] = {"id": pl.String, "label": pl.String}
@@ -247,8 +279,10 @@ def _read_fast(data: bytes | list[bytes], n: int, scored: bool | None = None
         return None
     # A NaN or infinite score: the strict path says which line. (A null is a file without
     # scores read with others that have them; the gate refuses "score": null.)
-    if scored and not df.select((pl.col("score").is_null()
-                                 | pl.col("score").is_finite()).all()).item():
+    if (
+        scored
+        and not df.select((pl.col("score").is_null() | pl.col("score").is_finite()).all()).item()
+    ):
         return None
     df = df.select("id", "label")
     # One pass per column: a null (absent or JSON null) or empty value has length 0.
@@ -264,8 +298,12 @@ def _decode_fast(data: bytes) -> pl.DataFrame | None:
     if df is None or gate is None:
         return None
     return df.select(
-        pl.int_range(1, gate[0] + 1, dtype=pl.Int64).alias("line"), "id", "label",
-        pl.lit(True).alias("valid"), pl.lit(None, dtype=pl.String).alias("error"))
+        pl.int_range(1, gate[0] + 1, dtype=pl.Int64).alias("line"),
+        "id",
+        "label",
+        pl.lit(True).alias("valid"),
+        pl.lit(None, dtype=pl.String).alias("error"),
+    )
 
 
 def decode_many(blobs: list[bytes], schema_kind: str) -> pl.DataFrame:
@@ -287,21 +325,36 @@ def decode_many(blobs: list[bytes], schema_kind: str) -> pl.DataFrame:
                 if one is None:
                     slow.append(k)
                 else:
-                    parts.append(one.select(pl.lit(k, dtype=pl.Int64).alias("file_no"),
-                                            pl.all()))
+                    parts.append(one.select(pl.lit(k, dtype=pl.Int64).alias("file_no"), pl.all()))
         else:
-            counts = pl.DataFrame({"file_no": [k for k, _, _ in fast],
-                                   "n": [n for _, _, n in fast]},
-                                  schema={"file_no": pl.Int64, "n": pl.Int64})
-            where = counts.select(pl.col("file_no").repeat_by("n").explode(),
-                                  pl.int_ranges(1, pl.col("n") + 1).explode().alias("line"))
-            parts.append(pl.concat([where, df], how="horizontal").with_columns(
-                pl.lit(True).alias("valid"), pl.lit(None, dtype=pl.String).alias("error")))
+            counts = pl.DataFrame(
+                {"file_no": [k for k, _, _ in fast], "n": [n for _, _, n in fast]},
+                schema={"file_no": pl.Int64, "n": pl.Int64},
+            )
+            where = counts.select(
+                pl.col("file_no").repeat_by("n").explode(),
+                pl.int_ranges(1, pl.col("n") + 1).explode().alias("line"),
+            )
+            parts.append(
+                pl.concat([where, df], how="horizontal").with_columns(
+                    pl.lit(True).alias("valid"), pl.lit(None, dtype=pl.String).alias("error")
+                )
+            )
     for k in sorted(slow):
-        parts.append(decode_id_label_lines(blobs[k], schema_kind).select(
-            pl.lit(k, dtype=pl.Int64).alias("file_no"), pl.all()))
+        parts.append(
+            decode_id_label_lines(blobs[k], schema_kind).select(
+                pl.lit(k, dtype=pl.Int64).alias("file_no"), pl.all()
+            )
+        )
     if not parts:
-        return pl.DataFrame(schema={"file_no": pl.Int64, "line": pl.Int64, "id": pl.String,
-                                    "label": pl.String, "valid": pl.Boolean,
-                                    "error": pl.String})
+        return pl.DataFrame(
+            schema={
+                "file_no": pl.Int64,
+                "line": pl.Int64,
+                "id": pl.String,
+                "label": pl.String,
+                "valid": pl.Boolean,
+                "error": pl.String,
+            }
+        )
     return pl.concat(parts).sort("file_no", "line") if len(parts) > 1 else parts[0]

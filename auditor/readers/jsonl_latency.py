@@ -27,8 +27,15 @@ from auditor.readers.base import json_pointer
 
 SCHEMA_KIND = "trial_output_line"
 _SCHEMA = {"id": pl.String, "label": pl.String, "latency_ms": pl.Float64}
-_FRAME = {"file_no": pl.Int64, "line": pl.Int64, "id": pl.String, "label": pl.String,
-          "latency_ms": pl.Float64, "valid": pl.Boolean, "error": pl.String}
+_FRAME = {
+    "file_no": pl.Int64,
+    "line": pl.Int64,
+    "id": pl.String,
+    "label": pl.String,
+    "latency_ms": pl.Float64,
+    "valid": pl.Boolean,
+    "error": pl.String,
+}
 
 
 def _gates(blobs: list[bytes]) -> list[int | None]:
@@ -52,16 +59,27 @@ def _gates(blobs: list[bytes]) -> list[int | None]:
             texts.append(b.decode("utf-8"))
         except UnicodeDecodeError:
             texts.append("")  # the line-by-line path names the bad line
-    df = pl.DataFrame({"t": texts}).with_row_index("k").with_columns(
-        (literal("\n") + pl.when(t.str.ends_with("\n")).then(0).otherwise(1)).alias("n"))
-    ok = ((t.str.len_bytes() > 0)
-          & (regex(r'"id":\s?"') == pl.col("n")) & (literal('"id"') == pl.col("n"))
-          & (regex(r'"label":\s?"') == pl.col("n")) & (literal('"label"') == pl.col("n"))
-          & (regex(r'"latency_ms":\s?-?[0-9]') == pl.col("n"))
-          & (literal('"latency_ms"') == pl.col("n"))
-          & (literal('":') == 3 * pl.col("n"))
-          & ~t.str.contains("\\u", literal=True) & ~t.str.contains("\r", literal=True)
-          & ~t.str.contains("\n\n", literal=True) & ~t.str.starts_with("\n"))
+    df = (
+        pl.DataFrame({"t": texts})
+        .with_row_index("k")
+        .with_columns(
+            (literal("\n") + pl.when(t.str.ends_with("\n")).then(0).otherwise(1)).alias("n")
+        )
+    )
+    ok = (
+        (t.str.len_bytes() > 0)
+        & (regex(r'"id":\s?"') == pl.col("n"))
+        & (literal('"id"') == pl.col("n"))
+        & (regex(r'"label":\s?"') == pl.col("n"))
+        & (literal('"label"') == pl.col("n"))
+        & (regex(r'"latency_ms":\s?-?[0-9]') == pl.col("n"))
+        & (literal('"latency_ms"') == pl.col("n"))
+        & (literal('":') == 3 * pl.col("n"))
+        & ~t.str.contains("\\u", literal=True)
+        & ~t.str.contains("\r", literal=True)
+        & ~t.str.contains("\n\n", literal=True)
+        & ~t.str.starts_with("\n")
+    )
     out: list[int | None] = [None] * len(blobs)
     for k, n in df.filter(ok).select("k", "n").iter_rows():
         out[k] = n
@@ -72,8 +90,10 @@ def _fast(blobs: list[bytes], counts: list[int]) -> pl.DataFrame | None:
     """The lines of BLOBS (all gated) in one parse, or None when any value is off."""
     try:
         # polars reads a list of in-memory documents too; its stubs name paths only
-        df = pl.read_ndjson(blobs if len(blobs) > 1 else blobs[0],  # type: ignore[arg-type]
-                            schema=_SCHEMA).rechunk()
+        df = pl.read_ndjson(
+            blobs if len(blobs) > 1 else blobs[0],  # type: ignore[arg-type]
+            schema=_SCHEMA,
+        ).rechunk()
     except pl.exceptions.PolarsError:
         return None
     if df.height != sum(counts):
@@ -81,8 +101,10 @@ def _fast(blobs: list[bytes], counts: list[int]) -> pl.DataFrame | None:
     bad = df.select(
         (pl.col("id").str.len_bytes().fill_null(0) == 0)
         | (pl.col("label").str.len_bytes().fill_null(0) == 0)
-        | pl.col("latency_ms").is_null() | ~pl.col("latency_ms").is_finite()
-        | (pl.col("latency_ms") < 0)).to_series()
+        | pl.col("latency_ms").is_null()
+        | ~pl.col("latency_ms").is_finite()
+        | (pl.col("latency_ms") < 0)
+    ).to_series()
     return None if bad.any() else df
 
 
@@ -94,8 +116,15 @@ def _slow(data: bytes, file_no: int) -> pl.DataFrame:
         lines.pop()
     rows = []
     for n, raw in enumerate(lines, start=1):
-        row: dict[str, Any] = {"file_no": file_no, "line": n, "id": None, "label": None,
-                               "latency_ms": None, "valid": False, "error": None}
+        row: dict[str, Any] = {
+            "file_no": file_no,
+            "line": n,
+            "id": None,
+            "label": None,
+            "latency_ms": None,
+            "valid": False,
+            "error": None,
+        }
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -108,8 +137,10 @@ def _slow(data: bytes, file_no: int) -> pl.DataFrame:
             continue
         err = next(iter(sorted(validator.iter_errors(obj), key=lambda e: list(e.path))), None)
         if isinstance(obj, dict):
-            row.update(id=obj.get("id") if isinstance(obj.get("id"), str) else None,
-                       label=obj.get("label") if isinstance(obj.get("label"), str) else None)
+            row.update(
+                id=obj.get("id") if isinstance(obj.get("id"), str) else None,
+                label=obj.get("label") if isinstance(obj.get("label"), str) else None,
+            )
             lat = obj.get("latency_ms")
             if isinstance(lat, int | float) and not isinstance(lat, bool):
                 row["latency_ms"] = float(lat)
@@ -146,10 +177,14 @@ def decode_many(blobs: list[bytes]) -> pl.DataFrame:
 
 
 def _frame(df: pl.DataFrame, files: list[int], counts: list[int]) -> pl.DataFrame:
-    where = pl.DataFrame({"file_no": files, "n": counts},
-                         schema={"file_no": pl.Int64, "n": pl.Int64}).select(
+    where = pl.DataFrame(
+        {"file_no": files, "n": counts}, schema={"file_no": pl.Int64, "n": pl.Int64}
+    ).select(
         pl.col("file_no").repeat_by("n").explode(),
-        pl.int_ranges(1, pl.col("n") + 1).explode().cast(pl.Int64).alias("line"))
-    return pl.concat([where, df], how="horizontal").with_columns(
-        pl.lit(True).alias("valid"), pl.lit(None, dtype=pl.String).alias("error")
-    ).select(list(_FRAME))
+        pl.int_ranges(1, pl.col("n") + 1).explode().cast(pl.Int64).alias("line"),
+    )
+    return (
+        pl.concat([where, df], how="horizontal")
+        .with_columns(pl.lit(True).alias("valid"), pl.lit(None, dtype=pl.String).alias("error"))
+        .select(list(_FRAME))
+    )

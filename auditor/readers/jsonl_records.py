@@ -23,9 +23,14 @@ MAX_BAD_LINES = 1000
 """Faults kept per file: a file of garbage says enough in its first thousand lines."""
 
 
-def read(data: bytes, *, name: str, schema: str | None = None, label: str | None = None,
-         surely_valid: Callable[[Any], bool] | None = None
-         ) -> Read[list[tuple[int, dict[str, Any]]]]:
+def read(
+    data: bytes,
+    *,
+    name: str,
+    schema: str | None = None,
+    label: str | None = None,
+    surely_valid: Callable[[Any], bool] | None = None,
+) -> Read[list[tuple[int, dict[str, Any]]]]:
     """(line, record) for every good line; blank lines are skipped. SURELY_VALID, when
     given, is a cheap test that implies the schema holds (a record it passes skips
     jsonschema, which costs tens of microseconds a line; any other goes to the schema)."""
@@ -41,19 +46,29 @@ def read(data: bytes, *, name: str, schema: str | None = None, label: str | None
         if not line.strip():
             continue
         if len(faults) >= MAX_BAD_LINES:
-            faults.append(Fault(name, f"more than {MAX_BAD_LINES} bad lines; the rest of the "
-                                "file is not read", line=n, kind="limit"))
+            faults.append(
+                Fault(
+                    name,
+                    f"more than {MAX_BAD_LINES} bad lines; the rest of the file is not read",
+                    line=n,
+                    kind="limit",
+                )
+            )
             break
         obj, problem = strict_json.loads(line)
         if problem is not None:
             faults.append(problem_fault(problem, name, line=n))
             continue
         fast = surely_valid is not None and surely_valid(obj)
-        bad = schema_faults(obj, schema, name, line=n, limit=FAULTS_PER_LINE,
-                            label=label) if schema and not fast else ()
+        bad = (
+            schema_faults(obj, schema, name, line=n, limit=FAULTS_PER_LINE, label=label)
+            if schema and not fast
+            else ()
+        )
         if not isinstance(obj, dict) and not bad:
-            bad = (Fault(name, f"not a JSON object but {type(obj).__name__}", line=n,
-                         kind="schema"),)
+            bad = (
+                Fault(name, f"not a JSON object but {type(obj).__name__}", line=n, kind="schema"),
+            )
         if bad:
             faults.extend(bad)
             continue
@@ -63,8 +78,10 @@ def read(data: bytes, *, name: str, schema: str | None = None, label: str | None
 
 _W = r"[ \t\r]*"
 _PLAIN_STRING = r'"([^"\\\x00-\x1f]+)"'
-_JSON_STRING = (r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]'
-                r"|\\u(?:[0-9a-cA-CeEfF][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2}))*\"")
+_JSON_STRING = (
+    r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]'
+    r"|\\u(?:[0-9a-cA-CeEfF][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2}))*\""
+)
 """A JSON string whose escapes are all valid and none is half of a surrogate pair."""
 
 
@@ -75,13 +92,22 @@ def id_text_line(text_key: str = "text") -> str:
     whitespace only. Keys are written plainly, so none can repeat; it holds no number;
     every such line is one `strict_json` reads as that object and the input-line schema
     takes."""
-    return (rf"^{_W}\{{{_W}\"id\"{_W}:{_W}{_PLAIN_STRING}{_W},"
-            rf"{_W}\"{text_key}\"{_W}:{_W}({_JSON_STRING}){_W}\}}{_W}$")
+    return (
+        rf"^{_W}\{{{_W}\"id\"{_W}:{_W}{_PLAIN_STRING}{_W},"
+        rf"{_W}\"{text_key}\"{_W}:{_W}({_JSON_STRING}){_W}\}}{_W}$"
+    )
 
 
-def read_ids(data: bytes, *, name: str, line_pattern: str, schema: str | None = None,
-             label: str | None = None, surely_valid: Callable[[Any], bool] | None = None,
-             text_key: str | None = None) -> Read[pl.DataFrame]:
+def read_ids(
+    data: bytes,
+    *,
+    name: str,
+    line_pattern: str,
+    schema: str | None = None,
+    label: str | None = None,
+    surely_valid: Callable[[Any], bool] | None = None,
+    text_key: str | None = None,
+) -> Read[pl.DataFrame]:
     """`line`, `id` (and TEXT_KEY's string as `text`, when given) of every good record of
     DATA, with the faults of `read`. When every line matches LINE_PATTERN (a regex,
     anchored at both ends, whose group 1 is the ID as written and group 2 the text's JSON
@@ -99,8 +125,10 @@ def read_ids(data: bytes, *, name: str, line_pattern: str, schema: str | None = 
         rows: list[tuple[Any, ...]] = [(n, obj["id"]) for n, obj in got.value]
     else:
         columns["text"] = pl.String
-        rows = [(n, obj["id"], t if isinstance(t := obj.get(text_key), str) else None)
-                for n, obj in got.value]
+        rows = [
+            (n, obj["id"], t if isinstance(t := obj.get(text_key), str) else None)
+            for n, obj in got.value
+        ]
     return Read(pl.DataFrame(rows, schema=columns, orient="row"), got.faults)
 
 
@@ -115,8 +143,9 @@ def _ids_fast(data: bytes, line_pattern: str, *, with_text: bool) -> pl.DataFram
     ids = lines.str.extract(line_pattern, 1)
     if ids.null_count():
         return None
-    frame = pl.DataFrame({"line": pl.int_range(1, ids.len() + 1, dtype=pl.Int64, eager=True),
-                          "id": ids})
+    frame = pl.DataFrame(
+        {"line": pl.int_range(1, ids.len() + 1, dtype=pl.Int64, eager=True), "id": ids}
+    )
     if with_text:  # the pattern admits only valid JSON strings: polars decodes them
         literal = lines.str.extract(line_pattern, 2)
         frame = frame.with_columns(literal.str.json_decode(pl.String).alias("text"))

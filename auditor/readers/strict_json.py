@@ -88,18 +88,19 @@ def _wide_int(text: str) -> int:
     return int(text)
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_int=_int, parse_float=_float,
-                            parse_constant=_constant)
-_WIDE_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_int=_wide_int,
-                                 parse_float=_float, parse_constant=_constant)
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_int=_int, parse_float=_float, parse_constant=_constant
+)
+_WIDE_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_int=_wide_int, parse_float=_float, parse_constant=_constant
+)
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def loads(text: str, unbounded: frozenset[str] = frozenset()
-          ) -> tuple[Any, JsonProblem | None]:
+def loads(text: str, unbounded: frozenset[str] = frozenset()) -> tuple[Any, JsonProblem | None]:
     """(the value, None) when TEXT is one strict JSON value, else (None, the problem);
     UNBOUNDED the JSON pointers where an integer may be beyond 64 bits."""
     try:
@@ -126,8 +127,12 @@ def _wide_elsewhere(value: Any, unbounded: frozenset[str]) -> bool:
             stack.extend((c, [*path, k]) for k, c in v.items())
         elif isinstance(v, list):
             stack.extend((c, [*path, i]) for i, c in enumerate(v))
-        elif (isinstance(v, int) and not isinstance(v, bool)
-              and not INT64_MIN <= v <= INT64_MAX and json_pointer(path) not in unbounded):
+        elif (
+            isinstance(v, int)
+            and not isinstance(v, bool)
+            and not INT64_MIN <= v <= INT64_MAX
+            and json_pointer(path) not in unbounded
+        ):
             return True
     return False
 
@@ -190,14 +195,16 @@ def _ws(text: str, i: int) -> int:
     return m.end() if m else i
 
 
-def _value(text: str, i: int, path: list[Any], depth: int,
-           unbounded: frozenset[str] = frozenset()) -> int:
+def _value(
+    text: str, i: int, path: list[Any], depth: int, unbounded: frozenset[str] = frozenset()
+) -> int:
     """Parse the value at I (whitespace skipped); return the index after it."""
-    c = text[i:i + 1]
+    c = text[i : i + 1]
     if c in ("{", "["):
         if depth >= MAX_DEPTH:
-            raise _Found(f"nested deeper than {MAX_DEPTH} levels (the auditor's limit)",
-                         "limit", i, path)
+            raise _Found(
+                f"nested deeper than {MAX_DEPTH} levels (the auditor's limit)", "limit", i, path
+            )
         return (_object if c == "{" else _array)(text, i + 1, path, depth + 1, unbounded)
     if c == '"':
         return _string(text, i)[1]
@@ -205,13 +212,17 @@ def _value(text: str, i: int, path: list[Any], depth: int,
     if m:
         literal = m.group()
         if len(literal) > MAX_NUMBER_CHARS:
-            raise _Found(f"a number of {len(literal)} characters (the auditor reads at most "
-                         f"{MAX_NUMBER_CHARS})", "limit", i, path)
+            raise _Found(
+                f"a number of {len(literal)} characters (the auditor reads at most "
+                f"{MAX_NUMBER_CHARS})",
+                "limit",
+                i,
+                path,
+            )
         if m.group(2) or m.group(3):
             if not math.isfinite(float(literal)):
                 raise _Found(f"{literal} is not a finite number", "number", i, path)
-        elif (not INT64_MIN <= int(literal) <= INT64_MAX
-              and json_pointer(path) not in unbounded):
+        elif not INT64_MIN <= int(literal) <= INT64_MAX and json_pointer(path) not in unbounded:
             raise _Found(f"the integer {literal} is beyond 64 bits", "number", i, path)
         return m.end()
     for word in ("true", "false", "null"):
@@ -229,13 +240,15 @@ def _string(text: str, i: int) -> tuple[str, int]:
     except json.JSONDecodeError as exc:
         raise _Found(f"not valid JSON: {exc.msg}", "syntax", exc.pos, []) from None
     if _LONE_SURROGATE.search(value):
-        raise _Found("a \\u escape of half a UTF-16 surrogate pair: not a Unicode string",
-                     "syntax", i, [])
+        raise _Found(
+            "a \\u escape of half a UTF-16 surrogate pair: not a Unicode string", "syntax", i, []
+        )
     return value, end
 
 
-def _object(text: str, i: int, path: list[Any], depth: int,
-            unbounded: frozenset[str] = frozenset()) -> int:
+def _object(
+    text: str, i: int, path: list[Any], depth: int, unbounded: frozenset[str] = frozenset()
+) -> int:
     seen: set[str] = set()
     i = _ws(text, i)
     if text.startswith("}", i):
@@ -245,8 +258,9 @@ def _object(text: str, i: int, path: list[Any], depth: int,
             raise _Found("not valid JSON: expecting a key", "syntax", i, path)
         key, j = _string(text, i)
         if key in seen:
-            raise _Found(f"the key {key!r} appears twice in one object", "duplicate", i,
-                         [*path, key])
+            raise _Found(
+                f"the key {key!r} appears twice in one object", "duplicate", i, [*path, key]
+            )
         seen.add(key)
         j = _ws(text, j)
         if not text.startswith(":", j):
@@ -259,8 +273,9 @@ def _object(text: str, i: int, path: list[Any], depth: int,
         i = _ws(text, i + 1)
 
 
-def _array(text: str, i: int, path: list[Any], depth: int,
-           unbounded: frozenset[str] = frozenset()) -> int:
+def _array(
+    text: str, i: int, path: list[Any], depth: int, unbounded: frozenset[str] = frozenset()
+) -> int:
     i = _ws(text, i)
     if text.startswith("]", i):
         return i + 1

@@ -22,7 +22,8 @@ import polars as pl
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
-    r"(?:[Zz]|([+-])(\d{2}):(\d{2}))")
+    r"(?:[Zz]|([+-])(\d{2}):(\d{2}))"
+)
 
 DTYPE = pl.Datetime("ns", "UTC")
 

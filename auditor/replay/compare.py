@@ -54,8 +54,11 @@ class Threshold:
 
     def describe(self) -> str:
         """`exact agreement (<basis>)` or `floor 0.99 (<basis>)`."""
-        return (f"exact agreement ({self.basis})" if self.exact else
-                f"floor {self.floor:g} ({self.basis})")
+        return (
+            f"exact agreement ({self.basis})"
+            if self.exact
+            else f"floor {self.floor:g} ({self.basis})"
+        )
 
     def to_json(self) -> dict[str, object]:
         return {"floor": self.floor, "exact": self.exact, "basis": self.basis}
@@ -77,8 +80,14 @@ class Disagreement:
     """How many of its answers in the file differ (a trial can answer an ID r times)."""
 
     def to_json(self) -> dict[str, object]:
-        return {"id": self.id, "answered": list(self.answered), "replayed": self.replayed,
-                "margin": self.margin, "tie": self.tie, "answers": self.answers}
+        return {
+            "id": self.id,
+            "answered": list(self.answered),
+            "replayed": self.replayed,
+            "margin": self.margin,
+            "tie": self.tie,
+            "answers": self.answers,
+        }
 
 
 @dataclass(frozen=True)
@@ -133,21 +142,38 @@ class Agreement:
 
     def to_json(self) -> dict[str, object]:
         interval = self.interval
-        return {"file": self.file, "kind": self.kind, "config": self.config,
-                "threshold": self.threshold.to_json(), "judged": self.judged,
-                "note": self.note, "status": self.status, "compared": self.compared,
-                "agreed": self.agreed, "ties": self.ties, "missing": self.missing,
-                "answers": self.answers, "agreement": self.agreement,
-                "ci95": list(interval) if interval else None,
-                "disagreeing": len(self.disagreements),
-                "disagreements": [d.to_json()
-                                  for d in self.disagreements[:SHOWN_DISAGREEMENTS]]}
+        return {
+            "file": self.file,
+            "kind": self.kind,
+            "config": self.config,
+            "threshold": self.threshold.to_json(),
+            "judged": self.judged,
+            "note": self.note,
+            "status": self.status,
+            "compared": self.compared,
+            "agreed": self.agreed,
+            "ties": self.ties,
+            "missing": self.missing,
+            "answers": self.answers,
+            "agreement": self.agreement,
+            "ci95": list(interval) if interval else None,
+            "disagreeing": len(self.disagreements),
+            "disagreements": [d.to_json() for d in self.disagreements[:SHOWN_DISAGREEMENTS]],
+        }
 
 
-def compare(file: str, kind: str, config: str | None, threshold: Threshold, judged: bool,
-            note: str | None, answered: Mapping[str, Sequence[str]], sample: Sequence[str],
-            replayed: Mapping[str, str], scores: Mapping[str, Mapping[str, float]]
-            ) -> Agreement:
+def compare(
+    file: str,
+    kind: str,
+    config: str | None,
+    threshold: Threshold,
+    judged: bool,
+    note: str | None,
+    answered: Mapping[str, Sequence[str]],
+    sample: Sequence[str],
+    replayed: Mapping[str, str],
+    scores: Mapping[str, Mapping[str, float]],
+) -> Agreement:
     """The agreement of one file whose answers to the sampled IDs are ANSWERED (ID -> its
     labels, in file order) with the REPLAYED labels of the SAMPLE; SCORES gives each sampled
     ID's score per label, for the margins."""
@@ -166,10 +192,26 @@ def compare(file: str, kind: str, config: str | None, threshold: Threshold, judg
             continue
         distinct = tuple(dict.fromkeys(wrong))
         own = scores[i]
-        margin = (None if any(label not in own for label in distinct)
-                  else own[want] - max(own[label] for label in distinct))
-        disagreements.append(Disagreement(i, distinct, want, margin,
-                                          margin is not None and margin <= TIE_MARGIN,
-                                          len(wrong)))
-    return Agreement(file, kind, config, threshold, judged, note, len(sample) - missing, agreed,
-                     missing, answers, tuple(disagreements))
+        margin = (
+            None
+            if any(label not in own for label in distinct)
+            else own[want] - max(own[label] for label in distinct)
+        )
+        disagreements.append(
+            Disagreement(
+                i, distinct, want, margin, margin is not None and margin <= TIE_MARGIN, len(wrong)
+            )
+        )
+    return Agreement(
+        file,
+        kind,
+        config,
+        threshold,
+        judged,
+        note,
+        len(sample) - missing,
+        agreed,
+        missing,
+        answers,
+        tuple(disagreements),
+    )

@@ -41,8 +41,11 @@ def read_file(root: Path, rel: str, limit: int) -> bytes | Fault:
     try:
         real_root = os.path.realpath(root)
         if os.path.realpath(path) != os.path.join(real_root, *rel.split("/")):
-            return Fault(rel, "the path goes through a symbolic link; replay never follows one",
-                         kind="format")
+            return Fault(
+                rel,
+                "the path goes through a symbolic link; replay never follows one",
+                kind="format",
+            )
         if not path.exists():
             return Fault(rel, "the file does not exist", kind="missing")
         if path.is_symlink() or not path.is_file():
@@ -64,24 +67,35 @@ def read_manifest(root: Path) -> tuple[dict[str, Any] | None, bytes | None, Faul
         return None, None, data
     read = json_doc.read(data, name=MANIFEST)
     if read.errors or not isinstance(read.value, dict):
-        return None, data, (read.errors[0] if read.errors else
-                            Fault(MANIFEST, "not a JSON object", kind="schema"))
+        return (
+            None,
+            data,
+            (
+                read.errors[0]
+                if read.errors
+                else Fault(MANIFEST, "not a JSON object", kind="schema")
+            ),
+        )
     return read.value, data, None
 
 
 def contract_faults(contract: Any) -> tuple[Fault, ...]:
     """Schema faults of the manifest's `replay` section."""
     return tuple(
-        Fault(MANIFEST, f.message, pointer="/replay" + (f.pointer or ""), kind="schema",
-              value=f.value)
-        for f in json_doc.schema_faults(contract, "replay_contract", MANIFEST,
-                                        label="replay-contract"))
+        Fault(
+            MANIFEST, f.message, pointer="/replay" + (f.pointer or ""), kind="schema", value=f.value
+        )
+        for f in json_doc.schema_faults(
+            contract, "replay_contract", MANIFEST, label="replay-contract"
+        )
+    )
 
 
 def read_inputs(data: bytes, rel: str) -> tuple[dict[str, str], tuple[Fault, ...]]:
     """ID -> text of an inputs file (first line of an ID wins), and its faults."""
-    read = jsonl_records.read(data, name=rel, schema=INPUT_SCHEMAS.get(rel, "input_line"),
-                              surely_valid=_plain_text_line)
+    read = jsonl_records.read(
+        data, name=rel, schema=INPUT_SCHEMAS.get(rel, "input_line"), surely_valid=_plain_text_line
+    )
     texts: dict[str, str] = {}
     for _, record in read.value or ():
         texts.setdefault(record["id"], record["text"])
@@ -89,12 +103,17 @@ def read_inputs(data: bytes, rel: str) -> tuple[dict[str, str], tuple[Fault, ...
 
 
 def _plain_text_line(obj: Any) -> bool:
-    return (isinstance(obj, dict) and isinstance(obj.get("id"), str) and bool(obj["id"])
-            and isinstance(obj.get("text"), str))
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("id"), str)
+        and bool(obj["id"])
+        and isinstance(obj.get("text"), str)
+    )
 
 
-def read_answers(data: bytes, rel: str, wanted: set[str]
-                 ) -> tuple[dict[str, list[str]], tuple[Fault, ...]]:
+def read_answers(
+    data: bytes, rel: str, wanted: set[str]
+) -> tuple[dict[str, list[str]], tuple[Fault, ...]]:
     """ID -> its labels in file order, for the WANTED IDs only, and the file's faults.
 
     Only `id` and `label` are read (a trial line's latency is `audit check`'s business).
@@ -103,15 +122,20 @@ def read_answers(data: bytes, rel: str, wanted: set[str]
     (`strict_json`: a repeated key is refused, not read one way or another)."""
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     frame = None
-    if lines and data.count(b'"id"') == lines and data.count(b'"label"') == lines \
-            and b"\\u" not in data:
+    if (
+        lines
+        and data.count(b'"id"') == lines
+        and data.count(b'"label"') == lines
+        and b"\\u" not in data
+    ):
         try:
             frame = pl.read_ndjson(data, schema={"id": pl.String, "label": pl.String})
         except pl.exceptions.PolarsError:
             frame = None
-        if frame is not None and (frame.height != lines
-                                  or frame.select(pl.any_horizontal(
-                                      pl.col("id", "label").is_null()).any()).item()):
+        if frame is not None and (
+            frame.height != lines
+            or frame.select(pl.any_horizontal(pl.col("id", "label").is_null()).any()).item()
+        ):
             frame = None
     faults: list[Fault] = []
     if frame is None:
@@ -123,8 +147,9 @@ def read_answers(data: bytes, rel: str, wanted: set[str]
             if isinstance(idv, str) and isinstance(label, str):
                 rows.append((idv, label))
             else:
-                faults.append(Fault(rel, "the line has no string `id` and `label`", line=n,
-                                    kind="schema"))
+                faults.append(
+                    Fault(rel, "the line has no string `id` and `label`", line=n, kind="schema")
+                )
         frame = pl.DataFrame(rows, schema={"id": pl.String, "label": pl.String}, orient="row")
     frame = frame.filter(pl.col("id").is_in(list(wanted)))
     answered: dict[str, list[str]] = {}
@@ -134,6 +159,7 @@ def read_answers(data: bytes, rel: str, wanted: set[str]
 
 
 # -- the answers files of each protocol, and their floors ------------------------------------
+
 
 @dataclass(frozen=True)
 class Source:

@@ -17,10 +17,12 @@ from auditor.replay.compare import Agreement
 from auditor.replay.sample import Sample
 
 SCHEMA_VERSION = "1"
-NEVER_EXECUTED = ("Only the ONNX graph named by the manifest was executed (ONNX Runtime, CPU "
-                  "execution provider, standard operators only); the tokenizer was applied "
-                  "from its data by the auditor's own implementation of its kind; no code "
-                  "from the run directory was imported or run.")
+NEVER_EXECUTED = (
+    "Only the ONNX graph named by the manifest was executed (ONNX Runtime, CPU "
+    "execution provider, standard operators only); the tokenizer was applied "
+    "from its data by the auditor's own implementation of its kind; no code "
+    "from the run directory was imported or run."
+)
 
 
 @dataclass(frozen=True)

@@ -71,61 +71,80 @@ def inspect(data: bytes, model: Mapping[str, Any]) -> dict[str, Any]:
     (`inputs`, `outputs`); return what the file declares (`opset`, `ir_version`,
     `producer`). Raises `ModelRefused`."""
     if len(data) > MAX_BYTES:
-        raise ModelRefused(f"the file is {len(data):,} bytes; replay loads a model up to "
-                           f"{MAX_BYTES:,} bytes")
+        raise ModelRefused(
+            f"the file is {len(data):,} bytes; replay loads a model up to {MAX_BYTES:,} bytes"
+        )
     import onnx
 
     try:
         proto = onnx.load_model_from_string(data)
     except Exception as exc:  # protobuf's DecodeError, onnx's own errors: bytes, not a model
-        raise ModelRefused(f"the file does not parse as an ONNX model ({type(exc).__name__}: "
-                           f"{str(exc)[:200]})") from None
+        raise ModelRefused(
+            f"the file does not parse as an ONNX model ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from None
     if not len(proto.graph.node):
         raise ModelRefused("the file holds no graph (no node): not an exported model")
     custom = sorted({o.domain for o in proto.opset_import} - STANDARD_DOMAINS)
     if custom:
-        raise ModelRefused(f"the model imports operator set(s) of custom domain(s) "
-                           f"{', '.join(map(repr, custom))}; replay runs standard ONNX only")
+        raise ModelRefused(
+            f"the model imports operator set(s) of custom domain(s) "
+            f"{', '.join(map(repr, custom))}; replay runs standard ONNX only"
+        )
     if len(proto.functions):
-        raise ModelRefused(f"the model defines {len(proto.functions)} local function(s) "
-                           f"({proto.functions[0].domain}.{proto.functions[0].name}); replay "
-                           "runs standard ONNX operators only")
+        raise ModelRefused(
+            f"the model defines {len(proto.functions)} local function(s) "
+            f"({proto.functions[0].domain}.{proto.functions[0].name}); replay "
+            "runs standard ONNX operators only"
+        )
     for graph in _graphs(proto.graph):
         for node in graph.node:
             if node.domain not in STANDARD_DOMAINS:
-                raise ModelRefused(f"node {node.name or node.op_type!r} is operator "
-                                   f"{node.domain}.{node.op_type}, outside the standard ONNX "
-                                   "domains; replay runs no custom operator")
+                raise ModelRefused(
+                    f"node {node.name or node.op_type!r} is operator "
+                    f"{node.domain}.{node.op_type}, outside the standard ONNX "
+                    "domains; replay runs no custom operator"
+                )
         for tensor in _tensors(graph):
             if tensor.data_location == _EXTERNAL or len(tensor.external_data):
-                raise ModelRefused(f"tensor {tensor.name!r} keeps its data in an external "
-                                   "file; replay loads a single self-contained file only")
+                raise ModelRefused(
+                    f"tensor {tensor.name!r} keeps its data in an external "
+                    "file; replay loads a single self-contained file only"
+                )
     _check_signature(proto.graph, model)
     opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
-    return {"opset": opset, "ir_version": proto.ir_version,
-            "producer": f"{proto.producer_name} {proto.producer_version}".strip()}
+    return {
+        "opset": opset,
+        "ir_version": proto.ir_version,
+        "producer": f"{proto.producer_name} {proto.producer_version}".strip(),
+    }
 
 
 def _check_signature(graph: Any, model: Mapping[str, Any]) -> None:
     inits = {t.name for t in graph.initializer}
-    actual_in = {i.name: i.type.tensor_type.elem_type for i in graph.input
-                 if i.name not in inits}
+    actual_in = {i.name: i.type.tensor_type.elem_type for i in graph.input if i.name not in inits}
     declared_in = {i["name"]: i["dtype"] for i in model["inputs"]}
     if set(actual_in) != set(declared_in):
-        raise ModelRefused(f"the graph's inputs are {sorted(actual_in)}; the manifest declares "
-                           f"{sorted(declared_in)}")
+        raise ModelRefused(
+            f"the graph's inputs are {sorted(actual_in)}; the manifest declares "
+            f"{sorted(declared_in)}"
+        )
     for name, dtype in declared_in.items():
         if actual_in[name] != _DTYPES[dtype]:
-            raise ModelRefused(f"graph input {name!r} has ONNX element type {actual_in[name]}, "
-                               f"not the declared {dtype}")
+            raise ModelRefused(
+                f"graph input {name!r} has ONNX element type {actual_in[name]}, "
+                f"not the declared {dtype}"
+            )
     actual_out = {o.name: o.type.tensor_type.elem_type for o in graph.output}
     for out in model["outputs"]:
         if out["name"] not in actual_out:
-            raise ModelRefused(f"the graph has no output {out['name']!r} (it has "
-                               f"{sorted(actual_out)})")
+            raise ModelRefused(
+                f"the graph has no output {out['name']!r} (it has {sorted(actual_out)})"
+            )
         if actual_out[out["name"]] != _DTYPES[out["dtype"]]:
-            raise ModelRefused(f"graph output {out['name']!r} has ONNX element type "
-                               f"{actual_out[out['name']]}, not the declared {out['dtype']}")
+            raise ModelRefused(
+                f"graph output {out['name']!r} has ONNX element type "
+                f"{actual_out[out['name']]}, not the declared {out['dtype']}"
+            )
 
 
 @dataclass
@@ -153,38 +172,52 @@ class Session:
         try:
             session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # ORT raises its own exception types on a bad graph
-            raise ModelRefused(f"ONNX Runtime refused the model ({type(exc).__name__}: "
-                               f"{str(exc)[:300]})") from None
+            raise ModelRefused(
+                f"ONNX Runtime refused the model ({type(exc).__name__}: {str(exc)[:300]})"
+            ) from None
         if session.get_providers() != ["CPUExecutionProvider"]:
-            raise ModelRefused(f"ONNX Runtime would run the model on {session.get_providers()}, "
-                               "not the CPU execution provider alone")
-        return cls(session, tuple((i["name"], i["tensor"], i["dtype"]) for i in model["inputs"]),
-                   model["outputs"][0]["name"],
-                   f"onnxruntime {ort.__version__} CPUExecutionProvider")
+            raise ModelRefused(
+                f"ONNX Runtime would run the model on {session.get_providers()}, "
+                "not the CPU execution provider alone"
+            )
+        return cls(
+            session,
+            tuple((i["name"], i["tensor"], i["dtype"]) for i in model["inputs"]),
+            model["outputs"][0]["name"],
+            f"onnxruntime {ort.__version__} CPUExecutionProvider",
+        )
 
-    def scores(self, encode: Any, texts: Sequence[str], n_labels: int, *,
-               batch: int = BATCH) -> np.ndarray:
+    def scores(
+        self, encode: Any, texts: Sequence[str], n_labels: int, *, batch: int = BATCH
+    ) -> np.ndarray:
         """One row of N_LABELS float64 scores per text: the texts encoded by ENCODE (the
         tokenizer's), BATCH at a time (a tokenizer kind may ask for fewer). `ModelRefused`
         when a run fails or its output is not of that shape."""
         rows = []
         for start in range(0, len(texts), batch):
-            chunk = texts[start:start + batch]
+            chunk = texts[start : start + batch]
             tensors = encode(chunk)
-            feed = {name: np.asarray(tensors[tensor], dtype=_NUMPY[dtype])
-                    for name, tensor, dtype in self.inputs}
+            feed = {
+                name: np.asarray(tensors[tensor], dtype=_NUMPY[dtype])
+                for name, tensor, dtype in self.inputs
+            }
             try:
                 (out,) = self.session.run([self.output], feed)
             except Exception as exc:  # ORT's own exception types, or a shape it rejects
-                raise ModelRefused(f"ONNX Runtime failed on the sampled texts "
-                                   f"({type(exc).__name__}: {str(exc)[:300]})") from None
+                raise ModelRefused(
+                    f"ONNX Runtime failed on the sampled texts "
+                    f"({type(exc).__name__}: {str(exc)[:300]})"
+                ) from None
             out = np.asarray(out)
             if out.shape != (len(chunk), n_labels):
-                raise ModelRefused(f"the model's output {self.output!r} has shape "
-                                   f"{list(out.shape)} for {len(chunk)} texts; expected "
-                                   f"[{len(chunk)}, {n_labels}] (one score per label)")
+                raise ModelRefused(
+                    f"the model's output {self.output!r} has shape "
+                    f"{list(out.shape)} for {len(chunk)} texts; expected "
+                    f"[{len(chunk)}, {n_labels}] (one score per label)"
+                )
             if not np.isfinite(out).all():
-                raise ModelRefused(f"the model's output {self.output!r} holds a score that is "
-                                   "not a finite number")
+                raise ModelRefused(
+                    f"the model's output {self.output!r} holds a score that is not a finite number"
+                )
             rows.append(out.astype(np.float64))
         return np.concatenate(rows) if rows else np.zeros((0, n_labels))

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 SEED_TAG = "gpubench-audit/replay-sample/1"
 """Mixed with the manifest's SHA-256 to make the default seed (docs/replay.md)."""
-METHOD = ("the N distinct input IDs with the smallest SHA-256 of '<seed>:<id>' (UTF-8, hex), "
-          "in input order")
+METHOD = (
+    "the N distinct input IDs with the smallest SHA-256 of '<seed>:<id>' (UTF-8, hex), "
+    "in input order"
+)
 
 
 @dataclass(frozen=True)
@@ -34,9 +36,15 @@ class Sample:
     """Distinct IDs the draw was made from."""
 
     def to_json(self) -> dict[str, object]:
-        return {"seed": self.seed, "seed_source": self.seed_source,
-                "requested": self.requested, "drawn": len(self.ids),
-                "population": self.population, "method": METHOD, "ids": list(self.ids)}
+        return {
+            "seed": self.seed,
+            "seed_source": self.seed_source,
+            "requested": self.requested,
+            "drawn": len(self.ids),
+            "population": self.population,
+            "method": METHOD,
+            "ids": list(self.ids),
+        }
 
 
 def default_seed(manifest_sha256: str) -> int:
@@ -54,5 +62,4 @@ def draw(ids: Iterable[str], n: int, seed: int, seed_source: str) -> Sample:
         return hashlib.sha256(f"{seed}:{i}".encode()).hexdigest()
 
     chosen = set(sorted(distinct, key=key)[:n])
-    return Sample(tuple(i for i in distinct if i in chosen), seed, seed_source, n,
-                  len(distinct))
+    return Sample(tuple(i for i in distinct if i in chosen), seed, seed_source, n, len(distinct))

@@ -105,37 +105,68 @@ class BowWordsPairs:
         for text in texts:
             offsets.append(len(ids))
             ids.extend(index[f] for f in self.features(text) if f in index)
-        return {"ids": np.asarray(ids, dtype=np.int64),
-                "offsets": np.asarray(offsets, dtype=np.int64)}
+        return {
+            "ids": np.asarray(ids, dtype=np.int64),
+            "offsets": np.asarray(offsets, dtype=np.int64),
+        }
 
     @classmethod
-    def from_doc(cls, doc: dict[str, Any], name: str, context: int
-                 ) -> tuple[BowWordsPairs | None, tuple[Fault, ...]]:
+    def from_doc(
+        cls, doc: dict[str, Any], name: str, context: int
+    ) -> tuple[BowWordsPairs | None, tuple[Fault, ...]]:
         if doc.get("kind") != cls.KIND:
-            return None, (Fault(name, f"the file's kind {doc.get('kind')!r} is not the "
-                                f"manifest's {cls.KIND!r}", pointer="/kind", kind="schema"),)
+            return None, (
+                Fault(
+                    name,
+                    f"the file's kind {doc.get('kind')!r} is not the manifest's {cls.KIND!r}",
+                    pointer="/kind",
+                    kind="schema",
+                ),
+            )
         vocab = doc.get("vocab")
         if isinstance(vocab, list) and len(vocab) > MAX_VOCAB:
-            return None, (Fault(name, f"the vocabulary holds {len(vocab):,} entries; the "
-                                f"auditor reads at most {MAX_VOCAB:,}", pointer="/vocab",
-                                kind="limit", value=str(len(vocab))),)
+            return None, (
+                Fault(
+                    name,
+                    f"the vocabulary holds {len(vocab):,} entries; the "
+                    f"auditor reads at most {MAX_VOCAB:,}",
+                    pointer="/vocab",
+                    kind="limit",
+                    value=str(len(vocab)),
+                ),
+            )
         # the schema checks everything but a list's entries, checked below in one pass
-        faults = json_doc.schema_faults({**doc, "vocab": []} if isinstance(vocab, list) else doc,
-                                        "tokenizer_bow", name, label="tokenizer-bow")
+        faults = json_doc.schema_faults(
+            {**doc, "vocab": []} if isinstance(vocab, list) else doc,
+            "tokenizer_bow",
+            name,
+            label="tokenizer-bow",
+        )
         if faults or not isinstance(vocab, list):
             return None, faults
         index: dict[str, int] = {}
         for i, entry in enumerate(vocab):
-            problem = (f"is not a string but {type(entry).__name__}"
-                       if not isinstance(entry, str) else
-                       "is empty" if not entry else
-                       f"is {len(entry):,} characters long; the limit is {MAX_ENTRY_CHARS}"
-                       if len(entry) > MAX_ENTRY_CHARS else
-                       f"repeats entry {index[entry]}" if entry in index else None)
+            problem = (
+                f"is not a string but {type(entry).__name__}"
+                if not isinstance(entry, str)
+                else "is empty"
+                if not entry
+                else f"is {len(entry):,} characters long; the limit is {MAX_ENTRY_CHARS}"
+                if len(entry) > MAX_ENTRY_CHARS
+                else f"repeats entry {index[entry]}"
+                if entry in index
+                else None
+            )
             if problem is not None:
-                return None, (Fault(name, f"vocabulary entry {i} {problem}",
-                                    pointer=f"/vocab/{i}", kind="schema",
-                                    value=repr(entry)[:80]),)
+                return None, (
+                    Fault(
+                        name,
+                        f"vocabulary entry {i} {problem}",
+                        pointer=f"/vocab/{i}",
+                        kind="schema",
+                        value=repr(entry)[:80],
+                    ),
+                )
             index[entry] = i
         return cls(cls.KIND, int(doc["context"]), index), ()
 
@@ -148,16 +179,52 @@ HF_BATCH = 16
 """Texts per ONNX Runtime call for a transformer: padded to the longest of the batch, so a
 small batch bounds the memory of attention over long contexts."""
 _HF_COMPONENTS = {
-    "normalizer": ("normalizers", frozenset({
-        "BertNormalizer", "Strip", "StripAccents", "NFC", "NFD", "NFKC", "NFKD", "Sequence",
-        "Lowercase", "Nmt", "Precompiled", "Replace", "Prepend", "ByteLevel"})),
-    "pre_tokenizer": ("pretokenizers", frozenset({
-        "BertPreTokenizer", "ByteLevel", "CharDelimiterSplit", "Metaspace", "Whitespace",
-        "Sequence", "Split", "Punctuation", "WhitespaceSplit", "Digits", "UnicodeScripts",
-        "FixedLength"})),
-    "post_processor": ("processors", frozenset({
-        "BertProcessing", "RobertaProcessing", "ByteLevel", "TemplateProcessing",
-        "Sequence"})),
+    "normalizer": (
+        "normalizers",
+        frozenset(
+            {
+                "BertNormalizer",
+                "Strip",
+                "StripAccents",
+                "NFC",
+                "NFD",
+                "NFKC",
+                "NFKD",
+                "Sequence",
+                "Lowercase",
+                "Nmt",
+                "Precompiled",
+                "Replace",
+                "Prepend",
+                "ByteLevel",
+            }
+        ),
+    ),
+    "pre_tokenizer": (
+        "pretokenizers",
+        frozenset(
+            {
+                "BertPreTokenizer",
+                "ByteLevel",
+                "CharDelimiterSplit",
+                "Metaspace",
+                "Whitespace",
+                "Sequence",
+                "Split",
+                "Punctuation",
+                "WhitespaceSplit",
+                "Digits",
+                "UnicodeScripts",
+                "FixedLength",
+            }
+        ),
+    ),
+    "post_processor": (
+        "processors",
+        frozenset(
+            {"BertProcessing", "RobertaProcessing", "ByteLevel", "TemplateProcessing", "Sequence"}
+        ),
+    ),
 }
 """Component -> (the key of a Sequence's members, the types replay applies)."""
 _PAD_TOKENS = schemas.convention("replay", "pad_tokens")
@@ -208,8 +275,9 @@ class HfTokenizers:
             encode = getattr(full, "encode_batch_fast", full.encode_batch)
             enc = encode(list(texts), add_special_tokens=True)
         except Exception as exc:  # the library's error on the file's own content
-            raise TokenizerFailed(f"the tokenizers library cannot apply the file: "
-                                  f"{str(exc)[:200]}") from None
+            raise TokenizerFailed(
+                f"the tokenizers library cannot apply the file: {str(exc)[:200]}"
+            ) from None
         return sum(1 for e in enc if len(e.ids) > self.context)
 
     def encode(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
@@ -218,37 +286,63 @@ class HfTokenizers:
         try:
             enc = self.tokenizer.encode_batch(list(texts), add_special_tokens=True)
         except Exception as exc:  # the library's error on the file's own content
-            raise TokenizerFailed(f"the tokenizers library cannot apply the file: "
-                                  f"{str(exc)[:200]}") from None
-        return {"input_ids": np.asarray([e.ids for e in enc], dtype=np.int64),
-                "attention_mask": np.asarray([e.attention_mask for e in enc], dtype=np.int64),
-                "token_type_ids": np.asarray([e.type_ids for e in enc], dtype=np.int64)}
+            raise TokenizerFailed(
+                f"the tokenizers library cannot apply the file: {str(exc)[:200]}"
+            ) from None
+        return {
+            "input_ids": np.asarray([e.ids for e in enc], dtype=np.int64),
+            "attention_mask": np.asarray([e.attention_mask for e in enc], dtype=np.int64),
+            "token_type_ids": np.asarray([e.type_ids for e in enc], dtype=np.int64),
+        }
 
     @classmethod
-    def from_doc(cls, doc: dict[str, Any], name: str, context: int
-                 ) -> tuple[HfTokenizers | None, tuple[Fault, ...]]:
+    def from_doc(
+        cls, doc: dict[str, Any], name: str, context: int
+    ) -> tuple[HfTokenizers | None, tuple[Fault, ...]]:
         model = doc.get("model")
         vocab = model.get("vocab") if isinstance(model, dict) else None
         merges = model.get("merges") if isinstance(model, dict) else None
-        for what, pointer, entries in (("vocabulary", "/model/vocab", vocab),
-                                       ("merge list", "/model/merges", merges),
-                                       ("added token list", "/added_tokens",
-                                        doc.get("added_tokens"))):
+        for what, pointer, entries in (
+            ("vocabulary", "/model/vocab", vocab),
+            ("merge list", "/model/merges", merges),
+            ("added token list", "/added_tokens", doc.get("added_tokens")),
+        ):
             if isinstance(entries, (list, dict)) and len(entries) > MAX_VOCAB:
-                return None, (Fault(name, f"the {what} holds {len(entries):,} entries; the "
-                                    f"auditor reads at most {MAX_VOCAB:,}", pointer=pointer,
-                                    kind="limit", value=str(len(entries))),)
+                return None, (
+                    Fault(
+                        name,
+                        f"the {what} holds {len(entries):,} entries; the "
+                        f"auditor reads at most {MAX_VOCAB:,}",
+                        pointer=pointer,
+                        kind="limit",
+                        value=str(len(entries)),
+                    ),
+                )
         fault = _hf_components(doc, name)
         if fault is None and isinstance(model, dict) and model.get("dropout") is not None:
-            fault = Fault(name, f"BPE dropout {model['dropout']!r} makes tokenization random; "
-                          "replay applies a deterministic tokenizer only",
-                          pointer="/model/dropout", kind="schema", value=str(model["dropout"]))
+            fault = Fault(
+                name,
+                f"BPE dropout {model['dropout']!r} makes tokenization random; "
+                "replay applies a deterministic tokenizer only",
+                pointer="/model/dropout",
+                kind="schema",
+                value=str(model["dropout"]),
+            )
         if fault is not None:
             return None, (fault,)
         # the schema checks everything but the vocabulary and merges, checked below
-        emptied = ({**doc, "model": {**model, **({"vocab": type(vocab)()} if isinstance(
-            vocab, (list, dict)) else {}), **({"merges": []} if isinstance(merges, list)
-            else {})}} if isinstance(model, dict) else doc)
+        emptied = (
+            {
+                **doc,
+                "model": {
+                    **model,
+                    **({"vocab": type(vocab)()} if isinstance(vocab, (list, dict)) else {}),
+                    **({"merges": []} if isinstance(merges, list) else {}),
+                },
+            }
+            if isinstance(model, dict)
+            else doc
+        )
         faults = json_doc.schema_faults(emptied, "tokenizer_hf", name, label="tokenizer-hf")
         if faults:
             return None, faults
@@ -259,21 +353,36 @@ class HfTokenizers:
         try:
             import tokenizers
         except ImportError:
-            return None, (Fault(name, f"tokenizer kind {cls.KIND} is applied by the tokenizers "
-                                "library, which is not installed here (pip install "
-                                "\"gpubench-audit[hf]\")", kind="format", value=cls.KIND),)
+            return None, (
+                Fault(
+                    name,
+                    f"tokenizer kind {cls.KIND} is applied by the tokenizers "
+                    "library, which is not installed here (pip install "
+                    '"gpubench-audit[hf]")',
+                    kind="format",
+                    value=cls.KIND,
+                ),
+            )
         checked = {**doc, "truncation": None, "padding": None, "decoder": None}
         try:
             tok = tokenizers.Tokenizer.from_str(json.dumps(checked))
         except Exception as exc:  # the library's own error on a document it cannot build
-            return None, (Fault(name, f"the tokenizers library refuses the file: "
-                                f"{str(exc)[:200]}", kind="schema"),)
-        tok.enable_truncation(max_length=context, stride=0, strategy="longest_first",
-                              direction="right")
+            return None, (
+                Fault(
+                    name,
+                    f"the tokenizers library refuses the file: {str(exc)[:200]}",
+                    kind="schema",
+                ),
+            )
+        tok.enable_truncation(
+            max_length=context, stride=0, strategy="longest_first", direction="right"
+        )
         padding = doc.get("padding")
-        pad = (padding["pad_id"] if isinstance(padding, dict)
-               and isinstance(padding.get("pad_id"), int) else
-               next((i for t in _PAD_TOKENS if (i := tok.token_to_id(t)) is not None), 0))
+        pad = (
+            padding["pad_id"]
+            if isinstance(padding, dict) and isinstance(padding.get("pad_id"), int)
+            else next((i for t in _PAD_TOKENS if (i := tok.token_to_id(t)) is not None), 0)
+        )
         tok.enable_padding(direction="right", pad_id=pad, pad_token=tok.id_to_token(pad) or "")
         built = cls(cls.KIND, context, tok)
         try:
@@ -295,35 +404,52 @@ def _hf_components(doc: dict[str, Any], name: str) -> Fault | None:
                 continue
             seen += 1
             if not isinstance(part, dict) or seen > MAX_COMPONENTS or depth > MAX_NESTING:
-                problem = ("is not an object" if not isinstance(part, dict) else
-                           f"makes more than {MAX_COMPONENTS} components"
-                           if seen > MAX_COMPONENTS else
-                           f"nests Sequences deeper than {MAX_NESTING}")
-                return Fault(name, f"{key} {pointer} {problem}", pointer=pointer,
-                             kind="limit")
+                problem = (
+                    "is not an object"
+                    if not isinstance(part, dict)
+                    else f"makes more than {MAX_COMPONENTS} components"
+                    if seen > MAX_COMPONENTS
+                    else f"nests Sequences deeper than {MAX_NESTING}"
+                )
+                return Fault(name, f"{key} {pointer} {problem}", pointer=pointer, kind="limit")
             kind = part.get("type")
             if not isinstance(kind, str) or kind not in allowed:
-                return Fault(name, f"{key} type {kind!r} is not one replay applies (known: "
-                             f"{', '.join(sorted(allowed))})", pointer=f"{pointer}/type",
-                             kind="schema", value=str(kind)[:80])
+                return Fault(
+                    name,
+                    f"{key} type {kind!r} is not one replay applies (known: "
+                    f"{', '.join(sorted(allowed))})",
+                    pointer=f"{pointer}/type",
+                    kind="schema",
+                    value=str(kind)[:80],
+                )
             pattern = part.get("pattern")
             if isinstance(pattern, dict) and "Regex" in pattern:
-                return Fault(name, f"{key} {kind} uses a regular expression "
-                             f"({str(pattern['Regex'])[:60]!r}); replay never compiles a "
-                             "pattern from a run, only literal ones ({\"String\": ...})",
-                             pointer=f"{pointer}/pattern", kind="schema")
+                return Fault(
+                    name,
+                    f"{key} {kind} uses a regular expression "
+                    f"({str(pattern['Regex'])[:60]!r}); replay never compiles a "
+                    'pattern from a run, only literal ones ({"String": ...})',
+                    pointer=f"{pointer}/pattern",
+                    kind="schema",
+                )
             children = part.get(members)
             if isinstance(children, list):
-                stack.extend((c, f"{pointer}/{members}/{i}", depth + 1)
-                             for i, c in enumerate(children))
+                stack.extend(
+                    (c, f"{pointer}/{members}/{i}", depth + 1) for i, c in enumerate(children)
+                )
     return None
 
 
 def _entry_problem(entry: Any) -> str | None:
-    return (f"is not a string but {type(entry).__name__}" if not isinstance(entry, str) else
-            "is empty" if not entry else
-            f"is {len(entry):,} characters long; the limit is {MAX_ENTRY_CHARS}"
-            if len(entry) > MAX_ENTRY_CHARS else None)
+    return (
+        f"is not a string but {type(entry).__name__}"
+        if not isinstance(entry, str)
+        else "is empty"
+        if not entry
+        else f"is {len(entry):,} characters long; the limit is {MAX_ENTRY_CHARS}"
+        if len(entry) > MAX_ENTRY_CHARS
+        else None
+    )
 
 
 def _hf_vocab(model: dict[str, Any], name: str) -> Fault | None:
@@ -332,44 +458,73 @@ def _hf_vocab(model: dict[str, Any], name: str) -> Fault | None:
     vocab = model.get("vocab")
     if model.get("type") == "Unigram":
         if not isinstance(vocab, list):
-            return Fault(name, "a Unigram vocabulary is a list of [piece, score]",
-                         pointer="/model/vocab", kind="schema")
+            return Fault(
+                name,
+                "a Unigram vocabulary is a list of [piece, score]",
+                pointer="/model/vocab",
+                kind="schema",
+            )
         pieces: dict[str, int] = {}
         for i, entry in enumerate(vocab):
             piece = entry[0] if isinstance(entry, list) and len(entry) == 2 else None
-            problem = ("is not a [piece, score] pair" if piece is None
-                       or isinstance(entry[1], bool) or not isinstance(entry[1], (int, float))
-                       else _entry_problem(piece)
-                       or (f"repeats entry {pieces[piece]}" if piece in pieces else None))
+            problem = (
+                "is not a [piece, score] pair"
+                if piece is None
+                or isinstance(entry[1], bool)
+                or not isinstance(entry[1], (int, float))
+                else _entry_problem(piece)
+                or (f"repeats entry {pieces[piece]}" if piece in pieces else None)
+            )
             if problem is not None:
-                return Fault(name, f"vocabulary entry {i} {problem}",
-                             pointer=f"/model/vocab/{i}", kind="schema",
-                             value=repr(entry)[:80])
+                return Fault(
+                    name,
+                    f"vocabulary entry {i} {problem}",
+                    pointer=f"/model/vocab/{i}",
+                    kind="schema",
+                    value=repr(entry)[:80],
+                )
             assert piece is not None  # a pair without a piece is a problem above
             pieces[piece] = i
         return None
     if not isinstance(vocab, dict):
-        return Fault(name, f"a {model.get('type')} vocabulary is an object token -> id",
-                     pointer="/model/vocab", kind="schema")
+        return Fault(
+            name,
+            f"a {model.get('type')} vocabulary is an object token -> id",
+            pointer="/model/vocab",
+            kind="schema",
+        )
     ids: dict[int, str] = {}
     for token, i in vocab.items():
-        problem = (_entry_problem(token)
-                   or (f"has id {i!r}, not a non-negative integer"
-                       if isinstance(i, bool) or not isinstance(i, int) or i < 0 else None)
-                   or (f"repeats the id {i} of {ids[i]!r}" if i in ids else None))
+        problem = (
+            _entry_problem(token)
+            or (
+                f"has id {i!r}, not a non-negative integer"
+                if isinstance(i, bool) or not isinstance(i, int) or i < 0
+                else None
+            )
+            or (f"repeats the id {i} of {ids[i]!r}" if i in ids else None)
+        )
         if problem is not None:
-            return Fault(name, f"vocabulary entry {token[:40]!r} {problem}"
-                         if isinstance(token, str) else f"a vocabulary entry {problem}",
-                         pointer=f"/model/vocab/{_pointer_token(str(token))}",
-                         kind="schema", value=repr(i)[:80])
+            return Fault(
+                name,
+                f"vocabulary entry {token[:40]!r} {problem}"
+                if isinstance(token, str)
+                else f"a vocabulary entry {problem}",
+                pointer=f"/model/vocab/{_pointer_token(str(token))}",
+                kind="schema",
+                value=repr(i)[:80],
+            )
         ids[i] = token
     for i, merge in enumerate(model.get("merges") or []):
         parts = merge.split(" ") if isinstance(merge, str) else merge
-        if (not isinstance(parts, list) or len(parts) != 2
-                or any(_entry_problem(p) for p in parts)):
-            return Fault(name, f"merge {i} is not two vocabulary entries of at most "
-                         f"{MAX_ENTRY_CHARS} characters", pointer=f"/model/merges/{i}",
-                         kind="schema", value=repr(merge)[:80])
+        if not isinstance(parts, list) or len(parts) != 2 or any(_entry_problem(p) for p in parts):
+            return Fault(
+                name,
+                f"merge {i} is not two vocabulary entries of at most {MAX_ENTRY_CHARS} characters",
+                pointer=f"/model/merges/{i}",
+                kind="schema",
+                value=repr(merge)[:80],
+            )
     return None
 
 
@@ -380,11 +535,18 @@ def _hf_added(added: list[Any], name: str) -> Fault | None:
     for i, token in enumerate(added):
         content, tid = token.get("content"), token.get("id")
         if content in contents or tid in ids:
-            return Fault(name, f"added token {i} repeats "
-                         + (f"the content of added token {contents[content]}"
-                            if content in contents else f"the id {tid}"),
-                         pointer=f"/added_tokens/{i}", kind="schema",
-                         value=repr(content)[:80])
+            return Fault(
+                name,
+                f"added token {i} repeats "
+                + (
+                    f"the content of added token {contents[content]}"
+                    if content in contents
+                    else f"the id {tid}"
+                ),
+                pointer=f"/added_tokens/{i}",
+                kind="schema",
+                value=repr(content)[:80],
+            )
         contents[content] = i
         ids.add(tid)
     return None
@@ -395,28 +557,40 @@ def _pointer_token(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-KINDS: dict[str, Callable[[dict[str, Any], str, int],
-                          tuple[Tokenizer | None, tuple[Fault, ...]]]]
+KINDS: dict[str, Callable[[dict[str, Any], str, int], tuple[Tokenizer | None, tuple[Fault, ...]]]]
 KINDS = {BowWordsPairs.KIND: BowWordsPairs.from_doc, HfTokenizers.KIND: HfTokenizers.from_doc}
 """Tokenizer kind -> its builder from the parsed file (and the manifest's context limit)."""
 
 
-def load(data: bytes, *, name: str, kind: str, context: int
-         ) -> tuple[Tokenizer | None, tuple[Fault, ...]]:
+def load(
+    data: bytes, *, name: str, kind: str, context: int
+) -> tuple[Tokenizer | None, tuple[Fault, ...]]:
     """The tokenizer of kind KIND (the manifest's) from the file's bytes DATA, named NAME in
     faults; CONTEXT is the manifest's context limit, which the file must state too."""
     if len(data) > MAX_BYTES:
         return None, (json_doc.too_large(name, len(data), MAX_BYTES),)
     build = KINDS.get(kind)
     if build is None:
-        return None, (Fault(name, f"tokenizer kind {kind!r} is not one the auditor implements "
-                            f"(known: {', '.join(sorted(KINDS))})", kind="format",
-                            value=kind),)
+        return None, (
+            Fault(
+                name,
+                f"tokenizer kind {kind!r} is not one the auditor implements "
+                f"(known: {', '.join(sorted(KINDS))})",
+                kind="format",
+                value=kind,
+            ),
+        )
     read = json_doc.read(data, name=name)
     if read.errors or not isinstance(read.value, dict):
         return None, read.errors or (Fault(name, "not a JSON object", kind="schema"),)
     tokenizer, faults = build(read.value, name, context)
     if tokenizer is not None and tokenizer.context != context:
-        return None, (Fault(name, f"the file's context limit {tokenizer.context} is not the "
-                            f"manifest's {context}", pointer="/context", kind="schema"),)
+        return None, (
+            Fault(
+                name,
+                f"the file's context limit {tokenizer.context} is not the manifest's {context}",
+                pointer="/context",
+                kind="schema",
+            ),
+        )
     return tokenizer, faults

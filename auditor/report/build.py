@@ -59,11 +59,15 @@ def _copy_run(run_dir: Path, dest: Path) -> None:
             rel.encode("utf-8")
         except UnicodeEncodeError:
             shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            raise AuditorError(f"{run_dir / shown}: the file name is not UTF-8; a signed "
-                               "bundle cannot list it (audit check reports it)") from None
+            raise AuditorError(
+                f"{run_dir / shown}: the file name is not UTF-8; a signed "
+                "bundle cannot list it (audit check reports it)"
+            ) from None
         if src.stat().st_size > MAX_HASHED_BYTES:
-            raise AuditorError(f"{src}: larger than the auditor hashes; refusing to bundle it "
-                               "(audit check reports it)")
+            raise AuditorError(
+                f"{src}: larger than the auditor hashes; refusing to bundle it "
+                "(audit check reports it)"
+            )
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target)
@@ -74,8 +78,9 @@ def _prepare_out(out_dir: Path) -> Path:
     if out_dir.exists() and not out_dir.is_dir():
         raise AuditorError(f"{out_dir}: exists and is not a directory")
     if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.html").exists():
-        raise AuditorError(f"{out_dir}: exists, is not empty and is not a report; "
-                           "choose another --out")
+        raise AuditorError(
+            f"{out_dir}: exists, is not empty and is not a report; choose another --out"
+        )
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
     umask = os.umask(0o022)
@@ -98,10 +103,17 @@ def _json_bytes(obj: Any) -> bytes:
     return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
-def render_report(view: Any, result: AuditResult, *, generated_at: str, timer: StepTimer,
-                  inputs: Mapping[str, tuple[Any, str]] | None = None,
-                  signer: str | None = None, replay: Any = None, worker: Any = None,
-                  ) -> tuple[dict[str, Any], str, dict[str, str | None]]:
+def render_report(
+    view: Any,
+    result: AuditResult,
+    *,
+    generated_at: str,
+    timer: StepTimer,
+    inputs: Mapping[str, tuple[Any, str]] | None = None,
+    signer: str | None = None,
+    replay: Any = None,
+    worker: Any = None,
+) -> tuple[dict[str, Any], str, dict[str, str | None]]:
     """View model, plots and HTML of one audited run (no files written); REPLAY is the
     `ReplayResult` of `--replay`, if any. WORKER (an `auditor.report.worker.ReportWorker`)
     draws the figures in its own process, while this one imports WeasyPrint; without it they
@@ -111,10 +123,16 @@ def render_report(view: Any, result: AuditResult, *, generated_at: str, timer: S
 
     protocol = protocols.get(result.protocol) if result.protocol else None
     with timer.step("view model"):
-        vm = viewmodel.build_viewmodel(view, result, protocol.rules if protocol else (),
-                                       inputs=inputs,
-                                       tool_version=__version__, generated_at=generated_at,
-                                       signer=signer, replay=replay)
+        vm = viewmodel.build_viewmodel(
+            view,
+            result,
+            protocol.rules if protocol else (),
+            inputs=inputs,
+            tool_version=__version__,
+            generated_at=generated_at,
+            signer=signer,
+            replay=replay,
+        )
     part = viewmodel.protocol_report(result.protocol)
     specs = part.figures(vm) if part is not None and view is not None else {}
     if worker is not None:
@@ -135,8 +153,14 @@ def render_report(view: Any, result: AuditResult, *, generated_at: str, timer: S
     return vm, page, figs
 
 
-def load_signing(key: Path | None, cert: Path | None, chain: Path | None,
-                 tsa: str | None = None, *, load: bool = True) -> Any:
+def load_signing(
+    key: Path | None,
+    cert: Path | None,
+    chain: Path | None,
+    tsa: str | None = None,
+    *,
+    load: bool = True,
+) -> Any:
     """The `auditor.report.sign.Signing` of KEY and CERT (None without a key), timestamped
     by the authority at TSA, checked before any work is done, so a bad key fails fast;
     `AuditorError` when only one of the two is given, or a TSA without a key. LOAD false:
@@ -156,14 +180,22 @@ def timestamp(now: Callable[[], dt.datetime] | None = None) -> str:
     return (now or (lambda: dt.datetime.now(dt.UTC)))().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def write_signed_dir(out_dir: Path, *, page: str, files: Mapping[str, bytes],
-                     attachments: list[tuple[str, bytes, str]], signer: Any,
-                     cert: Path | None, key: Path | None,
-                     predicate: Callable[[Mapping[str, str]], dict[str, Any]],
-                     predicate_type: str, timer: StepTimer,
-                     fill: Callable[[Path], None] | None = None,
-                     metadata: Any = None,
-                     sign_with: Callable[[bytes], bytes] | None = None) -> None:
+def write_signed_dir(
+    out_dir: Path,
+    *,
+    page: str,
+    files: Mapping[str, bytes],
+    attachments: list[tuple[str, bytes, str]],
+    signer: Any,
+    cert: Path | None,
+    key: Path | None,
+    predicate: Callable[[Mapping[str, str]], dict[str, Any]],
+    predicate_type: str,
+    timer: StepTimer,
+    fill: Callable[[Path], None] | None = None,
+    metadata: Any = None,
+    sign_with: Callable[[bytes], bytes] | None = None,
+) -> None:
     """Write a report directory atomically: FILL's files and FILES (relative name -> bytes),
     `report.html` (PAGE), `report.pdf` (PAGE with ATTACHMENTS, PAdES-signed with SIGNER) and,
     when signed, `signer.pem` and `bundle.dsse.json`: a Statement of PREDICATE_TYPE listing
@@ -188,8 +220,9 @@ def write_signed_dir(out_dir: Path, *, page: str, files: Mapping[str, bytes],
             with timer.step("sign"):
                 from auditor.report.sign import sign_pdf
 
-                pdf_bytes = (sign_with(pdf_bytes) if sign_with is not None
-                             else sign_pdf(pdf_bytes, signer))
+                pdf_bytes = (
+                    sign_with(pdf_bytes) if sign_with is not None else sign_pdf(pdf_bytes, signer)
+                )
         (tmp / "report.pdf").write_bytes(pdf_bytes)
         if signer is not None and cert is not None:
             with timer.step("dsse"):
@@ -200,12 +233,20 @@ def write_signed_dir(out_dir: Path, *, page: str, files: Mapping[str, bytes],
         raise
 
 
-def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
-                 cert: Path | None = None, chain: Path | None = None,
-                 offers: Path | None = None, timer: StepTimer | None = None,
-                 now: Callable[[], dt.datetime] | None = None,
-                 replay_sample: int | None = None, tsa: str | None = None,
-                 in_worker: bool = False) -> AuditResult:
+def build_report(
+    run_dir: Path,
+    out_dir: Path,
+    *,
+    key: Path | None = None,
+    cert: Path | None = None,
+    chain: Path | None = None,
+    offers: Path | None = None,
+    timer: StepTimer | None = None,
+    now: Callable[[], dt.datetime] | None = None,
+    replay_sample: int | None = None,
+    tsa: str | None = None,
+    in_worker: bool = False,
+) -> AuditResult:
     """Write the report of RUN_DIR into OUT_DIR; return the audit result. With
     REPLAY_SAMPLE, also replay that many IDs of the archived model (`audit replay`): its
     section goes into the report and `replay.json` into the signed bundle and the PDF. With
@@ -223,11 +264,20 @@ def build_report(run_dir: Path, out_dir: Path, *, key: Path | None = None,
         raise AuditorError(f"{out_dir}: the report cannot be written inside the run directory")
     from auditor.report.worker import ReportWorker
 
-    with (ReportWorker(signs=key is not None) if in_worker
-          else contextlib.nullcontext()) as worker:
-        return _build(run_dir, out_dir, key=key, cert=cert, chain=chain, offers=offers,
-                      timer=timer, now=now, replay_sample=replay_sample, tsa=tsa,
-                      worker=worker)
+    with ReportWorker(signs=key is not None) if in_worker else contextlib.nullcontext() as worker:
+        return _build(
+            run_dir,
+            out_dir,
+            key=key,
+            cert=cert,
+            chain=chain,
+            offers=offers,
+            timer=timer,
+            now=now,
+            replay_sample=replay_sample,
+            tsa=tsa,
+            worker=worker,
+        )
 
 
 def report_input(run_dir: Path, name: str, path: Path) -> tuple[Any, str]:
@@ -244,10 +294,20 @@ def report_input(run_dir: Path, name: str, path: Path) -> tuple[Any, str]:
     return load(path), str(path.name)
 
 
-def _build(run_dir: Path, out_dir: Path, *, key: Path | None, cert: Path | None,
-           chain: Path | None, offers: Path | None, timer: StepTimer,
-           now: Callable[[], dt.datetime] | None, replay_sample: int | None,
-           tsa: str | None, worker: Any) -> AuditResult:
+def _build(
+    run_dir: Path,
+    out_dir: Path,
+    *,
+    key: Path | None,
+    cert: Path | None,
+    chain: Path | None,
+    offers: Path | None,
+    timer: StepTimer,
+    now: Callable[[], dt.datetime] | None,
+    replay_sample: int | None,
+    tsa: str | None,
+    worker: Any,
+) -> AuditResult:
     signer = load_signing(key, cert, chain, tsa, load=worker is None)
     inputs = {} if offers is None else {"offers": report_input(run_dir, "offers", offers)}
 
@@ -262,18 +322,26 @@ def _build(run_dir: Path, out_dir: Path, *, key: Path | None, cert: Path | None,
         with timer.step("replay"):
             replayed = replay(run_dir, sample_size=replay_sample)
     generated_at = timestamp(now)
-    vm, page, _ = render_report(view, result, inputs=inputs,
-                                generated_at=generated_at, timer=timer,
-                                signer=subject(cert) if cert is not None else None,
-                                replay=replayed, worker=worker)
+    vm, page, _ = render_report(
+        view,
+        result,
+        inputs=inputs,
+        generated_at=generated_at,
+        timer=timer,
+        signer=subject(cert) if cert is not None else None,
+        replay=replayed,
+        worker=worker,
+    )
     # the bundle's copy of the run is `run/` beside it: no local path of this machine
     audit_json = _json_bytes({**result.to_json(), "run_dir": RUN_SUBDIR})
-    replay_json = None if replayed is None else _json_bytes({**replayed.to_json(),
-                                                             "run_dir": RUN_SUBDIR})
+    replay_json = (
+        None if replayed is None else _json_bytes({**replayed.to_json(), "run_dir": RUN_SUBDIR})
+    )
     attached = attachments.files(vm, audit_json, run_dir, replay_json)
     # The hash list and the rule list lie beside report.html too, for its links.
-    beside = {name: data for name, data, _ in attached
-              if name in (attachments.HASHES, attachments.RULES)}
+    beside = {
+        name: data for name, data, _ in attached if name in (attachments.HASHES, attachments.RULES)
+    }
     if replay_json is not None:
         beside[attachments.REPLAY[1]] = replay_json
 
@@ -291,14 +359,25 @@ def _build(run_dir: Path, out_dir: Path, *, key: Path | None, cert: Path | None,
 
     from auditor.report import dsse
 
-    write_signed_dir(out_dir, page=page, files={"audit.json": audit_json, **beside},
-                     attachments=attached, signer=signer, cert=cert, key=key,
-                     predicate=predicate, predicate_type=dsse.PREDICATE_TYPE, timer=timer,
-                     fill=lambda tmp: _copy_run(run_dir, tmp / RUN_SUBDIR),
-                     metadata=run_metadata(vm["title"], result, run_dir, generated_at,
-                                           subject(cert) if cert is not None else None),
-                     sign_with=(None if worker is None or signer is None
-                                else lambda pdf: worker.sign(pdf, signer)))
+    write_signed_dir(
+        out_dir,
+        page=page,
+        files={"audit.json": audit_json, **beside},
+        attachments=attached,
+        signer=signer,
+        cert=cert,
+        key=key,
+        predicate=predicate,
+        predicate_type=dsse.PREDICATE_TYPE,
+        timer=timer,
+        fill=lambda tmp: _copy_run(run_dir, tmp / RUN_SUBDIR),
+        metadata=run_metadata(
+            vm["title"], result, run_dir, generated_at, subject(cert) if cert is not None else None
+        ),
+        sign_with=(
+            None if worker is None or signer is None else lambda pdf: worker.sign(pdf, signer)
+        ),
+    )
     return result
 
 
@@ -307,8 +386,9 @@ def author(signer: str | None) -> str:
     return signer or "gpubench-audit (unsigned report: nobody signed it)"
 
 
-def run_metadata(title: str, result: AuditResult, run_dir: Path, generated_at: str,
-                 signer: str | None) -> Any:
+def run_metadata(
+    title: str, result: AuditResult, run_dir: Path, generated_at: str, signer: str | None
+) -> Any:
     """The PDF metadata of a run's report: its title, the signer as author, what was
     audited and the verdict as subject, and the run's identity (experiment, protocol, the
     SHA-256 of its manifest, which the signed Statement lists too)."""
@@ -318,14 +398,24 @@ def run_metadata(title: str, result: AuditResult, run_dir: Path, generated_at: s
     sha = sha256_file(manifest) if manifest.is_file() and not manifest.is_symlink() else None
     experiment = result.experiment_id or "unknown experiment"
     return Metadata(
-        title=title, author=author(signer),
-        subject=(f"gpubench-audit report of run {experiment} (protocol "
-                 f"{result.protocol or 'unknown'}): {result.verdict}"
-                 + (f"; run manifest SHA-256 {sha}" if sha else "")),
-        keywords=("gpubench-audit", "audit report", f"experiment {experiment}",
-                  f"protocol {result.protocol or 'unknown'}", f"verdict {result.verdict}",
-                  *((f"manifest sha256 {sha}",) if sha else ()), f"auditor {__version__}"),
-        created=generated_at)
+        title=title,
+        author=author(signer),
+        subject=(
+            f"gpubench-audit report of run {experiment} (protocol "
+            f"{result.protocol or 'unknown'}): {result.verdict}"
+            + (f"; run manifest SHA-256 {sha}" if sha else "")
+        ),
+        keywords=(
+            "gpubench-audit",
+            "audit report",
+            f"experiment {experiment}",
+            f"protocol {result.protocol or 'unknown'}",
+            f"verdict {result.verdict}",
+            *((f"manifest sha256 {sha}",) if sha else ()),
+            f"auditor {__version__}",
+        ),
+        created=generated_at,
+    )
 
 
 def subject(cert_path: Path) -> str:
@@ -338,8 +428,13 @@ def subject(cert_path: Path) -> str:
     return str(cns[0].value) if cns else cert.subject.rfc4514_string()
 
 
-def _write_bundle(tmp: Path, predicate: Callable[[Mapping[str, str]], dict[str, Any]],
-                  predicate_type: str, cert_path: Path, key_path: Path | None) -> None:
+def _write_bundle(
+    tmp: Path,
+    predicate: Callable[[Mapping[str, str]], dict[str, Any]],
+    predicate_type: str,
+    cert_path: Path,
+    key_path: Path | None,
+) -> None:
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.serialization import Encoding, load_pem_private_key
@@ -351,14 +446,20 @@ def _write_bundle(tmp: Path, predicate: Callable[[Mapping[str, str]], dict[str, 
     key = load_pem_private_key(Path(key_path).read_bytes(), password=None)
     assert isinstance(key, ec.EllipticCurvePrivateKey)  # sign.check_signer: ECDSA only
     (tmp / "signer.pem").write_bytes(cert.public_bytes(Encoding.PEM))
-    digests = {rel: sha256_file(tmp / rel) for rel in list_files(tmp)
-               if rel not in ("signer.pem", "bundle.dsse.json")}
+    digests = {
+        rel: sha256_file(tmp / rel)
+        for rel in list_files(tmp)
+        if rel not in ("signer.pem", "bundle.dsse.json")
+    }
     stmt = dsse.statement(digests, predicate(digests), predicate_type)
     (tmp / "bundle.dsse.json").write_bytes(dsse.sign_envelope(stmt, key, cert))
 
 
 def replay_predicate(replayed: Any) -> dict[str, Any]:
     """What the signed Statement records of a replay (`audit report --replay N`)."""
-    return {"verdict": replayed.verdict, "counts": replayed.counts(),
-            "sample": len(replayed.sample.ids) if replayed.sample else 0,
-            "seed": replayed.sample.seed if replayed.sample else None}
+    return {
+        "verdict": replayed.verdict,
+        "counts": replayed.counts(),
+        "sample": len(replayed.sample.ids) if replayed.sample else 0,
+        "seed": replayed.sample.seed if replayed.sample else None,
+    }

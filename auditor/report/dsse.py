@@ -54,13 +54,15 @@ def _key(cert: x509.Certificate) -> Any:
     return SSlibKey.from_crypto(cert.public_key(), keyid=cert_keyid(cert), scheme=SCHEME)
 
 
-def statement(digests: Mapping[str, str], predicate: Mapping[str, Any],
-              predicate_type: str = PREDICATE_TYPE) -> dict[str, Any]:
+def statement(
+    digests: Mapping[str, str], predicate: Mapping[str, Any], predicate_type: str = PREDICATE_TYPE
+) -> dict[str, Any]:
     """An in-toto Statement v1: one subject per file (sorted by name), our predicate."""
     return {
         "_type": STATEMENT_TYPE,
-        "subject": [{"name": name, "digest": {"sha256": digests[name]}}
-                    for name in sorted(digests)],
+        "subject": [
+            {"name": name, "digest": {"sha256": digests[name]}} for name in sorted(digests)
+        ],
         "predicateType": predicate_type,
         "predicate": dict(predicate),
     }
@@ -70,14 +72,16 @@ def cert_keyid(cert: x509.Certificate) -> str:
     return hashlib.sha256(cert.public_bytes(serialization.Encoding.DER)).hexdigest()
 
 
-def sign_envelope(stmt: Mapping[str, Any], key: ec.EllipticCurvePrivateKey,
-                  cert: x509.Certificate) -> bytes:
+def sign_envelope(
+    stmt: Mapping[str, Any], key: ec.EllipticCurvePrivateKey, cert: x509.Certificate
+) -> bytes:
     """The envelope as bytes (JSON, sorted keys, trailing newline)."""
     from securesystemslib.dsse import Envelope
     from securesystemslib.signer import CryptoSigner
 
-    body = json.dumps(stmt, sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False).encode("utf-8")
+    body = json.dumps(stmt, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
     env = Envelope(body, PAYLOAD_TYPE, {})
     env.sign(CryptoSigner(key, _key(cert)))
     return (json.dumps(env.to_dict(), indent=2, sort_keys=True) + "\n").encode("utf-8")

@@ -24,8 +24,12 @@ LAYOUT = ("GSUB", "GPOS")
 
 def drop_early(font: Any, options: Any) -> None:
     """Delete from FONT (a TTFont) what a subset with OPTIONS drops before reading it."""
-    if ("kern" in font and "GPOS" in font and "GPOS" in options.drop_tables
-            and not options.legacy_kern):
+    if (
+        "kern" in font
+        and "GPOS" in font
+        and "GPOS" in options.drop_tables
+        and not options.legacy_kern
+    ):
         del font["kern"]  # fontTools drops kern when GPOS is there, before dropping GPOS
     for tag in LAYOUT:
         if tag in options.drop_tables and tag in font:

@@ -29,7 +29,8 @@ _UNBREAKABLE = re.compile(
     r"|[\w.\-‹›]+(?:/[\w.\-‹›]+){2,})"
     r"|(?P<word>\b(?:[A-Z]\d{4}|[AB]\d{1,2}(?:\.\d{1,2})?|RUN_DIR)\b"  # A0201, A2.1, B7
     r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"  # a column name: corpus_accepted
-    r"|\b[\w-]+\.(?:csv|json|jsonl|txt|sha256|pdf|html)\b)")  # a file name
+    r"|\b[\w-]+\.(?:csv|json|jsonl|txt|sha256|pdf|html)\b)"
+)  # a file name
 
 
 MAX_TEXT = 4000
@@ -46,8 +47,11 @@ def clip(text: str, limit: int = MAX_TEXT) -> str:
 def _finalize(value: Any) -> Any:
     """Every `{{ value }}` of the templates: a plain string is clipped (`clip`); what the
     auditor composed itself (Markup, a figure's data URI) is left whole."""
-    if isinstance(value, str) and not isinstance(value, Markup) and not value.startswith(
-            "data:image/"):
+    if (
+        isinstance(value, str)
+        and not isinstance(value, Markup)
+        and not value.startswith("data:image/")
+    ):
         return clip(value)
     return value
 
@@ -62,7 +66,7 @@ def nobreak(value: Any) -> Markup:
     text = "" if value is None else clip(str(value))
     out, last = [], 0
     for m in _UNBREAKABLE.finditer(text):
-        out.append(str(escape(text[last:m.start()])))
+        out.append(str(escape(text[last : m.start()])))
         if m["path"]:
             out.append("/<wbr>".join(_nb(part) for part in m["path"].split("/")))
         else:
@@ -105,15 +109,16 @@ def render(vm: dict[str, Any], plots: dict[str, str | None]) -> str:
     from auditor.report.viewmodel import protocol_report
 
     part = protocol_report(vm.get("protocol"))
-    return render_page("report.html.j2", vm, plots,
-                       protocol_template=part.template if part is not None else None)
+    return render_page(
+        "report.html.j2", vm, plots, protocol_template=part.template if part is not None else None
+    )
 
 
-def render_page(template: str, vm: dict[str, Any], plots: dict[str, str | None],
-                **extra: Any) -> str:
+def render_page(
+    template: str, vm: dict[str, Any], plots: dict[str, str | None], **extra: Any
+) -> str:
     """TEMPLATE rendered with VM, its figures PLOTS as data URIs and the report's CSS."""
     css = (templates.directory() / "report.css").read_text(encoding="utf-8")
     # A figure that was not drawn is simply absent from the page.
-    uris = collections.defaultdict(lambda: None,
-                                   {k: svg_data_uri(v) for k, v in plots.items()})
+    uris = collections.defaultdict(lambda: None, {k: svg_data_uri(v) for k, v in plots.items()})
     return _env().get_template(template).render(vm=vm, plots=uris, css=css, **extra)

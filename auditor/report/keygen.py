@@ -30,11 +30,13 @@ def _name(what: str, key: ec.EllipticCurvePublicKey) -> x509.Name:
     key (the first 16 hex digits of its SHA-1 key identifier), so that two test CAs in one
     trust store (NSS's, which pdfsig reads, keys certificates by subject) are two names."""
     serial = x509.SubjectKeyIdentifier.from_public_key(key).digest.hex()[:16]
-    return x509.Name([
-        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "gpubench-audit (local test)"),
-        x509.NameAttribute(NameOID.COMMON_NAME, LABEL.format(what=what)),
-        x509.NameAttribute(NameOID.SERIAL_NUMBER, serial),
-    ])
+    return x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "gpubench-audit (local test)"),
+            x509.NameAttribute(NameOID.COMMON_NAME, LABEL.format(what=what)),
+            x509.NameAttribute(NameOID.SERIAL_NUMBER, serial),
+        ]
+    )
 
 
 def make_chain(now: dt.datetime | None = None) -> tuple[bytes, bytes, bytes]:
@@ -48,15 +50,27 @@ def make_chain(now: dt.datetime | None = None) -> tuple[bytes, bytes, bytes]:
     ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
     ca_cert = (
         x509.CertificateBuilder()
-        .subject_name(ca_name).issuer_name(ca_name)
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
         .public_key(ca_key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(start).not_valid_after(end)
+        .not_valid_before(start)
+        .not_valid_after(end)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(
-            digital_signature=False, content_commitment=False, key_encipherment=False,
-            data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
-            encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=False,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
         .add_extension(ca_ski, critical=False)
         .sign(ca_key, hashes.SHA256())
     )
@@ -64,30 +78,45 @@ def make_chain(now: dt.datetime | None = None) -> tuple[bytes, bytes, bytes]:
     key = ec.generate_private_key(ec.SECP256R1())
     signer = (
         x509.CertificateBuilder()
-        .subject_name(_name("SIGNER", key.public_key())).issuer_name(ca_name)
+        .subject_name(_name("SIGNER", key.public_key()))
+        .issuer_name(ca_name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(start).not_valid_after(end)
+        .not_valid_before(start)
+        .not_valid_after(end)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(
-            digital_signature=True, content_commitment=True, key_encipherment=False,
-            data_encipherment=False, key_agreement=False, key_cert_sign=False, crl_sign=False,
-            encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=True,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
         # emailProtection is the EKU NSS (pdfsig) accepts for document signing certificates.
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.EMAIL_PROTECTION,
-                                              ExtendedKeyUsageOID.CODE_SIGNING]), critical=False)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()),
-                       critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski),
-                       critical=False)
+        .add_extension(
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.EMAIL_PROTECTION, ExtendedKeyUsageOID.CODE_SIGNING]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False
+        )
         .sign(ca_key, hashes.SHA256())
     )
     pem = serialization.Encoding.PEM
     return (
         ca_cert.public_bytes(pem),
         signer.public_bytes(pem),
-        key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
-                          serialization.NoEncryption()),
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
     )
 
 

@@ -27,8 +27,13 @@ from collections.abc import Iterator
 from functools import cache
 from types import ModuleType
 
-_ABI = {"x86_64-64": "libc6,x86-64", "ppc64-64": "libc6,64bit",
-        "sparc64-64": "libc6,64bit", "s390x-64": "libc6,64bit", "ia64-64": "libc6,IA-64"}
+_ABI = {
+    "x86_64-64": "libc6,x86-64",
+    "ppc64-64": "libc6,64bit",
+    "sparc64-64": "libc6,64bit",
+    "s390x-64": "libc6,64bit",
+    "ia64-64": "libc6,IA-64",
+}
 """ctypes.util's map of machine to ldconfig's ABI tag (others: any libc6 entry)."""
 
 
@@ -38,9 +43,15 @@ def ld_cache() -> bytes | None:
     if not sys.platform.startswith("linux") or not os.path.exists("/sbin/ldconfig"):
         return None
     try:
-        done = subprocess.run(["/sbin/ldconfig", "-p"], stdin=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              env={"LC_ALL": "C", "LANG": "C"}, timeout=10, check=False)
+        done = subprocess.run(
+            ["/sbin/ldconfig", "-p"],
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            env={"LC_ALL": "C", "LANG": "C"},
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 and done.stdout else None
@@ -49,8 +60,10 @@ def ld_cache() -> bytes | None:
 def cached_lookup(name: str, listing: bytes) -> str | None:
     """The soname ctypes' `find_library(NAME)` takes from the cache LISTING, or None."""
     machine = f"{os.uname().machine}-{8 * struct.calcsize('P')}"
-    pattern = rb"\s+(lib%s\.[^\s]+)\s+\(%s" % (re.escape(name).encode(),
-                                               _ABI.get(machine, "libc6").encode())
+    pattern = rb"\s+(lib%s\.[^\s]+)\s+\(%s" % (
+        re.escape(name).encode(),
+        _ABI.get(machine, "libc6").encode(),
+    )
     found = re.search(pattern, listing)
     return os.fsdecode(found.group(1)) if found else None
 
@@ -87,8 +100,7 @@ def import_weasyprint() -> ModuleType:
                 import weasyprint
             return weasyprint
         except OSError:
-            for mod in [m for m in sys.modules if m == "weasyprint" or
-                        m.startswith("weasyprint.")]:
+            for mod in [m for m in sys.modules if m == "weasyprint" or m.startswith("weasyprint.")]:
                 del sys.modules[mod]
     import weasyprint
 

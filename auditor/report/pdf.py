@@ -30,22 +30,30 @@ class Metadata:
     """W3C date-time (`2026-05-01T12:00:00Z`), the report's generation time."""
 
 
-def render(html: str, attachments: list[tuple[str, bytes, str]],
-           base_url: Path | None = None, metadata: Metadata | None = None) -> bytes:
+def render(
+    html: str,
+    attachments: list[tuple[str, bytes, str]],
+    base_url: Path | None = None,
+    metadata: Metadata | None = None,
+) -> bytes:
     """`attachments`: (file name, bytes, description); missing files are simply not listed
     by the caller. METADATA replaces what WeasyPrint takes from the page's head. Returns
     the PDF bytes."""
     from auditor.report.libload import import_weasyprint
 
     weasyprint = import_weasyprint()
-    files = [weasyprint.Attachment(string=data, name=name, description=desc,
-                                   relationship="Source")
-             for name, data, desc in attachments]
+    files = [
+        weasyprint.Attachment(string=data, name=name, description=desc, relationship="Source")
+        for name, data, desc in attachments
+    ]
     doc = weasyprint.HTML(string=html, base_url=str(base_url) if base_url else None).render()
     if metadata is not None:
         meta = doc.metadata
-        meta.title, meta.authors, meta.description = (metadata.title, [metadata.author],
-                                                      metadata.subject)
+        meta.title, meta.authors, meta.description = (
+            metadata.title,
+            [metadata.author],
+            metadata.subject,
+        )
         meta.keywords = list(metadata.keywords)
         if metadata.created:
             meta.created = meta.modified = metadata.created

@@ -39,13 +39,13 @@ class SigningFiles:
     tsa_url: str | None = None
 
 
-def check_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None = None
-                 ) -> SigningFiles:
+def check_signer(
+    key: Path, cert: Path, chain: Path | None, tsa_url: str | None = None
+) -> SigningFiles:
     """KEY, CERT, CHAIN and TSA_URL checked as signing needs them, or AuditorError naming
     the file (or the --tsa URL) that cannot be used."""
     if tsa_url is not None and not tsa_url.startswith(("http://", "https://")):
-        raise AuditorError(f"--tsa {tsa_url}: a timestamp authority is an http:// or "
-                           "https:// URL")
+        raise AuditorError(f"--tsa {tsa_url}: a timestamp authority is an http:// or https:// URL")
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
@@ -55,15 +55,19 @@ def check_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None 
     except (ValueError, TypeError, OSError) as exc:
         raise AuditorError(f"{key}: not an unencrypted PEM private key ({exc})") from None
     if not isinstance(key_obj, ec.EllipticCurvePrivateKey):
-        raise AuditorError(f"{key}: the signing key must be ECDSA (P-256); pdfsig/NSS cannot "
-                           "check Ed25519 signatures")
+        raise AuditorError(
+            f"{key}: the signing key must be ECDSA (P-256); pdfsig/NSS cannot "
+            "check Ed25519 signatures"
+        )
     try:
         cert_obj = x509.load_pem_x509_certificate(Path(cert).read_bytes())
     except (ValueError, OSError) as exc:
         raise AuditorError(f"{cert}: not a PEM certificate ({exc})") from None
     public = cert_obj.public_key()
-    if not isinstance(public, ec.EllipticCurvePublicKey) \
-            or public.public_numbers() != key_obj.public_key().public_numbers():
+    if (
+        not isinstance(public, ec.EllipticCurvePublicKey)
+        or public.public_numbers() != key_obj.public_key().public_numbers()
+    ):
         raise AuditorError(f"{cert}: this certificate does not belong to the key {key}")
     if chain is not None:
         try:
@@ -73,8 +77,7 @@ def check_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None 
     return SigningFiles(Path(key), Path(cert), Path(chain) if chain else None, tsa_url)
 
 
-def load_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None = None
-                ) -> Signing:
+def load_signer(key: Path, cert: Path, chain: Path | None, tsa_url: str | None = None) -> Signing:
     """The signing of KEY and CERT, or AuditorError naming the file (or the --tsa URL)
     that could not be used."""
     return load_checked(check_signer(key, cert, chain, tsa_url))
@@ -85,12 +88,12 @@ def load_checked(files: SigningFiles) -> Signing:
     from pyhanko.sign import signers
 
     signer = signers.SimpleSigner.load(
-        str(files.key), str(files.cert),
-        ca_chain_files=(str(files.chain),) if files.chain else None
+        str(files.key), str(files.cert), ca_chain_files=(str(files.chain),) if files.chain else None
     )
     if signer is None:
-        raise AuditorError(f"{files.key}/{files.cert}: pyHanko could not load the key and "
-                           "certificate")
+        raise AuditorError(
+            f"{files.key}/{files.cert}: pyHanko could not load the key and certificate"
+        )
     return Signing(signer, files.tsa_url)
 
 
@@ -117,6 +120,8 @@ def sign_pdf(pdf: bytes, signing: Signing) -> bytes:
         if timestamper is None:
             raise
         # the authority is unreachable, refuses, or answers something that is no timestamp
-        raise AuditorError(f"--tsa {signing.tsa_url}: no timestamp from the authority "
-                           f"({type(exc).__name__}: {exc})") from None
+        raise AuditorError(
+            f"--tsa {signing.tsa_url}: no timestamp from the authority "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
     return out.getvalue()

@@ -74,8 +74,11 @@ def _load_ca(ca: Path, option: str = "--ca") -> list[x509.Certificate]:
     try:
         certs = x509.load_pem_x509_certificates(Path(ca).read_bytes())
     except (ValueError, OSError) as exc:
-        why = ("this is a private key: give the CA's certificate (ca.pem of audit keygen)"
-               if b"PRIVATE KEY-----" in _head(ca) else str(exc))
+        why = (
+            "this is a private key: give the CA's certificate (ca.pem of audit keygen)"
+            if b"PRIVATE KEY-----" in _head(ca)
+            else str(exc)
+        )
         raise AuditorError(f"{option} {ca}: not a PEM certificate ({why})") from None
     if not certs:
         raise AuditorError(f"{option} {ca}: holds no certificate")
@@ -103,21 +106,30 @@ class Timestamp:
     problem: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"present": True, "trusted": self.trusted,
-                **({"time": self.time} if self.time else {}),
-                **({"authority": self.authority} if self.authority else {}),
-                **({"problem": self.problem} if self.problem else {})}
+        return {
+            "present": True,
+            "trusted": self.trusted,
+            **({"time": self.time} if self.time else {}),
+            **({"authority": self.authority} if self.authority else {}),
+            **({"problem": self.problem} if self.problem else {}),
+        }
 
     def line(self) -> str:
         if self.trusted:
-            return (f"{PDF}: trusted RFC 3161 timestamp: the signature existed at {self.time} "
-                    f"(timestamp authority: {self.authority})")
-        return (f"{PDF}: an RFC 3161 timestamp is present but not trusted ({self.problem}); "
-                "the signing time is the signer's own claim")
+            return (
+                f"{PDF}: trusted RFC 3161 timestamp: the signature existed at {self.time} "
+                f"(timestamp authority: {self.authority})"
+            )
+        return (
+            f"{PDF}: an RFC 3161 timestamp is present but not trusted ({self.problem}); "
+            "the signing time is the signer's own claim"
+        )
 
 
-NO_TIMESTAMP = ("no trusted timestamp: the signing time is the signer's own claim "
-                "(audit report --tsa URL adds an RFC 3161 timestamp)")
+NO_TIMESTAMP = (
+    "no trusted timestamp: the signing time is the signer's own claim "
+    "(audit report --tsa URL adds an RFC 3161 timestamp)"
+)
 
 
 def _timestamp(status: Any) -> Timestamp | None:
@@ -125,8 +137,7 @@ def _timestamp(status: Any) -> Timestamp | None:
     ts = getattr(status, "timestamp_validity", None)
     if ts is None:
         return None
-    when = ts.timestamp.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") \
-        if ts.timestamp else None
+    when = ts.timestamp.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if ts.timestamp else None
     tsa = ts.signing_cert.subject.native.get("common_name") if ts.signing_cert else None
     if not (ts.intact and ts.valid):
         return Timestamp(False, when, tsa, "its token does not verify")
@@ -135,9 +146,11 @@ def _timestamp(status: Any) -> Timestamp | None:
     return Timestamp(True, when, tsa)
 
 
-def _check_pdf(pdf_path: Path, ca_certs: list[x509.Certificate],
-               tsa_certs: list[x509.Certificate] | None = None
-               ) -> tuple[bytes, str, Timestamp | None]:
+def _check_pdf(
+    pdf_path: Path,
+    ca_certs: list[x509.Certificate],
+    tsa_certs: list[x509.Certificate] | None = None,
+) -> tuple[bytes, str, Timestamp | None]:
     """Validate the PDF signature; return the signer cert's DER, a summary line and its
     timestamp, if any."""
     from asn1crypto import x509 as asn1_x509
@@ -150,8 +163,9 @@ def _check_pdf(pdf_path: Path, ca_certs: list[x509.Certificate],
     from pyhanko_certvalidator import ValidationContext
 
     roots = [asn1_x509.Certificate.load(c.public_bytes(Encoding.DER)) for c in ca_certs]
-    ts_roots = [asn1_x509.Certificate.load(c.public_bytes(Encoding.DER))
-                for c in (tsa_certs or ca_certs)]
+    ts_roots = [
+        asn1_x509.Certificate.load(c.public_bytes(Encoding.DER)) for c in (tsa_certs or ca_certs)
+    ]
     data = pdf_path.read_bytes()
     try:
         reader = PdfFileReader(io.BytesIO(data), strict=False)
@@ -168,9 +182,12 @@ def _check_pdf(pdf_path: Path, ca_certs: list[x509.Certificate],
         ts_vc = ValidationContext(trust_roots=ts_roots, allow_fetching=False)
         # pyHanko's own key usage check (its rebuilt policy would demand an extended key
         # usage if given ours); the extended key usage policy is `signer_problem`'s, below
-        status = validate_pdf_signature(sig, vc, ts_validation_context=ts_vc,
-                                        key_usage_settings=KeyUsageConstraints(
-                                            key_usage=set(SIGNING_KEY_USAGE)))
+        status = validate_pdf_signature(
+            sig,
+            vc,
+            ts_validation_context=ts_vc,
+            key_usage_settings=KeyUsageConstraints(key_usage=set(SIGNING_KEY_USAGE)),
+        )
     except Exception as exc:
         raise VerificationFailed(f"{PDF}: signature cannot be validated ({exc})") from None
     if not status.intact:
@@ -181,31 +198,39 @@ def _check_pdf(pdf_path: Path, ca_certs: list[x509.Certificate],
     others = [x509.load_der_x509_certificate(c.dump()) for c in sig.other_embedded_certs]
     problem = signer_problem(signer, ca_certs, others)
     if problem is not None or not status.trusted:
-        raise VerificationFailed(f"{PDF}: the signer's certificate "
-                                 f"{problem or 'is not trusted for signing (pyHanko)'}")
+        raise VerificationFailed(
+            f"{PDF}: the signer's certificate {problem or 'is not trusted for signing (pyHanko)'}"
+        )
     if status.coverage != SignatureCoverageLevel.ENTIRE_FILE:
         raise VerificationFailed(
             f"{PDF}: the signature does not cover the whole file "
             f"({status.coverage.name if status.coverage else 'unknown'}): "
-            "bytes or a revision were added after signing")
+            "bytes or a revision were added after signing"
+        )
     revisions = reader.xrefs.total_revisions
     if sig.signed_revision != revisions - 1:
         raise VerificationFailed(f"{PDF}: a revision was added after the signed one")
     cert_der = sig.signer_cert.dump()
     cn = sig.signer_cert.subject.native.get("common_name", "?")
-    line = (f"{PDF}: PAdES signature intact, valid, trusted (signer: {cn}), "
-            f"covers the entire file (its revision is the last of {revisions})")
+    line = (
+        f"{PDF}: PAdES signature intact, valid, trusted (signer: {cn}), "
+        f"covers the entire file (its revision is the last of {revisions})"
+    )
     return cert_der, line, _timestamp(status)
 
 
 SIGNING_KEY_USAGE = frozenset({"digital_signature", "non_repudiation"})
 """A signer's key usage must allow one of these."""
-SIGNING_EKU = frozenset({
-    "email_protection",  # what NSS (pdfsig) accepts for document signing, audit keygen's
-    "code_signing",
-    "1.3.6.1.5.5.7.3.36",  # id-kp-documentSigning, RFC 9336
-    "microsoft_document_signing", "adobe_authentic_documents_trust",
-    "any_extended_key_usage"})
+SIGNING_EKU = frozenset(
+    {
+        "email_protection",  # what NSS (pdfsig) accepts for document signing, audit keygen's
+        "code_signing",
+        "1.3.6.1.5.5.7.3.36",  # id-kp-documentSigning, RFC 9336
+        "microsoft_document_signing",
+        "adobe_authentic_documents_trust",
+        "any_extended_key_usage",
+    }
+)
 """An extended key usage, when the certificate has one, must include one of these: a TLS
 server certificate (serverAuth only) does not sign reports."""
 
@@ -214,9 +239,12 @@ def usage_constraints() -> Any:
     """pyHanko's key usage policy for the signer: `SIGNING_KEY_USAGE`, `SIGNING_EKU`."""
     from pyhanko.sign.validation.settings import KeyUsageConstraints
 
-    return KeyUsageConstraints(key_usage=set(SIGNING_KEY_USAGE), match_all_key_usages=False,
-                               extd_key_usage=set(SIGNING_EKU),
-                               explicit_extd_key_usage_required=False)
+    return KeyUsageConstraints(
+        key_usage=set(SIGNING_KEY_USAGE),
+        match_all_key_usages=False,
+        extd_key_usage=set(SIGNING_EKU),
+        explicit_extd_key_usage_required=False,
+    )
 
 
 def _when(moment: Any) -> str:
@@ -246,17 +274,25 @@ def signer_problem(cert: Any, ca_certs: list[Any], others: Sequence[Any] = ()) -
 
     end = asn1(cert)
     extra = [asn1(c) for c in others]
-    context = ValidationContext(trust_roots=[asn1(c) for c in ca_certs], other_certs=extra,
-                                allow_fetching=False, revocation_mode="soft-fail")
+    context = ValidationContext(
+        trust_roots=[asn1(c) for c in ca_certs],
+        other_certs=extra,
+        allow_fetching=False,
+        revocation_mode="soft-fail",
+    )
     try:
         asyncio.run(CertificateValidator(end, extra, context).async_validate_path())
     except ExpiredError:
-        return (f"expired (or a certificate of its chain did): it is valid from "
-                f"{_when(cert.not_valid_before_utc)} to {_when(cert.not_valid_after_utc)}, "
-                "and an expired signer is refused")
+        return (
+            f"expired (or a certificate of its chain did): it is valid from "
+            f"{_when(cert.not_valid_before_utc)} to {_when(cert.not_valid_after_utc)}, "
+            "and an expired signer is refused"
+        )
     except NotYetValidError:
-        return (f"is not valid yet (or a certificate of its chain is not): it is valid from "
-                f"{_when(cert.not_valid_before_utc)}, and a signer not yet valid is refused")
+        return (
+            f"is not valid yet (or a certificate of its chain is not): it is valid from "
+            f"{_when(cert.not_valid_before_utc)}, and a signer not yet valid is refused"
+        )
     except PathBuildingError:
         return "does not chain to the CA given (no path from it to a certificate of --ca)"
     except PathValidationError as exc:
@@ -268,17 +304,19 @@ def signer_problem(cert: Any, ca_certs: list[Any], others: Sequence[Any] = ()) -
     except InvalidCertificateError:
         ku = end.key_usage_value.native if end.key_usage_value else ["any"]
         eku = end.extended_key_usage_value.native if end.extended_key_usage_value else []
-        return ("is not a signing certificate: its key usage is "
-                f"{', '.join(sorted(ku)).replace('_', ' ')}"
-                + (f", its extended key usage {', '.join(eku).replace('_', ' ')}" if eku
-                   else "")
-                + " (a report signer needs key usage digital signature or non-repudiation "
-                "and, when it has an extended key usage, one for documents or e-mail)")
+        return (
+            "is not a signing certificate: its key usage is "
+            f"{', '.join(sorted(ku)).replace('_', ' ')}"
+            + (f", its extended key usage {', '.join(eku).replace('_', ' ')}" if eku else "")
+            + " (a report signer needs key usage digital signature or non-repudiation "
+            "and, when it has an extended key usage, one for documents or e-mail)"
+        )
     return None
 
 
-def _check_signer(report_dir: Path, ca_certs: list[x509.Certificate],
-                  pdf_signer_der: bytes | None) -> x509.Certificate:
+def _check_signer(
+    report_dir: Path, ca_certs: list[x509.Certificate], pdf_signer_der: bytes | None
+) -> x509.Certificate:
     """signer.pem: the PDF's signer (when known), with a valid path to the CA and the usage
     of a signing certificate (`signer_problem`)."""
     from cryptography import x509
@@ -321,15 +359,17 @@ def _check_files(report_dir: Path, stmt: dict) -> int:
             raise VerificationFailed(f"{ENVELOPE}: {name} listed twice")
         listed[name] = digest
     must = MUST_LIST_BY_TYPE.get(stmt.get("predicateType", ""))
-    failures = ([f"{ENVELOPE}: unknown predicate type {stmt.get('predicateType')!r}"]
-                if must is None else
-                [f"{ENVELOPE}: the Statement does not list {name}"
-                 for name in must if name not in listed])
+    failures = (
+        [f"{ENVELOPE}: unknown predicate type {stmt.get('predicateType')!r}"]
+        if must is None
+        else [
+            f"{ENVELOPE}: the Statement does not list {name}" for name in must if name not in listed
+        ]
+    )
     for name, digest in listed.items():
         path = report_dir / name
         if path.is_symlink() or not path.is_file():
-            failures.append(f"{name}: listed in the Statement but missing (or not a regular "
-                            "file)")
+            failures.append(f"{name}: listed in the Statement but missing (or not a regular file)")
             continue
         try:
             actual = sha256_file(path)
@@ -337,15 +377,19 @@ def _check_files(report_dir: Path, stmt: dict) -> int:
             failures.append(f"{name}: cannot be read ({exc.strerror or exc})")
             continue
         if actual != digest:
-            failures.append(f"{name}: SHA-256 {actual} differs from the signed {digest}: the "
-                            "file was changed")
-    on_disk = {n.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-               for n in list_files(report_dir)}
+            failures.append(
+                f"{name}: SHA-256 {actual} differs from the signed {digest}: the file was changed"
+            )
+    on_disk = {
+        n.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        for n in list_files(report_dir)
+    }
     extra = sorted(on_disk - set(listed) - set(NOT_LISTED))
     if extra:
-        failures.append(f"{extra[0]}: present in the report but not listed in the signed "
-                        "Statement" + (f" (and {len(extra) - 1} more)" if len(extra) > 1
-                                       else ""))
+        failures.append(
+            f"{extra[0]}: present in the report but not listed in the signed "
+            "Statement" + (f" (and {len(extra) - 1} more)" if len(extra) > 1 else "")
+        )
     if failures:
         raise VerificationFailed("\n".join(failures))
     return len(listed)
@@ -360,8 +404,9 @@ class Passed:
     detail: str
 
 
-def _verify(report_dir: Path, ca: Path, passed: list[Passed],
-            tsa_ca: Path | None = None) -> dict[str, Any]:
+def _verify(
+    report_dir: Path, ca: Path, passed: list[Passed], tsa_ca: Path | None = None
+) -> dict[str, Any]:
     """Run every check that can run, appending each that passes to PASSED; at the end,
     VerificationFailed with one line per failure (`file: reason`) if any failed. Returns the
     signed predicate's experiment and verdict, whether the signer is a local test key and
@@ -370,9 +415,11 @@ def _verify(report_dir: Path, ca: Path, passed: list[Passed],
     if problem := wrong_kind(report_dir, "report", "audit verify"):
         raise AuditorError(problem)
     if not any((report_dir / name).exists() for name in (*REPORT_FILES, ENVELOPE, SIGNER)):
-        raise AuditorError(f"{report_dir}: not a report directory (none of {PDF}, "
-                           f"report.html, {ENVELOPE}, {SIGNER}); `audit report RUN_DIR --out "
-                           "DIR --key ... --cert ...` writes one")
+        raise AuditorError(
+            f"{report_dir}: not a report directory (none of {PDF}, "
+            f"report.html, {ENVELOPE}, {SIGNER}); `audit report RUN_DIR --out "
+            "DIR --key ... --cert ...` writes one"
+        )
     ca_certs = _load_ca(ca)
     tsa_certs = _load_ca(tsa_ca, "--tsa-ca") if tsa_ca is not None else None
     failures: list[str] = []
@@ -383,8 +430,10 @@ def _verify(report_dir: Path, ca: Path, passed: list[Passed],
         except VerificationFailed as exc:
             failures.extend(str(exc).splitlines())
         except Exception as exc:  # a damaged file of any kind: a failure, not a traceback
-            failures.append(f"{getattr(check, '__name__', 'check')}: cannot be checked "
-                            f"({type(exc).__name__}: {exc})")
+            failures.append(
+                f"{getattr(check, '__name__', 'check')}: cannot be checked "
+                f"({type(exc).__name__}: {exc})"
+            )
         return None
 
     missing = []
@@ -394,8 +443,7 @@ def _verify(report_dir: Path, ca: Path, passed: list[Passed],
             hint = " (report built without --key: it is unsigned)" if name != PDF else ""
             missing.append(name)
             failures.append(f"{name}: missing{hint}")
-    pdf = None if PDF in missing else attempt(_check_pdf, report_dir / PDF, ca_certs,
-                                              tsa_certs)
+    pdf = None if PDF in missing else attempt(_check_pdf, report_dir / PDF, ca_certs, tsa_certs)
     if pdf is not None:
         passed.append(Passed(PDF, pdf[1]))
     cert = None
@@ -408,24 +456,37 @@ def _verify(report_dir: Path, ca: Path, passed: list[Passed],
         except (dsse.EnvelopeError, OSError) as exc:
             failures.append(f"{ENVELOPE}: {exc}")
         else:
-            passed.append(Passed(ENVELOPE, f"{ENVELOPE}: DSSE signature valid (keyid "
-                                           f"{dsse.cert_keyid(cert)[:16]}...), {SIGNER} "
-                                           f"chains to {Path(ca).name}"))
+            passed.append(
+                Passed(
+                    ENVELOPE,
+                    f"{ENVELOPE}: DSSE signature valid (keyid "
+                    f"{dsse.cert_keyid(cert)[:16]}...), {SIGNER} "
+                    f"chains to {Path(ca).name}",
+                )
+            )
     n = attempt(_check_files, report_dir, stmt) if stmt is not None else None
     if n is not None:
-        passed.append(Passed("*", f"{n} files listed in the signed Statement, every SHA-256 "
-                                  "matches, no unlisted file"))
+        passed.append(
+            Passed(
+                "*",
+                f"{n} files listed in the signed Statement, every SHA-256 "
+                "matches, no unlisted file",
+            )
+        )
     if failures:
         raise VerificationFailed("\n".join(failures))
     assert cert is not None and stmt is not None
     pred = got if isinstance(got := stmt.get("predicate"), dict) else {}
     comparison = stmt.get("predicateType") == dsse.COMPARISON_PREDICATE_TYPE
     replay = got if isinstance(got := pred.get("replay"), dict) else {}
-    return {"experiment_id": pred.get("experiment_id"), "verdict": pred.get("verdict"),
-            "replay_verdict": replay.get("verdict"),
-            "test_key": "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper(),
-            "comparison": {k: pred.get(k) for k in COMPARISON_FACTS} if comparison else None,
-            "timestamp": pdf[2] if pdf else None}
+    return {
+        "experiment_id": pred.get("experiment_id"),
+        "verdict": pred.get("verdict"),
+        "replay_verdict": replay.get("verdict"),
+        "test_key": "NOT FOR PROCUREMENT USE" in cert.subject.rfc4514_string().upper(),
+        "comparison": {k: pred.get(k) for k in COMPARISON_FACTS} if comparison else None,
+        "timestamp": pdf[2] if pdf else None,
+    }
 
 
 def verify_result(report_dir: Path, ca: Path, tsa_ca: Path | None = None) -> dict[str, Any]:
@@ -443,14 +504,22 @@ def verify_result(report_dir: Path, ca: Path, tsa_ca: Path | None = None) -> dic
         doc.update(ok=False, failure=failures[0], failures=failures)
     else:
         ts = facts["timestamp"]
-        doc.update(ok=True, test_key=facts["test_key"], report="run",
-                   timestamp=ts.to_json() if ts is not None else {"present": False,
-                                                                   "trusted": False})
+        doc.update(
+            ok=True,
+            test_key=facts["test_key"],
+            report="run",
+            timestamp=ts.to_json() if ts is not None else {"present": False, "trusted": False},
+        )
         if facts["comparison"] is not None:
             doc.update(report="comparison", **facts["comparison"])
         else:
-            doc.update({k: facts[k] for k in ("experiment_id", "verdict", "replay_verdict")
-                        if facts[k] is not None})
+            doc.update(
+                {
+                    k: facts[k]
+                    for k in ("experiment_id", "verdict", "replay_verdict")
+                    if facts[k] is not None
+                }
+            )
     doc["checks"] = [{"file": c.file, "detail": c.detail} for c in passed]
     return doc
 
@@ -463,13 +532,17 @@ def verify_report(report_dir: Path, ca: Path, tsa_ca: Path | None = None) -> lis
     ts = facts["timestamp"]
     lines.append(ts.line() if ts is not None else f"{PDF}: {NO_TIMESTAMP}")
     cmp = facts["comparison"]
-    replay = (f", replay {facts['replay_verdict']}" if facts["replay_verdict"] is not None
-              else "")
-    lines.append(f"OK: experiment {json.dumps(facts['experiment_id'])}, "
-                 f"verdict {facts['verdict'] or '?'}{replay}" if cmp is None else
-                 f"OK: comparison of {cmp['runs']} run(s), {cmp['ranked']} configuration(s) "
-                 f"ranked, index SHA-256 {str(cmp['index_sha256'])[:16]}...")
+    replay = f", replay {facts['replay_verdict']}" if facts["replay_verdict"] is not None else ""
+    lines.append(
+        f"OK: experiment {json.dumps(facts['experiment_id'])}, "
+        f"verdict {facts['verdict'] or '?'}{replay}"
+        if cmp is None
+        else f"OK: comparison of {cmp['runs']} run(s), {cmp['ranked']} configuration(s) "
+        f"ranked, index SHA-256 {str(cmp['index_sha256'])[:16]}..."
+    )
     if facts["test_key"]:
-        lines.append("note: signed with a local test key (audit keygen): integrity only, "
-                     "not for procurement use")
+        lines.append(
+            "note: signed with a local test key (audit keygen): integrity only, "
+            "not for procurement use"
+        )
     return lines

@@ -42,6 +42,7 @@ Scope = Callable[[Finding], str | None]
 
 # -- findings grouped by cause --------------------------------------------------------------
 
+
 def _ids(f: Finding) -> set[str]:
     """The IDs a finding's evidence lists (missing, repeated or extra IDs)."""
     out: set[str] = set()
@@ -72,8 +73,10 @@ def _groups(findings: list[Finding]) -> list[list[Finding]]:
 
     first: dict[tuple, int] = {}
     for i, f in enumerate(findings):
-        keys: list[tuple[str | None, ...]] = [("file", f.code, f.artifact),
-                                              *(("id", f.code, x) for x in _ids(f))]
+        keys: list[tuple[str | None, ...]] = [
+            ("file", f.code, f.artifact),
+            *(("id", f.code, x) for x in _ids(f)),
+        ]
         if f.missing_evidence and f.artifact:  # one absent file, whatever rules say so
             keys.append(("absent", f.artifact))
         for key in keys:
@@ -88,8 +91,14 @@ def _groups(findings: list[Finding]) -> list[list[Finding]]:
 
 
 def _item(f: Finding) -> dict[str, Any]:
-    return {"code": f.code, "artifact": f.artifact, "location": f.location,
-            "message": f.message, "evidence": key_evidence(f), "severity": f.severity}
+    return {
+        "code": f.code,
+        "artifact": f.artifact,
+        "location": f.location,
+        "message": f.message,
+        "evidence": key_evidence(f),
+        "severity": f.severity,
+    }
 
 
 def _block(fs: list[Finding]) -> dict[str, Any]:
@@ -97,22 +106,28 @@ def _block(fs: list[Finding]) -> dict[str, Any]:
     counted."""
     fs = sorted(fs, key=Finding.sort_key)
     artifacts = sorted({f.artifact or "" for f in fs})
-    return {"code": fs[0].code, "protocol_ref": fs[0].protocol_ref, "title": fs[0].title,
-            "severity": min((f.severity for f in fs), key=SEVERITY_ORDER.__getitem__),
-            "artifacts": [a for a in artifacts if a],
-            "items": [_item(f) for f in fs[:SHOWN_PER_GROUP]],
-            "more": max(0, len(fs) - SHOWN_PER_GROUP)}
+    return {
+        "code": fs[0].code,
+        "protocol_ref": fs[0].protocol_ref,
+        "title": fs[0].title,
+        "severity": min((f.severity for f in fs), key=SEVERITY_ORDER.__getitem__),
+        "artifacts": [a for a in artifacts if a],
+        "items": [_item(f) for f in fs[:SHOWN_PER_GROUP]],
+        "more": max(0, len(fs) - SHOWN_PER_GROUP),
+    }
 
 
-def group_by_cause(findings: Iterable[Finding], rules: Mapping[str, Rule],
-                   scope: Scope | None = None) -> list[dict[str, Any]]:
+def group_by_cause(
+    findings: Iterable[Finding], rules: Mapping[str, Rule], scope: Scope | None = None
+) -> list[dict[str, Any]]:
     """The findings as causes: a rule's findings that share a file or an ID are one cause,
     and a finding that points at another file (a CSV row or an archived check about an output
     file at fault) is listed as a consequence of the cause on that file, not as a cause of
     its own. Each cause has its evidence, its consequences, the part of the run it affects
     (SCOPE) and what to do (the rule's `fix`)."""
-    groups = sorted(_groups(sorted(findings, key=Finding.sort_key)),
-                    key=lambda g: min(f.sort_key() for f in g))
+    groups = sorted(
+        _groups(sorted(findings, key=Finding.sort_key)), key=lambda g: min(f.sort_key() for f in g)
+    )
     at_fault: dict[str, int] = {}
     for n, g in enumerate(groups):
         for f in g:
@@ -134,41 +149,49 @@ def group_by_cause(findings: Iterable[Finding], rules: Mapping[str, Rule],
         by_rule: dict[tuple[str, str | None], list[Finding]] = {}
         for f in after:
             by_rule.setdefault((f.code, f.artifact), []).append(f)
-        scopes = sorted({s for s in (scope(f) if scope else None
-                                     for f in (*root, *after)) if s})
+        scopes = sorted({s for s in (scope(f) if scope else None for f in (*root, *after)) if s})
         rule = rules.get(root[0].code)
-        causes.append({
-            **_block(root),
-            "severity": min((f.severity for f in (*root, *after)),
-                            key=SEVERITY_ORDER.__getitem__),
-            "consequences": [_block(fs) for fs in by_rule.values()],
-            "affects": scopes,
-            "fix": rule.fix if rule else None,
-            "findings": len(root) + len(after),
-        })
+        causes.append(
+            {
+                **_block(root),
+                "severity": min(
+                    (f.severity for f in (*root, *after)), key=SEVERITY_ORDER.__getitem__
+                ),
+                "consequences": [_block(fs) for fs in by_rule.values()],
+                "affects": scopes,
+                "fix": rule.fix if rule else None,
+                "findings": len(root) + len(after),
+            }
+        )
     return sorted(causes, key=lambda c: (SEVERITY_ORDER[c["severity"]], c["code"]))
 
 
-def findings_section(result: AuditResult, rules: Mapping[str, Rule],
-                     scope: Scope | None = None) -> dict[str, Any]:
+def findings_section(
+    result: AuditResult, rules: Mapping[str, Rule], scope: Scope | None = None
+) -> dict[str, Any]:
     """The causes, and the rules that could not run grouped by their reason."""
     skipped: dict[str, list[str]] = {}
     for sk in result.skipped:
         skipped.setdefault(sk.reason, []).append(sk.code)
-    return {"causes": group_by_cause(result.findings, rules, scope),
-            "counts": result.counts(), "total": len(result.findings),
-            "skipped": [{"reason": reason, "codes": codes} for reason, codes in skipped.items()]}
+    return {
+        "causes": group_by_cause(result.findings, rules, scope),
+        "counts": result.counts(),
+        "total": len(result.findings),
+        "skipped": [{"reason": reason, "codes": codes} for reason, codes in skipped.items()],
+    }
 
 
-def verdict_section(result: AuditResult, causes: list[dict[str, Any]],
-                    headline: str | None) -> dict[str, Any]:
+def verdict_section(
+    result: AuditResult, causes: list[dict[str, Any]], headline: str | None
+) -> dict[str, Any]:
     """The verdict and why, in two lines."""
     counts = result.counts()
     errors = [c for c in causes if c["severity"] == "error"]
     tail = f" {headline}." if headline else ""
     if result.verdict == "accepted":
-        first = ("Every claim of the run matches what the auditor recomputed from its raw files."
-                 + tail)
+        first = (
+            "Every claim of the run matches what the auditor recomputed from its raw files." + tail
+        )
     elif result.verdict == "rejected":
         c = errors[0]
         where = c["artifacts"][0] if c["artifacts"] else "the run"
@@ -176,35 +199,58 @@ def verdict_section(result: AuditResult, causes: list[dict[str, Any]],
         item = c["items"][0]
         ev = item["message"] + (f": {item['evidence']}" if item["evidence"] else "")
         more = len(errors) - 1
-        first = (f"{c['code']} ({c['title']}, protocol {c['protocol_ref']}) fails in {where}"
-                 f"{scope}: {ev}" + (f"; and {more} more cause(s) of error" if more else "")
-                 + "." + tail + " Do not rank or buy on this run.")
+        first = (
+            f"{c['code']} ({c['title']}, protocol {c['protocol_ref']}) fails in {where}"
+            f"{scope}: {ev}"
+            + (f"; and {more} more cause(s) of error" if more else "")
+            + "."
+            + tail
+            + " Do not rank or buy on this run."
+        )
     elif not any(f.missing_evidence for f in result.findings) and result.unwaived:
-        first = (f"{len(result.unwaived)} error rule(s) were left out of this audit "
-                 "(--select/--ignore) without a waiver: "
-                 + ", ".join(n.code for n in result.unwaived)
-                 + "; nothing wrong was found by the rules that ran." + tail)
+        first = (
+            f"{len(result.unwaived)} error rule(s) were left out of this audit "
+            "(--select/--ignore) without a waiver: "
+            + ", ".join(n.code for n in result.unwaived)
+            + "; nothing wrong was found by the rules that ran."
+            + tail
+        )
     else:
         missing = [f for f in result.findings if f.missing_evidence]
-        first = ("Evidence the protocol requires is missing"
-                 + (f" ({missing[0].message})" if missing else "")
-                 + "; nothing wrong was found in what is there." + tail)
-    found = (f"{counts['error']} error(s) from {len(errors)} cause(s)" if counts["error"]
-             else "no error")
-    found += (f", {counts['warning']} warning(s)" if counts["warning"] else ", no warning")
+        first = (
+            "Evidence the protocol requires is missing"
+            + (f" ({missing[0].message})" if missing else "")
+            + "; nothing wrong was found in what is there."
+            + tail
+        )
+    found = (
+        f"{counts['error']} error(s) from {len(errors)} cause(s)" if counts["error"] else "no error"
+    )
+    found += f", {counts['warning']} warning(s)" if counts["warning"] else ", no warning"
     found += f", {counts['info']} info" if counts["info"] else ""
-    second = (f"{len(result.rules_run)} rules run: {found}"
-              + (f"; {len(result.skipped)} rule(s) could not run" if result.skipped else "")
-              + (f"; {len(result.rules_not_run)} left out (--select/--ignore), "
-                 f"{len(result.unwaived)} of them error rules without a waiver"
-                 if result.rules_not_run else "") + ".")
-    return {"value": result.verdict, "headline": result.verdict.upper(), "why": [first, second],
-            "counts": counts,
-            "rules_not_run": [n.to_json() for n in result.rules_not_run],
-            "waivers": [w.to_json() for w in result.waivers]}
+    second = (
+        f"{len(result.rules_run)} rules run: {found}"
+        + (f"; {len(result.skipped)} rule(s) could not run" if result.skipped else "")
+        + (
+            f"; {len(result.rules_not_run)} left out (--select/--ignore), "
+            f"{len(result.unwaived)} of them error rules without a waiver"
+            if result.rules_not_run
+            else ""
+        )
+        + "."
+    )
+    return {
+        "value": result.verdict,
+        "headline": result.verdict.upper(),
+        "why": [first, second],
+        "counts": counts,
+        "rules_not_run": [n.to_json() for n in result.rules_not_run],
+        "waivers": [w.to_json() for w in result.waivers],
+    }
 
 
 # -- what the report cites, and its attachments -------------------------------------------
+
 
 def _strings(tree: Any) -> Iterable[str]:
     if isinstance(tree, str):
@@ -230,13 +276,16 @@ def appendix_section(refs: list[str], rules: Iterable[Rule]) -> list[dict[str, A
     out = []
     for ref in refs:
         text = protocol_text.get(ref)
-        out.append({
-            "ref": ref,
-            "group": (text.group or text.protocol) if text else None,
-            "segments": [[s, code] for s, code in text.segments()] if text else
-            [[f"{ref}: not in docs/protocol.md", False]],
-            "codes": sorted(r.code for r in rules if r.protocol_ref == ref),
-        })
+        out.append(
+            {
+                "ref": ref,
+                "group": (text.group or text.protocol) if text else None,
+                "segments": [[s, code] for s, code in text.segments()]
+                if text
+                else [[f"{ref}: not in docs/protocol.md", False]],
+                "codes": sorted(r.code for r in rules if r.protocol_ref == ref),
+            }
+        )
     return out
 
 
@@ -245,19 +294,30 @@ def artifacts_section(files: Mapping[str, str] | None) -> list[dict[str, str]]:
 
 
 def rules_section(rules: Iterable[Rule]) -> list[dict[str, Any]]:
-    return [{"code": r.code, "title": r.title, "protocol_ref": r.protocol_ref,
-             "severity": r.severity, "doc": r.doc, "fix": r.fix}
-            for r in sorted(rules, key=lambda r: r.code)]
+    return [
+        {
+            "code": r.code,
+            "title": r.title,
+            "protocol_ref": r.protocol_ref,
+            "severity": r.severity,
+            "doc": r.doc,
+            "fix": r.fix,
+        }
+        for r in sorted(rules, key=lambda r: r.code)
+    ]
 
 
 def signature_section(signer: str | None) -> dict[str, Any]:
     """Who signed the report (the certificate's name), or that nobody did."""
     return {
         "signer": signer,
-        "text": (f"Signed (PDF PAdES signature and bundle.dsse.json) by: {signer}. "
-                 "Check it with audit verify or pdfsig before relying on it."
-                 if signer else "UNSIGNED: this report was built without a signing key; "
-                 "nothing proves it was not altered."),
+        "text": (
+            f"Signed (PDF PAdES signature and bundle.dsse.json) by: {signer}. "
+            "Check it with audit verify or pdfsig before relying on it."
+            if signer
+            else "UNSIGNED: this report was built without a signing key; "
+            "nothing proves it was not altered."
+        ),
         "test_key": bool(signer and "NOT FOR PROCUREMENT USE" in signer.upper()),
     }
 
@@ -268,21 +328,33 @@ def protocol_report(protocol: str | None) -> ReportPart | None:
     return p.report() if p is not None and p.report is not None else None
 
 
-def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
-                    inputs: Mapping[str, tuple[Any, str]] | None = None,
-                    tool_version: str = "", generated_at: str = "",
-                    signer: str | None = None, replay: Any = None) -> dict[str, Any]:
+def build_viewmodel(
+    view: Any,
+    result: AuditResult,
+    rules: Iterable[Rule],
+    *,
+    inputs: Mapping[str, tuple[Any, str]] | None = None,
+    tool_version: str = "",
+    generated_at: str = "",
+    signer: str | None = None,
+    replay: Any = None,
+) -> dict[str, Any]:
     """The whole tree, from the loaded run and its audit only; INPUTS are the files the
     protocol's part takes from the command line, each (data, label) (`--offers`); REPLAY
     (an `auditor.replay.result.ReplayResult`, `--replay`) adds its section and its codes to
     the cited rules."""
     rules = list(rules)
     module = protocol_report(result.protocol)
-    own = ({} if module is None or view is None else
-           module.sections(view, result, inputs=inputs or {}))
-    findings = findings_section(result, {r.code: r for r in rules},
-                                (lambda f: module.finding_scope(view, f))
-                                if module is not None and view is not None else None)
+    own = (
+        {} if module is None or view is None else module.sections(view, result, inputs=inputs or {})
+    )
+    findings = findings_section(
+        result,
+        {r.code: r for r in rules},
+        (lambda f: module.finding_scope(view, f))
+        if module is not None and view is not None
+        else None,
+    )
     summary = own.pop("summary", None)
     vm: dict[str, Any] = {
         "title": f"Audit report: {result.experiment_id or 'unknown experiment'}",
@@ -291,8 +363,9 @@ def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
         "signature": signature_section(signer),
         "protocol": result.protocol,
         "experiment_id": result.experiment_id,
-        "verdict": verdict_section(result, findings["causes"],
-                                   summary.get("headline") if summary else None),
+        "verdict": verdict_section(
+            result, findings["causes"], summary.get("headline") if summary else None
+        ),
         "summary": summary,
         "findings": findings,
         **own,
@@ -304,11 +377,11 @@ def build_viewmodel(view: Any, result: AuditResult, rules: Iterable[Rule], *,
         vm["replay"] = section(replay)
         rules += codes.for_protocol(replay.protocol)
     vm["appendix"] = appendix_section(
-        cited_refs([vm, [c["protocol_ref"] for c in findings["causes"]]]), rules)
+        cited_refs([vm, [c["protocol_ref"] for c in findings["causes"]]]), rules
+    )
     files = None if view is None else view.files_on_disk
     own_files = module.attachments(view) if module is not None and view is not None else ()
-    vm["attachments"] = attachments.listed(set(files or ()), own_files,
-                                           replay=replay is not None)
+    vm["attachments"] = attachments.listed(set(files or ()), own_files, replay=replay is not None)
     vm["artifacts"] = artifacts_section(files)
     vm["rules"] = rules_section(rules)
     return vm

@@ -35,8 +35,7 @@ from auditor.quiet import quiet_libraries
 TIMEOUT_S = 600.0
 """The longest the report waits for one answer (a default run's take well under 2 s)."""
 
-_CHILD = ("import sys; sys.path[:] = sys.argv[1:]; "
-          "from auditor.report.worker import main; main()")
+_CHILD = "import sys; sys.path[:] = sys.argv[1:]; from auditor.report.worker import main; main()"
 """The child's program: the parent's import path exactly (not the working directory's
 modules: `-P`), then `main`."""
 
@@ -78,11 +77,15 @@ class ReportWorker:
         try:
             self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
                 [sys.executable, "-P", "-c", _CHILD, *sys.path],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+            )
         except OSError as exc:
             self._stderr.close()
-            raise WorkerError(f"the report worker ({sys.executable}) could not start: "
-                              f"{exc}") from None
+            raise WorkerError(
+                f"the report worker ({sys.executable}) could not start: {exc}"
+            ) from None
 
     def _send(self, message: tuple[Any, ...]) -> None:
         """Write MESSAGE in a thread, so a child still importing (the pipe full) does not
@@ -108,8 +111,9 @@ class ReportWorker:
             status, payload = _in_thread(lambda: pickle.load(out), timeout)
         except TimeoutError:
             self.close()
-            raise WorkerError(f"the report worker gave no {what} in {timeout:.0f} s; "
-                              "stopped it") from None
+            raise WorkerError(
+                f"the report worker gave no {what} in {timeout:.0f} s; stopped it"
+            ) from None
         except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
             status, payload = "dead", None
         if status == "ok":
@@ -121,8 +125,10 @@ class ReportWorker:
         self.close()
         if status == "error":
             raise WorkerError(f"the report worker failed on the {what}:\n{payload}")
-        raise WorkerError(f"the report worker ended (exit status {proc.returncode}) "
-                          f"without the {what}{': ' + said if said else ''}")
+        raise WorkerError(
+            f"the report worker ended (exit status {proc.returncode}) "
+            f"without the {what}{': ' + said if said else ''}"
+        )
 
     def submit(self, specs: dict[str, tuple[str, Any]]) -> None:
         """Hand the figure SPECS to the child; returns at once."""

@@ -26,8 +26,12 @@ BASE: dict[str, Any] = {
     "device": "auto",
     "notes": "",
     "workload": {"callable": "runner.workloads.bow:BagOfWords", "options": {}},
-    "variants": {"announced_variable": "batch", "batches": [1, 4, 8], "precision": "float32",
-                 "context": 64},
+    "variants": {
+        "announced_variable": "batch",
+        "batches": [1, 4, 8],
+        "precision": "float32",
+        "context": 64,
+    },
     "passes": {"warmup_iterations": 10, "warm_passes": 5, "timer_scope": "full_chain"},
     "quality": {"metric": "macro_f1", "threshold": "from_tune", "tolerance": 0.10},
 }
@@ -88,12 +92,19 @@ def protocol_breaks(cfg: RunConfig) -> list[Break]:
     1,000 texts are the source's example, not a rule (A6.3: every size is audited alike)."""
     out = []
     if cfg.warm_passes != WARM_PASSES:
-        out.append(Break("A6.1", "five warm passes per variant", "passes.warm_passes",
-                         cfg.warm_passes))
+        out.append(
+            Break("A6.1", "five warm passes per variant", "passes.warm_passes", cfg.warm_passes)
+        )
     if cfg.warmup_iterations < 1:
-        out.append(Break("A6.1", "the announced warm-up runs before the warm passes (at "
-                         "least one warm-up batch per variant)", "passes.warmup_iterations",
-                         cfg.warmup_iterations))
+        out.append(
+            Break(
+                "A6.1",
+                "the announced warm-up runs before the warm passes (at "
+                "least one warm-up batch per variant)",
+                "passes.warmup_iterations",
+                cfg.warmup_iterations,
+            )
+        )
     return out
 
 
@@ -110,8 +121,10 @@ def _from_file(path: Path, label: str) -> RunConfig:
     q = merged["quality"]
     threshold = q["threshold"]
     if isinstance(threshold, str) and threshold != "from_tune":
-        raise RunnerError(f"config file {path}: quality.threshold must be a number or "
-                          f"\"from_tune\", not {threshold!r}")
+        raise RunnerError(
+            f"config file {path}: quality.threshold must be a number or "
+            f'"from_tune", not {threshold!r}'
+        )
     if not isinstance(threshold, str) and not 0 <= threshold <= 1:
         raise RunnerError(f"config file {path}: quality.threshold {threshold} is outside [0, 1]")
     eco = raw.get("economics")
@@ -120,8 +133,9 @@ def _from_file(path: Path, label: str) -> RunConfig:
         missing = [k for k in ("offers_file", "offer_id", "lots") if k not in eco]
         if missing:
             raise RunnerError(f"config file {path}: [economics] needs {', '.join(missing)}")
-        economics = Economics(resolve_path(base_dir, eco["offers_file"]), eco["offer_id"],
-                              eco["lots"])
+        economics = Economics(
+            resolve_path(base_dir, eco["offers_file"]), eco["offer_id"], eco["lots"]
+        )
     v, p = merged["variants"], merged["passes"]
     return RunConfig(
         source=label,

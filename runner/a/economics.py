@@ -48,14 +48,18 @@ def choose_offer(offers_file: Path, offer_id: str, lots: int) -> ChosenOffer:
     matches = [o for o in doc["offers"] if o["offer_id"] == offer_id]
     if not matches:
         known = ", ".join(o["offer_id"] for o in doc["offers"])
-        raise RunnerError(f"offers file {offers_file}: unknown offer {offer_id!r} "
-                          f"(the file holds: {known})")
+        raise RunnerError(
+            f"offers file {offers_file}: unknown offer {offer_id!r} (the file holds: {known})"
+        )
     if len(matches) > 1:
-        raise RunnerError(f"offers file {offers_file}: offer {offer_id!r} appears "
-                          f"{len(matches)} times")
+        raise RunnerError(
+            f"offers file {offers_file}: offer {offer_id!r} appears {len(matches)} times"
+        )
     offer = matches[0]
     if offer["price_basis"] != "lot":
-        raise RunnerError(f"offers file {offers_file}: offer {offer_id!r} is priced per GPU "
-                          "(price_basis \"gpu\"); the package calculation needs the price of "
-                          "the whole lot (A9.1, A9.2) and will not guess it")
+        raise RunnerError(
+            f"offers file {offers_file}: offer {offer_id!r} is priced per GPU "
+            '(price_basis "gpu"); the package calculation needs the price of '
+            "the whole lot (A9.1, A9.2) and will not guess it"
+        )
     return ChosenOffer(offers_file, data, offer, lots)

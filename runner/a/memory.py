@@ -63,36 +63,70 @@ class MemoryProbe:
 
     def cells(self) -> dict[str, int | None]:
         """The four CSV cells: values on CUDA, None ("not recorded") elsewhere."""
-        keys = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes",
-                "peak_reserved_bytes")
+        keys = (
+            "baseline_allocated_bytes",
+            "baseline_reserved_bytes",
+            "peak_allocated_bytes",
+            "peak_reserved_bytes",
+        )
         merged = {**self._before, **self._after}
         return {k: merged.get(k) if self.on_cuda else None for k in keys}
 
     def trace(self, variant_id: str, phase: str, run_index: int) -> dict[str, Any]:
-        base: dict[str, Any] = {"variant_id": variant_id, "phase": phase,
-                                "run_index": run_index, "device": self.device}
+        base: dict[str, Any] = {
+            "variant_id": variant_id,
+            "phase": phase,
+            "run_index": run_index,
+            "device": self.device,
+        }
         if self.on_cuda:
-            return {**base, "allocator_measured": True, "synchronized": True,
-                    "peak_stats_reset": True, **self.cells(),
-                    "memory_stats_before": self._before.get("memory_stats_before"),
-                    "memory_stats_after": self._after.get("memory_stats_after"),
-                    "other_sources": []}
+            return {
+                **base,
+                "allocator_measured": True,
+                "synchronized": True,
+                "peak_stats_reset": True,
+                **self.cells(),
+                "memory_stats_before": self._before.get("memory_stats_before"),
+                "memory_stats_after": self._after.get("memory_stats_after"),
+                "other_sources": [],
+            }
         rss = self._after.get("rss")
-        others = [] if rss is None else [{
-            "name": "process_peak_rss_bytes", "value": rss[0], "unit": "bytes",
-            "source": rss[1]}]
-        return {**base, "allocator_measured": False, "synchronized": False,
-                "peak_stats_reset": False, **self.cells(), "memory_stats_before": None,
-                "memory_stats_after": None, "other_sources": others}
+        others = (
+            []
+            if rss is None
+            else [
+                {
+                    "name": "process_peak_rss_bytes",
+                    "value": rss[0],
+                    "unit": "bytes",
+                    "source": rss[1],
+                }
+            ]
+        )
+        return {
+            **base,
+            "allocator_measured": False,
+            "synchronized": False,
+            "peak_stats_reset": False,
+            **self.cells(),
+            "memory_stats_before": None,
+            "memory_stats_after": None,
+            "other_sources": others,
+        }
 
 
 def _numeric(stats: dict[str, Any]) -> dict[str, int | float]:
-    return {str(k): v for k, v in stats.items() if isinstance(v, int | float)
-            and not isinstance(v, bool)}
+    return {
+        str(k): v
+        for k, v in stats.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
 
 
-_RSS_SCOPE = ("peak resident set size of this process up to the end of this pass, not of the "
-              "pass alone; not PyTorch allocator memory")
+_RSS_SCOPE = (
+    "peak resident set size of this process up to the end of this pass, not of the "
+    "pass alone; not PyTorch allocator memory"
+)
 
 
 def peak_rss() -> tuple[int, str]:
@@ -111,13 +145,22 @@ def peak_rss() -> tuple[int, str]:
         pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     value = int(rss if sys.platform == "darwin" else rss * 1024)  # Linux reports KiB
-    return value, (f"resource.getrusage(RUSAGE_SELF).ru_maxrss: {_RSS_SCOPE}; may include "
-                   "the parent's memory where the process was forked")
+    return value, (
+        f"resource.getrusage(RUSAGE_SELF).ru_maxrss: {_RSS_SCOPE}; may include "
+        "the parent's memory where the process was forked"
+    )
 
 
-def placement(variant_id: str, phase: str, run_index: int, pid: int, requested_device: str,
-              params: Iterable[torch.Tensor], input_devices: dict[str, int],
-              cuda: ModuleType | Any | None = None) -> dict[str, Any]:
+def placement(
+    variant_id: str,
+    phase: str,
+    run_index: int,
+    pid: int,
+    requested_device: str,
+    params: Iterable[torch.Tensor],
+    input_devices: dict[str, int],
+    cuda: ModuleType | Any | None = None,
+) -> dict[str, Any]:
     """Where the parameters and inputs of one pass actually lived, and which GPUs that is."""
     cuda = cuda if cuda is not None else torch.cuda
     param_devices: dict[str, int] = {}
@@ -126,12 +169,18 @@ def placement(variant_id: str, phase: str, run_index: int, pid: int, requested_d
         key = str(p.device)
         param_devices[key] = param_devices.get(key, 0) + 1
         count += 1
-    gpu_indices = sorted({_cuda_index(d, cuda) for d in [*param_devices, *input_devices]
-                          if d.startswith("cuda")})
+    gpu_indices = sorted(
+        {_cuda_index(d, cuda) for d in [*param_devices, *input_devices] if d.startswith("cuda")}
+    )
     return {
-        "variant_id": variant_id, "phase": phase, "run_index": run_index, "pid": pid,
-        "requested_device": requested_device, "parameter_devices": param_devices,
-        "parameter_count": count, "input_devices": dict(input_devices),
+        "variant_id": variant_id,
+        "phase": phase,
+        "run_index": run_index,
+        "pid": pid,
+        "requested_device": requested_device,
+        "parameter_devices": param_devices,
+        "parameter_count": count,
+        "input_devices": dict(input_devices),
         "gpus_used": [gpu_identity(i, cuda) for i in gpu_indices],
         "gpus_visible": int(cuda.device_count()) if cuda.is_available() else 0,
     }

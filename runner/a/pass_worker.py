@@ -33,21 +33,35 @@ def main(job_path: str) -> int:
     t0 = time.perf_counter()
     try:
         factory = resolve(job["workload"])
-        workload = factory.load(Path(job["model_dir"]), spec.device, job["precision"],
-                                job["context"], job["options"])
+        workload = factory.load(
+            Path(job["model_dir"]), spec.device, job["precision"], job["context"], job["options"]
+        )
     except Exception as exc:  # the model did not load: the pass failed before it started
-        record: dict[str, Any] = {"entry": {
-            "order_index": spec.order_index, "variant_id": spec.variant_id,
-            "phase": spec.phase, "run_index": spec.run_index, "status": "error",
-            "started_at": started, "ended_at": now_iso(), "elapsed_seconds": None,
-            "load_seconds": time.perf_counter() - t0, "pid": os.getpid(),
-            "fresh_process": True, "output_file": spec.output_file, "memory_trace": None,
-            "placement": None, "incident": incident_of(exc)},
-            "cells": None, "gpus_used": [], "answers": 0}
+        record: dict[str, Any] = {
+            "entry": {
+                "order_index": spec.order_index,
+                "variant_id": spec.variant_id,
+                "phase": spec.phase,
+                "run_index": spec.run_index,
+                "status": "error",
+                "started_at": started,
+                "ended_at": now_iso(),
+                "elapsed_seconds": None,
+                "load_seconds": time.perf_counter() - t0,
+                "pid": os.getpid(),
+                "fresh_process": True,
+                "output_file": spec.output_file,
+                "memory_trace": None,
+                "placement": None,
+                "incident": incident_of(exc),
+            },
+            "cells": None,
+            "gpus_used": [],
+            "answers": 0,
+        }
     else:
         load_seconds = time.perf_counter() - t0
-        record = run_pass(workload, spec, run_dir, fresh_process=True,
-                          load_seconds=load_seconds)
+        record = run_pass(workload, spec, run_dir, fresh_process=True, load_seconds=load_seconds)
     result_path.write_text(json.dumps(record), encoding="utf-8")
     return 0
 

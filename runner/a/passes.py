@@ -72,8 +72,15 @@ def read_inputs(run_dir: Path) -> tuple[list[str], list[str]]:
     return ids, texts
 
 
-def run_pass(workload: Workload, spec: PassSpec, run_dir: Path, *, fresh_process: bool,
-             load_seconds: float | None = None, cuda: Any | None = None) -> dict[str, Any]:
+def run_pass(
+    workload: Workload,
+    spec: PassSpec,
+    run_dir: Path,
+    *,
+    fresh_process: bool,
+    load_seconds: float | None = None,
+    cuda: Any | None = None,
+) -> dict[str, Any]:
     """Run one pass; write its output, memory trace and placement; return its record:
     `entry` (a timeline entry), `cells` (the four memory cells), `gpus_used`."""
     workload.begin_pass(spec.variant_id, spec.phase, spec.run_index)
@@ -94,13 +101,30 @@ def run_pass(workload: Workload, spec: PassSpec, run_dir: Path, *, fresh_process
     pid = os.getpid()
     # written before the pass and rewritten after it: a process that dies mid-pass still
     # leaves where its parameters lived and its baselines (A4.2, A7), marked unfinished
-    unfinished = {"finished": False,
-                  "note": "written before the pass; the process ended before rewriting it"}
-    _write_json(run_dir / spec.memory_trace,
-                {**probe.trace(spec.variant_id, spec.phase, spec.run_index), **unfinished})
-    _write_json(run_dir / spec.placement_file,
-                {**placement(spec.variant_id, spec.phase, spec.run_index, pid, spec.device,
-                             workload.parameters(), {}, cuda=cuda), **unfinished})
+    unfinished = {
+        "finished": False,
+        "note": "written before the pass; the process ended before rewriting it",
+    }
+    _write_json(
+        run_dir / spec.memory_trace,
+        {**probe.trace(spec.variant_id, spec.phase, spec.run_index), **unfinished},
+    )
+    _write_json(
+        run_dir / spec.placement_file,
+        {
+            **placement(
+                spec.variant_id,
+                spec.phase,
+                spec.run_index,
+                pid,
+                spec.device,
+                workload.parameters(),
+                {},
+                cuda=cuda,
+            ),
+            **unfinished,
+        },
+    )
     started_at = now_iso()
     t0 = time.perf_counter()
     out = open(out_path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 (closed below)
@@ -108,7 +132,7 @@ def run_pass(workload: Workload, spec: PassSpec, run_dir: Path, *, fresh_process
         if full_chain:
             ids, texts = read_inputs(run_dir)
         for start in range(0, len(texts), batch):
-            chunk = texts[start:start + batch]
+            chunk = texts[start : start + batch]
             if full_chain:
                 labels = workload.classify(chunk, batch)
             else:
@@ -117,9 +141,12 @@ def run_pass(workload: Workload, spec: PassSpec, run_dir: Path, *, fresh_process
                     labels = workload.classify(chunk, batch)
                 finally:  # a failed call counts too: the time until failure
                     processing += time.perf_counter() - t
-            out.write("".join(
-                _encode({"id": i, "label": lab}) + "\n"
-                for i, lab in zip(ids[start:start + batch], labels, strict=True)))
+            out.write(
+                "".join(
+                    _encode({"id": i, "label": lab}) + "\n"
+                    for i, lab in zip(ids[start : start + batch], labels, strict=True)
+                )
+            )
             written += len(labels)
         out.flush()
     except Exception as exc:  # any failure is an observation: keep the row, go on (A6.4)
@@ -135,26 +162,54 @@ def run_pass(workload: Workload, spec: PassSpec, run_dir: Path, *, fresh_process
     except Exception as exc:  # a broken device after a failure must not lose the row
         incident = incident or incident_of(exc)
     trace = probe.trace(spec.variant_id, spec.phase, spec.run_index)
-    place = placement(spec.variant_id, spec.phase, spec.run_index, pid, spec.device,
-                      workload.parameters(), dict(workload.input_devices), cuda=cuda)
+    place = placement(
+        spec.variant_id,
+        spec.phase,
+        spec.run_index,
+        pid,
+        spec.device,
+        workload.parameters(),
+        dict(workload.input_devices),
+        cuda=cuda,
+    )
     _write_json(run_dir / spec.memory_trace, trace)
     _write_json(run_dir / spec.placement_file, place)
     entry = {
-        "order_index": spec.order_index, "variant_id": spec.variant_id, "phase": spec.phase,
-        "run_index": spec.run_index, "status": incident["kind"] if incident else "ok",
-        "started_at": started_at, "ended_at": ended_at, "elapsed_seconds": elapsed,
-        "load_seconds": load_seconds, "pid": pid, "fresh_process": fresh_process,
-        "output_file": spec.output_file, "memory_trace": spec.memory_trace,
-        "placement": spec.placement_file, "incident": incident,
+        "order_index": spec.order_index,
+        "variant_id": spec.variant_id,
+        "phase": spec.phase,
+        "run_index": spec.run_index,
+        "status": incident["kind"] if incident else "ok",
+        "started_at": started_at,
+        "ended_at": ended_at,
+        "elapsed_seconds": elapsed,
+        "load_seconds": load_seconds,
+        "pid": pid,
+        "fresh_process": fresh_process,
+        "output_file": spec.output_file,
+        "memory_trace": spec.memory_trace,
+        "placement": spec.placement_file,
+        "incident": incident,
         "torch_threads": torch.get_num_threads(),
     }
-    return {"entry": entry, "cells": probe.cells(), "gpus_used": place["gpus_used"],
-            "answers": written}
+    return {
+        "entry": entry,
+        "cells": probe.cells(),
+        "gpus_used": place["gpus_used"],
+        "answers": written,
+    }
 
 
-def run_warmup(workload: Workload, order_index: int, variant_id: str, batch: int,
-               iterations: int, texts: list[str], *, load_seconds: float | None = None
-               ) -> dict[str, Any]:
+def run_warmup(
+    workload: Workload,
+    order_index: int,
+    variant_id: str,
+    batch: int,
+    iterations: int,
+    texts: list[str],
+    *,
+    load_seconds: float | None = None,
+) -> dict[str, Any]:
     """The announced warm-up of one variant (A6.1): `iterations` batches, untimed as a pass,
     recorded as a timeline entry (never a CSV row)."""
     workload.begin_pass(variant_id, "warmup", 1)
@@ -165,17 +220,30 @@ def run_warmup(workload: Workload, order_index: int, variant_id: str, batch: int
     try:
         for i in range(iterations):
             start = (i * batch) % max(1, len(texts))
-            workload.classify(texts[start:start + batch] or texts[:batch], batch)
+            workload.classify(texts[start : start + batch] or texts[:batch], batch)
             done += 1
     except Exception as exc:
         incident = incident_of(exc)
     elapsed = time.perf_counter() - t0
-    return {"order_index": order_index, "variant_id": variant_id, "phase": "warmup",
-            "run_index": 1, "status": incident["kind"] if incident else "ok",
-            "started_at": started_at, "ended_at": now_iso(), "elapsed_seconds": elapsed,
-            "load_seconds": load_seconds, "pid": os.getpid(), "fresh_process": False,
-            "iterations": done, "output_file": None, "memory_trace": None, "placement": None,
-            "incident": incident, "torch_threads": torch.get_num_threads()}
+    return {
+        "order_index": order_index,
+        "variant_id": variant_id,
+        "phase": "warmup",
+        "run_index": 1,
+        "status": incident["kind"] if incident else "ok",
+        "started_at": started_at,
+        "ended_at": now_iso(),
+        "elapsed_seconds": elapsed,
+        "load_seconds": load_seconds,
+        "pid": os.getpid(),
+        "fresh_process": False,
+        "iterations": done,
+        "output_file": None,
+        "memory_trace": None,
+        "placement": None,
+        "incident": incident,
+        "torch_threads": torch.get_num_threads(),
+    }
 
 
 def _write_json(path: Path, obj: Any) -> None:

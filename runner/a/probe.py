@@ -38,8 +38,10 @@ def probe(device: str = "auto", cuda: Any | None = None) -> Iterator[str]:
         synthetic_step(dev)
         mem.end()
         rss = mem.trace("probe", "warm", 1)["other_sources"][0]
-        yield (f"device {dev}: PyTorch's allocator memory cannot be measured on CPU; the four "
-               "memory cells (baseline/peak allocated/reserved) stay empty, not zero.")
+        yield (
+            f"device {dev}: PyTorch's allocator memory cannot be measured on CPU; the four "
+            "memory cells (baseline/peak allocated/reserved) stay empty, not zero."
+        )
         yield f"{rss['name']}: {rss['value']} bytes (source: {rss['source']})"
         return
     mem.begin()
@@ -47,19 +49,25 @@ def probe(device: str = "auto", cuda: Any | None = None) -> Iterator[str]:
     mem.end()
     c = cast(dict[str, int], mem.cells())  # on CUDA every cell is measured
     yield f"device {dev}: synthetic MLP forward+backward (1024-4096-1024, batch 256)"
-    for key in ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes",
-                "peak_reserved_bytes"):
+    for key in (
+        "baseline_allocated_bytes",
+        "baseline_reserved_bytes",
+        "peak_allocated_bytes",
+        "peak_reserved_bytes",
+    ):
         yield f"{key}: {c[key]}"
     checks = {
-        "baseline allocated <= baseline reserved":
-            c["baseline_allocated_bytes"] <= c["baseline_reserved_bytes"],
+        "baseline allocated <= baseline reserved": c["baseline_allocated_bytes"]
+        <= c["baseline_reserved_bytes"],
         "peak allocated <= peak reserved": c["peak_allocated_bytes"] <= c["peak_reserved_bytes"],
-        "baseline allocated <= peak allocated":
-            c["baseline_allocated_bytes"] <= c["peak_allocated_bytes"],
-        "baseline reserved <= peak reserved":
-            c["baseline_reserved_bytes"] <= c["peak_reserved_bytes"],
+        "baseline allocated <= peak allocated": c["baseline_allocated_bytes"]
+        <= c["peak_allocated_bytes"],
+        "baseline reserved <= peak reserved": c["baseline_reserved_bytes"]
+        <= c["peak_reserved_bytes"],
     }
     for name, ok in checks.items():
         yield f"{'ok  ' if ok else 'FAIL'} {name}"
-    yield ("note: allocated is included in reserved (never add them); the two peaks may come "
-           "at different instants, so their difference is not the cache at any instant.")
+    yield (
+        "note: allocated is included in reserved (never add them); the two peaks may come "
+        "at different instants, so their difference is not the cache at any instant."
+    )

@@ -34,16 +34,28 @@ def read_lines(path: Path) -> pl.DataFrame:
         lines.pop()  # the final line end, not an empty line
     frame = pl.DataFrame({"raw": pl.Series(lines, dtype=pl.String)}).with_row_index("line", 1)
     obj = pl.col("raw").str.strip_chars().str.contains(r"^\{.*\}$")
+
     # a string field's JSON path value; a number or object is not a string id or label
     def field(name: str) -> pl.Expr:
         quoted = pl.col("raw").str.contains(rf'"{name}"\s*:\s*"')
-        return (pl.when(obj & quoted).then(pl.col("raw").str.json_path_match(f"$.{name}"))
-                .otherwise(None).alias(name))
+        return (
+            pl.when(obj & quoted)
+            .then(pl.col("raw").str.json_path_match(f"$.{name}"))
+            .otherwise(None)
+            .alias(name)
+        )
+
     return frame.select("line", field("id"), field("label"))
 
 
-def check_output(path: Path, rel: str, expected: pl.Series, classes: tuple[str, ...],
-                 references: pl.DataFrame, metric: str) -> dict[str, Any]:
+def check_output(
+    path: Path,
+    rel: str,
+    expected: pl.Series,
+    classes: tuple[str, ...],
+    references: pl.DataFrame,
+    metric: str,
+) -> dict[str, Any]:
     """The set-check record of one output file (without variant/phase/run_index)."""
     lines = read_lines(path)
     with_id = lines.filter(pl.col("id").is_not_null())
@@ -52,8 +64,11 @@ def check_output(path: Path, rel: str, expected: pl.Series, classes: tuple[str, 
     duplicates = counts.filter(pl.col("len") > 1)["id"].sort().to_list()
     missing = exp.join(counts, on="id", how="anti")["id"].sort().to_list()
     extra = counts.join(exp, on="id", how="anti")["id"].sort().to_list()
-    usable = pl.col("id").is_not_null() & (pl.col("id") != "") & pl.col("label").is_in(
-        list(classes)).fill_null(False)
+    usable = (
+        pl.col("id").is_not_null()
+        & (pl.col("id") != "")
+        & pl.col("label").is_in(list(classes)).fill_null(False)
+    )
     invalid = lines.filter(~usable)
     ids_match = not duplicates and not missing and not extra
     format_valid = invalid.height == 0
@@ -62,15 +77,30 @@ def check_output(path: Path, rel: str, expected: pl.Series, classes: tuple[str, 
     if ok.height:
         # over the expected IDs: a missing answer counts against the metric; a repeated ID
         # counts once (its first line); an extra ID is not graded (A0201/A0202 catch those)
-        preds = ok.sort("line").unique(subset="id", keep="first").select(
-            "id", pl.col("label").alias("pred"))
-        refs = references.select("id", pl.col("label").alias("ref")).unique(
-            subset="id", keep="first").join(exp, on="id", how="semi")
+        preds = (
+            ok.sort("line")
+            .unique(subset="id", keep="first")
+            .select("id", pl.col("label").alias("pred"))
+        )
+        refs = (
+            references.select("id", pl.col("label").alias("ref"))
+            .unique(subset="id", keep="first")
+            .join(exp, on="id", how="semi")
+        )
         value = quality_grid(refs.join(preds, on="id", how="left"), metric)
-    return {"output_file": rel, "lines": lines.height, "observed_ids": with_id.height,
-            "unique_ids": counts.height, "duplicate_ids": duplicates, "missing_ids": missing,
-            "extra_ids": extra, "invalid_lines": invalid["line"].to_list(),
-            "ids_match": ids_match, "format_valid": format_valid, "quality_value": value}
+    return {
+        "output_file": rel,
+        "lines": lines.height,
+        "observed_ids": with_id.height,
+        "unique_ids": counts.height,
+        "duplicate_ids": duplicates,
+        "missing_ids": missing,
+        "extra_ids": extra,
+        "invalid_lines": invalid["line"].to_list(),
+        "ids_match": ids_match,
+        "format_valid": format_valid,
+        "quality_value": value,
+    }
 
 
 def quality(pred: pl.Series, ref: pl.Series, metric: str) -> float:
@@ -85,16 +115,26 @@ def quality_grid(grid: pl.DataFrame, metric: str) -> float:
     sum nref), accuracy = sum tp / sum nref."""
     if grid.height == 0:
         return 0.0
-    tp = grid.filter(pl.col("pred") == pl.col("ref")).group_by("ref").len().rename(
-        {"ref": "cls", "len": "tp"})
+    tp = (
+        grid.filter(pl.col("pred") == pl.col("ref"))
+        .group_by("ref")
+        .len()
+        .rename({"ref": "cls", "len": "tp"})
+    )
     nref = grid.group_by("ref").len().rename({"ref": "cls", "len": "nref"})
-    npred = grid.filter(pl.col("pred").is_not_null()).group_by("pred").len().rename(
-        {"pred": "cls", "len": "npred"})
-    per = (nref.join(npred, on="cls", how="full", coalesce=True)
-           .join(tp, on="cls", how="left")
-           .with_columns(pl.col("tp", "nref", "npred").fill_null(0).cast(pl.Float64))
-           .with_columns(f1=2 * pl.col("tp") / (pl.col("npred") + pl.col("nref")))
-           .sort("cls"))  # a fixed summation order: equal answers give equal bits
+    npred = (
+        grid.filter(pl.col("pred").is_not_null())
+        .group_by("pred")
+        .len()
+        .rename({"pred": "cls", "len": "npred"})
+    )
+    per = (
+        nref.join(npred, on="cls", how="full", coalesce=True)
+        .join(tp, on="cls", how="left")
+        .with_columns(pl.col("tp", "nref", "npred").fill_null(0).cast(pl.Float64))
+        .with_columns(f1=2 * pl.col("tp") / (pl.col("npred") + pl.col("nref")))
+        .sort("cls")
+    )  # a fixed summation order: equal answers give equal bits
     # Float64 columns: their sums and mean are floats (polars types them as any scalar)
     total = {c: cast(float, per[c].sum()) for c in ("tp", "nref", "npred")}
     if metric == "macro_f1":

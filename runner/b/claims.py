@@ -115,23 +115,29 @@ def pool(ok: Sequence[TrialFigures], latencies: Sequence[float]) -> PolicyFigure
     elif all(t.measured for t in ok) and len(sources) == 1:
         energy = sum((t.energy.energy_j or 0.0) for t in ok if t.energy)
         seconds = sum(walls)
-        figures = {"average_power_w": energy / seconds if seconds else None,
-                   "joules_per_inference": energy / sum(t.inferences for t in ok),
-                   "energy_source": sources.pop()}
+        figures = {
+            "average_power_w": energy / seconds if seconds else None,
+            "joules_per_inference": energy / sum(t.inferences for t in ok),
+            "energy_source": sources.pop(),
+        }
         note = f"energy pooled over {len(ok)} ok trials ({figures['energy_source']})"
     elif all(t.measured for t in ok):
         note = f"energy not pooled: the ok trials were measured by {sorted(map(str, sources))}"
     else:
-        states = sorted({t.energy.status if t.energy else "not_measured" for t in ok}
-                        - {"measured"})
+        states = sorted(
+            {t.energy.status if t.energy else "not_measured" for t in ok} - {"measured"}
+        )
         note = f"energy not pooled: trial energy {', '.join(states)} (see trials.csv notes)"
-    return PolicyFigures(len(ok), median(walls), nearest_rank(latencies), **figures,
-                         energy_note=note)
+    return PolicyFigures(
+        len(ok), median(walls), nearest_rank(latencies), **figures, energy_note=note
+    )
 
 
-def accuracy_agreement(answers: Sequence[tuple[str, str]], references: Mapping[str, str],
-                       reference_outputs: Mapping[str, str]) -> tuple[float | None,
-                                                                     float | None]:
+def accuracy_agreement(
+    answers: Sequence[tuple[str, str]],
+    references: Mapping[str, str],
+    reference_outputs: Mapping[str, str],
+) -> tuple[float | None, float | None]:
     if not answers:
         return None, None
     right = sum(1 for i, label in answers if references.get(i) == label)

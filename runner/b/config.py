@@ -26,8 +26,12 @@ DEFAULT_CONFIG_NAME = "residency.toml"
 
 CPU_POLICIES: list[dict[str, Any]] = [
     {"id": "torch-cpu", "runtime": "torch", "compute_units": "cpu", "role": "cpu-only"},
-    {"id": "ort-cpu", "runtime": "onnxruntime", "compute_units": "CPUExecutionProvider",
-     "role": "cpu-only"},
+    {
+        "id": "ort-cpu",
+        "runtime": "onnxruntime",
+        "compute_units": "CPUExecutionProvider",
+        "role": "cpu-only",
+    },
 ]
 
 BASE: dict[str, Any] = {
@@ -37,17 +41,30 @@ BASE: dict[str, Any] = {
     "corpus": {"eval_size": 1000},
     "workload": {"callable": "runner.workloads.bow:BagOfWords", "options": {}, "context": 64},
     "trials": {"per_policy": 5, "warmup": 100},
-    "energy": {"repetitions": 20, "sampling_interval_s": 0.05, "min_sample_periods": 10,
-               "min_counter_updates": 5, "idle_seconds": 2.0, "instruments": ["nvml", "rapl"],
-               "powercap_root": "/sys/class/powercap", "rapl_max_watts": 1000.0},
+    "energy": {
+        "repetitions": 20,
+        "sampling_interval_s": 0.05,
+        "min_sample_periods": 10,
+        "min_counter_updates": 5,
+        "idle_seconds": 2.0,
+        "instruments": ["nvml", "rapl"],
+        "powercap_root": "/sys/class/powercap",
+        "rapl_max_watts": 1000.0,
+    },
     "placement": {"diagnostic_prompts": 20, "operation_share_floor": 0.5},
-    "gates": {"accuracy_floor": 0.70, "agreement_floor": 0.99,
-              "measure_rejected_energy": False},
+    "gates": {"accuracy_floor": 0.70, "agreement_floor": 0.99, "measure_rejected_energy": False},
 }
 
 _CUDA = re.compile(r"^cuda(:\d+)?$")
-SELECTION_POLICIES = ("DEFAULT", "PREFER_CPU", "PREFER_NPU", "PREFER_GPU", "MAX_PERFORMANCE",
-                      "MAX_EFFICIENCY", "MIN_OVERALL_POWER")
+SELECTION_POLICIES = (
+    "DEFAULT",
+    "PREFER_CPU",
+    "PREFER_NPU",
+    "PREFER_GPU",
+    "MAX_PERFORMANCE",
+    "MAX_EFFICIENCY",
+    "MIN_OVERALL_POWER",
+)
 """ONNX Runtime's EP device selection policies (`OrtExecutionProviderDevicePolicy`)."""
 
 
@@ -84,9 +101,15 @@ class PolicySpec:
         return self.compute_units in ("cpu", "CPUExecutionProvider", "cpuOnly")
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"policy_id": self.policy_id, "runtime": self.runtime,
-               "compute_units": self.compute_units, "role": self.role,
-               "precision": self.precision, "when": self.when, "notes": self.notes}
+        out: dict[str, Any] = {
+            "policy_id": self.policy_id,
+            "runtime": self.runtime,
+            "compute_units": self.compute_units,
+            "role": self.role,
+            "precision": self.precision,
+            "when": self.when,
+            "notes": self.notes,
+        }
         if self.device_type:
             out["device_type"] = self.device_type
         if self.runtime == "coreml":
@@ -180,17 +203,36 @@ def protocol_breaks(cfg: ResidencyConfig, prompts: int) -> list[Break]:
     policy) and the B6 decision (at least 10 power samples inside each window)."""
     out = []
     if prompts != PROMPTS:
-        out.append(Break("B2", "the same fixed sequence of 1,000 prompts",
-                         "corpus.eval_size", prompts))
+        out.append(
+            Break("B2", "the same fixed sequence of 1,000 prompts", "corpus.eval_size", prompts)
+        )
     if cfg.warmup < WARMUP:
-        out.append(Break("B2", "a warm-up of 100 batch-one classifications before each trial",
-                         "trials.warmup", cfg.warmup))
+        out.append(
+            Break(
+                "B2",
+                "a warm-up of 100 batch-one classifications before each trial",
+                "trials.warmup",
+                cfg.warmup,
+            )
+        )
     if cfg.trials_per_policy < TRIALS:
-        out.append(Break("B3", "at least five trials per compute policy",
-                         "trials.per_policy", cfg.trials_per_policy))
+        out.append(
+            Break(
+                "B3",
+                "at least five trials per compute policy",
+                "trials.per_policy",
+                cfg.trials_per_policy,
+            )
+        )
     if cfg.energy.minimums.sample_periods < MIN_SAMPLES:
-        out.append(Break("B6", "at least 10 power samples inside each inference window",
-                         "energy.min_sample_periods", cfg.energy.minimums.sample_periods))
+        out.append(
+            Break(
+                "B6",
+                "at least 10 power samples inside each inference window",
+                "energy.min_sample_periods",
+                cfg.energy.minimums.sample_periods,
+            )
+        )
     return out
 
 
@@ -211,15 +253,21 @@ def _from_file(path: Path, label: str) -> ResidencyConfig:
     cpu_only = [p for p in policies if p.role == "cpu-only"]
     baseline = raw.get("baseline_policy") or (cpu_only[0].policy_id if cpu_only else None)
     if baseline is None:
-        raise RunnerError(f"config file {path}: no cpu-only policy: B7 compares every "
-                          "accelerator policy with a CPU-only baseline on the same machine")
+        raise RunnerError(
+            f"config file {path}: no cpu-only policy: B7 compares every "
+            "accelerator policy with a CPU-only baseline on the same machine"
+        )
     chosen = next((p for p in policies if p.policy_id == baseline), None)
     if chosen is None or chosen.role != "cpu-only":
-        raise RunnerError(f"config file {path}: baseline_policy {baseline!r} must name a "
-                          "cpu-only policy of the run")
+        raise RunnerError(
+            f"config file {path}: baseline_policy {baseline!r} must name a "
+            "cpu-only policy of the run"
+        )
     if chosen.when != "always":
-        raise RunnerError(f"config file {path}: the baseline policy {baseline!r} cannot be "
-                          "optional (when = \"available\")")
+        raise RunnerError(
+            f"config file {path}: the baseline policy {baseline!r} cannot be "
+            'optional (when = "available")'
+        )
     e, g, c = m["energy"], m["gates"], raw.get("corpus", {})
     return ResidencyConfig(
         source=label,
@@ -239,72 +287,109 @@ def _from_file(path: Path, label: str) -> ResidencyConfig:
         warmup=m["trials"]["warmup"],
         energy=EnergyConfig(
             repetitions=e["repetitions"],
-            minimums=Minimums(float(e["sampling_interval_s"]), e["min_sample_periods"],
-                              e["min_counter_updates"], float(e["rapl_max_watts"])),
+            minimums=Minimums(
+                float(e["sampling_interval_s"]),
+                e["min_sample_periods"],
+                e["min_counter_updates"],
+                float(e["rapl_max_watts"]),
+            ),
             idle_seconds=float(e["idle_seconds"]),
             instruments=tuple(e["instruments"]),
             powercap_root=resolve_path(base_dir, e["powercap_root"]),
             hwinfo_log=resolve_path(base_dir, e["hwinfo_log"]) if "hwinfo_log" in e else None,
-            powermetrics_log=(resolve_path(base_dir, e["powermetrics_log"])
-                              if "powermetrics_log" in e else None),
-            log_timeout_s=float(e.get("log_timeout_s", 10.0))),
+            powermetrics_log=(
+                resolve_path(base_dir, e["powermetrics_log"]) if "powermetrics_log" in e else None
+            ),
+            log_timeout_s=float(e.get("log_timeout_s", 10.0)),
+        ),
         diagnostic_prompts=m["placement"]["diagnostic_prompts"],
         operation_share_floor=float(m["placement"]["operation_share_floor"]),
-        gates=Gates(float(g["accuracy_floor"]), float(g["agreement_floor"]),
-                    resolve_path(base_dir, g["reference_outputs"])
-                    if "reference_outputs" in g else None,
-                    bool(g["measure_rejected_energy"])),
+        gates=Gates(
+            float(g["accuracy_floor"]),
+            float(g["agreement_floor"]),
+            resolve_path(base_dir, g["reference_outputs"]) if "reference_outputs" in g else None,
+            bool(g["measure_rejected_energy"]),
+        ),
         policies=policies,
         baseline_policy=baseline,
         base_dir=base_dir,
         idle_unload_s=float(raw.get("power_state", {}).get("idle_unload_s", 30.0)),
         battery_policy=raw.get("power_state", {}).get("battery_policy", "MAX_EFFICIENCY"),
         plugin_libraries=tuple(
-            (name, resolve_path(base_dir, lib)) for name, lib in
-            raw.get("windows_ml", {}).get("plugin_libraries", {}).items()),
+            (name, resolve_path(base_dir, lib))
+            for name, lib in raw.get("windows_ml", {}).get("plugin_libraries", {}).items()
+        ),
     )
 
 
 def _policy(raw: dict[str, Any], path: Path) -> PolicySpec:
-    spec = PolicySpec(policy_id=raw["id"], runtime=raw["runtime"],
-                      compute_units=raw["compute_units"], role=raw["role"],
-                      precision=raw.get("precision", "float32"),
-                      when=raw.get("when", "always"), notes=raw.get("notes", ""),
-                      device_type=raw.get("device_type"), package=raw.get("package"),
-                      ac_only=bool(raw.get("ac_only", False)), retry_of=raw.get("retry_of"),
-                      gpu_operation_share_floor=raw.get("gpu_operation_share_floor"))
+    spec = PolicySpec(
+        policy_id=raw["id"],
+        runtime=raw["runtime"],
+        compute_units=raw["compute_units"],
+        role=raw["role"],
+        precision=raw.get("precision", "float32"),
+        when=raw.get("when", "always"),
+        notes=raw.get("notes", ""),
+        device_type=raw.get("device_type"),
+        package=raw.get("package"),
+        ac_only=bool(raw.get("ac_only", False)),
+        retry_of=raw.get("retry_of"),
+        gpu_operation_share_floor=raw.get("gpu_operation_share_floor"),
+    )
     where = f"config file {path}: policy {spec.policy_id!r}"
-    if spec.runtime == "torch" and not (spec.compute_units == "cpu"
-                                        or _CUDA.match(spec.compute_units)):
-        raise RunnerError(f"{where}: torch compute_units must be cpu, cuda or cuda:N, not "
-                          f"{spec.compute_units!r}")
-    if spec.runtime == "windows-ml" and not (spec.compute_units.upper() in SELECTION_POLICIES
-                                             or spec.compute_units.endswith(
-                                                 "ExecutionProvider")):
-        raise RunnerError(f"{where}: windows-ml compute_units must be an EP selection policy "
-                          f"({', '.join(SELECTION_POLICIES)}) or an execution provider, not "
-                          f"{spec.compute_units!r}")
+    if spec.runtime == "torch" and not (
+        spec.compute_units == "cpu" or _CUDA.match(spec.compute_units)
+    ):
+        raise RunnerError(
+            f"{where}: torch compute_units must be cpu, cuda or cuda:N, not {spec.compute_units!r}"
+        )
+    if spec.runtime == "windows-ml" and not (
+        spec.compute_units.upper() in SELECTION_POLICIES
+        or spec.compute_units.endswith("ExecutionProvider")
+    ):
+        raise RunnerError(
+            f"{where}: windows-ml compute_units must be an EP selection policy "
+            f"({', '.join(SELECTION_POLICIES)}) or an execution provider, not "
+            f"{spec.compute_units!r}"
+        )
     if spec.runtime == "coreml" and spec.compute_units not in (
-            "cpuAndNeuralEngine", "cpuOnly", "cpuAndGPU", "all"):
-        raise RunnerError(f"{where}: coreml compute_units must be cpuAndNeuralEngine, cpuOnly, "
-                          f"cpuAndGPU or all, not {spec.compute_units!r}")
-    if spec.device_type is not None and (spec.runtime != "windows-ml"
-                                         or spec.compute_units.upper() in SELECTION_POLICIES):
-        raise RunnerError(f"{where}: device_type binds an explicit windows-ml execution "
-                          "provider to one device type; a selection policy picks its own")
+        "cpuAndNeuralEngine",
+        "cpuOnly",
+        "cpuAndGPU",
+        "all",
+    ):
+        raise RunnerError(
+            f"{where}: coreml compute_units must be cpuAndNeuralEngine, cpuOnly, "
+            f"cpuAndGPU or all, not {spec.compute_units!r}"
+        )
+    if spec.device_type is not None and (
+        spec.runtime != "windows-ml" or spec.compute_units.upper() in SELECTION_POLICIES
+    ):
+        raise RunnerError(
+            f"{where}: device_type binds an explicit windows-ml execution "
+            "provider to one device type; a selection policy picks its own"
+        )
     if spec.runtime in ("onnxruntime", "windows-ml", "coreml"):
-        if spec.runtime == "onnxruntime" and not spec.compute_units.endswith(
-                "ExecutionProvider"):
-            raise RunnerError(f"{where}: onnxruntime compute_units must name an execution "
-                              f"provider (e.g. CUDAExecutionProvider), not "
-                              f"{spec.compute_units!r}")
+        if spec.runtime == "onnxruntime" and not spec.compute_units.endswith("ExecutionProvider"):
+            raise RunnerError(
+                f"{where}: onnxruntime compute_units must name an execution "
+                f"provider (e.g. CUDAExecutionProvider), not "
+                f"{spec.compute_units!r}"
+            )
         if spec.precision != "float32" and spec.runtime != "coreml":
-            raise RunnerError(f"{where}: onnxruntime policies run the float32 ONNX export; "
-                              f"precision {spec.precision!r} is for torch policies")
+            raise RunnerError(
+                f"{where}: onnxruntime policies run the float32 ONNX export; "
+                f"precision {spec.precision!r} is for torch policies"
+            )
     if spec.role == "accelerator" and spec.on_cpu:
-        raise RunnerError(f"{where}: an accelerator policy cannot name the CPU "
-                          f"({spec.compute_units}); declare it cpu-only")
+        raise RunnerError(
+            f"{where}: an accelerator policy cannot name the CPU "
+            f"({spec.compute_units}); declare it cpu-only"
+        )
     if spec.role == "cpu-only" and not spec.on_cpu:
-        raise RunnerError(f"{where}: a cpu-only policy must run on the CPU (cpu or "
-                          f"CPUExecutionProvider), not {spec.compute_units}")
+        raise RunnerError(
+            f"{where}: a cpu-only policy must run on the CPU (cpu or "
+            f"CPUExecutionProvider), not {spec.compute_units}"
+        )
     return spec

@@ -29,8 +29,12 @@ from runner.b.config import PolicySpec
 from runner.b.policies import CannotStart, RunningPolicy
 from runner.workloads.base import TensorForm
 
-COMPUTE_UNITS = {"cpuAndNeuralEngine": "CPU_AND_NE", "cpuOnly": "CPU_ONLY",
-                 "cpuAndGPU": "CPU_AND_GPU", "all": "ALL"}
+COMPUTE_UNITS = {
+    "cpuAndNeuralEngine": "CPU_AND_NE",
+    "cpuOnly": "CPU_ONLY",
+    "cpuAndGPU": "CPU_AND_GPU",
+    "all": "ALL",
+}
 """Core ML's `MLComputeUnits` as its Swift API names them -> coremltools' ComputeUnit."""
 
 Predictor = Callable[[dict[str, np.ndarray]], np.ndarray]
@@ -39,9 +43,11 @@ Predictor = Callable[[dict[str, np.ndarray]], np.ndarray]
 def availability(spec: PolicySpec) -> str | None:
     """None where Core ML predictions can run (macOS), else why not."""
     if platform.system() != "Darwin":
-        return (f"Core ML predictions and MLComputePlan need macOS; this is "
-                f"{platform.system()} {platform.release()}: the packages are converted and "
-                "calibrated here, their prediction policies run on a Mac")
+        return (
+            f"Core ML predictions and MLComputePlan need macOS; this is "
+            f"{platform.system()} {platform.release()}: the packages are converted and "
+            "calibrated here, their prediction policies run on a Mac"
+        )
     return None
 
 
@@ -49,15 +55,22 @@ def load_predictor(package: Path, compute_units: str) -> Predictor:
     """The package's predictions under COMPUTE_UNITS (macOS)."""
     import coremltools as ct
 
-    model = ct.models.MLModel(str(package),
-                              compute_units=getattr(ct.ComputeUnit, COMPUTE_UNITS[compute_units]))
+    model = ct.models.MLModel(
+        str(package), compute_units=getattr(ct.ComputeUnit, COMPUTE_UNITS[compute_units])
+    )
     out = model.get_spec().description.output[0].name
     return lambda feed: np.asarray(model.predict(feed)[out])
 
 
 class CoremlPolicy(RunningPolicy):
-    def __init__(self, spec: PolicySpec, package: Path, predictor: Predictor,
-                 encode: Callable[[str], dict[str, np.ndarray]], classes: list[str]) -> None:
+    def __init__(
+        self,
+        spec: PolicySpec,
+        package: Path,
+        predictor: Predictor,
+        encode: Callable[[str], dict[str, np.ndarray]],
+        classes: list[str],
+    ) -> None:
         super().__init__(spec, spec.compute_units)
         self.package = package
         self.predictor = predictor
@@ -69,22 +82,26 @@ class CoremlPolicy(RunningPolicy):
         return self.classes[int(scores.argmax())]
 
 
-def start(spec: PolicySpec, root: Path, packages: list[dict[str, Any]],
-          form: TensorForm) -> tuple[CoremlPolicy, tuple[str, str]]:
+def start(
+    spec: PolicySpec, root: Path, packages: list[dict[str, Any]], form: TensorForm
+) -> tuple[CoremlPolicy, tuple[str, str]]:
     """The running policy and its artifact (package path, package SHA-256)."""
     from runner.b.coreml_convert import input_encoder
 
     name = spec.package or "w8a8"
     entry = next((p for p in packages if p["name"] == name), None)
     if entry is None or entry.get("status") != "converted":
-        raise CannotStart(f"the Core ML package {name} was not converted"
-                          + (f" ({entry.get('reason')})" if entry else ""))
+        raise CannotStart(
+            f"the Core ML package {name} was not converted"
+            + (f" ({entry.get('reason')})" if entry else "")
+        )
     path = root / entry["package"]
     try:
         predictor = load_predictor(path, spec.compute_units)
     except Exception as exc:  # coremltools refuses the package, or Core ML is absent
-        raise CannotStart(f"Core ML could not load {entry['package']} "
-                          f"({type(exc).__name__}: {exc})") from None
+        raise CannotStart(
+            f"Core ML could not load {entry['package']} ({type(exc).__name__}: {exc})"
+        ) from None
     policy = CoremlPolicy(spec, path, predictor, input_encoder(form), form.classes)
     return policy, (entry["package"], entry["package_sha256"])
 
@@ -94,12 +111,14 @@ def compute_plan(policy: CoremlPolicy) -> str:
     import coremltools as ct
     from coremltools.models.compute_plan import MLComputePlan
 
-    model = ct.models.MLModel(str(policy.package),
-                              compute_units=getattr(ct.ComputeUnit,
-                                                    COMPUTE_UNITS[policy.spec.compute_units]))
+    model = ct.models.MLModel(
+        str(policy.package),
+        compute_units=getattr(ct.ComputeUnit, COMPUTE_UNITS[policy.spec.compute_units]),
+    )
     compiled = model.get_compiled_path()
     plan = MLComputePlan.load_from_path(
-        compiled, compute_units=getattr(ct.ComputeUnit, COMPUTE_UNITS[policy.spec.compute_units]))
+        compiled, compute_units=getattr(ct.ComputeUnit, COMPUTE_UNITS[policy.spec.compute_units])
+    )
     name = policy.package.name.removesuffix(".mlpackage")
     lines = [f"the mlmodelc directory: file:///{name}.mlmodelc/", "ML Program"]
     program = plan.model_structure.program

@@ -67,9 +67,10 @@ def _convertible(form: TensorForm) -> tuple[nn.Module, list[str], Any]:
 def input_encoder(form: TensorForm) -> Any:
     """One text -> the package's inputs by name (numpy), as the package was converted."""
     _, names, encode = _convertible(form)
-    return lambda text: {n: t.numpy().astype(np.int32 if not t.is_floating_point()
-                                             else np.float32)
-                         for n, t in zip(names, encode(text), strict=True)}
+    return lambda text: {
+        n: t.numpy().astype(np.int32 if not t.is_floating_point() else np.float32)
+        for n, t in zip(names, encode(text), strict=True)
+    }
 
 
 def package_sha256(path: Path) -> str:
@@ -80,20 +81,32 @@ def package_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _convert(ct: Any, module: nn.Module, names: list[str], example: tuple[torch.Tensor, ...]
-             ) -> Any:
+def _convert(
+    ct: Any, module: nn.Module, names: list[str], example: tuple[torch.Tensor, ...]
+) -> Any:
     traced = torch.jit.trace(module, example)
-    inputs = [ct.TensorType(name=n, shape=tuple(ct.RangeDim(1, 4096) if i == 0 else s
-                                                for i, s in enumerate(x.shape)),
-                            dtype=int if not x.is_floating_point() else float)
-              for n, x in zip(names, example, strict=True)]
-    return ct.convert(traced, inputs=inputs, convert_to="mlprogram",
-                      compute_precision=ct.precision.FLOAT16,
-                      minimum_deployment_target=ct.target.macOS14)
+    inputs = [
+        ct.TensorType(
+            name=n,
+            shape=tuple(ct.RangeDim(1, 4096) if i == 0 else s for i, s in enumerate(x.shape)),
+            dtype=int if not x.is_floating_point() else float,
+        )
+        for n, x in zip(names, example, strict=True)
+    ]
+    return ct.convert(
+        traced,
+        inputs=inputs,
+        convert_to="mlprogram",
+        compute_precision=ct.precision.FLOAT16,
+        minimum_deployment_target=ct.target.macOS14,
+    )
 
 
-def _w8a8(module: nn.Module, example: tuple[torch.Tensor, ...],
-          calibration: list[tuple[torch.Tensor, ...]]) -> nn.Module:
+def _w8a8(
+    module: nn.Module,
+    example: tuple[torch.Tensor, ...],
+    calibration: list[tuple[torch.Tensor, ...]],
+) -> nn.Module:
     from coremltools.optimize.torch.quantization import (
         LinearQuantizer,
         LinearQuantizerConfig,
@@ -101,8 +114,11 @@ def _w8a8(module: nn.Module, example: tuple[torch.Tensor, ...],
     )
 
     # observers on from the first step, weights frozen: calibration only, no training
-    cfg = LinearQuantizerConfig(global_config=ModuleLinearQuantizerConfig(
-        weight_dtype=torch.qint8, activation_dtype=torch.quint8, milestones=[0, 10**9, 10**9, 0]))
+    cfg = LinearQuantizerConfig(
+        global_config=ModuleLinearQuantizerConfig(
+            weight_dtype=torch.qint8, activation_dtype=torch.quint8, milestones=[0, 10**9, 10**9, 0]
+        )
+    )
     quantizer = LinearQuantizer(module, cfg)
     prepared = quantizer.prepare(example_inputs=example, inplace=False)
     quantizer.step()
@@ -112,14 +128,22 @@ def _w8a8(module: nn.Module, example: tuple[torch.Tensor, ...],
     return quantizer.finalize(inplace=False).eval()
 
 
-def convert_packages(form: TensorForm, tune_texts: list[str], root: Path,
-                     sources: dict[str, str], say: Any) -> list[dict[str, Any]]:
+def convert_packages(
+    form: TensorForm, tune_texts: list[str], root: Path, sources: dict[str, str], say: Any
+) -> list[dict[str, Any]]:
     """Convert and calibrate every package; one entry per package (or why it failed)."""
     try:
         import coremltools as ct
     except ImportError as exc:
-        return [{"name": n, "status": "failed", "reason": f"coremltools cannot be imported "
-                 f"({exc}): pip install coremltools (the extra `macos`)"} for n in PACKAGES]
+        return [
+            {
+                "name": n,
+                "status": "failed",
+                "reason": f"coremltools cannot be imported "
+                f"({exc}): pip install coremltools (the extra `macos`)",
+            }
+            for n in PACKAGES
+        ]
     module, names, encode = _convertible(form)
     calibration = [encode(t) for t in tune_texts]
     example = calibration[0]
@@ -138,15 +162,26 @@ def convert_packages(form: TensorForm, tune_texts: list[str], root: Path,
             entry.update(status="failed", reason=f"{type(exc).__name__}: {exc}"[:500])
         entry["seconds"] = time.perf_counter() - t
         manifest = {
-            "format": "coreml-conversion/1", **entry, **sources,
-            "coremltools_version": ct.__version__, "torch_version": torch.__version__,
-            "convert_to": "mlprogram", "minimum_deployment_target": "macOS14",
+            "format": "coreml-conversion/1",
+            **entry,
+            **sources,
+            "coremltools_version": ct.__version__,
+            "torch_version": torch.__version__,
+            "convert_to": "mlprogram",
+            "minimum_deployment_target": "macOS14",
             "compute_precision": "float16",
-            "inputs": names, "module_form": type(module).__name__,
-            "quantization": None if name == "float16" else {
+            "inputs": names,
+            "module_form": type(module).__name__,
+            "quantization": None
+            if name == "float16"
+            else {
                 "method": "coremltools.optimize.torch LinearQuantizer, calibration only",
-                "weights": "int8 symmetric per channel", "activations": "uint8 affine",
-                "calibration_split": "tune", "calibration_prompts": len(calibration)}}
+                "weights": "int8 symmetric per channel",
+                "activations": "uint8 affine",
+                "calibration_split": "tune",
+                "calibration_prompts": len(calibration),
+            },
+        }
         conv = root / f"{COREML_DIR}/{name}.conversion.json"
         conv.parent.mkdir(parents=True, exist_ok=True)
         import json
@@ -154,7 +189,12 @@ def convert_packages(form: TensorForm, tune_texts: list[str], root: Path,
         conv.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         entry["conversion_manifest"] = f"{COREML_DIR}/{name}.conversion.json"
         out.append(entry)
-        say(f"coreml: {name} {entry['status']}"
-            + (f", sha256 {entry['package_sha256'][:16]}..." if "package_sha256" in entry
-               else f" ({entry.get('reason')})"))
+        say(
+            f"coreml: {name} {entry['status']}"
+            + (
+                f", sha256 {entry['package_sha256'][:16]}..."
+                if "package_sha256" in entry
+                else f" ({entry.get('reason')})"
+            )
+        )
     return out

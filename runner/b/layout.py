@@ -35,11 +35,19 @@ LAYOUT = artifacts.Layout(
         ("gates/*.jsonl", "jsonl", "output_line"),
         ("environment.json", "json", "environment_residency"),
     ),
-    raw=("model/*", CONFIG_COPY,
-         # external power logs, kept in their tool's own format (HWiNFO CSV, powermetrics
-         # text) and read by the auditor's evidence readers; B9's evidence
-         "power/*/trial-*.csv", "power/*/trial-*.txt", "idle/*/*.csv", "idle/*/*.txt",
-         "power_state/*", "power_source/*", "placement/*.computeplan.log"),
+    raw=(
+        "model/*",
+        CONFIG_COPY,
+        # external power logs, kept in their tool's own format (HWiNFO CSV, powermetrics
+        # text) and read by the auditor's evidence readers; B9's evidence
+        "power/*/trial-*.csv",
+        "power/*/trial-*.txt",
+        "idle/*/*.csv",
+        "idle/*/*.txt",
+        "power_state/*",
+        "power_source/*",
+        "placement/*.computeplan.log",
+    ),
     strict=True,
 )
 

@@ -22,23 +22,33 @@ from runner.b.trials import Instruments, TrialRun
 from runner.manifest import Header
 from runner.onnx_export import ONNX_FILE
 
-TRIAL_ORDER_METHOD = ("drawn from the seed before any measurement: one seeded permutation of "
-                      "the run's policies per round (round n holds every policy's trial n), "
-                      "redrawn so a round never starts with the policy that ended the "
-                      "previous one (trial_order_drawn). When policies are left without trials "
-                      "(a fault, a failed start, a rejected candidate: all known before the "
-                      "first trial), the order is drawn again the same way, from the same "
-                      "seed, among the policies that run, so they still alternate "
-                      "(trial_order)")
+TRIAL_ORDER_METHOD = (
+    "drawn from the seed before any measurement: one seeded permutation of "
+    "the run's policies per round (round n holds every policy's trial n), "
+    "redrawn so a round never starts with the policy that ended the "
+    "previous one (trial_order_drawn). When policies are left without trials "
+    "(a fault, a failed start, a rejected candidate: all known before the "
+    "first trial), the order is drawn again the same way, from the same "
+    "seed, among the policies that run, so they still alternate "
+    "(trial_order)"
+)
 
-TIMER_SCOPE = ("each latency_ms is one batch-one classification: tokenization, the model and "
-               "the label, nothing else; wall_seconds is the whole window (every repetition), "
-               "between the window markers")
+TIMER_SCOPE = (
+    "each latency_ms is one batch-one classification: tokenization, the model and "
+    "the label, nothing else; wall_seconds is the whole window (every repetition), "
+    "between the window markers"
+)
 
 
-def build_manifest(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration,
-                   states: dict[str, PolicyState], runs: list[TrialRun], inst: Instruments,
-                   env: dict[str, Any]) -> dict[str, Any]:
+def build_manifest(
+    cfg: ResidencyConfig,
+    inputs: Inputs,
+    decl: Declaration,
+    states: dict[str, PolicyState],
+    runs: list[TrialRun],
+    inst: Instruments,
+    env: dict[str, Any],
+) -> dict[str, Any]:
     """The manifest without `artifacts` (added when the run dir is published)."""
     return {
         **Header(PROTOCOL, cfg.experiment_id, True, decl.declared_at, cfg.source).to_json(),
@@ -50,12 +60,16 @@ def build_manifest(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration,
         **policies_section(cfg, inputs, states),
         **trials_section(cfg, decl, runs, len(states)),
         "energy": energy_section(cfg, decl, inst),
-        "gates": {"accuracy_floor": cfg.gates.accuracy_floor,
-                  "agreement_floor": cfg.gates.agreement_floor,
-                  "measure_rejected_energy": cfg.gates.measure_rejected_energy,
-                  "file": "gates/gates.json"},
-        "placement": {"diagnostic_prompts": cfg.diagnostic_prompts,
-                      "operation_share_floor": cfg.operation_share_floor},
+        "gates": {
+            "accuracy_floor": cfg.gates.accuracy_floor,
+            "agreement_floor": cfg.gates.agreement_floor,
+            "measure_rejected_energy": cfg.gates.measure_rejected_energy,
+            "file": "gates/gates.json",
+        },
+        "placement": {
+            "diagnostic_prompts": cfg.diagnostic_prompts,
+            "operation_share_floor": cfg.operation_share_floor,
+        },
         **b1_section(env),
         **({"off_protocol": inputs.off_protocol} if inputs.off_protocol else {}),
     }
@@ -68,18 +82,24 @@ def model_section(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration) -> di
     return {
         "model_tier": cfg.model_tier,
         "artifact_sha256": decl.revisions.model.removeprefix("sha256:"),
-        "artifact": {"file": rel_path(decl.trained.model_dir.parent, prepared.weights_file),
-                     "description": prepared.description,
-                     "note": "the trained float32 model every policy derives from; each "
-                             "policy names the artifact it runs (policies[].artifact_file)"},
+        "artifact": {
+            "file": rel_path(decl.trained.model_dir.parent, prepared.weights_file),
+            "description": prepared.description,
+            "note": "the trained float32 model every policy derives from; each "
+            "policy names the artifact it runs (policies[].artifact_file)",
+        },
         "onnx_export": decl.onnx.to_json(ONNX_FILE) if decl.onnx else None,
         **decl.replay,
         "revisions": decl.revisions.to_json(),
-        "workload": {"name": inputs.factory.name, "callable": cfg.workload_callable,
-                     "options": inputs.recorded_options, "context": cfg.context,
-                     "description": prepared.description,
-                     "train_seconds": decl.trained.train_seconds,
-                     "threads": inputs.threads.torch},
+        "workload": {
+            "name": inputs.factory.name,
+            "callable": cfg.workload_callable,
+            "options": inputs.recorded_options,
+            "context": cfg.context,
+            "description": prepared.description,
+            "train_seconds": decl.trained.train_seconds,
+            "threads": inputs.threads.torch,
+        },
         "threads": inputs.threads.to_json(),
     }
 
@@ -87,26 +107,36 @@ def model_section(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration) -> di
 def sequence_section(inputs: Inputs, decl: Declaration) -> dict[str, Any]:
     """The task, the fixed prompt sequence (B2, B10) and the reference artifact (B8)."""
     return {
-        "task": {"classes": list(decl.classes),
-                 "output_format": {"type": "jsonl",
-                                   "required_fields": ["id", "label", "latency_ms"],
-                                   "label_values": "one of task.classes"}},
-        "prompt_sequence": {"file": SEQUENCE_FILE, "sha256": decl.sequence_sha256,
-                            "prompts": len(decl.ids), "corpus_source": inputs.corpus.source,
-                            "corpus_revision": inputs.corpus.revision},
+        "task": {
+            "classes": list(decl.classes),
+            "output_format": {
+                "type": "jsonl",
+                "required_fields": ["id", "label", "latency_ms"],
+                "label_values": "one of task.classes",
+            },
+        },
+        "prompt_sequence": {
+            "file": SEQUENCE_FILE,
+            "sha256": decl.sequence_sha256,
+            "prompts": len(decl.ids),
+            "corpus_source": inputs.corpus.source,
+            "corpus_revision": inputs.corpus.revision,
+        },
         "reference": {"file": REFERENCE_FILE, **decl.reference},
     }
 
 
-def policies_section(cfg: ResidencyConfig, inputs: Inputs, states: dict[str, PolicyState]
-                     ) -> dict[str, Any]:
+def policies_section(
+    cfg: ResidencyConfig, inputs: Inputs, states: dict[str, PolicyState]
+) -> dict[str, Any]:
     spec_of = {p.policy_id: p for p in cfg.policies}
     return {
         "baseline_policy": cfg.baseline_policy,
         "policies": [policy_entry(s) for s in states.values()],
         "policies_left_out": [
             {**{k: v for k, v in spec_of[pid].to_json().items()}, "reason": reason}
-            for pid, reason in inputs.left_out.items()],
+            for pid, reason in inputs.left_out.items()
+        ],
     }
 
 
@@ -114,13 +144,21 @@ def policy_entry(state: PolicyState) -> dict[str, Any]:
     """One policy as it ran: what was asked, what it ran on, or why it did not."""
     spec, running = state.spec, state.running
     failed_gate = state.gate is not None and not state.gate.passed
-    status = ("cannot_start" if state.cannot_start else "fault" if state.fault else
-              "rejected_at_gate" if failed_gate else "ran")
+    status = (
+        "cannot_start"
+        if state.cannot_start
+        else "fault"
+        if state.fault
+        else "rejected_at_gate"
+        if failed_gate
+        else "ran"
+    )
     entry: dict[str, Any] = {
         **spec.to_json(),
         "status": status,
-        "reason": state.cannot_start or state.fault or (
-            "; ".join(state.gate.failures()) if state.gate and failed_gate else None),
+        "reason": state.cannot_start
+        or state.fault
+        or ("; ".join(state.gate.failures()) if state.gate and failed_gate else None),
         "device": running.device if running else None,
         "artifact_file": state.artifact[0] if state.artifact else None,
         "artifact_sha256": state.artifact[1] if state.artifact else None,
@@ -137,8 +175,9 @@ def policy_entry(state: PolicyState) -> dict[str, Any]:
     return entry
 
 
-def trials_section(cfg: ResidencyConfig, decl: Declaration, runs: list[TrialRun],
-                   policies: int) -> dict[str, Any]:
+def trials_section(
+    cfg: ResidencyConfig, decl: Declaration, runs: list[TrialRun], policies: int
+) -> dict[str, Any]:
     """B3: how many trials, the warm-up, and the order drawn and run."""
     return {
         "trials_per_policy": cfg.trials_per_policy,
@@ -147,22 +186,31 @@ def trials_section(cfg: ResidencyConfig, decl: Declaration, runs: list[TrialRun]
         "trial_order": [[r.policy_id, r.trial_index] for r in runs],
         "trial_order_drawn": [[pid, n] for pid, n in decl.planned_order],
         "trial_order_method": TRIAL_ORDER_METHOD,
-        "timer_scope": TIMER_SCOPE, "timer_includes_tokenization": True,
+        "timer_scope": TIMER_SCOPE,
+        "timer_includes_tokenization": True,
     }
 
 
-def energy_section(cfg: ResidencyConfig, decl: Declaration, inst: Instruments
-                   ) -> dict[str, Any]:
+def energy_section(cfg: ResidencyConfig, decl: Declaration, inst: Instruments) -> dict[str, Any]:
     """B6: the declared window, its resolution floor and the instruments (or why none)."""
     e = cfg.energy
-    return {"repetitions": e.repetitions, "inferences_per_trial": e.repetitions * len(decl.ids),
-            "minimums": e.minimums.to_json(), "idle_seconds": e.idle_seconds,
-            "instruments": inst.describe(), "measured": bool(inst.usable),
-            "not_measured_reason": None if inst.usable else inst.reason}
+    return {
+        "repetitions": e.repetitions,
+        "inferences_per_trial": e.repetitions * len(decl.ids),
+        "minimums": e.minimums.to_json(),
+        "idle_seconds": e.idle_seconds,
+        "instruments": inst.describe(),
+        "measured": bool(inst.usable),
+        "not_measured_reason": None if inst.usable else inst.reason,
+    }
 
 
 def b1_section(env: dict[str, Any]) -> dict[str, Any]:
     """B1's power state (as observed when the run ended; each trial's is in trials.csv)."""
     offset = time.strftime("%z")
-    return {"environment_file": "environment.json", "power_source": env["power_source"],
-            "power_mode": env["power_mode"], "local_utc_offset": f"{offset[:3]}:{offset[3:]}"}
+    return {
+        "environment_file": "environment.json",
+        "power_source": env["power_source"],
+        "power_mode": env["power_mode"],
+        "local_utc_offset": f"{offset[:3]}:{offset[3:]}",
+    }

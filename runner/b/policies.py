@@ -93,8 +93,10 @@ class OrtPolicy(RunningPolicy):
         self.requested = requested_providers(spec)
         self.output = session.get_outputs()[0].name
         if not active or active[0] != spec.compute_units:
-            self.fault = (f"requested {spec.compute_units}, but after session creation "
-                          f"ONNX Runtime runs {active or 'nothing'} (a silent fallback)")
+            self.fault = (
+                f"requested {spec.compute_units}, but after session creation "
+                f"ONNX Runtime runs {active or 'nothing'} (a silent fallback)"
+            )
 
     def feed(self, texts: list[str]) -> dict[str, np.ndarray]:
         tensors = self.form.encode(texts)
@@ -117,8 +119,10 @@ def ort_module() -> Any:
     try:
         import onnxruntime
     except ImportError as exc:
-        raise CannotStart(f"onnxruntime cannot be imported ({exc}); pip install onnxruntime "
-                          "(CPU) or onnxruntime-gpu") from None
+        raise CannotStart(
+            f"onnxruntime cannot be imported ({exc}); pip install onnxruntime "
+            "(CPU) or onnxruntime-gpu"
+        ) from None
     return onnxruntime
 
 
@@ -138,12 +142,16 @@ def availability(spec: PolicySpec) -> str | None:
         return str(exc)
     have = ort.get_available_providers()
     if spec.compute_units not in have:
-        return (f"this onnxruntime build ({ort.__version__}) has no {spec.compute_units} "
-                f"(available: {', '.join(have)}); a GPU user installs onnxruntime-gpu")
+        return (
+            f"this onnxruntime build ({ort.__version__}) has no {spec.compute_units} "
+            f"(available: {', '.join(have)}); a GPU user installs onnxruntime-gpu"
+        )
     if spec.compute_units == "TensorrtExecutionProvider" and not _tensorrt_installed():
         # onnxruntime-gpu lists the provider whether or not TensorRT itself is installed
-        return ("onnxruntime lists TensorrtExecutionProvider, but TensorRT (libnvinfer) is "
-                "not installed")
+        return (
+            "onnxruntime lists TensorrtExecutionProvider, but TensorRT (libnvinfer) is "
+            "not installed"
+        )
     return None
 
 
@@ -151,9 +159,11 @@ def _tensorrt_installed() -> bool:
     import ctypes.util
     import importlib.util
 
-    return (ctypes.util.find_library("nvinfer") is not None
-            or importlib.util.find_spec("tensorrt_libs") is not None
-            or importlib.util.find_spec("tensorrt") is not None)
+    return (
+        ctypes.util.find_library("nvinfer") is not None
+        or importlib.util.find_spec("tensorrt_libs") is not None
+        or importlib.util.find_spec("tensorrt") is not None
+    )
 
 
 def start(spec: PolicySpec, files: ModelFiles) -> RunningPolicy:
@@ -164,21 +174,26 @@ def start(spec: PolicySpec, files: ModelFiles) -> RunningPolicy:
         except RunnerError as exc:
             raise CannotStart(str(exc).removeprefix("config: ")) from None
         try:
-            workload = files.factory.load(files.model_dir, device, spec.precision,
-                                          files.context, files.options)
+            workload = files.factory.load(
+                files.model_dir, device, spec.precision, files.context, files.options
+            )
         except Exception as exc:  # the workload says why it cannot load here
-            raise CannotStart(f"the workload did not load on {device} in {spec.precision} "
-                              f"({type(exc).__name__}: {exc})") from None
+            raise CannotStart(
+                f"the workload did not load on {device} in {spec.precision} "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
         return TorchPolicy(spec, device, workload)
     if files.onnx_file is None or files.tensor_form is None:
-        raise CannotStart("the workload offers no tensor form, so there is no ONNX export "
-                          "to run (runner.workloads.base.Workload.tensor_form)")
-    return OrtPolicy(spec, ort_session(spec, files.onnx_file, files.threads),
-                     files.tensor_form)
+        raise CannotStart(
+            "the workload offers no tensor form, so there is no ONNX export "
+            "to run (runner.workloads.base.Workload.tensor_form)"
+        )
+    return OrtPolicy(spec, ort_session(spec, files.onnx_file, files.threads), files.tensor_form)
 
 
-def ort_session(spec: PolicySpec, onnx_file: Path, threads: int, *,
-                profile_prefix: Path | None = None) -> Any:
+def ort_session(
+    spec: PolicySpec, onnx_file: Path, threads: int, *, profile_prefix: Path | None = None
+) -> Any:
     """An InferenceSession with the policy's providers, recording the node assignment;
     with `profile_prefix`, a profiling session for the diagnostic pass."""
     ort = ort_module()
@@ -193,10 +208,12 @@ def ort_session(spec: PolicySpec, onnx_file: Path, threads: int, *,
     try:
         with warnings.catch_warnings():  # "Specified provider ... is not in available ..."
             warnings.simplefilter("ignore")
-            session = ort.InferenceSession(str(onnx_file), options,
-                                           providers=requested_providers(spec))
+            session = ort.InferenceSession(
+                str(onnx_file), options, providers=requested_providers(spec)
+            )
     except Exception as exc:  # a provider that fails to load its libraries, say
-        raise CannotStart(f"ONNX Runtime could not create a session with "
-                          f"{requested_providers(spec)} ({type(exc).__name__}: {exc})"
-                          ) from None
+        raise CannotStart(
+            f"ONNX Runtime could not create a session with "
+            f"{requested_providers(spec)} ({type(exc).__name__}: {exc})"
+        ) from None
     return session

@@ -39,8 +39,9 @@ def read(system: str | None = None, sysfs: Path | None = None) -> tuple[Observed
 
 def _pmset() -> tuple[Observed, str, bytes]:
     try:
-        out = subprocess.run(["pmset", "-g", "batt"], capture_output=True, timeout=10,
-                             check=False).stdout
+        out = subprocess.run(
+            ["pmset", "-g", "batt"], capture_output=True, timeout=10, check=False
+        ).stdout
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Observed(None, f"pmset -g batt could not run ({exc})"), ".pmset.txt", b""
     return Observed(pmset_value(out), "pmset -g batt"), ".pmset.txt", out
@@ -59,18 +60,29 @@ def _windows() -> tuple[Observed, str, bytes]:
     import ctypes
 
     class Status(ctypes.Structure):
-        _fields_ = [("ACLineStatus", ctypes.c_ubyte), ("BatteryFlag", ctypes.c_ubyte),
-                    ("BatteryLifePercent", ctypes.c_ubyte), ("SystemStatusFlag", ctypes.c_ubyte),
-                    ("BatteryLifeTime", ctypes.c_ulong), ("BatteryFullLifeTime", ctypes.c_ulong)]
+        _fields_ = [
+            ("ACLineStatus", ctypes.c_ubyte),
+            ("BatteryFlag", ctypes.c_ubyte),
+            ("BatteryLifePercent", ctypes.c_ubyte),
+            ("SystemStatusFlag", ctypes.c_ubyte),
+            ("BatteryLifeTime", ctypes.c_ulong),
+            ("BatteryFullLifeTime", ctypes.c_ulong),
+        ]
 
     status = Status()
     ok = ctypes.windll.kernel32.GetSystemPowerStatus(ctypes.byref(status))  # type: ignore[attr-defined]
-    doc: dict[str, Any] = {"format": "windows-system-power-status/1", "read_at": now_utc(),
-                           "call_succeeded": bool(ok),
-                           **{f[0]: int(getattr(status, f[0])) for f in Status._fields_}}
+    doc: dict[str, Any] = {
+        "format": "windows-system-power-status/1",
+        "read_at": now_utc(),
+        "call_succeeded": bool(ok),
+        **{f[0]: int(getattr(status, f[0])) for f in Status._fields_},
+    }
     value = {1: "ac", 0: "battery"}.get(doc["ACLineStatus"]) if ok else None
-    return (Observed(value, "GetSystemPowerStatus ACLineStatus"), ".winpower.json",
-            (json.dumps(doc, sort_keys=True) + "\n").encode())
+    return (
+        Observed(value, "GetSystemPowerStatus ACLineStatus"),
+        ".winpower.json",
+        (json.dumps(doc, sort_keys=True) + "\n").encode(),
+    )
 
 
 def _linux(root: Path) -> tuple[Observed, str, bytes]:
@@ -80,10 +92,13 @@ def _linux(root: Path) -> tuple[Observed, str, bytes]:
             supplies[s.name] = {k: _read(s / k) for k in ("type", "online", "status")}
     except OSError:
         supplies = {}
-    doc = {"format": "linux-power-supply/1", "read_at": now_utc(), "root": str(root),
-           "supplies": supplies}
-    return (power_source(root), ".sysfs.json",
-            (json.dumps(doc, sort_keys=True) + "\n").encode())
+    doc = {
+        "format": "linux-power-supply/1",
+        "read_at": now_utc(),
+        "root": str(root),
+        "supplies": supplies,
+    }
+    return (power_source(root), ".sysfs.json", (json.dumps(doc, sort_keys=True) + "\n").encode())
 
 
 def _read(path: Path) -> str | None:

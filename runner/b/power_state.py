@@ -50,47 +50,75 @@ class PowerStateEvidence:
         if not has_windows_ml:
             return {}
         if self.discrete_gpu is None:
-            why = ("no discrete GPU: environment.json lists no GPU and no power trace of "
-                   "the run reads a GPU power domain")
-            return {"power_state_checks": {
-                BATTERY: {"result": "not_applicable", "detail": why},
-                IDLE: {"result": "not_applicable", "detail": why}}}
+            why = (
+                "no discrete GPU: environment.json lists no GPU and no power trace of "
+                "the run reads a GPU power domain"
+            )
+            return {
+                "power_state_checks": {
+                    BATTERY: {"result": "not_applicable", "detail": why},
+                    IDLE: {"result": "not_applicable", "detail": why},
+                }
+            }
         return {"power_state_checks": dict(self.checks)} if self.checks else {}
 
 
 def battery_check(record: dict[str, Any], rel: str, gpu_names: list[str]) -> dict[str, Any]:
     """The battery check from the Windows ML record of the session chosen on battery."""
     gpus = [a for a in record.get("assigned", []) if a.get("device_type") == "GPU"]
-    named = [a for a in gpus if not gpu_names or any(
-        n.lower() in str(a.get("device_name", "")).lower() for n in gpu_names)] or gpus
-    chosen = ", ".join(f"{a['execution_provider']}/{a['device_type']}"
-                       for a in record.get("assigned", []))
+    named = [
+        a
+        for a in gpus
+        if not gpu_names
+        or any(n.lower() in str(a.get("device_name", "")).lower() for n in gpu_names)
+    ] or gpus
+    chosen = ", ".join(
+        f"{a['execution_provider']}/{a['device_type']}" for a in record.get("assigned", [])
+    )
     if named:
-        return {"result": "failed", "evidence": rel,
-                "detail": f"on battery {record['selection'].get('policy')} chose {chosen}: "
-                          "the session holds a GPU"}
-    return {"result": "passed", "evidence": rel,
-            "detail": f"on battery {record['selection'].get('policy')} chose {chosen}: no "
-                      "GPU in the session"}
+        return {
+            "result": "failed",
+            "evidence": rel,
+            "detail": f"on battery {record['selection'].get('policy')} chose {chosen}: "
+            "the session holds a GPU",
+        }
+    return {
+        "result": "passed",
+        "evidence": rel,
+        "detail": f"on battery {record['selection'].get('policy')} chose {chosen}: no "
+        "GPU in the session",
+    }
 
 
 def idle_check(last_gpu_w: float | None, rel: str, seconds: float) -> dict[str, Any]:
     """The idle check from the last discrete-GPU reading of the trace after unloading."""
     if last_gpu_w is None:
-        return {"result": "failed", "evidence": rel,
-                "detail": f"the {seconds:g} s trace after the sessions were closed has no "
-                          "reading of the discrete GPU"}
+        return {
+            "result": "failed",
+            "evidence": rel,
+            "detail": f"the {seconds:g} s trace after the sessions were closed has no "
+            "reading of the discrete GPU",
+        }
     released = last_gpu_w <= RELEASED_BELOW_W
-    return {"result": "passed" if released else "failed", "evidence": rel,
-            "released_below_w": RELEASED_BELOW_W,
-            "detail": f"{seconds:g} s after the last session was closed the discrete GPU read "
-                      f"{last_gpu_w:g} W ({'at or below' if released else 'above'} "
-                      f"{RELEASED_BELOW_W:g} W)"}
+    return {
+        "result": "passed" if released else "failed",
+        "evidence": rel,
+        "released_below_w": RELEASED_BELOW_W,
+        "detail": f"{seconds:g} s after the last session was closed the discrete GPU read "
+        f"{last_gpu_w:g} W ({'at or below' if released else 'above'} "
+        f"{RELEASED_BELOW_W:g} W)",
+    }
 
 
-def gather(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
-           states: dict[str, PolicyState], inst: Instruments, say: Progress
-           ) -> PowerStateEvidence:
+def gather(
+    cfg: ResidencyConfig,
+    root: Path,
+    inputs: Inputs,
+    decl: Declaration,
+    states: dict[str, PolicyState],
+    inst: Instruments,
+    say: Progress,
+) -> PowerStateEvidence:
     """After the trials, with every session closed: the B9 evidence (module docstring)."""
     ev = PowerStateEvidence()
     if not any(s.spec.runtime == winml.RUNTIME for s in states.values()):
@@ -106,24 +134,36 @@ def gather(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
         time.sleep(cfg.idle_unload_s)
         end = now_utc()
         external.capture(parse_time(start), parse_time(end), root / rel)
-        ev.checks[IDLE] = idle_check(external.last_gpu_watts(root / rel), rel,
-                                     cfg.idle_unload_s)
+        ev.checks[IDLE] = idle_check(external.last_gpu_watts(root / rel), rel, cfg.idle_unload_s)
         say(f"power state: {ev.checks[IDLE]['detail']}")
     else:
-        ev.unshown.append("idle_unloads_discrete_gpu not shown: no power log reads the "
-                          "discrete GPU")
+        ev.unshown.append(
+            "idle_unloads_discrete_gpu not shown: no power log reads the discrete GPU"
+        )
     source = power_source.read()[0]
-    battery = next((s for s in states.values() if s.spec.runtime == winml.RUNTIME
-                    and s.spec.compute_units.upper() == cfg.battery_policy), None)
+    battery = next(
+        (
+            s
+            for s in states.values()
+            if s.spec.runtime == winml.RUNTIME
+            and s.spec.compute_units.upper() == cfg.battery_policy
+        ),
+        None,
+    )
     if source.value != "battery" or battery is None or decl.onnx is None:
         ev.unshown.append(
-            "battery_skips_discrete_gpu not shown: " + (
+            "battery_skips_discrete_gpu not shown: "
+            + (
                 f"the machine was on {source.value or 'an unknown power source'} after the "
-                "trials (unplug it for the battery ladder)" if source.value != "battery" else
-                f"no windows-ml policy runs the battery selection {cfg.battery_policy}"))
+                "trials (unplug it for the battery ladder)"
+                if source.value != "battery"
+                else f"no windows-ml policy runs the battery selection {cfg.battery_policy}"
+            )
+        )
         return ev
-    policy = winml.start(battery.spec, decl.files, root, inputs.plugins,
-                         under="power_state/compiled")
+    policy = winml.start(
+        battery.spec, decl.files, root, inputs.plugins, under="power_state/compiled"
+    )
     try:
         record = policy.record(decl.onnx.sha256)
     finally:

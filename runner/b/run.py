@@ -75,11 +75,20 @@ from runner.revisions import code_revision, file_sha256
 from runner.rundir import Progress, StagedRunDir, Steps, refuse_existing
 from runner.workloads import resolve
 
-__all__ = ["LAYOUT", "check_inputs", "declare", "residency", "run_gates", "run_placement",
-           "run_trials", "start_policies"]
+__all__ = [
+    "LAYOUT",
+    "check_inputs",
+    "declare",
+    "residency",
+    "run_gates",
+    "run_placement",
+    "run_trials",
+    "start_policies",
+]
 
 
 # --- 1. inputs ------------------------------------------------------------------------------
+
 
 def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
     refuse_existing(out)
@@ -88,39 +97,57 @@ def check_inputs(cfg: ResidencyConfig, out: Path) -> Inputs:
     factory.check(options)
     torch_policies = [p.policy_id for p in cfg.policies if p.runtime == "torch"]
     if torch_policies and not factory.runs_in_torch(options):
-        raise RunnerError(f"workload {cfg.workload_callable} with these options has no torch "
-                          f"model (an ONNX file alone), so the torch policies {torch_policies} "
-                          "cannot run: declare ONNX Runtime policies only, or give the "
-                          "checkpoint too")
+        raise RunnerError(
+            f"workload {cfg.workload_callable} with these options has no torch "
+            f"model (an ONNX file alone), so the torch policies {torch_policies} "
+            "cannot run: declare ONNX Runtime policies only, or give the "
+            "checkpoint too"
+        )
     corpus = load_corpus(cfg.corpus_path, cfg.eval_size, cfg.max_texts, cfg.seed)
     ev = corpus.split("eval")
-    off_protocol = enforce(protocol_breaks(cfg, ev.height), cfg.off_protocol, "protocol B",
-                           cfg.source)
+    off_protocol = enforce(
+        protocol_breaks(cfg, ev.height), cfg.off_protocol, "protocol B", cfg.source
+    )
     factory.check_corpus(options, corpus.classes, cfg.context)
     reference = None
     if cfg.gates.reference_outputs is not None:
-        reference = gates.read_reference_outputs(cfg.gates.reference_outputs,
-                                                 ev["id"].to_list(), corpus.classes)
-    plugins = (winml.register_plugins(dict(cfg.plugin_libraries))
-               if any(p.runtime == winml.RUNTIME for p in cfg.policies) else [])
+        reference = gates.read_reference_outputs(
+            cfg.gates.reference_outputs, ev["id"].to_list(), corpus.classes
+        )
+    plugins = (
+        winml.register_plugins(dict(cfg.plugin_libraries))
+        if any(p.runtime == winml.RUNTIME for p in cfg.policies)
+        else []
+    )
     left_out: dict[str, str] = {}
     run: list[PolicySpec] = []
-    source = (power_source.read()[0].value if any(p.ac_only for p in cfg.policies)
-              else None)
+    source = power_source.read()[0].value if any(p.ac_only for p in cfg.policies) else None
     for spec in cfg.policies:
         reason = _availability(spec) if spec.when == "available" else None
         if reason is None and spec.ac_only and source == "battery":
-            reason = ("the machine is on battery: the ladder's AC-only rung (a discrete GPU, "
-                      "Core ML's all) is skipped when unplugged (B9)")
+            reason = (
+                "the machine is on battery: the ladder's AC-only rung (a discrete GPU, "
+                "Core ML's all) is skipped when unplugged (B9)"
+            )
         if reason is None:
             run.append(spec)
         else:
             left_out[spec.policy_id] = reason
-    threads = run_threads(factory, cfg.threads,
-                          onnxruntime=any(p.runtime == "onnxruntime" for p in run))
-    return Inputs(factory, corpus, threads, tuple(run), left_out, reference, options,
-                  recorded_options(cfg.workload_options, factory.path_options), off_protocol,
-                  plugins)
+    threads = run_threads(
+        factory, cfg.threads, onnxruntime=any(p.runtime == "onnxruntime" for p in run)
+    )
+    return Inputs(
+        factory,
+        corpus,
+        threads,
+        tuple(run),
+        left_out,
+        reference,
+        options,
+        recorded_options(cfg.workload_options, factory.path_options),
+        off_protocol,
+        plugins,
+    )
 
 
 def _availability(spec: PolicySpec) -> str | None:
@@ -131,8 +158,13 @@ def _availability(spec: PolicySpec) -> str | None:
     return availability(spec)
 
 
-def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None, *,
-              instruments: list[Instrument] | None = None) -> Path:
+def residency(
+    cfg: ResidencyConfig,
+    out: Path,
+    progress: Progress | None = None,
+    *,
+    instruments: list[Instrument] | None = None,
+) -> Path:
     """Run protocol B as `cfg` says and write the complete run directory at `out`.
     `instruments` replaces the configured NVML/RAPL readers (tests hand in fakes)."""
     say = progress or (lambda _msg: None)
@@ -140,8 +172,10 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
     # the workload's file options as resolved against the config file's folder, everywhere
     cfg = replace(cfg, workload_options=inputs.options)
     if inputs.off_protocol is not None:
-        say("OFF PROTOCOL: a diagnostic run (--off-protocol)" + "".join(
-            f"; {b['message']}" for b in inputs.off_protocol["breaks"]))
+        say(
+            "OFF PROTOCOL: a diagnostic run (--off-protocol)"
+            + "".join(f"; {b['message']}" for b in inputs.off_protocol["breaks"])
+        )
     staged = StagedRunDir.create(out, say)
     with staged.unfinished():
         root = staged.root
@@ -161,16 +195,27 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
                 external.close()
             raise
         gpus = _gpus_used(states)
-        inst = (Instruments([], [], external) if external is not None else
-                open_instruments(instruments if instruments is not None else
-                                 default_instruments(cfg.energy.instruments,
-                                                     [(g["index"], g["uuid"]) for g in gpus],
-                                                     cfg.energy.powercap_root,
-                                                     cfg.energy.minimums.max_watts)))
+        inst = (
+            Instruments([], [], external)
+            if external is not None
+            else open_instruments(
+                instruments
+                if instruments is not None
+                else default_instruments(
+                    cfg.energy.instruments,
+                    [(g["index"], g["uuid"]) for g in gpus],
+                    cfg.energy.powercap_root,
+                    cfg.energy.minimums.max_watts,
+                )
+            )
+        )
         try:
             if external is None:
-                say("energy: " + (", ".join(i.source for i in inst.usable) or "not measured")
-                    + (f" ({inst.reason})" if inst.missing else ""))
+                say(
+                    "energy: "
+                    + (", ".join(i.source for i in inst.usable) or "not measured")
+                    + (f" ({inst.reason})" if inst.missing else "")
+                )
             probe = loadwatch.before()
             say(loadwatch.sentence(probe, "before measuring"))
             with loadwatch.LoadWatch() as watch:
@@ -183,8 +228,9 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
             power_state = gather(cfg, root, inputs, decl, states, inst, say)
         finally:
             inst.close()
-        manifest = readback.write(cfg, root, inputs, decl, states, runs, inst, gpus,
-                                  power_state, load)
+        manifest = readback.write(
+            cfg, root, inputs, decl, states, runs, inst, gpus, power_state, load
+        )
         if packages is not None:
             manifest["coreml_packages"] = packages
         staged.publish(manifest, LAYOUT, "manifest_residency")
@@ -193,25 +239,38 @@ def residency(cfg: ResidencyConfig, out: Path, progress: Progress | None = None,
     return out
 
 
-def _coreml_packages(cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration,
-                     say: Progress) -> list[dict[str, Any]] | None:
+def _coreml_packages(
+    cfg: ResidencyConfig, root: Path, inputs: Inputs, decl: Declaration, say: Progress
+) -> list[dict[str, Any]] | None:
     """The Core ML packages (runner.b.coreml_convert) when a coreml policy is declared,
     converted on any OS, whether or not this machine can run their predictions."""
     if not any(p.runtime == "coreml" for p in cfg.policies):
         return None
     if decl.files.tensor_form is None or decl.onnx is None:
-        return [{"name": "float16", "status": "failed",
-                 "reason": "no ONNX export of the workload to compare with (B5)"}]
+        return [
+            {
+                "name": "float16",
+                "status": "failed",
+                "reason": "no ONNX export of the workload to compare with (B5)",
+            }
+        ]
     from runner.b.coreml_convert import convert_packages
 
     tune = inputs.corpus.split("tune")["text"].to_list()
-    return convert_packages(decl.files.tensor_form, tune, root,
-                            {"source_onnx_sha256": decl.onnx.sha256,
-                             "source_weights_sha256": decl.revisions.model.removeprefix(
-                                 "sha256:")}, say)
+    return convert_packages(
+        decl.files.tensor_form,
+        tune,
+        root,
+        {
+            "source_onnx_sha256": decl.onnx.sha256,
+            "source_weights_sha256": decl.revisions.model.removeprefix("sha256:"),
+        },
+        say,
+    )
 
 
 # --- 2. the declaration ---------------------------------------------------------------------
+
 
 def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> Declaration:
     corpus = inputs.corpus
@@ -221,86 +280,131 @@ def declare(cfg: ResidencyConfig, root: Path, inputs: Inputs, say: Progress) -> 
     artifacts.write_jsonl(root / "corpus/references.jsonl", ev.select("id", "label").to_dicts())
     (root / CONFIG_COPY).parent.mkdir(parents=True, exist_ok=True)
     (root / CONFIG_COPY).write_text(cfg.text, encoding="utf-8")
-    say(f"corpus: {corpus.split('train').height} train texts, a fixed sequence of {len(ids)} "
+    say(
+        f"corpus: {corpus.split('train').height} train texts, a fixed sequence of {len(ids)} "
         f"prompts, {len(corpus.classes)} classes; "
-        f"{inputs.factory.preparing()}")
-    trained = train(inputs.factory, corpus, root / "model", cfg.seed, cfg.context,
-                    cfg.workload_options)
-    workload = inputs.factory.load(trained.model_dir, "cpu", "float32", cfg.context,
-                                   cfg.workload_options)
+        f"{inputs.factory.preparing()}"
+    )
+    trained = train(
+        inputs.factory, corpus, root / "model", cfg.seed, cfg.context, cfg.workload_options
+    )
+    workload = inputs.factory.load(
+        trained.model_dir, "cpu", "float32", cfg.context, cfg.workload_options
+    )
     weights_sha = file_sha256(trained.prepared.weights_file)
     reference: dict[str, str | None]
     if inputs.reference_answers is None:
         answers = gates.classify_sequence(lambda t: workload.classify([t], 1)[0], ids, texts)
-        runtime = ("torch" if inputs.factory.runs_in_torch(cfg.workload_options)
-                   else "ONNX Runtime")
-        reference = {"artifact": f"the workload's {runtime} float32 answers on the CPU, batch "
-                                 "one, computed before the trials",
-                     "artifact_file": rel_path(root, trained.prepared.weights_file),
-                     "artifact_sha256": weights_sha}
+        runtime = "torch" if inputs.factory.runs_in_torch(cfg.workload_options) else "ONNX Runtime"
+        reference = {
+            "artifact": f"the workload's {runtime} float32 answers on the CPU, batch "
+            "one, computed before the trials",
+            "artifact_file": rel_path(root, trained.prepared.weights_file),
+            "artifact_sha256": weights_sha,
+        }
     else:
         answers = inputs.reference_answers
         assert cfg.gates.reference_outputs is not None
-        reference = {"artifact": f"accepted reference answers from {cfg.gates.reference_outputs}",
-                     "artifact_file": None,
-                     "artifact_sha256": file_sha256(cfg.gates.reference_outputs)}
+        reference = {
+            "artifact": f"accepted reference answers from {cfg.gates.reference_outputs}",
+            "artifact_file": None,
+            "artifact_sha256": file_sha256(cfg.gates.reference_outputs),
+        }
     artifacts.write_jsonl(root / REFERENCE_FILE, answers)
     form = workload.tensor_form()
-    archived = archive(form, workload=cfg.workload_callable, options=cfg.workload_options,
-                       root=root, model_dir=trained.model_dir,
-                       tokenizer_file=trained.prepared.tokenizer_file, context=cfg.context,
-                       inputs_file=SEQUENCE_FILE, model_revision="sha256:" + weights_sha,
-                       required=any(p.runtime in ("onnxruntime", winml.RUNTIME, "coreml")
-                                    for p in cfg.policies))
+    archived = archive(
+        form,
+        workload=cfg.workload_callable,
+        options=cfg.workload_options,
+        root=root,
+        model_dir=trained.model_dir,
+        tokenizer_file=trained.prepared.tokenizer_file,
+        context=cfg.context,
+        inputs_file=SEQUENCE_FILE,
+        model_revision="sha256:" + weights_sha,
+        required=any(p.runtime in ("onnxruntime", winml.RUNTIME, "coreml") for p in cfg.policies),
+    )
     onnx = archived.onnx
     if onnx is not None:
         say(f"onnx: {ONNX_FILE} exported in {onnx.seconds:.1f} s, sha256 {onnx.sha256[:16]}...")
     else:
         say(f"onnx: not exported ({archived.manifest['replay_unavailable']})")
-    files = ModelFiles(inputs.factory, trained.model_dir, cfg.context, cfg.workload_options,
-                       onnx.file if onnx else None, form if onnx else None,
-                       inputs.threads.onnxruntime or inputs.threads.torch)
-    if onnx is not None and inputs.reference_answers is None and any(
-            p.runtime == "coreml" for p in inputs.policies):
+    files = ModelFiles(
+        inputs.factory,
+        trained.model_dir,
+        cfg.context,
+        cfg.workload_options,
+        onnx.file if onnx else None,
+        form if onnx else None,
+        inputs.threads.onnxruntime or inputs.threads.torch,
+    )
+    if (
+        onnx is not None
+        and inputs.reference_answers is None
+        and any(p.runtime == "coreml" for p in inputs.policies)
+    ):
         # B5: a Core ML evaluation is valid only against the accepted ONNX model
         answers, reference = _onnx_reference(files, ids, texts, root, onnx.sha256)
         artifacts.write_jsonl(root / REFERENCE_FILE, answers)
-    rounds = alternating_rounds([p.policy_id for p in inputs.policies],
-                                cfg.trials_per_policy, random.Random(cfg.seed))
+    rounds = alternating_rounds(
+        [p.policy_id for p in inputs.policies], cfg.trials_per_policy, random.Random(cfg.seed)
+    )
     return Declaration(
-        ids=ids, texts=texts, classes=corpus.classes,
+        ids=ids,
+        texts=texts,
+        classes=corpus.classes,
         references=dict(zip(ids, ev["label"].to_list(), strict=True)),
-        reference_outputs={a["id"]: a["label"] for a in answers}, reference=reference,
-        sequence_sha256=file_sha256(root / SEQUENCE_FILE), trained=trained, files=files,
+        reference_outputs={a["id"]: a["label"] for a in answers},
+        reference=reference,
+        sequence_sha256=file_sha256(root / SEQUENCE_FILE),
+        trained=trained,
+        files=files,
         onnx=onnx,
-        revisions=Revisions(corpus=corpus.revision, model="sha256:" + weights_sha,
-                            tokenizer="sha256:" + file_sha256(
-                                trained.prepared.tokenizer_file),
-                            code=code_revision()),
-        planned_order=rounds, declared_at=now_iso(), load_before=loadavg(),
-        replay=archived.manifest)
+        revisions=Revisions(
+            corpus=corpus.revision,
+            model="sha256:" + weights_sha,
+            tokenizer="sha256:" + file_sha256(trained.prepared.tokenizer_file),
+            code=code_revision(),
+        ),
+        planned_order=rounds,
+        declared_at=now_iso(),
+        load_before=loadavg(),
+        replay=archived.manifest,
+    )
 
 
-def _onnx_reference(files: ModelFiles, ids: list[str], texts: list[str], root: Path,
-                    sha256: str) -> tuple[list[dict[str, str]], dict[str, Any]]:
+def _onnx_reference(
+    files: ModelFiles, ids: list[str], texts: list[str], root: Path, sha256: str
+) -> tuple[list[dict[str, str]], dict[str, Any]]:
     """The ONNX export's answers (ONNX Runtime, CPU, batch one): the accepted model a Core ML
     package is compared with."""
-    spec = PolicySpec("reference", "onnxruntime", "CPUExecutionProvider", "cpu-only",
-                      "float32", "always")
+    spec = PolicySpec(
+        "reference", "onnxruntime", "CPUExecutionProvider", "cpu-only", "float32", "always"
+    )
     ort_policy = start(spec, files)
     try:
         answers = gates.classify_sequence(ort_policy.classify_one, ids, texts)
     finally:
         ort_policy.close()
-    return answers, {"artifact": "the accepted ONNX model (model/model.onnx) in ONNX Runtime "
-                                 "on the CPU, batch one, computed before the trials",
-                     "artifact_file": ONNX_FILE, "artifact_sha256": sha256}
+    return answers, {
+        "artifact": "the accepted ONNX model (model/model.onnx) in ONNX Runtime "
+        "on the CPU, batch one, computed before the trials",
+        "artifact_file": ONNX_FILE,
+        "artifact_sha256": sha256,
+    }
 
 
 # --- 3. policies, gates, placement ----------------------------------------------------------
 
-def start_policies(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration, say: Progress,
-                   root: Path, packages: list[dict[str, Any]]) -> dict[str, PolicyState]:
+
+def start_policies(
+    cfg: ResidencyConfig,
+    inputs: Inputs,
+    decl: Declaration,
+    say: Progress,
+    root: Path,
+    packages: list[dict[str, Any]],
+) -> dict[str, PolicyState]:
     states: dict[str, PolicyState] = {}
     for spec in inputs.policies:
         state = PolicyState(spec)
@@ -308,11 +412,15 @@ def start_policies(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration, say:
             if spec.runtime == "coreml":
                 if decl.files.tensor_form is None:
                     raise CannotStart("the workload offers no tensor form to convert")
-                state.running, state.artifact = coreml.start(spec, root, packages,
-                                                             decl.files.tensor_form)
+                state.running, state.artifact = coreml.start(
+                    spec, root, packages, decl.files.tensor_form
+                )
             else:
-                state.running = (winml.start(spec, decl.files, root, inputs.plugins)
-                                 if spec.runtime == winml.RUNTIME else start(spec, decl.files))
+                state.running = (
+                    winml.start(spec, decl.files, root, inputs.plugins)
+                    if spec.runtime == winml.RUNTIME
+                    else start(spec, decl.files)
+                )
         except CannotStart as exc:
             state.cannot_start = str(exc)
         if spec.runtime == "coreml":
@@ -320,22 +428,34 @@ def start_policies(cfg: ResidencyConfig, inputs: Inputs, decl: Declaration, say:
         elif spec.runtime in ("onnxruntime", winml.RUNTIME) and decl.onnx is not None:
             state.artifact = (ONNX_FILE, decl.onnx.sha256)
         elif spec.runtime == "torch":
-            state.artifact = (rel_path(decl.trained.model_dir.parent,
-                                    decl.trained.prepared.weights_file),
-                               decl.revisions.model.removeprefix("sha256:"))
+            state.artifact = (
+                rel_path(decl.trained.model_dir.parent, decl.trained.prepared.weights_file),
+                decl.revisions.model.removeprefix("sha256:"),
+            )
         states[spec.policy_id] = state
-        what = (f"could not start: {state.cannot_start}" if state.cannot_start else
-                f"FAULT: {state.fault}" if state.fault else
-                f"started on {state.running.device if state.running else '?'}")
-        say(f"policy {spec.policy_id} ({spec.runtime} {spec.compute_units}, "
-            f"{spec.precision}, {spec.role}): {what}")
+        what = (
+            f"could not start: {state.cannot_start}"
+            if state.cannot_start
+            else f"FAULT: {state.fault}"
+            if state.fault
+            else f"started on {state.running.device if state.running else '?'}"
+        )
+        say(
+            f"policy {spec.policy_id} ({spec.runtime} {spec.compute_units}, "
+            f"{spec.precision}, {spec.role}): {what}"
+        )
     for pid, reason in inputs.left_out.items():
         say(f"policy {pid}: left out ({reason})")
     return states
 
 
-def run_gates(cfg: ResidencyConfig, root: Path, decl: Declaration,
-              states: dict[str, PolicyState], say: Progress) -> None:
+def run_gates(
+    cfg: ResidencyConfig,
+    root: Path,
+    decl: Declaration,
+    states: dict[str, PolicyState],
+    say: Progress,
+) -> None:
     results: list[gates.GateResult] = []
     skipped: dict[str, str] = {}
     for pid, state in states.items():
@@ -347,21 +467,42 @@ def run_gates(cfg: ResidencyConfig, root: Path, decl: Declaration,
         # the gate is judged on the file as written
         got = claims.read_answers(root / f"gates/{pid}.jsonl")
         acc, agr = claims.accuracy_agreement(got, decl.references, decl.reference_outputs)
-        state.gate = gates.GateResult(pid, len(got), acc or 0.0, agr or 0.0,
-                                      cfg.gates.accuracy_floor, cfg.gates.agreement_floor)
+        state.gate = gates.GateResult(
+            pid,
+            len(got),
+            acc or 0.0,
+            agr or 0.0,
+            cfg.gates.accuracy_floor,
+            cfg.gates.agreement_floor,
+        )
         results.append(state.gate)
-        say(f"gate {pid}: {state.gate.summary()}: "
-            + ("passed" if state.gate.passed else "REJECTED"))
-    artifacts.write_json(root / "gates/gates.json", gates.gates_record(
-        results, skipped, cfg.gates.accuracy_floor, cfg.gates.agreement_floor,
-        decl.reference, {pid: s.artifact[1] for pid, s in states.items() if s.artifact}))
+        say(
+            f"gate {pid}: {state.gate.summary()}: "
+            + ("passed" if state.gate.passed else "REJECTED")
+        )
+    artifacts.write_json(
+        root / "gates/gates.json",
+        gates.gates_record(
+            results,
+            skipped,
+            cfg.gates.accuracy_floor,
+            cfg.gates.agreement_floor,
+            decl.reference,
+            {pid: s.artifact[1] for pid, s in states.items() if s.artifact},
+        ),
+    )
 
 
-def run_placement(cfg: ResidencyConfig, root: Path, decl: Declaration,
-                  states: dict[str, PolicyState], say: Progress) -> None:
+def run_placement(
+    cfg: ResidencyConfig,
+    root: Path,
+    decl: Declaration,
+    states: dict[str, PolicyState],
+    say: Progress,
+) -> None:
     """One diagnostic pass per started policy (faulted ones included: their placement is the
     evidence of the fault)."""
-    texts = decl.texts[:cfg.diagnostic_prompts]
+    texts = decl.texts[: cfg.diagnostic_prompts]
     for pid, state in states.items():
         policy = state.running
         if isinstance(policy, coreml.CoremlPolicy):
@@ -386,25 +527,44 @@ def run_placement(cfg: ResidencyConfig, root: Path, decl: Declaration,
         elif isinstance(policy, OrtPolicy) and decl.onnx is not None:
             rel = f"placement/{pid}.ort.json"
             profile = f"placement/{pid}.ort-profile.json"
-            record = ort_placement(policy, texts, decl.onnx.file, decl.files.threads,
-                                   decl.onnx.sha256, root / profile, profile)
+            record = ort_placement(
+                policy,
+                texts,
+                decl.onnx.file,
+                decl.files.threads,
+                decl.onnx.sha256,
+                root / profile,
+                profile,
+            )
         else:
             continue
         artifacts.write_json(root / rel, record)
         state.placement_file = rel
         share = record["summary"].get("operation_share")
-        say(f"placement {pid}: {rel}, operation share on {policy.device}: "
-            + ("-" if share is None else f"{share:.3f}"))
+        say(
+            f"placement {pid}: {rel}, operation share on {policy.device}: "
+            + ("-" if share is None else f"{share:.3f}")
+        )
 
 
 # --- 4. trials ------------------------------------------------------------------------------
 
-def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
-               states: dict[str, PolicyState], inst: Instruments, say: Progress,
-               watch: loadwatch.LoadWatch | None = None) -> list[TrialRun]:
+
+def run_trials(
+    cfg: ResidencyConfig,
+    root: Path,
+    decl: Declaration,
+    states: dict[str, PolicyState],
+    inst: Instruments,
+    say: Progress,
+    watch: loadwatch.LoadWatch | None = None,
+) -> list[TrialRun]:
     measure = cfg.gates.measure_rejected_energy
-    running = [pid for pid in dict.fromkeys(pid for pid, _ in decl.planned_order)
-               if states[pid].trial_block(measure) is None]
+    running = [
+        pid
+        for pid in dict.fromkeys(pid for pid, _ in decl.planned_order)
+        if states[pid].trial_block(measure) is None
+    ]
     order = decl.planned_order
     if len(running) < len(states):  # dropping policies could put one twice in a row (B3)
         order = alternating_rounds(running, cfg.trials_per_policy, random.Random(cfg.seed))
@@ -418,36 +578,64 @@ def run_trials(cfg: ResidencyConfig, root: Path, decl: Declaration,
         assert policy is not None
         if "before" not in state.idle:
             _idle(cfg, root, inst, state, "before")
-        run = run_trial(policy, n, position, decl.ids, decl.texts, cfg.energy.repetitions,
-                        cfg.warmup, inst, interval, root)
+        run = run_trial(
+            policy,
+            n,
+            position,
+            decl.ids,
+            decl.texts,
+            cfg.energy.repetitions,
+            cfg.warmup,
+            inst,
+            interval,
+            root,
+        )
         runs.append(run)
         took = "-" if run.wall_seconds is None else f"{run.wall_seconds:.3f} s"
-        step(position - 1, f"{pid} trial-{n}: {run.status}, {run.answers} inferences in "
-             f"{took}" + (f" ({run.error})" if run.error else ""))
+        step(
+            position - 1,
+            f"{pid} trial-{n}: {run.status}, {run.answers} inferences in "
+            f"{took}" + (f" ({run.error})" if run.error else ""),
+        )
         if last[pid] == n:
             _idle(cfg, root, inst, state, "after")
     return runs
 
 
-def _idle(cfg: ResidencyConfig, root: Path, inst: Instruments, state: PolicyState,
-          when: str) -> None:
+def _idle(
+    cfg: ResidencyConfig, root: Path, inst: Instruments, state: PolicyState, when: str
+) -> None:
     pid = state.spec.policy_id
     state.idle[when] = f"idle/{pid}/{when}{inst.extension}"
-    window = measure_idle(inst, cfg.energy.idle_seconds, cfg.energy.minimums.sampling_interval_s,
-                          root / state.idle[when], f"idle {when} policy {pid}")
+    window = measure_idle(
+        inst,
+        cfg.energy.idle_seconds,
+        cfg.energy.minimums.sampling_interval_s,
+        root / state.idle[when],
+        f"idle {when} policy {pid}",
+    )
     if window is not None:
         state.idle_windows[when] = window
 
 
 def _gpus_used(states: dict[str, PolicyState]) -> list[dict[str, Any]]:
     """The GPUs of the run's torch CUDA policies (NVML reads these for every policy)."""
-    indices = sorted({torch.device(s.running.device).index or 0 for s in states.values()
-                      if isinstance(s.running, TorchPolicy)
-                      and s.running.device.startswith("cuda")})
-    if not indices and any(isinstance(s.running, OrtPolicy) and s.fault is None
-                           and s.spec.compute_units != "CPUExecutionProvider"
-                           for s in states.values()) and torch.cuda.is_available():
+    indices = sorted(
+        {
+            torch.device(s.running.device).index or 0
+            for s in states.values()
+            if isinstance(s.running, TorchPolicy) and s.running.device.startswith("cuda")
+        }
+    )
+    if (
+        not indices
+        and any(
+            isinstance(s.running, OrtPolicy)
+            and s.fault is None
+            and s.spec.compute_units != "CPUExecutionProvider"
+            for s in states.values()
+        )
+        and torch.cuda.is_available()
+    ):
         indices = [0]  # ORT's CUDA and TensorRT providers use device 0 by default
     return [gpu_identity(i, torch.cuda) for i in indices]
-
-

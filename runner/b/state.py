@@ -92,8 +92,10 @@ class PolicyState:
         if self.cannot_start is not None:
             return f"could not start: {self.cannot_start}"
         if self.fault is not None:
-            return (f"policy fault: {self.fault}; never measured as an accelerator result")
+            return f"policy fault: {self.fault}; never measured as an accelerator result"
         if self.gate is not None and not self.gate.passed and not measure_rejected:
-            return (f"rejected at the gate (B8): {'; '.join(self.gate.failures())}; energy "
-                    "trials skipped (gates.measure_rejected_energy = false)")
+            return (
+                f"rejected at the gate (B8): {'; '.join(self.gate.failures())}; energy "
+                "trials skipped (gates.measure_rejected_energy = false)"
+            )
         return None

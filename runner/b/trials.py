@@ -80,11 +80,25 @@ class Instruments:
         return Recorder(self.usable, self.missing, interval)
 
     def describe(self) -> list[dict[str, Any]]:
-        ext = ([{"source": self.external.source, "status": "available",
-                 "log": str(getattr(self.external, "path", ""))}] if self.external else [])
-        return (ext + [{"status": "available", **i.describe()} for i in self.usable]
-                + [{"source": r["source"], "status": "unavailable", "reason": r["reason"]}
-                   for r in self.missing])
+        ext = (
+            [
+                {
+                    "source": self.external.source,
+                    "status": "available",
+                    "log": str(getattr(self.external, "path", "")),
+                }
+            ]
+            if self.external
+            else []
+        )
+        return (
+            ext
+            + [{"status": "available", **i.describe()} for i in self.usable]
+            + [
+                {"source": r["source"], "status": "unavailable", "reason": r["reason"]}
+                for r in self.missing
+            ]
+        )
 
     @property
     def reason(self) -> str:
@@ -114,20 +128,28 @@ def external_log(energy: EnergyConfig, root: Path) -> ExternalTrace | None:
         from runner.b.energy.hwinfo import HwinfoLog
 
         if energy.hwinfo_log is None:
-            raise RunnerError("energy.instruments names hwinfo but energy.hwinfo_log is not "
-                              "set: give the CSV file HWiNFO's sensor logging writes")
-        return HwinfoLog(energy.hwinfo_log, energy.minimums.sampling_interval_s,
-                         energy.log_timeout_s)
+            raise RunnerError(
+                "energy.instruments names hwinfo but energy.hwinfo_log is not "
+                "set: give the CSV file HWiNFO's sensor logging writes"
+            )
+        return HwinfoLog(
+            energy.hwinfo_log, energy.minimums.sampling_interval_s, energy.log_timeout_s
+        )
     if "powermetrics" in energy.instruments:
         from runner.b.energy.powermetrics import Powermetrics
 
-        return Powermetrics(energy.powermetrics_log, energy.minimums.sampling_interval_s,
-                            energy.log_timeout_s, root)
+        return Powermetrics(
+            energy.powermetrics_log, energy.minimums.sampling_interval_s, energy.log_timeout_s, root
+        )
     return None
 
 
-def default_instruments(names: tuple[str, ...], gpus: list[tuple[int, str | None]],
-                        powercap_root: Path, max_watts: float) -> list[Instrument]:
+def default_instruments(
+    names: tuple[str, ...],
+    gpus: list[tuple[int, str | None]],
+    powercap_root: Path,
+    max_watts: float,
+) -> list[Instrument]:
     """The instruments the config names: NVML over the run's GPUs, RAPL under powercap."""
     out: list[Instrument] = []
     if "nvml" in names:
@@ -160,9 +182,18 @@ class TrialRun:
     agree to the microsecond)."""
 
 
-def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[str],
-              texts: list[str], repetitions: int, warmup: int, instruments: Instruments,
-              interval: float, root: Path) -> TrialRun:
+def run_trial(
+    policy: RunningPolicy,
+    trial_index: int,
+    position: int,
+    ids: list[str],
+    texts: list[str],
+    repetitions: int,
+    warmup: int,
+    instruments: Instruments,
+    interval: float,
+    root: Path,
+) -> TrialRun:
     pid = policy.spec.policy_id
     src, ext, raw = power_source.read()
     mode = power_mode()
@@ -207,20 +238,37 @@ def run_trial(policy: RunningPolicy, trial_index: int, position: int, ids: list[
     out = root / f"outputs/{pid}/trial-{trial_index}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", encoding="utf-8", newline="\n") as f:
-        f.writelines(_encode({"id": i, "label": lab, "latency_ms": ms}) + "\n"
-                     for i, lab, ms in answers)
+        f.writelines(
+            _encode({"id": i, "label": lab, "latency_ms": ms}) + "\n" for i, lab, ms in answers
+        )
     if instruments.external is not None and started and ended:
-        instruments.external.capture(parse_time(started), parse_time(ended),
-                                     root / f"power/{pid}/trial-{trial_index}"
-                                            f"{instruments.extension}")
+        instruments.external.capture(
+            parse_time(started),
+            parse_time(ended),
+            root / f"power/{pid}/trial-{trial_index}{instruments.extension}",
+        )
     else:
         artifacts.write_jsonl(root / f"power/{pid}/trial-{trial_index}.jsonl", rec.records)
-    return TrialRun(pid, trial_index, position, "failed" if error else "ok", started, ended,
-                    wall, done_warmup, src, mode, len(answers), error, monotonic)
+    return TrialRun(
+        pid,
+        trial_index,
+        position,
+        "failed" if error else "ok",
+        started,
+        ended,
+        wall,
+        done_warmup,
+        src,
+        mode,
+        len(answers),
+        error,
+        monotonic,
+    )
 
 
-def measure_idle(instruments: Instruments, seconds: float, interval: float, path: Path,
-                 label: str) -> tuple[str, str] | None:
+def measure_idle(
+    instruments: Instruments, seconds: float, interval: float, path: Path, label: str
+) -> tuple[str, str] | None:
     """Idle power for `seconds` (no work from this process), between idle markers; with no
     readable instrument only the reasons are written, and no time is spent. With an
     external log, its lines over the idle time are kept and the (start, end) returned."""

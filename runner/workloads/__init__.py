@@ -28,6 +28,7 @@ def resolve(spec: str) -> WorkloadFactory:
         raise RunnerError(f"workload {spec}: module {module_name} has no {attr}")
     factory = obj if isinstance(obj, WorkloadFactory) else obj()
     if not isinstance(factory, WorkloadFactory):
-        raise RunnerError(f"workload {spec}: {attr} is not a WorkloadFactory "
-                          f"(got {type(factory).__name__})")
+        raise RunnerError(
+            f"workload {spec}: {attr} is not a WorkloadFactory (got {type(factory).__name__})"
+        )
     return factory

@@ -130,8 +130,12 @@ class WorkloadFactory(ABC):
         """Raise RunnerError before anything is measured if the workload cannot run here
         (a missing optional package, say); a no-op unless a workload needs it."""
 
-    def check_corpus(self, options: dict[str, Any], classes: tuple[str, ...],  # noqa: B027
-                     context: int) -> None:
+    def check_corpus(  # noqa: B027
+        self,
+        options: dict[str, Any],
+        classes: tuple[str, ...],
+        context: int,
+    ) -> None:
         """Raise RunnerError before anything is written if the workload cannot classify
         this corpus (a model whose classes are not the corpus labels, say); a no-op unless
         a workload needs it."""
@@ -143,22 +147,30 @@ class WorkloadFactory(ABC):
 
     def preparing(self) -> str:
         """What `prepare` does, in the runner's progress line."""
-        return ("training the model on the train split" if self.trains else
-                "staging the model as it is (no training)")
+        return (
+            "training the model on the train split"
+            if self.trains
+            else "staging the model as it is (no training)"
+        )
 
     @abstractmethod
-    def prepare(self, data: TrainingData, model_dir: Path, seed: int, context: int,
-                options: dict[str, Any]) -> PreparedModel:
+    def prepare(
+        self, data: TrainingData, model_dir: Path, seed: int, context: int, options: dict[str, Any]
+    ) -> PreparedModel:
         """Train or stage the model into `model_dir`; runs once, before any measurement."""
 
     @abstractmethod
-    def load(self, model_dir: Path, device: str, precision: str, context: int,
-             options: dict[str, Any]) -> Workload:
+    def load(
+        self, model_dir: Path, device: str, precision: str, context: int, options: dict[str, Any]
+    ) -> Workload:
         """Load the staged model from `model_dir` onto `device` in `precision`."""
 
 
-DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float16": torch.float16,
-                                  "bfloat16": torch.bfloat16}
+DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
 
 #: Precisions that quantize a float32 model after loading (B8 candidates): `int8-dynamic`
 #: (Linear int8 dynamic, EmbeddingBag 8-bit weight-only) and `int4-weight` (the same with a
@@ -170,9 +182,13 @@ def quantize(module: nn.Module, precision: str) -> nn.Module:
     """The module with torch's eager dynamic quantization applied (CPU kernels only)."""
     from torch.ao import quantization as q
 
-    embedding = (q.float_qparams_weight_only_qconfig if precision == "int8-dynamic"
-                 else q.float_qparams_weight_only_qconfig_4bit)
+    embedding = (
+        q.float_qparams_weight_only_qconfig
+        if precision == "int8-dynamic"
+        else q.float_qparams_weight_only_qconfig_4bit
+    )
     with warnings.catch_warnings():  # torch.ao.quantization announces its move to torchao
         warnings.simplefilter("ignore")
-        return q.quantize_dynamic(module, {nn.Linear: q.default_dynamic_qconfig,
-                                           nn.EmbeddingBag: embedding})
+        return q.quantize_dynamic(
+            module, {nn.Linear: q.default_dynamic_qconfig, nn.EmbeddingBag: embedding}
+        )

@@ -86,14 +86,22 @@ class Tokenizer:
         return torch.tensor(ids, dtype=torch.long), torch.tensor(offsets, dtype=torch.long)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.KIND, "lowercase": True, "word_pattern": WORD,
-                "features": "words and neighbouring word pairs", "pair_separator": " ",
-                "context": self.context, "unknown": "dropped", "vocab": self.vocab}
+        return {
+            "kind": self.KIND,
+            "lowercase": True,
+            "word_pattern": WORD,
+            "features": "words and neighbouring word pairs",
+            "pair_separator": " ",
+            "context": self.context,
+            "unknown": "dropped",
+            "vocab": self.vocab,
+        }
 
 
 class BagOfWordsWorkload(Workload):
-    def __init__(self, model: BagOfWordsModel, tokenizer: Tokenizer, classes: list[str],
-                 device: torch.device) -> None:
+    def __init__(
+        self, model: BagOfWordsModel, tokenizer: Tokenizer, classes: list[str], device: torch.device
+    ) -> None:
         super().__init__()
         self.model = model
         self.tokenizer = tokenizer
@@ -117,22 +125,26 @@ class BagOfWordsWorkload(Workload):
         return [len(Tokenizer.words(t)) for t in texts]
 
     def tensor_form(self) -> TensorForm:
-        return TensorForm(self.model, self.tokenizer.batch, ("ids", "offsets"), self.classes,
-                          Tokenizer.KIND)
+        return TensorForm(
+            self.model, self.tokenizer.batch, ("ids", "offsets"), self.classes, Tokenizer.KIND
+        )
 
 
 class BagOfWords(WorkloadFactory):
     """Options: `dim` (embedding size, 64), `epochs` (30), `min_count` (2), `lr` (0.02)."""
 
     name = "bow"
-    description = ("bag-of-words EmbeddingBag (words and word pairs, mean) + linear layer, "
-                   "trained at run time on the train split with the run's seed")
+    description = (
+        "bag-of-words EmbeddingBag (words and word pairs, mean) + linear layer, "
+        "trained at run time on the train split with the run's seed"
+    )
 
     def threads(self, available: int) -> int:
         return 1  # ops on a few hundred numbers: more threads only add synchronization
 
-    def prepare(self, data: TrainingData, model_dir: Path, seed: int, context: int,
-                options: dict[str, Any]) -> PreparedModel:
+    def prepare(
+        self, data: TrainingData, model_dir: Path, seed: int, context: int, options: dict[str, Any]
+    ) -> PreparedModel:
         dim = int(options.get("dim", 64))
         epochs = int(options.get("epochs", 30))
         min_count = int(options.get("min_count", 2))
@@ -156,7 +168,7 @@ class BagOfWords(WorkloadFactory):
         for _ in range(epochs):
             order = torch.randperm(len(encoded), generator=gen).tolist()
             for start in range(0, len(order), 64):
-                chunk = order[start:start + 64]
+                chunk = order[start : start + 64]
                 ids: list[int] = []
                 offsets: list[int] = []
                 for i in chunk:
@@ -168,17 +180,28 @@ class BagOfWords(WorkloadFactory):
                 opt.step()
         model_dir.mkdir(parents=True, exist_ok=True)
         weights = model_dir / WEIGHTS
-        torch.save({"state_dict": model.state_dict(), "classes": classes, "dim": dim,
-                    "vocab_size": max(1, len(vocab))}, weights)
+        torch.save(
+            {
+                "state_dict": model.state_dict(),
+                "classes": classes,
+                "dim": dim,
+                "vocab_size": max(1, len(vocab)),
+            },
+            weights,
+        )
         tokenizer = model_dir / TOKENIZER
-        tokenizer.write_text(json.dumps(tok.to_json(), ensure_ascii=False, sort_keys=True),
-                             encoding="utf-8")
-        return PreparedModel(weights, tokenizer,
-                             f"{self.description}; vocab {len(vocab)}, dim {dim}, "
-                             f"{epochs} epochs")
+        tokenizer.write_text(
+            json.dumps(tok.to_json(), ensure_ascii=False, sort_keys=True), encoding="utf-8"
+        )
+        return PreparedModel(
+            weights,
+            tokenizer,
+            f"{self.description}; vocab {len(vocab)}, dim {dim}, {epochs} epochs",
+        )
 
-    def load(self, model_dir: Path, device: str, precision: str, context: int,
-             options: dict[str, Any]) -> Workload:
+    def load(
+        self, model_dir: Path, device: str, precision: str, context: int, options: dict[str, Any]
+    ) -> Workload:
         saved = torch.load(model_dir / WEIGHTS, map_location="cpu", weights_only=True)
         rules = json.loads((model_dir / TOKENIZER).read_text(encoding="utf-8"))
         model = BagOfWordsModel(saved["vocab_size"], saved["dim"], len(saved["classes"]))
@@ -186,11 +209,14 @@ class BagOfWords(WorkloadFactory):
         dev = torch.device(device)
         if precision in QUANTIZED:
             if dev.type != "cpu":
-                raise ValueError(f"precision {precision} runs on the CPU only (torch's "
-                                 f"quantized kernels), not on {device}")
+                raise ValueError(
+                    f"precision {precision} runs on the CPU only (torch's "
+                    f"quantized kernels), not on {device}"
+                )
             # quantize_dynamic returns a copy of the same class, its Linear layers swapped
             model = cast(BagOfWordsModel, quantize(model.eval(), precision))
         else:
             model = model.to(device=dev, dtype=DTYPES[precision]).eval()
-        return BagOfWordsWorkload(model, Tokenizer(rules["vocab"], context),
-                                  list(saved["classes"]), dev)
+        return BagOfWordsWorkload(
+            model, Tokenizer(rules["vocab"], context), list(saved["classes"]), dev
+        )

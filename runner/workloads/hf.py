@@ -70,8 +70,7 @@ LABELS = "labels.json"
 """The classes of an ONNX-only workload, staged beside it."""
 PICKLED = ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "model.ckpt.index")
 PAD_TOKENS = schemas.convention("replay", "pad_tokens")
-TENSORS = {"input_ids": "ids", "attention_mask": "attention_mask",
-           "token_type_ids": "type_ids"}
+TENSORS = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
 """Graph input / model argument -> the `tokenizers.Encoding` field that feeds it."""
 _AXES = {0: "texts", 1: "tokens"}
 NAME = "runner.workloads.hf:SequenceClassifier"
@@ -90,8 +89,10 @@ def _transformers() -> Any:
     try:
         import transformers
     except ImportError:
-        raise RunnerError(f"workload {NAME} needs the optional packages transformers, "
-                          "tokenizers and safetensors (pip install -e \".[hf]\")") from None
+        raise RunnerError(
+            f"workload {NAME} needs the optional packages transformers, "
+            'tokenizers and safetensors (pip install -e ".[hf]")'
+        ) from None
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     return transformers
@@ -101,8 +102,9 @@ def _tokenizers() -> Any:
     try:
         import tokenizers
     except ImportError:
-        raise RunnerError(f"workload {NAME} needs the optional package tokenizers "
-                          "(pip install -e \".[hf]\")") from None
+        raise RunnerError(
+            f'workload {NAME} needs the optional package tokenizers (pip install -e ".[hf]")'
+        ) from None
     return tokenizers
 
 
@@ -127,13 +129,16 @@ class Tokenizer:
         try:
             self.full = lib.Tokenizer.from_file(str(file))
         except Exception as exc:  # the library's own error on a file it cannot read
-            raise RunnerError(f"workload {NAME}: {file} is not a tokenizer.json the tokenizers "
-                              f"library reads ({exc})") from None
+            raise RunnerError(
+                f"workload {NAME}: {file} is not a tokenizer.json the tokenizers "
+                f"library reads ({exc})"
+            ) from None
         self.full.no_truncation()
         self.full.no_padding()
         self.tok = lib.Tokenizer.from_str(self.full.to_str())
-        self.tok.enable_truncation(max_length=context, stride=0, strategy="longest_first",
-                                   direction="right")
+        self.tok.enable_truncation(
+            max_length=context, stride=0, strategy="longest_first", direction="right"
+        )
         pid, ptoken = pad_id(self.full)
         self.tok.enable_padding(direction="right", pad_id=pid, pad_token=ptoken)
         self.names = names
@@ -144,12 +149,12 @@ class Tokenizer:
     def encode_as(self, names: tuple[str, ...], texts: list[str]) -> tuple[torch.Tensor, ...]:
         """The tensors NAMES (graph inputs or model arguments, `TENSORS`) of TEXTS."""
         enc = self.tok.encode_batch(list(texts), add_special_tokens=True)
-        return tuple(torch.tensor([getattr(e, TENSORS[n]) for e in enc], dtype=torch.long)
-                     for n in names)
+        return tuple(
+            torch.tensor([getattr(e, TENSORS[n]) for e in enc], dtype=torch.long) for n in names
+        )
 
     def lengths(self, texts: list[str]) -> list[int]:
-        return [len(e.ids) for e in self.full.encode_batch(list(texts),
-                                                           add_special_tokens=True)]
+        return [len(e.ids) for e in self.full.encode_batch(list(texts), add_special_tokens=True)]
 
 
 class _Logits(nn.Module):
@@ -164,15 +169,26 @@ class _Logits(nn.Module):
 
 
 class _LogitsWithTypes(_Logits):
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,  # type: ignore[override]
-                token_type_ids: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=input_ids, attention_mask=attention_mask,
-                          token_type_ids=token_type_ids).logits
+    def forward(  # type: ignore[override]
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor,
+    ) -> torch.Tensor:
+        return self.model(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).logits
 
 
 class HFWorkload(Workload):
-    def __init__(self, model: nn.Module, tokenizer: Tokenizer, classes: list[str],
-                 device: torch.device, onnx_file: Path | None) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        tokenizer: Tokenizer,
+        classes: list[str],
+        device: torch.device,
+        onnx_file: Path | None,
+    ) -> None:
         super().__init__()
         self.model = model
         self.tokenizer = tokenizer
@@ -199,13 +215,24 @@ class HFWorkload(Workload):
         names = self.tokenizer.names
         if self.onnx_file is not None:  # the user's ONNX file, fed by its own graph inputs
             names = _onnx_inputs(self.onnx_file)
-            return TensorForm(None, lambda texts: self.tokenizer.encode_as(names, texts),
-                              names, self.classes, TOKENIZER_KIND,
-                              dynamic_axes=tuple(dict(_AXES) for _ in names),
-                              onnx_file=self.onnx_file)
+            return TensorForm(
+                None,
+                lambda texts: self.tokenizer.encode_as(names, texts),
+                names,
+                self.classes,
+                TOKENIZER_KIND,
+                dynamic_axes=tuple(dict(_AXES) for _ in names),
+                onnx_file=self.onnx_file,
+            )
         wrapper = (_LogitsWithTypes if "token_type_ids" in names else _Logits)(self.model)
-        return TensorForm(wrapper, self.tokenizer.encode, names, self.classes, TOKENIZER_KIND,
-                          dynamic_axes=tuple(dict(_AXES) for _ in names))
+        return TensorForm(
+            wrapper,
+            self.tokenizer.encode,
+            names,
+            self.classes,
+            TOKENIZER_KIND,
+            dynamic_axes=tuple(dict(_AXES) for _ in names),
+        )
 
 
 class OnnxOnlyWorkload(Workload):
@@ -218,16 +245,19 @@ class OnnxOnlyWorkload(Workload):
 
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(onnx_file), options,
-                                            providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(
+            str(onnx_file), options, providers=["CPUExecutionProvider"]
+        )
         self.output = self.session.get_outputs()[0].name
         self.onnx_file = onnx_file
         self.tokenizer = tokenizer
         self.classes = classes
 
     def classify(self, texts: list[str], batch: int) -> list[str]:
-        feed = {n: t.numpy() for n, t in zip(self.tokenizer.names,
-                                             self.tokenizer.encode(texts), strict=True)}
+        feed = {
+            n: t.numpy()
+            for n, t in zip(self.tokenizer.names, self.tokenizer.encode(texts), strict=True)
+        }
         scores = self.session.run([self.output], feed)[0]
         return [self.classes[int(row.argmax())] for row in scores]
 
@@ -238,10 +268,15 @@ class OnnxOnlyWorkload(Workload):
         return self.tokenizer.lengths(texts)
 
     def tensor_form(self) -> TensorForm:
-        return TensorForm(None, self.tokenizer.encode, self.tokenizer.names, self.classes,
-                          TOKENIZER_KIND, dynamic_axes=tuple(dict(_AXES)
-                                                             for _ in self.tokenizer.names),
-                          onnx_file=self.onnx_file)
+        return TensorForm(
+            None,
+            self.tokenizer.encode,
+            self.tokenizer.names,
+            self.classes,
+            TOKENIZER_KIND,
+            dynamic_axes=tuple(dict(_AXES) for _ in self.tokenizer.names),
+            onnx_file=self.onnx_file,
+        )
 
 
 def _dir(options: dict[str, Any], key: str) -> Path | None:
@@ -260,16 +295,20 @@ def _labels_of_config(file: Path) -> list[str]:
         raise RunnerError(f"workload {NAME}: {file} cannot be read as JSON ({exc})") from None
     id2label = config.get("id2label") if isinstance(config, dict) else None
     if not isinstance(id2label, dict) or not id2label:
-        raise RunnerError(f"workload {NAME}: {file} has no id2label: the classifier's classes "
-                          "must be named (model.config.id2label = {0: \"...\", ...} before "
-                          "save_pretrained)")
+        raise RunnerError(
+            f"workload {NAME}: {file} has no id2label: the classifier's classes "
+            'must be named (model.config.id2label = {0: "...", ...} before '
+            "save_pretrained)"
+        )
     try:
         by_index = {int(k): v for k, v in id2label.items()}
     except ValueError:
         raise RunnerError(f"workload {NAME}: {file}: id2label keys must be integers") from None
     if sorted(by_index) != list(range(len(by_index))):
-        raise RunnerError(f"workload {NAME}: {file}: id2label must number the classes 0.."
-                          f"{len(by_index) - 1}, not {sorted(by_index)}")
+        raise RunnerError(
+            f"workload {NAME}: {file}: id2label must number the classes 0.."
+            f"{len(by_index) - 1}, not {sorted(by_index)}"
+        )
     labels = [str(by_index[i]) for i in range(len(by_index))]
     if len(set(labels)) != len(labels):
         raise RunnerError(f"workload {NAME}: {file}: id2label names a class twice ({labels})")
@@ -299,42 +338,57 @@ class SequenceClassifier(WorkloadFactory):
         """The files to stage, each checked to exist; RunnerError naming what is wrong."""
         unknown = sorted(set(options) - {"path", "onnx", "tokenizer", "labels"})
         if unknown:
-            raise RunnerError(f"workload {NAME}: unknown option(s) {unknown} (known: path, "
-                              "onnx, tokenizer, labels)")
-        path, onnx, tok = _dir(options, "path"), _dir(options, "onnx"), _dir(options,
-                                                                               "tokenizer")
+            raise RunnerError(
+                f"workload {NAME}: unknown option(s) {unknown} (known: path, "
+                "onnx, tokenizer, labels)"
+            )
+        path, onnx, tok = _dir(options, "path"), _dir(options, "onnx"), _dir(options, "tokenizer")
         if path is None and onnx is None:
-            raise RunnerError(f"workload {NAME}: options.path (a save_pretrained checkpoint "
-                              "directory) or options.onnx (an ONNX file) is required")
+            raise RunnerError(
+                f"workload {NAME}: options.path (a save_pretrained checkpoint "
+                "directory) or options.onnx (an ONNX file) is required"
+            )
         if path is not None and "labels" in options:
-            raise RunnerError(f"workload {NAME}: options.labels is for an ONNX file alone; a "
-                              f"checkpoint names its classes in {CONFIG} (id2label)")
+            raise RunnerError(
+                f"workload {NAME}: options.labels is for an ONNX file alone; a "
+                f"checkpoint names its classes in {CONFIG} (id2label)"
+            )
         out: dict[str, Path] = {}
         if path is not None:
             if not path.is_dir():
                 raise RunnerError(f"workload {NAME}: checkpoint directory {path} not found")
             if not (path / CONFIG).is_file():
-                raise RunnerError(f"workload {NAME}: {path} has no {CONFIG}: not a "
-                                  "save_pretrained checkpoint directory")
+                raise RunnerError(
+                    f"workload {NAME}: {path} has no {CONFIG}: not a "
+                    "save_pretrained checkpoint directory"
+                )
             if not (path / WEIGHTS).is_file():
                 pickled = [p for p in PICKLED if (path / p).exists()]
                 sharded = sorted(p.name for p in path.glob("model-*.safetensors"))
-                why = (f"it holds {', '.join(pickled)}, weights in a pickle-based format, "
-                       "which is never loaded (code can hide in a pickle); save with "
-                       "save_pretrained(..., safe_serialization=True) or convert to "
-                       "safetensors" if pickled else
-                       f"its weights are sharded ({', '.join(sharded[:3])}); a single "
-                       "model.safetensors is supported" if sharded else
-                       "no weights file found")
+                why = (
+                    f"it holds {', '.join(pickled)}, weights in a pickle-based format, "
+                    "which is never loaded (code can hide in a pickle); save with "
+                    "save_pretrained(..., safe_serialization=True) or convert to "
+                    "safetensors"
+                    if pickled
+                    else f"its weights are sharded ({', '.join(sharded[:3])}); a single "
+                    "model.safetensors is supported"
+                    if sharded
+                    else "no weights file found"
+                )
                 raise RunnerError(f"workload {NAME}: {path} has no {WEIGHTS}: {why}")
             out[CONFIG], out[WEIGHTS] = path / CONFIG, path / WEIGHTS
         tokenizer = tok or (path / TOKENIZER if path is not None else None)
         if tokenizer is None:
-            raise RunnerError(f"workload {NAME}: options.tokenizer (a tokenizer.json) is "
-                              "required with options.onnx and no checkpoint path")
+            raise RunnerError(
+                f"workload {NAME}: options.tokenizer (a tokenizer.json) is "
+                "required with options.onnx and no checkpoint path"
+            )
         if not tokenizer.is_file():
-            raise RunnerError(f"workload {NAME}: {tokenizer} not found (a tokenizer.json, as "
-                              "a fast tokenizer's save_pretrained writes it)")
+            raise RunnerError(
+                f"workload {NAME}: {tokenizer} not found (a tokenizer.json, as "
+                "a fast tokenizer's save_pretrained writes it)"
+            )
         out[TOKENIZER] = tokenizer
         if onnx is not None:
             if not onnx.is_file():
@@ -342,30 +396,36 @@ class SequenceClassifier(WorkloadFactory):
             out[ONNX] = onnx
             if path is None and "labels" not in options:
                 if not (onnx.parent / CONFIG).is_file():
-                    raise RunnerError(f"workload {NAME}: the classes of {onnx} are unknown: "
-                                      f"give options.labels, or keep the {CONFIG} of its "
-                                      "checkpoint beside it")
+                    raise RunnerError(
+                        f"workload {NAME}: the classes of {onnx} are unknown: "
+                        f"give options.labels, or keep the {CONFIG} of its "
+                        "checkpoint beside it"
+                    )
                 out[CONFIG] = onnx.parent / CONFIG
         return out
 
     def _labels(self, options: dict[str, Any], config: Path | None) -> list[str]:
         labels = options.get("labels")
         if labels is not None:
-            if (not isinstance(labels, list) or not labels
-                    or not all(isinstance(x, str) and x for x in labels)
-                    or len(set(labels)) != len(labels)):
-                raise RunnerError(f"workload {NAME}: options.labels must list distinct class "
-                                  "names in score order")
+            if (
+                not isinstance(labels, list)
+                or not labels
+                or not all(isinstance(x, str) and x for x in labels)
+                or len(set(labels)) != len(labels)
+            ):
+                raise RunnerError(
+                    f"workload {NAME}: options.labels must list distinct class names in score order"
+                )
             return list(labels)
         assert config is not None
         return _labels_of_config(config)
 
-    def check_corpus(self, options: dict[str, Any], classes: tuple[str, ...],
-                     context: int) -> None:
+    def check_corpus(self, options: dict[str, Any], classes: tuple[str, ...], context: int) -> None:
         self._checked(options, classes, context)
 
-    def _checked(self, options: dict[str, Any], classes: tuple[str, ...], context: int
-                 ) -> tuple[dict[str, Path], list[str]]:
+    def _checked(
+        self, options: dict[str, Any], classes: tuple[str, ...], context: int
+    ) -> tuple[dict[str, Path], list[str]]:
         """The files to stage and the model's classes, once the classes are the corpus
         labels and the context fits the model."""
         sources = self._sources(options)
@@ -376,17 +436,22 @@ class SequenceClassifier(WorkloadFactory):
                 f"workload {NAME}: the model's classes are not the corpus labels: only in the "
                 f"model {sorted(set(labels) - corpus)}, only in the corpus "
                 f"{sorted(corpus - set(labels))} (the model's id2label, in "
-                f"{sources.get(CONFIG, 'options.labels')}, must name the corpus labels)")
+                f"{sources.get(CONFIG, 'options.labels')}, must name the corpus labels)"
+            )
         if CONFIG in sources:
             positions = json.loads(sources[CONFIG].read_text(encoding="utf-8")).get(
-                "max_position_embeddings")
+                "max_position_embeddings"
+            )
             if isinstance(positions, int) and context > positions:
-                raise RunnerError(f"workload {NAME}: context {context} tokens exceeds the "
-                                  f"model's {positions} positions (max_position_embeddings)")
+                raise RunnerError(
+                    f"workload {NAME}: context {context} tokens exceeds the "
+                    f"model's {positions} positions (max_position_embeddings)"
+                )
         return sources, labels
 
-    def prepare(self, data: TrainingData, model_dir: Path, seed: int, context: int,
-                options: dict[str, Any]) -> PreparedModel:
+    def prepare(
+        self, data: TrainingData, model_dir: Path, seed: int, context: int, options: dict[str, Any]
+    ) -> PreparedModel:
         sources, labels = self._checked(options, data.classes, context)
         model_dir.mkdir(parents=True, exist_ok=True)
         for name, src in sources.items():
@@ -394,29 +459,44 @@ class SequenceClassifier(WorkloadFactory):
         if options.get("labels") is not None:
             (model_dir / LABELS).write_text(json.dumps(labels), encoding="utf-8")
         weights = model_dir / (WEIGHTS if WEIGHTS in sources else ONNX)
-        what = ("the checkpoint's weights (model.safetensors)" if WEIGHTS in sources
-                else "the user's ONNX file")
-        return PreparedModel(weights, model_dir / TOKENIZER,
-                             f"{self.description}: {len(labels)} classes, {what}"
-                             + (", the user's ONNX file for ONNX Runtime"
-                                if ONNX in sources and WEIGHTS in sources else "")
-                             + f"; used as is (the train split is not used); context "
-                               f"{context} tokens")
+        what = (
+            "the checkpoint's weights (model.safetensors)"
+            if WEIGHTS in sources
+            else "the user's ONNX file"
+        )
+        return PreparedModel(
+            weights,
+            model_dir / TOKENIZER,
+            f"{self.description}: {len(labels)} classes, {what}"
+            + (
+                ", the user's ONNX file for ONNX Runtime"
+                if ONNX in sources and WEIGHTS in sources
+                else ""
+            )
+            + f"; used as is (the train split is not used); context "
+            f"{context} tokens",
+        )
 
-    def load(self, model_dir: Path, device: str, precision: str, context: int,
-             options: dict[str, Any]) -> Workload:
+    def load(
+        self, model_dir: Path, device: str, precision: str, context: int, options: dict[str, Any]
+    ) -> Workload:
         # the user's own ONNX file (options.onnx) is staged under the name protocol B's export
         # takes, so only the options tell the one from the other
         onnx = model_dir / ONNX if options.get("onnx") is not None else None
         if not (model_dir / WEIGHTS).is_file():
             if onnx is None:
-                raise RunnerError(f"workload {NAME}: {model_dir} holds neither {WEIGHTS} "
-                                  f"nor {ONNX}")
+                raise RunnerError(
+                    f"workload {NAME}: {model_dir} holds neither {WEIGHTS} nor {ONNX}"
+                )
             labels_file = model_dir / LABELS
-            labels = (json.loads(labels_file.read_text(encoding="utf-8"))
-                      if labels_file.is_file() else _labels_of_config(model_dir / CONFIG))
-            return OnnxOnlyWorkload(onnx, Tokenizer(model_dir / TOKENIZER, context,
-                                                    _onnx_inputs(onnx)), labels)
+            labels = (
+                json.loads(labels_file.read_text(encoding="utf-8"))
+                if labels_file.is_file()
+                else _labels_of_config(model_dir / CONFIG)
+            )
+            return OnnxOnlyWorkload(
+                onnx, Tokenizer(model_dir / TOKENIZER, context, _onnx_inputs(onnx)), labels
+            )
         transformers = _transformers()
         labels = _labels_of_config(model_dir / CONFIG)
         quantized = precision in QUANTIZED
@@ -425,27 +505,38 @@ class SequenceClassifier(WorkloadFactory):
         try:
             with contextlib.redirect_stderr(noise):
                 model = transformers.AutoModelForSequenceClassification.from_pretrained(
-                    str(model_dir), local_files_only=True, use_safetensors=True,
-                    trust_remote_code=False, dtype=dtype)
+                    str(model_dir),
+                    local_files_only=True,
+                    use_safetensors=True,
+                    trust_remote_code=False,
+                    dtype=dtype,
+                )
         except Exception as exc:  # transformers' own errors: an unknown architecture, say
-            raise RunnerError(f"workload {NAME}: transformers could not load the checkpoint "
-                              f"({type(exc).__name__}: {str(exc)[:300]})") from None
+            raise RunnerError(
+                f"workload {NAME}: transformers could not load the checkpoint "
+                f"({type(exc).__name__}: {str(exc)[:300]})"
+            ) from None
         model.eval()
         dev = torch.device(device)
         if quantized:
             if dev.type != "cpu":
-                raise ValueError(f"precision {precision} runs on the CPU only (torch's "
-                                 f"quantized kernels), not on {device}")
+                raise ValueError(
+                    f"precision {precision} runs on the CPU only (torch's "
+                    f"quantized kernels), not on {device}"
+                )
             model = quantize(model, precision)
         else:
             model = model.to(dev)
         accepted = inspect.signature(model.forward).parameters
         names = tuple(n for n in TENSORS if n in accepted)
         if "input_ids" not in names or "attention_mask" not in names:
-            raise RunnerError(f"workload {NAME}: the model's forward takes no input_ids and "
-                              "attention_mask: not a text sequence classifier")
-        return HFWorkload(model, Tokenizer(model_dir / TOKENIZER, context, names), labels,
-                          dev, onnx)
+            raise RunnerError(
+                f"workload {NAME}: the model's forward takes no input_ids and "
+                "attention_mask: not a text sequence classifier"
+            )
+        return HFWorkload(
+            model, Tokenizer(model_dir / TOKENIZER, context, names), labels, dev, onnx
+        )
 
 
 def _onnx_inputs(onnx_file: Path) -> tuple[str, ...]:
@@ -457,6 +548,8 @@ def _onnx_inputs(onnx_file: Path) -> tuple[str, ...]:
     names = tuple(i.name for i in proto.graph.input if i.name not in inits)
     unknown = [n for n in names if n not in TENSORS]
     if unknown or "input_ids" not in names:
-        raise RunnerError(f"workload {NAME}: the inputs of {onnx_file} are {list(names)}; the "
-                          f"tokenizer feeds {', '.join(TENSORS)} (input_ids required)")
+        raise RunnerError(
+            f"workload {NAME}: the inputs of {onnx_file} are {list(names)}; the "
+            f"tokenizer feeds {', '.join(TENSORS)} (input_ids required)"
+        )
     return names

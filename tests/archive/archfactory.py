@@ -17,8 +17,9 @@ def accepted(path: Path, **kw) -> Path:
 def rejected(path: Path, experiment_id: str = "exp-rejected") -> Path:
     """A run whose CSV claims a quality value the outputs do not give (A0205), and whose
     passes are the fastest of all: never to be ranked."""
-    run = runfactory.make_clean_run(path, device="cuda:0", variants=("batch-16",),
-                                    experiment_id=experiment_id)
+    run = runfactory.make_clean_run(
+        path, device="cuda:0", variants=("batch-16",), experiment_id=experiment_id
+    )
     rows = runfactory.read_rows(run)
     for r in rows:
         r["elapsed_seconds"] = str(round(float(r["elapsed_seconds"]) / 10, 6))
@@ -79,8 +80,13 @@ def mixed(base: Path) -> Path:
 
 
 EXPECTED_VERDICTS = {
-    "team-a/acc-1": "accepted", "team-a/acc-2": "accepted", "team-b/rej-1": "rejected",
-    "team-b/inc-1": "incomplete", "team-c/garbage": "rejected",
-    "old-runs.tar.gz!/acc-3": "accepted", "old-runs.tar.gz!/rej-2": "rejected",
-    "old-runs.tar.gz!/inc-2": "incomplete", "broken.tar.gz": "unreadable",
+    "team-a/acc-1": "accepted",
+    "team-a/acc-2": "accepted",
+    "team-b/rej-1": "rejected",
+    "team-b/inc-1": "incomplete",
+    "team-c/garbage": "rejected",
+    "old-runs.tar.gz!/acc-3": "accepted",
+    "old-runs.tar.gz!/rej-2": "rejected",
+    "old-runs.tar.gz!/inc-2": "incomplete",
+    "broken.tar.gz": "unreadable",
 }

@@ -83,8 +83,11 @@ def test_findings_belong_to_their_rows(mixed: Path, archived) -> None:
     f = pl.read_parquet(out / index.FINDINGS)
     assert dict(f.schema) == index.FINDINGS_SCHEMA
     assert set(f["audit_id"]) <= set(df["audit_id"])
-    per = f.filter(pl.col("kind") == "finding").group_by("audit_id").agg(
-        (pl.col("severity") == "error").sum().alias("n"))
+    per = (
+        f.filter(pl.col("kind") == "finding")
+        .group_by("audit_id")
+        .agg((pl.col("severity") == "error").sum().alias("n"))
+    )
     errors = dict(df.select("audit_id", "errors").iter_rows())
     assert all(errors[a] == n for a, n in per.iter_rows())
     codes = set(f.filter(pl.col("source") == f"{mixed}/team-b/rej-1")["code"])
@@ -129,8 +132,9 @@ class Stop(Exception):
     pass
 
 
-def test_an_interrupted_audit_resumes_where_it_stopped(mixed: Path, archived,
-                                                       tmp_path: Path) -> None:
+def test_an_interrupted_audit_resumes_where_it_stopped(
+    mixed: Path, archived, tmp_path: Path
+) -> None:
     full = pl.read_parquet(archived[0] / index.INDEX)
     out = tmp_path / "out"
     seen = []
@@ -169,8 +173,11 @@ def test_compaction_survives_a_crash_at_any_step(tmp_path: Path) -> None:
     (out / index.PARTS / "findings-99999999-orphan.parquet").write_bytes(b"half")
     (out / f".{index.INDEX}.tmp-1").write_bytes(b"half")
     df = index.load_index(out)
-    assert df.height == 3 and df.filter(pl.col("source") == f"{src}/r0")["audit_id"][0] \
+    assert (
+        df.height == 3
+        and df.filter(pl.col("source") == f"{src}/r0")["audit_id"][0]
         != first.filter(pl.col("source") == f"{src}/r0")["audit_id"][0]
+    )
     index.compact(out)
     assert pl.read_parquet(out / index.INDEX).height == 3
     assert list((out / index.PARTS).iterdir()) == [] and not list(out.glob(".*.tmp-*"))
@@ -243,25 +250,40 @@ def test_cli_archive_text_json_and_exit_status(mixed: Path, archived, tmp_path: 
     proc = subprocess.run([*cmd, "--format", "json"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr  # nothing failed this time: all in the index
     doc = json.loads(proc.stdout)
-    Draft202012Validator(schemas.load("archive_outcome"),
-                         format_checker=Draft202012Validator.FORMAT_CHECKER).validate(doc)
+    Draft202012Validator(
+        schemas.load("archive_outcome"), format_checker=Draft202012Validator.FORMAT_CHECKER
+    ).validate(doc)
     assert doc["audited"] == 0 and doc["verdicts"]["accepted"] == 3
     assert doc["started_at"].endswith("Z") and doc["started_at"] <= doc["finished_at"]
     fresh = tmp_path / "fresh"
-    proc = subprocess.run([*AUDIT, "archive",
-                           str(mixed / "broken.tar.gz"), str(mixed / "team-a" / "acc-1"),
-                           "--out", str(fresh), "--jobs", "1"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            *AUDIT,
+            "archive",
+            str(mixed / "broken.tar.gz"),
+            str(mixed / "team-a" / "acc-1"),
+            "--out",
+            str(fresh),
+            "--jobs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1, proc.stderr
     assert f"FAILED {mixed}/broken.tar.gz: the archive cannot be read" in proc.stderr
     assert "2 found: 1 audited now" in proc.stdout
-    proc = subprocess.run([*cmd, "--executor", "local", "--address", "x"], capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        [*cmd, "--executor", "local", "--address", "x"], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "--address goes with --executor ray" in proc.stderr
 
 
 def test_the_documented_columns_are_the_written_ones() -> None:
-    for kind, written in (("archive_index", index.INDEX_SCHEMA),
-                          ("archive_findings", index.FINDINGS_SCHEMA)):
+    for kind, written in (
+        ("archive_index", index.INDEX_SCHEMA),
+        ("archive_findings", index.FINDINGS_SCHEMA),
+    ):
         fields = schemas.frame(kind)["fields"]
         assert [f["name"] for f in fields] == list(written)
         assert all(f["description"] and isinstance(f["nullable"], bool) for f in fields)
@@ -312,8 +334,11 @@ def test_an_audit_killed_outright_resumes_and_leaves_no_worker(tmp_path: Path) -
     for n in range(60):
         shutil.copytree(one, src / f"run-{n:02d}", copy_function=os.link)
     out = tmp_path / "out"
-    proc = subprocess.Popen([*AUDIT, "archive", str(src), "--out", str(out), "--jobs", "2",
-                             "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*AUDIT, "archive", str(src), "--out", str(out), "--jobs", "2", "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while not list((out / index.PARTS).glob("index-*")) and proc.poll() is None:
         assert time.monotonic() < deadline
@@ -326,8 +351,12 @@ def test_an_audit_killed_outright_resumes_and_leaves_no_worker(tmp_path: Path) -
     assert resumed.audited == 60 - committed and resumed.already == committed
     assert pl.read_parquet(out / index.INDEX).height == 60
     time.sleep(1.5)  # the workers notice their parent is gone within a second
-    alive = [w for w in workers if Path(f"/proc/{w}/cmdline").exists()
-             and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes()]
+    alive = [
+        w
+        for w in workers
+        if Path(f"/proc/{w}/cmdline").exists()
+        and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes()
+    ]
     assert not alive
 
 
@@ -340,8 +369,9 @@ def test_a_record_from_other_code_is_not_indexed_as_a_verdict(tmp_path: Path) ->
     run = archfactory.accepted(tmp_path / "run")
     rec = audit_one(Job(source=str(run), run_dir=str(run)))
     assert rec.auditor_version == index.auditor_version()
-    foreign = other_version(dataclasses.replace(rec, auditor_version="0.0.1+0123456789ab"),
-                            index.auditor_version())
+    foreign = other_version(
+        dataclasses.replace(rec, auditor_version="0.0.1+0123456789ab"), index.auditor_version()
+    )
     assert foreign.summary is None and foreign.fingerprint == ""
     assert "install the same auditor on every node" in foreign.failure
 
@@ -351,8 +381,9 @@ def test_an_index_of_an_older_layout_is_rebuilt(tmp_path: Path) -> None:
     archfactory.accepted(src / "a")
     out = tmp_path / "out"
     out.mkdir()
-    pl.DataFrame({"source": [f"{src}/a"], "audited_at": ["2026-01-01T00:00:00Z"],
-                  "cost": [1200.0]}).write_parquet(out / index.INDEX)
+    pl.DataFrame(
+        {"source": [f"{src}/a"], "audited_at": ["2026-01-01T00:00:00Z"], "cost": [1200.0]}
+    ).write_parquet(out / index.INDEX)
     assert audit_archive([src], out, jobs=1).audited == 1
     assert dict(pl.read_parquet(out / index.INDEX).schema) == index.INDEX_SCHEMA
 

@@ -73,8 +73,10 @@ def test_only_accepted_configurations_are_ranked(archive) -> None:
     assert cmp.copies == (("team-d/copy-of-acc-1", "team-a/acc-1"),)
     assert cmp.runs == 8 and cmp.compared == 7  # the garbage run has nothing to compare
     ranked = {(r.hardware, r.config_id, r.offer_id) for r in cmp.ranked}
-    assert ranked == {("NVIDIA H100 80GB HBM3", "batch-1", "h100-7d"),
-                      ("NVIDIA H100 80GB HBM3", "batch-4", "h100-7d")}
+    assert ranked == {
+        ("NVIDIA H100 80GB HBM3", "batch-1", "h100-7d"),
+        ("NVIDIA H100 80GB HBM3", "batch-4", "h100-7d"),
+    }
     assert [r.rank for r in cmp.ranked] == [1, 2]
     assert all(r.status == "accepted" for r in cmp.ranked)
     first = cmp.ranked[0]
@@ -83,8 +85,7 @@ def test_only_accepted_configurations_are_ranked(archive) -> None:
     assert first.runs == 3 and first.accepted_runs == 3 and first.all_runs == 5
     assert first.runs_agree is False  # two runs with it are incomplete
     assert first.experiments == ("exp-batch", "exp-batch-2", "exp-batch-3")
-    assert first.sources == ("old-runs.tar.gz!/acc-3", "team-a/acc-1",
-                             "team-a/acc-2")
+    assert first.sources == ("old-runs.tar.gz!/acc-3", "team-a/acc-1", "team-a/acc-2")
     assert first.pass_min_s <= first.median_s <= first.pass_max_s
     # The rejected batch-16 is ten times faster than anything ranked: listed apart only.
     fast = [r for r in cmp.not_accepted if r.config_id == "batch-16"]
@@ -122,12 +123,20 @@ def test_every_index_row_is_counted_once(archive) -> None:
     rows = pl.read_parquet(out / index.INDEX).height
     assert cmp.index_rows == rows == 10
     assert cmp.runs + len(cmp.copies) + cmp.set_aside + cmp.not_audited == rows
-    assert cmp.headline() == ("7 runs compared, of 10 index rows: 8 distinct runs, 1 identical "
-                              "copy counted once, 0 conflicting copies set aside, 1 run with "
-                              "nothing to compare, 1 source not audited")
+    assert cmp.headline() == (
+        "7 runs compared, of 10 index rows: 8 distinct runs, 1 identical "
+        "copy counted once, 0 conflicting copies set aside, 1 run with "
+        "nothing to compare, 1 source not audited"
+    )
     doc = cmp.to_json()
-    assert doc["counts"] == {"index_rows": 10, "runs": 8, "compared": 7, "copies": 1,
-                             "set_aside": 0, "not_audited": 1}
+    assert doc["counts"] == {
+        "index_rows": 10,
+        "runs": 8,
+        "compared": 7,
+        "copies": 1,
+        "set_aside": 0,
+        "not_audited": 1,
+    }
 
 
 def test_a_tampered_copy_never_displaces_the_genuine_run(tmp_path: Path) -> None:
@@ -143,9 +152,11 @@ def test_a_tampered_copy_never_displaces_the_genuine_run(tmp_path: Path) -> None
     (conflict,) = cmp.conflicts
     assert conflict.genuine == "z-genuine"
     members = {m.source: (m.matches_manifest, m.verdict) for m in conflict.members}
-    assert members == {"a-copy": (False, "rejected"),
-                       "z2-same-bytes": (True, "accepted"),
-                       "z-genuine": (True, "accepted")}
+    assert members == {
+        "a-copy": (False, "rejected"),
+        "z2-same-bytes": (True, "accepted"),
+        "z-genuine": (True, "accepted"),
+    }
     assert cmp.copies == (("z2-same-bytes", "z-genuine"),)
     assert cmp.runs == 1 and cmp.set_aside == 1 and cmp.not_accepted == ()
     assert {r.sources for r in cmp.ranked} == {("z-genuine",)}
@@ -188,8 +199,10 @@ def test_json_and_csv_give_the_same_table(archive) -> None:
         assert row["config_id"] == want["config_id"] and row["status"] == want["status"]
         assert row["rank"] == ("" if want["rank"] is None else str(want["rank"]))
         assert row["cost_per_accepted_corpus_minor"] == (
-            "" if want["cost_per_accepted_corpus_minor"] is None
-            else str(want["cost_per_accepted_corpus_minor"]))  # an integer, never `1234.0`
+            ""
+            if want["cost_per_accepted_corpus_minor"] is None
+            else str(want["cost_per_accepted_corpus_minor"])
+        )  # an integer, never `1234.0`
     text = CliRunner().invoke(cli, ["compare", str(out)]).output
     assert "Ranked (accepted configurations only, A10.2)" in text and "batch-16" in text
 
@@ -212,15 +225,24 @@ def test_numbers_are_written_as_the_run_report_writes_them(tmp_path: Path) -> No
 def test_signed_comparison_verifies(archive, keys: Path, tmp_path: Path) -> None:
     _, out = archive
     report = tmp_path / "report"
-    cmp = build_comparison_report(out, report, key=keys / "signer.key",
-                                  cert=keys / "signer.pem", chain=keys / "ca.pem")
+    cmp = build_comparison_report(
+        out, report, key=keys / "signer.key", cert=keys / "signer.pem", chain=keys / "ca.pem"
+    )
     names = sorted(p.relative_to(report).as_posix() for p in report.rglob("*") if p.is_file())
-    assert names == ["archive/findings.parquet", "archive/index.parquet", "bundle.dsse.json",
-                     "comparison.csv", "comparison.json", "report.html", "report.pdf",
-                     "signer.pem"]
+    assert names == [
+        "archive/findings.parquet",
+        "archive/index.parquet",
+        "bundle.dsse.json",
+        "comparison.csv",
+        "comparison.json",
+        "report.html",
+        "report.pdf",
+        "signer.pem",
+    ]
     lines = verify_report(report, keys / "ca.pem")
-    assert lines[-2].startswith(f"OK: comparison of {cmp.compared} run(s), 2 configuration(s) "
-                                "ranked")
+    assert lines[-2].startswith(
+        f"OK: comparison of {cmp.compared} run(s), 2 configuration(s) ranked"
+    )
     doc = verify_result(report, keys / "ca.pem")
     Draft202012Validator(schemas.load("verify_result")).validate(doc)
     assert doc["ok"] and doc["report"] == "comparison" and doc["ranked"] == 2
@@ -228,7 +250,7 @@ def test_signed_comparison_verifies(archive, keys: Path, tmp_path: Path) -> None
     html = (report / "report.html").read_text(encoding="utf-8")
     assert "never ranked" in html and "batch-16" in html and "data:image/svg+xml" in html
     # Page 1 is what to buy, with the counts that add up and the runs it rests on.
-    buy = html[html.index('id="buy"'):html.index('id="basis"')]
+    buy = html[html.index('id="buy"') : html.index('id="basis"')]
     assert "What to buy" in buy and cmp.headline() in buy and "$1,234.56" in buy
     assert "The runs each choice rests on" in buy and "team-a/acc-1" in buy
     assert "123456" not in html and "1234.56<" not in html
@@ -275,8 +297,7 @@ def test_protocol_b_policies_are_ranked_apart_by_energy(tmp_path: Path) -> None:
     assert b_choices and all(c.told_apart is None for c in b_choices)
     doc = json.loads(CliRunner().invoke(cli, ["compare", str(out), "--format", "json"]).output)
     Draft202012Validator(schemas.load("comparison")).validate(doc)
-    assert {r["protocol"] for r in doc["ranked"]} == {"accepted-corpus-cost",
-                                                      "residency-energy"}
+    assert {r["protocol"] for r in doc["ranked"]} == {"accepted-corpus-cost", "residency-energy"}
     text = CliRunner().invoke(cli, ["compare", str(out)]).output
     assert "Protocol B policies accepted (ranked apart" in text
     assert text.index("Ranked (accepted configurations only") < text.index("Protocol B")

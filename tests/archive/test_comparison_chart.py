@@ -21,10 +21,16 @@ def figure(monkeypatch: pytest.MonkeyPatch) -> Any:
         return "<svg/>"
 
     monkeypatch.setattr(plots, "_svg", keep)
-    pts = [{"offer_id": offer, "config_id": cfg, "throughput_per_s": thr,
-            "cost_per_accepted_corpus_usd_minor": cost}
-           for offer, cost in (("example-h100-7d", 123456), ("cpu-7d", 1500))
-           for cfg, thr in (("batch-1", 2100.0), ("batch-8", 9500.0), ("batch-32", 19500.0))]
+    pts = [
+        {
+            "offer_id": offer,
+            "config_id": cfg,
+            "throughput_per_s": thr,
+            "cost_per_accepted_corpus_usd_minor": cost,
+        }
+        for offer, cost in (("example-h100-7d", 123456), ("cpu-7d", 1500))
+        for cfg, thr in (("batch-1", 2100.0), ("batch-8", 9500.0), ("batch-32", 19500.0))
+    ]
     assert plots.cost_vs_throughput(pts) == "<svg/>"
     fig = kept["fig"]
     fig.canvas.draw()
@@ -60,9 +66,13 @@ def test_sources_are_shown_without_local_paths() -> None:
     by a local absolute path of the machine that built the archive."""
     from auditor.archive.compare import shown_sources
 
-    shown = shown_sources(["/home/me/runs/a", "/home/me/runs/b", "/home/me/runs.tar.gz!/x/run",
-                           "rel/run"])
-    assert shown == {"/home/me/runs/a": "runs/a", "/home/me/runs/b": "runs/b",
-                     "/home/me/runs.tar.gz!/x/run": "runs.tar.gz!/x/run"}
+    shown = shown_sources(
+        ["/home/me/runs/a", "/home/me/runs/b", "/home/me/runs.tar.gz!/x/run", "rel/run"]
+    )
+    assert shown == {
+        "/home/me/runs/a": "runs/a",
+        "/home/me/runs/b": "runs/b",
+        "/home/me/runs.tar.gz!/x/run": "runs.tar.gz!/x/run",
+    }
     assert shown_sources(["/only/one/run"]) == {"/only/one/run": "run"}
     assert shown_sources(["a", "b"]) == {}

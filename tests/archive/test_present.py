@@ -54,7 +54,7 @@ def test_a_fractional_cent_cost_is_rounded_half_even_to_a_whole_one() -> None:
     assert isinstance(minor_units(123456.0), int)
 
 
-@given(st.integers(min_value=-10**15, max_value=10**15))
+@given(st.integers(min_value=-(10**15), max_value=10**15))
 def test_money_reads_back_to_its_minor_units(minor: int) -> None:
     text = money(minor)
     digits = text.replace("$", "").replace(",", "").replace(".", "").replace("-", "")

@@ -62,8 +62,9 @@ def test_ray_index_equals_local_row_for_row(tmp_path: Path, mixed, ray_instance)
     assert audit_archive([src], tmp_path / "ray", executor="ray").audited == 0
 
 
-def test_runs_shipped_to_the_workers_give_the_same_index(tmp_path: Path, mixed,
-                                                         ray_instance) -> None:
+def test_runs_shipped_to_the_workers_give_the_same_index(
+    tmp_path: Path, mixed, ray_instance
+) -> None:
     """--ship: each run's files go with its task; the worker audits a private copy, and the
     index (fingerprints and contents included) is the one of the runs on shared storage."""
     src, local = mixed
@@ -86,6 +87,7 @@ def test_ship_is_refused_without_ray(tmp_path: Path) -> None:
 def _tracked(trace_dir: str, slow_node: str):
     """`audit_one`, writing which node starts and ends each run under TRACE_DIR; on
     SLOW_NODE it lingers a second first, so its runs are in flight when it goes away."""
+
     def audit(job, threads=None):
         import ray as r
 
@@ -101,6 +103,7 @@ def _tracked(trace_dir: str, slow_node: str):
         with open(os.path.join(trace_dir, f"end-{node}-{name}-{os.getpid()}"), "w"):
             pass
         return record
+
     return audit
 
 
@@ -112,8 +115,10 @@ def test_a_node_removed_mid_audit_loses_no_run(tmp_path: Path, mixed) -> None:
 
     src, local = mixed
     store = 80 << 20
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 1, "object_store_memory": store, "include_dashboard": False})
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "object_store_memory": store, "include_dashboard": False},
+    )
     try:
         doomed = cluster.add_node(num_cpus=1, object_store_memory=store)
         cluster.add_node(num_cpus=1, object_store_memory=store)
@@ -142,10 +147,13 @@ def test_a_node_removed_mid_audit_loses_no_run(tmp_path: Path, mixed) -> None:
         out = tmp_path / "cluster"
         outcome = audit_archive([src], out, executor=executor, on_record=remove_when_busy)
         assert removed
-        started = {p.name.split("-", 2)[2].rsplit("-", 1)[0]
-                   for p in trace.glob(f"start-{doomed.node_id}-*")}
-        ended = {p.name.split("-", 2)[2].rsplit("-", 1)[0]
-                 for p in trace.glob(f"end-{doomed.node_id}-*")}
+        started = {
+            p.name.split("-", 2)[2].rsplit("-", 1)[0]
+            for p in trace.glob(f"start-{doomed.node_id}-*")
+        }
+        ended = {
+            p.name.split("-", 2)[2].rsplit("-", 1)[0] for p in trace.glob(f"end-{doomed.node_id}-*")
+        }
         cut_short = started - ended
         assert cut_short, "no run was in flight on the node when it went away"
         assert (outcome.audited, outcome.failed) == (8, 1)  # the broken archive only

@@ -75,19 +75,23 @@ def test_unsafe_members_are_refused_with_findings(evil_tar: Path, tmp_path: Path
     before = _snapshot(tmp_path, out)
     items = list(discover([evil_tar], out))
     assert _snapshot(tmp_path, out) == before  # nothing outside --out
-    assert not (tmp_path / "escaped.txt").exists() and not Path("/tmp/absolute-escape.txt") \
-        .exists()
+    assert not (tmp_path / "escaped.txt").exists() and not Path("/tmp/absolute-escape.txt").exists()
     problems = [i for i in items if isinstance(i, SourceProblem)]
     jobs = [i for i in items if isinstance(i, Job)]
     assert [j.source for j in jobs] == [f"{evil_tar}!/good"]
     assert len(problems) == 1 and problems[0].refused and problems[0].source == str(evil_tar)
     codes = {f.artifact: f.code for f in problems[0].findings}
     assert codes == {
-        "../escaped.txt": sf.PATH_OUTSIDE, "good/../../escaped2.txt": sf.PATH_OUTSIDE,
-        "/tmp/absolute-escape.txt": sf.PATH_OUTSIDE, "link-out": sf.LINK_REFUSED,
-        "good/link-in": sf.LINK_REFUSED, "hard-out": sf.LINK_REFUSED,
-        "dev-null": sf.SPECIAL_FILE, "fifo": sf.SPECIAL_FILE,
-        "good/manifest.json": sf.NAME_CLASH}
+        "../escaped.txt": sf.PATH_OUTSIDE,
+        "good/../../escaped2.txt": sf.PATH_OUTSIDE,
+        "/tmp/absolute-escape.txt": sf.PATH_OUTSIDE,
+        "link-out": sf.LINK_REFUSED,
+        "good/link-in": sf.LINK_REFUSED,
+        "hard-out": sf.LINK_REFUSED,
+        "dev-null": sf.SPECIAL_FILE,
+        "fifo": sf.SPECIAL_FILE,
+        "good/manifest.json": sf.NAME_CLASH,
+    }
     good = Path(jobs[0].run_dir)
     assert out in good.parents
     # The hard link inside became a copy (no shared inode), and no link exists anywhere.
@@ -119,8 +123,7 @@ def test_bomb_over_the_size_limit_is_refused_whole(tmp_path: Path, monkeypatch) 
 
 
 @pytest.mark.parametrize("limit, value", [("MAX_MEMBER_BYTES", 4096), ("MAX_RATIO", 2)])
-def test_member_size_and_ratio_limits(tmp_path: Path, monkeypatch, limit: str,
-                                      value: int) -> None:
+def test_member_size_and_ratio_limits(tmp_path: Path, monkeypatch, limit: str, value: int) -> None:
     monkeypatch.setattr(extract, limit, value)
     monkeypatch.setattr(extract, "RATIO_FLOOR_BYTES", 0)
     path = tmp_path / "bomb.zip"
@@ -166,11 +169,15 @@ def test_zip_traversal_symlink_and_special_members(tmp_path: Path) -> None:
     assert _snapshot(tmp_path, out) == before
     (problem,) = [i for i in items if isinstance(i, SourceProblem)]
     assert {f.artifact: f.code for f in problem.findings} == {
-        "../../zip-escape.txt": sf.PATH_OUTSIDE, "C:/windows.txt": sf.PATH_OUTSIDE,
-        "dir\\back.txt": sf.BAD_NAME, "good/link": sf.LINK_REFUSED,
-        "fifo": sf.SPECIAL_FILE}
-    assert "out of the extraction root" in next(f.message for f in problem.findings
-                                                if f.artifact == "good/link")
+        "../../zip-escape.txt": sf.PATH_OUTSIDE,
+        "C:/windows.txt": sf.PATH_OUTSIDE,
+        "dir\\back.txt": sf.BAD_NAME,
+        "good/link": sf.LINK_REFUSED,
+        "fifo": sf.SPECIAL_FILE,
+    }
+    assert "out of the extraction root" in next(
+        f.message for f in problem.findings if f.artifact == "good/link"
+    )
     assert [i.source for i in items if isinstance(i, Job)] == [f"{path}!/good"]
 
 
@@ -182,12 +189,18 @@ def test_corrupt_archive_and_non_runs_are_problems_not_crashes(tmp_path: Path) -
     empty.mkdir()
     (empty / "notes.txt").write_text("no run here")
     (tmp_path / "not-an-archive.txt").write_text("x")
-    items = list(discover([bad, empty, tmp_path / "not-an-archive.txt",
-                           tmp_path / "missing"], tmp_path / "out"))
+    items = list(
+        discover(
+            [bad, empty, tmp_path / "not-an-archive.txt", tmp_path / "missing"], tmp_path / "out"
+        )
+    )
     assert all(isinstance(i, SourceProblem) for i in items)
     assert [(i.refused, i.findings[0].code) for i in items] == [
-        (False, sf.UNREADABLE_ARCHIVE), (False, sf.NOT_A_RUN),
-        (False, sf.NOT_A_RUN), (False, sf.NOT_A_RUN)]
+        (False, sf.UNREADABLE_ARCHIVE),
+        (False, sf.NOT_A_RUN),
+        (False, sf.NOT_A_RUN),
+        (False, sf.NOT_A_RUN),
+    ]
 
 
 def test_an_extraction_is_reused_and_redone_when_the_archive_changes(tmp_path: Path) -> None:
@@ -226,7 +239,9 @@ def test_links_in_a_source_folder_are_not_followed(tmp_path: Path) -> None:
     (src / "linked.tar.gz").symlink_to(tmp_path / "elsewhere" / "runs.tar.gz")
     (src / "README").symlink_to(tmp_path / "elsewhere" / "run" / "manifest.json")
     items = list(discover([src, src / "linked-run"], tmp_path / "out"))
-    assert all(isinstance(i, SourceProblem) and i.findings[0].code == sf.LINK_NOT_FOLLOWED
-               for i in items)
+    assert all(
+        isinstance(i, SourceProblem) and i.findings[0].code == sf.LINK_NOT_FOLLOWED for i in items
+    )
     assert sorted(i.source for i in items) == sorted(
-        [str(src / "linked-run"), str(src / "linked.tar.gz"), str(src / "linked-run")])
+        [str(src / "linked-run"), str(src / "linked.tar.gz"), str(src / "linked-run")]
+    )

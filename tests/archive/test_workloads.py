@@ -39,8 +39,13 @@ def two_workloads(tmp_path_factory) -> tuple[Path, Path]:
     src = base / "src"
     archfactory.accepted(src / "default")
     archfactory.accepted(src / "default-again", experiment_id="exp-batch-again")
-    archfactory.accepted(src / "other-model", experiment_id="exp-other", model="other-model",
-                         eval_size=40, variants=("batch-1", "batch-4", "batch-32"))
+    archfactory.accepted(
+        src / "other-model",
+        experiment_id="exp-other",
+        model="other-model",
+        eval_size=40,
+        variants=("batch-1", "batch-4", "batch-32"),
+    )
     out = base / "out"
     audit_archive([src], out, jobs=1)
     return src, out
@@ -56,12 +61,14 @@ def test_runs_of_two_workloads_never_share_a_row(two_workloads) -> None:
     assert default.precision == other.precision == "float32" and default.context == 128
     rows = {(r.workload_label, r.config_id): r for r in cmp.ranked}
     for r in cmp.ranked:
-        mine = {f"{src}/default", f"{src}/default-again"} if r.workload_label == default.label \
+        mine = (
+            {f"{src}/default", f"{src}/default-again"}
+            if r.workload_label == default.label
             else {f"{src}/other-model"}
+        )
         assert set(r.sources) <= mine, r
     # batch-1 of each workload is its own row, on its own runs
-    assert rows[(default.label, "batch-1")].sources == (f"{src}/default",
-                                                       f"{src}/default-again")
+    assert rows[(default.label, "batch-1")].sources == (f"{src}/default", f"{src}/default-again")
     assert rows[(other.label, "batch-1")].sources == (f"{src}/other-model",)
     # batch-32 (one model only) is ranked within its workload, never beside the default's
     assert (default.label, "batch-32") not in rows and (other.label, "batch-32") in rows
@@ -138,17 +145,18 @@ def test_every_sentence_of_the_page_is_true_of_the_index(tmp_path: Path) -> None
     keys = tmp_path / "keys"
     keygen(keys)
     report = tmp_path / "report"
-    cmp = build_comparison_report(out, report, key=keys / "signer.key",
-                                  cert=keys / "signer.pem", chain=keys / "ca.pem")
+    cmp = build_comparison_report(
+        out, report, key=keys / "signer.key", cert=keys / "signer.pem", chain=keys / "ca.pem"
+    )
     assert cmp.not_accepted == () and cmp.set_aside == 1
     verdicts = pl.read_parquet(out / index.INDEX)["verdict"].to_list()
     assert "rejected" in verdicts
     html = (report / "report.html").read_text(encoding="utf-8")
-    apart = html[html.index('id="not-accepted"'):html.index('id="copies"')]
+    apart = html[html.index('id="not-accepted"') : html.index('id="copies"')]
     assert "every configuration of every audited run was accepted" not in apart
     assert "None: every configuration of the 1 run compared was accepted" in apart
     assert "1 conflicting copy (rejected) set aside and not compared" in apart
-    buy = html[html.index('id="buy"'):html.index('id="basis"')]
+    buy = html[html.index('id="buy"') : html.index('id="basis"')]
     assert "W1 (protocol A, 1 run): synthetic-classifier: model sha256:" in buy
 
 
@@ -159,8 +167,7 @@ def _trained(path: Path, *, model: str, seed: int, experiment_id: str) -> Path:
     run = archfactory.accepted(path, experiment_id=experiment_id, trained=True, model=model)
     if seed == 7:  # the factory's own seed
         return run
-    runfactory.edit_json(run, "model/recipe.json", lambda r: r.update(seed=seed),
-                         rehash=False)
+    runfactory.edit_json(run, "model/recipe.json", lambda r: r.update(seed=seed), rehash=False)
     rows = runfactory.read_rows(run)
     for r in rows:
         r["seed"] = str(seed)
@@ -205,22 +212,37 @@ def test_the_workload_key_is_every_part_of_the_same_workload() -> None:
 
     from auditor.model import RunIdentity, workload_key
 
-    base = RunIdentity(corpus="sha256:c", model="sha256:m", tokenizer="sha256:t", config=None,
-                       name="bow", host="host-1", gpus=("H100 (GPU-1)",),
-                       started_at="2026-01-01T00:00:00Z", ended_at="2026-01-01T01:00:00Z")
+    base = RunIdentity(
+        corpus="sha256:c",
+        model="sha256:m",
+        tokenizer="sha256:t",
+        config=None,
+        name="bow",
+        host="host-1",
+        gpus=("H100 (GPU-1)",),
+        started_at="2026-01-01T00:00:00Z",
+        ended_at="2026-01-01T01:00:00Z",
+    )
     key = workload_key(base, "float32", 128)
     assert key is not None and key.startswith("sha256:")
-    same = change(base, name="renamed", host="host-2", gpus=("B200 (GPU-9)",),
-                  started_at=None, ended_at=None)
+    same = change(
+        base, name="renamed", host="host-2", gpus=("B200 (GPU-9)",), started_at=None, ended_at=None
+    )
     assert workload_key(same, "float32", 128) == key
-    for other in (change(base, corpus="sha256:c2"), change(base, model="sha256:m2"),
-                  change(base, tokenizer="sha256:t2"), change(base, config="sha256:k")):
+    for other in (
+        change(base, corpus="sha256:c2"),
+        change(base, model="sha256:m2"),
+        change(base, tokenizer="sha256:t2"),
+        change(base, config="sha256:k"),
+    ):
         assert workload_key(other, "float32", 128) != key
     assert workload_key(base, "bfloat16", 128) != key
     assert workload_key(base, "float32", 256) != key
     assert workload_key(change(base, model=None), "float32", 128) is None
     trained = change(base, trained=True, recipe="sha256:r")
-    assert workload_key(change(trained, model="sha256:m2", tokenizer="sha256:t2"),
-                        "float32", 128) == workload_key(trained, "float32", 128)
-    assert workload_key(change(trained, recipe="sha256:r2"), "float32", 128) != \
-        workload_key(trained, "float32", 128)
+    assert workload_key(
+        change(trained, model="sha256:m2", tokenizer="sha256:t2"), "float32", 128
+    ) == workload_key(trained, "float32", 128)
+    assert workload_key(change(trained, recipe="sha256:r2"), "float32", 128) != workload_key(
+        trained, "float32", 128
+    )

@@ -30,7 +30,8 @@ OFFERS = Path(__file__).resolve().parents[2] / "examples" / "offers.example.json
 
 def _config(folder: Path, experiment: str, workload: str, context: int) -> Path:
     cfg = folder / "run.toml"
-    cfg.write_text(f"""
+    cfg.write_text(
+        f"""
 experiment_id = "{experiment}"
 seed = 3
 device = "cpu"
@@ -48,14 +49,17 @@ warm_passes = 5
 offers_file = "{OFFERS}"
 offer_id = "example-b200-7d"
 lots = 1
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return cfg
 
 
 def _execute(folder: Path, cfg: Path) -> Path:
     out = folder / "run"
-    result = CliRunner().invoke(cli, ["execute", "--config", str(cfg), "--out", str(out),
-                                      "--quiet"])
+    result = CliRunner().invoke(
+        cli, ["execute", "--config", str(cfg), "--out", str(out), "--quiet"]
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     return out
 
@@ -71,8 +75,15 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     bert.mkdir()
     make_checkpoint(bert / "ckpt")
     write_jsonl(bert / "corpus.jsonl", tiny_rows(n_train=3, n_tune=30, n_eval=40, seed=8))
-    _execute(bert, _config(bert, "bert", 'callable = "runner.workloads.hf:SequenceClassifier"'
-                                         '\noptions = { path = "ckpt" }', 12))
+    _execute(
+        bert,
+        _config(
+            bert,
+            "bert",
+            'callable = "runner.workloads.hf:SequenceClassifier"\noptions = { path = "ckpt" }',
+            12,
+        ),
+    )
     out = tmp_path_factory.mktemp("out")
     audit_archive([src / "bow" / "run", src / "bert" / "run"], out, jobs=1)
     return src, out

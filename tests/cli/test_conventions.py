@@ -33,28 +33,41 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = rf.make_clean_run(root / "run", eval_size=10, warm_passes=2)
     keygen(root / "keys")
     keygen(root / "other")
-    build_report(run, root / "report", key=root / "keys" / "signer.key",
-                 cert=root / "keys" / "signer.pem", chain=root / "keys" / "ca.pem")
+    build_report(
+        run,
+        root / "report",
+        key=root / "keys" / "signer.key",
+        cert=root / "keys" / "signer.pem",
+        chain=root / "keys" / "ca.pem",
+    )
     with tarfile.open(root / "runs.tar.gz", "w:gz") as tar:
         tar.add(run, arcname="run")
     (root / "empty").mkdir()
     (root / "offers.json").write_text(
-        (Path(__file__).resolve().parents[2] / "examples" / "offers.example.json").read_text())
+        (Path(__file__).resolve().parents[2] / "examples" / "offers.example.json").read_text()
+    )
     return root
 
 
-def audit(place: Path, *args: str, env: dict[str, str] | None = None
-          ) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items()
-            if k not in ("NO_COLOR", "FORCE_COLOR", "AUDIT_DEBUG")}
-    return subprocess.run([sys.executable, "-m", "auditor", *args], capture_output=True,
-                          text=True, cwd=place, env={**base, **(env or {})}, timeout=300)
+def audit(
+    place: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    base = {
+        k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "AUDIT_DEBUG")
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "auditor", *args],
+        capture_output=True,
+        text=True,
+        cwd=place,
+        env={**base, **(env or {})},
+        timeout=300,
+    )
 
 
 CASES: dict[str, tuple[str, ...]] = {
     "verify a run directory": ("verify", "run", "--ca", "keys/ca.pem"),
-    "verify a run directory, json": ("verify", "run", "--ca", "keys/ca.pem", "--format",
-                                     "json"),
+    "verify a run directory, json": ("verify", "run", "--ca", "keys/ca.pem", "--format", "json"),
     "verify with the wrong CA": ("verify", "report", "--ca", "other/ca.pem"),
     "replay a report directory": ("replay", "report"),
     "check a report directory": ("check", "report"),
@@ -62,12 +75,17 @@ CASES: dict[str, tuple[str, ...]] = {
     "check a path that is not there": ("check", "nowhere"),
     "explain an unknown code": ("explain", "Z9"),
     "cost with a fractional lot": ("cost", "--offers", "offers.json", "--lots", "1.5"),
-    "cost with a negative count": ("cost", "--offers", "offers.json",
-                                   "--accepted-results", "-3"),
+    "cost with a negative count": ("cost", "--offers", "offers.json", "--accepted-results", "-3"),
     "verify an empty directory": ("verify", "empty", "--ca", "keys/ca.pem"),
     "verify with a key given as the CA": ("verify", "report", "--ca", "keys/signer.key"),
-    "verify with a key given as the CA, json": ("verify", "report", "--ca", "keys/signer.key",
-                                                "--format", "json"),
+    "verify with a key given as the CA, json": (
+        "verify",
+        "report",
+        "--ca",
+        "keys/signer.key",
+        "--format",
+        "json",
+    ),
     "evidence of a file that is not there": ("evidence", "nowhere.csv"),
     "evidence of a directory": ("evidence", "keys"),
     "verify with a CA that is not there": ("verify", "report", "--ca", "nowhere.pem"),
@@ -83,8 +101,7 @@ def _golden_text(place: Path) -> str:
     for name, args in CASES.items():
         proc = audit(place, *args)
         assert "Traceback" not in proc.stderr + proc.stdout, (name, proc.stderr)
-        out.append(f"## {name}: audit {' '.join(args)}\nexit {proc.returncode}\n"
-                   f"{proc.stderr}")
+        out.append(f"## {name}: audit {' '.join(args)}\nexit {proc.returncode}\n{proc.stderr}")
     return "\n".join(out).replace(str(place), "PLACE")
 
 
@@ -113,12 +130,15 @@ def test_colour_follows_the_flag_and_the_environment(place: Path) -> None:
     assert ANSI.sub("", coloured.stdout) == plain.stdout
     assert ANSI.search(audit(place, "check", "run", env={"FORCE_COLOR": "1"}).stdout)
     # NO_COLOR wins over FORCE_COLOR; a flag wins over both
-    assert not ANSI.search(audit(place, "check", "run",
-                                 env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout)
-    assert not ANSI.search(audit(place, "check", "run", "--color", "never",
-                                 env={"FORCE_COLOR": "1"}).stdout)
-    assert ANSI.search(audit(place, "check", "run", "--color", "always",
-                             env={"NO_COLOR": "1"}).stdout)
+    assert not ANSI.search(
+        audit(place, "check", "run", env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
+    )
+    assert not ANSI.search(
+        audit(place, "check", "run", "--color", "never", env={"FORCE_COLOR": "1"}).stdout
+    )
+    assert ANSI.search(
+        audit(place, "check", "run", "--color", "always", env={"NO_COLOR": "1"}).stdout
+    )
     assert not ANSI.search(audit(place, "check", "run", env={"NO_COLOR": ""}).stdout)
     verified = audit(place, "verify", "report", "--ca", "keys/ca.pem", "--color", "always")
     assert verified.returncode == 0 and ANSI.search(verified.stdout)
@@ -143,9 +163,13 @@ def test_no_color_on_a_terminal(place: Path) -> None:
 
 
 def test_output_writes_what_stdout_would_hold(place: Path, tmp_path: Path) -> None:
-    for args in (("check", "run", "--format", "sarif"), ("rules",), ("explain", "A9"),
-                 ("cost", "--offers", "offers.json"),
-                 ("verify", "report", "--ca", "keys/ca.pem", "--format", "json")):
+    for args in (
+        ("check", "run", "--format", "sarif"),
+        ("rules",),
+        ("explain", "A9"),
+        ("cost", "--offers", "offers.json"),
+        ("verify", "report", "--ca", "keys/ca.pem", "--format", "json"),
+    ):
         target = tmp_path / f"{args[0]}.out"
         colour = ("--color", "always") if args[0] in ("check", "verify") else ()
         to_file = audit(place, *args, "--output", str(target), *colour)
@@ -165,9 +189,24 @@ def test_output_file_mode_follows_the_umask(place: Path, tmp_path: Path, umask: 
     import stat
 
     target = tmp_path / "check.sarif"
-    proc = subprocess.run([sys.executable, "-m", "auditor", "check", "run", "--format",
-                           "sarif", "--output", str(target)], cwd=place, capture_output=True,
-                          text=True, timeout=300, umask=umask)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "auditor",
+            "check",
+            "run",
+            "--format",
+            "sarif",
+            "--output",
+            str(target),
+        ],
+        cwd=place,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        umask=umask,
+    )
     assert proc.returncode in (0, 1) and json.loads(target.read_text())["runs"], proc.stderr
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
 
@@ -175,8 +214,9 @@ def test_output_file_mode_follows_the_umask(place: Path, tmp_path: Path, umask: 
 def test_python_m_runs_both_clis(place: Path) -> None:
     proc = audit(place, "--help")
     assert proc.returncode == 0 and "Usage: python -m auditor" in proc.stdout
-    runner = subprocess.run([sys.executable, "-m", "runner", "--help"], capture_output=True,
-                            text=True, timeout=120)
+    runner = subprocess.run(
+        [sys.executable, "-m", "runner", "--help"], capture_output=True, text=True, timeout=120
+    )
     assert runner.returncode == 0 and "execute" in runner.stdout
 
 
@@ -208,27 +248,32 @@ def test_select_summarises_the_rules_not_run(place: Path) -> None:
     left = [r for r in get("accepted-corpus-cost").rules if not r.code.startswith("A02")]
     errors = [r for r in left if r.severity == "error"]
     assert lines[head].startswith(f"not run (--select/--ignore): {len(left)} rule(s), 0 waived")
-    assert lines[head + 1].startswith(f"  {len(errors)} error rule(s) not waived: the verdict "
-                                      "cannot be accepted: A0001-A0108, A0301-A0402")
+    assert lines[head + 1].startswith(
+        f"  {len(errors)} error rule(s) not waived: the verdict "
+        "cannot be accepted: A0001-A0108, A0301-A0402"
+    )
     assert lines[-1].startswith("incomplete:")
 
 
 def test_an_internal_error_says_it_is_a_bug_and_where_its_traceback_is(
-        place: Path, tmp_path: Path) -> None:
+    place: Path, tmp_path: Path
+) -> None:
     """A crash of the tool (a bug planted with sitecustomize) is one message, no traceback."""
     plant = tmp_path / "plant"
     plant.mkdir()
     (plant / "sitecustomize.py").write_text(
         "import auditor.engine\n"
         "def boom(*a, **k):\n    raise RuntimeError('planted')\n"
-        "auditor.engine.run_check = boom\n")
-    env = {"PYTHONPATH": os.pathsep.join([str(plant), os.environ.get("PYTHONPATH", "")]),
-           "TMPDIR": str(tmp_path)}
+        "auditor.engine.run_check = boom\n"
+    )
+    env = {
+        "PYTHONPATH": os.pathsep.join([str(plant), os.environ.get("PYTHONPATH", "")]),
+        "TMPDIR": str(tmp_path),
+    }
     for fmt in ("text", "json"):
         proc = audit(place, "check", "run", "--format", fmt, env=env)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
-        message = (json.loads(proc.stderr)["error"]["message"] if fmt == "json"
-                   else proc.stderr)
+        message = json.loads(proc.stderr)["error"]["message"] if fmt == "json" else proc.stderr
         assert "internal error (RuntimeError: planted)" in message
         assert "This is a bug of gpubench-audit" in message and "report it" in message
     crash = sorted(tmp_path.glob("gpubench-audit-crash-*.txt"))

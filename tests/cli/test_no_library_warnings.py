@@ -23,17 +23,27 @@ STRICT = {"PYTHONWARNINGS": "error"}
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items()
-            if k not in ("AUDIT_DEBUG", "RUNNER_DEBUG", "NO_COLOR", "FORCE_COLOR")}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("AUDIT_DEBUG", "RUNNER_DEBUG", "NO_COLOR", "FORCE_COLOR")
+    }
     # the tests' workloads (runner_workloads) are importable in the runner's processes
     path = os.pathsep.join(p for p in (str(TESTS), base.get("PYTHONPATH", "")) if p)
     return {**base, "PYTHONPATH": path, **extra}
 
 
-def run(place: Path, tool: str, *args: str, env: dict[str, str] | None = None
-        ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", tool, *args], cwd=place, text=True,
-                          capture_output=True, env=_env(env or STRICT), timeout=600)
+def run(
+    place: Path, tool: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", tool, *args],
+        cwd=place,
+        text=True,
+        capture_output=True,
+        env=_env(env or STRICT),
+        timeout=600,
+    )
 
 
 OWN = re.compile(r"\d+/\d+ runs\b.*|comparison report: \S+ \(signed\)")
@@ -127,10 +137,32 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_runners_print_no_library_warning(place: Path) -> None:
-    assert_silent(run(place, "runner", "execute", "--config", "a.toml", "--out", "run-a",
-                      "--quiet", "--off-protocol"))
-    assert_silent(run(place, "runner", "residency", "--config", "b.toml", "--out", "run-b",
-                      "--quiet", "--off-protocol"))
+    assert_silent(
+        run(
+            place,
+            "runner",
+            "execute",
+            "--config",
+            "a.toml",
+            "--out",
+            "run-a",
+            "--quiet",
+            "--off-protocol",
+        )
+    )
+    assert_silent(
+        run(
+            place,
+            "runner",
+            "residency",
+            "--config",
+            "b.toml",
+            "--out",
+            "run-b",
+            "--quiet",
+            "--off-protocol",
+        )
+    )
     assert (place / "run-a" / "manifest.json").is_file()
     assert (place / "run-b" / "manifest.json").is_file()
 
@@ -139,20 +171,22 @@ def test_every_audit_command_prints_only_its_own_words(place: Path) -> None:
     if not (place / "run-a").is_dir():
         pytest.skip("the runners' test did not build the runs")
     assert_silent(run(place, "auditor", "keygen", "--out", "keys"))
-    signer = ("--key", "keys/signer.key", "--cert", "keys/signer.pem",
-              "--chain", "keys/ca.pem")
-    for args in (("check", "run-a", "--output", "check.txt"),
-                 ("check", "run-b", "--output", "check-b.txt"),
-                 ("rules",), ("explain", "A2.1"),
-                 ("replay", "run-a", "--sample", "10"),
-                 ("evidence", "run-b/placement/ort-cpu.ort-profile.json"),
-                 ("cost", "--offers", str(OFFERS)),
-                 ("report", "run-a", "--out", "report", "--replay", "10", *signer),
-                 ("verify", "report", "--ca", "keys/ca.pem"),
-                 ("archive", "run-a", "run-b", "--out", "archive", "--jobs", "1"),
-                 ("compare", "archive"),
-                 ("compare", "archive", "--out", "comparison", *signer),
-                 ("verify", "comparison", "--ca", "keys/ca.pem")):
+    signer = ("--key", "keys/signer.key", "--cert", "keys/signer.pem", "--chain", "keys/ca.pem")
+    for args in (
+        ("check", "run-a", "--output", "check.txt"),
+        ("check", "run-b", "--output", "check-b.txt"),
+        ("rules",),
+        ("explain", "A2.1"),
+        ("replay", "run-a", "--sample", "10"),
+        ("evidence", "run-b/placement/ort-cpu.ort-profile.json"),
+        ("cost", "--offers", str(OFFERS)),
+        ("report", "run-a", "--out", "report", "--replay", "10", *signer),
+        ("verify", "report", "--ca", "keys/ca.pem"),
+        ("archive", "run-a", "run-b", "--out", "archive", "--jobs", "1"),
+        ("compare", "archive"),
+        ("compare", "archive", "--out", "comparison", *signer),
+        ("verify", "comparison", "--ca", "keys/ca.pem"),
+    ):
         proc = run(place, "auditor", *args)
         # a check's verdict is its exit status (1: rejected); the words go to --output
         status = proc.returncode if args[0] in ("check", "replay") else 0
@@ -163,15 +197,23 @@ def test_every_audit_command_prints_only_its_own_words(place: Path) -> None:
 def test_debug_shows_what_the_commands_silence(tmp_path: Path) -> None:
     """The silencing is the commands' own (not the environment's): with AUDIT_DEBUG set, a
     library's warning is shown; without, neither shown nor raised under -W error."""
-    code = ("import warnings, auditor.quiet as q; q.quiet_libraries(); "
-            "warnings.warn('from a library', DeprecationWarning); print('done')")
-    quiet = subprocess.run([sys.executable, "-W", "error", "-c", code], text=True,
-                           capture_output=True, env=_env({}))
+    code = (
+        "import warnings, auditor.quiet as q; q.quiet_libraries(); "
+        "warnings.warn('from a library', DeprecationWarning); print('done')"
+    )
+    quiet = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], text=True, capture_output=True, env=_env({})
+    )
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "done\n", "")
-    shown = subprocess.run([sys.executable, "-c", code], text=True, capture_output=True,
-                           env=_env({"AUDIT_DEBUG": "1"}))
+    shown = subprocess.run(
+        [sys.executable, "-c", code], text=True, capture_output=True, env=_env({"AUDIT_DEBUG": "1"})
+    )
     assert "DeprecationWarning: from a library" in shown.stderr
     runner_code = code.replace("auditor.quiet", "runner.quiet")
-    shown = subprocess.run([sys.executable, "-c", runner_code], text=True,
-                           capture_output=True, env=_env({"RUNNER_DEBUG": "1"}))
+    shown = subprocess.run(
+        [sys.executable, "-c", runner_code],
+        text=True,
+        capture_output=True,
+        env=_env({"RUNNER_DEBUG": "1"}),
+    )
     assert "DeprecationWarning: from a library" in shown.stderr

@@ -46,8 +46,11 @@ def broken(clean: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()", *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", "from auditor.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_every_format_renders_clean_and_broken_runs(clean: Path, broken: Path) -> None:
@@ -76,8 +79,11 @@ def test_sarif_rules_and_locations(broken: Path) -> None:
     assert "Why it matters" in a0201["help"]["text"]
     assert a0201["properties"]["protocol_ref"] == "A2.1"
     by_rule = {r["ruleId"]: r for r in run["results"]}
-    dup = next(r for r in run["results"]
-               if r["ruleId"] == "A0201" and "more than once" in r["message"]["text"])
+    dup = next(
+        r
+        for r in run["results"]
+        if r["ruleId"] == "A0201" and "more than once" in r["message"]["text"]
+    )
     assert dup["level"] == "error" and rules[dup["ruleIndex"]]["id"] == "A0201"
     loc = dup["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"] == {"uri": DUP_FILE, "uriBaseId": "RUNDIR"}
@@ -92,8 +98,9 @@ def test_sarif_rules_and_locations(broken: Path) -> None:
 
 def test_github_annotation_points_at_the_duplicated_id(broken: Path) -> None:
     out = CHECK["github"].render(run_check(broken))
-    dup = next(line for line in out.splitlines()
-               if "title=A0201" in line and "more than once" in line)
+    dup = next(
+        line for line in out.splitlines() if "title=A0201" in line and "more than once" in line
+    )
     assert dup.startswith(f"::error file={broken}/{DUP_FILE},line=6,title=A0201 ")
     csv = next(line for line in out.splitlines() if "title=A0902" in line)
     assert f"file={broken}/resultats-bruts.csv,line=4," in csv
@@ -104,8 +111,9 @@ def test_github_annotation_points_at_the_duplicated_id(broken: Path) -> None:
 def test_github_escapes_what_would_break_a_command() -> None:
     from auditor.model import AuditResult, Finding
 
-    f = Finding("A0201", "error", "A2.1", "50% done\nnext: line", artifact="a,b:c.jsonl",
-                line=2, title="t")
+    f = Finding(
+        "A0201", "error", "A2.1", "50% done\nnext: line", artifact="a,b:c.jsonl", line=2, title="t"
+    )
     out = CHECK["github"].render(AuditResult("run", "accepted-corpus-cost", None, (f,), (), ()))
     first = out.splitlines()[0]
     assert "file=run/a%2Cb%3Ac.jsonl,line=2," in first
@@ -151,21 +159,20 @@ def test_junitparser_counts_what_the_header_says(broken: Path, tmp_path: Path) -
     cases = list(suite)
     failed = [c for c in cases if any(isinstance(r, Failure) for r in c.result)]
     skipped = [c for c in cases if any(isinstance(r, Skipped) for r in c.result)]
-    assert (suite.tests, suite.failures, suite.skipped) == (len(cases), len(failed),
-                                                             len(skipped))
-    assert (xml.tests, xml.failures, xml.skipped) == (suite.tests, suite.failures,
-                                                      suite.skipped)
+    assert (suite.tests, suite.failures, suite.skipped) == (len(cases), len(failed), len(skipped))
+    assert (xml.tests, xml.failures, xml.skipped) == (suite.tests, suite.failures, suite.skipped)
     suite.update_statistics()  # junitparser's own count from the cases agrees
-    assert (suite.tests, suite.failures, suite.skipped) == (len(cases), len(failed),
-                                                             len(skipped))
+    assert (suite.tests, suite.failures, suite.skipped) == (len(cases), len(failed), len(skipped))
     assert {c.name.split()[0] for c in failed} == {
-        f.code for f in result.findings if f.severity == "error"}
+        f.code for f in result.findings if f.severity == "error"
+    }
     assert len(skipped) == len(result.rules_not_run) + len(result.skipped) > 0
     assert all(len(c.result) == 1 for c in failed)
 
 
-def test_xunitparser_reads_it_and_its_totals_assertions_hold(broken: Path, clean: Path,
-                                                             tmp_path: Path) -> None:
+def test_xunitparser_reads_it_and_its_totals_assertions_hold(
+    broken: Path, clean: Path, tmp_path: Path
+) -> None:
     import xunitparser
 
     for run, select in ((broken, ()), (broken, ("A02",)), (clean, ())):
@@ -175,22 +182,27 @@ def test_xunitparser_reads_it_and_its_totals_assertions_hold(broken: Path, clean
         errors = {f.code for f in result.findings if f.severity == "error"}
         assert {str(tc.methodname).split()[0] for tc, _ in outcome.failures} == errors
         assert len(outcome.skipped) == len(result.rules_not_run) + len(result.skipped)
-        assert outcome.testsRun == len(list(suite)) == len(result.rules_run) + len(
-            result.skipped) + len(result.rules_not_run)
+        assert (
+            outcome.testsRun
+            == len(list(suite))
+            == len(result.rules_run) + len(result.skipped) + len(result.rules_not_run)
+        )
         assert outcome.wasSuccessful() == (not errors)
 
 
 def test_json_and_text_stay_what_they_were(broken: Path) -> None:
     result = run_check(broken)
     doc = json.loads(CHECK["json"].render(result))
-    dup = next(f for f in doc["findings"]
-               if f["code"] == "A0201" and "more than once" in f["message"])
+    dup = next(
+        f for f in doc["findings"] if f["code"] == "A0201" and "more than once" in f["message"]
+    )
     assert dup["location"] == "line 6" and dup["region"] == {"line": 6}
     row = next(f for f in doc["findings"] if f["code"] == "A0902")
     assert row["location"] == "row 3" and row["region"] == {"row": 3, "line": 4}
     text = CHECK["text"].render(result)
     assert f"{DUP_FILE}:line 6 A0201 " in text and text.rstrip().splitlines()[-1].startswith(
-        "rejected:")
+        "rejected:"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -212,11 +224,15 @@ def test_sarif_whole_file_findings_get_the_whole_file_region(whole_file: Path) -
         for loc in r.get("locations", []):
             phys = loc["physicalLocation"]
             assert "region" in phys, r  # never a region-less physicalLocation
-            regions[(r["ruleId"], phys["artifactLocation"]["uri"])] = (phys["region"],
-                                                                        loc.get("properties"))
+            regions[(r["ruleId"], phys["artifactLocation"]["uri"])] = (
+                phys["region"],
+                loc.get("properties"),
+            )
     # a text file: its lines (the last has no newline) and its bytes
     assert regions[("A0004", "extra.txt")] == (
-        {"startLine": 1, "endLine": 2, "byteOffset": 0, "byteLength": 7}, None)
+        {"startLine": 1, "endLine": 2, "byteOffset": 0, "byteLength": 7},
+        None,
+    )
     # a binary file: its bytes only
     assert regions[("A0004", "blob.bin")] == ({"byteOffset": 0, "byteLength": 9}, None)
     # an absent file: the empty region at its start, said to be absent
@@ -226,8 +242,7 @@ def test_sarif_whole_file_findings_get_the_whole_file_region(whole_file: Path) -
     assert list(Draft4Validator(schema).iter_errors(log)) == []
 
 
-def test_sarif_tools_reads_every_result(broken: Path, whole_file: Path,
-                                        tmp_path: Path) -> None:
+def test_sarif_tools_reads_every_result(broken: Path, whole_file: Path, tmp_path: Path) -> None:
     from sarif import loader
 
     for run in (broken, whole_file):
@@ -239,7 +254,8 @@ def test_sarif_tools_reads_every_result(broken: Path, whole_file: Path,
         records = sarif.get_records()
         assert sorted((r["Code"], r["Location"], r["Severity"]) for r in records) == sorted(
             (f.code, f.artifact or "", {"info": "note"}.get(f.severity, f.severity))
-            for f in result.findings)
+            for f in result.findings
+        )
         dup = {r["Line"] for r in records if r["Code"] == "A0201" and r["Location"] == DUP_FILE}
         assert run != broken or 6 in dup
 
@@ -250,10 +266,14 @@ def _multitool() -> str | None:
     return os.environ.get("SARIF_MULTITOOL") or shutil.which("sarif-multitool")
 
 
-@pytest.mark.skipif(_multitool() is None, reason="sarif-multitool not installed "
-                    "(npm install -g @microsoft/sarif-multitool; .ci/run does)")
-def test_sarif_multitool_validates_without_a_warning(broken: Path, whole_file: Path,
-                                                     tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    _multitool() is None,
+    reason="sarif-multitool not installed "
+    "(npm install -g @microsoft/sarif-multitool; .ci/run does)",
+)
+def test_sarif_multitool_validates_without_a_warning(
+    broken: Path, whole_file: Path, tmp_path: Path
+) -> None:
     import os
 
     for run in (broken, whole_file):
@@ -261,16 +281,26 @@ def test_sarif_multitool_validates_without_a_warning(broken: Path, whole_file: P
         path.write_text(CHECK["sarif"].render(run_check(run)), encoding="utf-8")
         out = tmp_path / "validation.sarif"
         proc = subprocess.run(
-            [str(_multitool()), "validate", str(path), "--output", str(out), "--log",
-             "ForceOverwrite"], capture_output=True, text=True, timeout=300,
-            env={**os.environ, "DOTNET_SYSTEM_GLOBALIZATION_INVARIANT": "1"})
+            [
+                str(_multitool()),
+                "validate",
+                str(path),
+                "--output",
+                str(out),
+                "--log",
+                "ForceOverwrite",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "DOTNET_SYSTEM_GLOBALIZATION_INVARIANT": "1"},
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         found = json.loads(out.read_text(encoding="utf-8-sig"))["runs"][0]["results"]
         assert found == [], [r["message"] for r in found]
 
 
-def test_junit_and_github_carry_the_evidence_the_text_shows(broken: Path,
-                                                            tmp_path: Path) -> None:
+def test_junit_and_github_carry_the_evidence_the_text_shows(broken: Path, tmp_path: Path) -> None:
     """What a CI reader sees is what `audit check` prints: the failure body (read by
     junitparser) and the annotation hold each finding's key evidence, not only its
     message ("... missing from the output: ID" stays whole)."""
@@ -285,13 +315,24 @@ def test_junit_and_github_carry_the_evidence_the_text_shows(broken: Path,
     text = CHECK["text"].render(result)
     assert all(s in text for s in shown)
     xml = JUnitXml.fromfile(str(_junit_file(result, tmp_path)))
-    bodies = "\n".join(r.text or "" for suite in xml for case in suite for r in case.result
-                       if isinstance(r, Failure))
-    messages = "\n".join(r.message or "" for suite in xml for case in suite
-                         for r in case.result if isinstance(r, Failure))
+    bodies = "\n".join(
+        r.text or ""
+        for suite in xml
+        for case in suite
+        for r in case.result
+        if isinstance(r, Failure)
+    )
+    messages = "\n".join(
+        r.message or ""
+        for suite in xml
+        for case in suite
+        for r in case.result
+        if isinstance(r, Failure)
+    )
     assert all(s in bodies for s in shown)
     first = {f.code: with_evidence(f) for f in reversed(errors)}
     assert all(s in messages for s in first.values())
-    annotations = CHECK["github"].render(result).replace("%0A", "\n").replace(
-        "%0D", "\r").replace("%25", "%")
+    annotations = (
+        CHECK["github"].render(result).replace("%0A", "\n").replace("%0D", "\r").replace("%25", "%")
+    )
     assert all(s in annotations for s in shown)

@@ -42,49 +42,96 @@ def _csv(value: str) -> str:
 
 
 def _jsonl(value: object) -> str:
-    rec = [{"kind": "sample", "t": f"2025-03-01T10:00:0{i}.000000Z", "t_source": "nvml",
-            "source": "nvml", "domain": "gpu", "device": 0, "field": "POWER_INSTANT",
-            "watts": w} for i, w in enumerate([70.0, value, 71.0])]
+    rec = [
+        {
+            "kind": "sample",
+            "t": f"2025-03-01T10:00:0{i}.000000Z",
+            "t_source": "nvml",
+            "source": "nvml",
+            "domain": "gpu",
+            "device": 0,
+            "field": "POWER_INSTANT",
+            "watts": w,
+        }
+        for i, w in enumerate([70.0, value, 71.0])
+    ]
     return "\n".join(json.dumps(r) for r in rec) + "\n"
 
 
 def _torch() -> str:
-    return json.dumps({
-        "format": "torch-placement/1", "policy_id": "cuda", "requested_device": "cuda",
-        "parameters": {"cuda:0": 1}, "buffers": {"cpu": 1}, "ops": [],
-        "tensors": [{"name": "w", "kind": "parameter", "device": "cuda:0",
-                     "numel": int(BIG)},
-                    {"name": "b", "kind": "buffer", "device": "cpu", "numel": 10}]})
+    return json.dumps(
+        {
+            "format": "torch-placement/1",
+            "policy_id": "cuda",
+            "requested_device": "cuda",
+            "parameters": {"cuda:0": 1},
+            "buffers": {"cpu": 1},
+            "ops": [],
+            "tensors": [
+                {"name": "w", "kind": "parameter", "device": "cuda:0", "numel": int(BIG)},
+                {"name": "b", "kind": "buffer", "device": "cpu", "numel": 10},
+            ],
+        }
+    )
 
 
 PLIST = text("powermetrics/plist/pumas_powermetrics-output-m1.plist")
 CASES = {
     "powermetrics-text 400 digits": (
         text("powermetrics/text/power-server_sonoma-m1max.txt").replace(
-            "CPU Power: 211 mW", f"CPU Power: {BIG} mW"), 175),
+            "CPU Power: 211 mW", f"CPU Power: {BIG} mW"
+        ),
+        175,
+    ),
     "powermetrics-plist power 400 digits": (
-        re.sub(r"(<key>cpu_power</key>\s*<real>)[^<]*", r"\g<1>" + BIG, PLIST), 1),
+        re.sub(r"(<key>cpu_power</key>\s*<real>)[^<]*", r"\g<1>" + BIG, PLIST),
+        1,
+    ),
     "powermetrics-plist energy 400-digit integer": (
-        re.sub(r"(<key>cpu_energy</key>\s*<integer>)[^<]*", r"\g<1>" + BIG, PLIST), 1),
+        re.sub(r"(<key>cpu_energy</key>\s*<integer>)[^<]*", r"\g<1>" + BIG, PLIST),
+        1,
+    ),
     "powermetrics-plist negative energy": (
-        re.sub(r"(<key>cpu_energy</key>\s*<integer>)[^<]*", r"\g<1>-89", PLIST), 1),
+        re.sub(r"(<key>cpu_energy</key>\s*<integer>)[^<]*", r"\g<1>-89", PLIST),
+        1,
+    ),
     "hwinfo 400 digits": (_hwinfo(BIG), 3),
     "hwinfo negative": (_hwinfo("-5.0"), 3),
     "nvidia-smi-csv inf": (_csv("inf"), 2),
     "nvidia-smi-csv 400 digits": (_csv(BIG + " W"), 2),
     "nvidia-smi-xml 400 digits": (
-        text("nvidia-smi/telegraf_q-x_tesla-t4-v11.xml").replace("26.78 W", BIG + " W"), 170),
-    "nvidia-smi-q 400 digits": (re.sub(
-        r"(Average Power Draw\s+: )[\d.]+", r"\g<1>" + BIG,
-        text("nvidia-smi/q_load_h100-80gb_590.48.01.txt"), count=1), None),
-    "nvidia-smi-dmon 400 digits": (re.sub(
-        r"^(\s+0\s+)\d+", r"\g<1>" + BIG, text("nvidia-smi/dmon_load_h100-80gb_590.48.01.txt"),
-        count=1, flags=re.M), 3),
+        text("nvidia-smi/telegraf_q-x_tesla-t4-v11.xml").replace("26.78 W", BIG + " W"),
+        170,
+    ),
+    "nvidia-smi-q 400 digits": (
+        re.sub(
+            r"(Average Power Draw\s+: )[\d.]+",
+            r"\g<1>" + BIG,
+            text("nvidia-smi/q_load_h100-80gb_590.48.01.txt"),
+            count=1,
+        ),
+        None,
+    ),
+    "nvidia-smi-dmon 400 digits": (
+        re.sub(
+            r"^(\s+0\s+)\d+",
+            r"\g<1>" + BIG,
+            text("nvidia-smi/dmon_load_h100-80gb_590.48.01.txt"),
+            count=1,
+            flags=re.M,
+        ),
+        3,
+    ),
     "runner-jsonl absurd": (_jsonl(1e9), 2),
-    "onnxruntime-profile 400-digit duration": (re.sub(
-        r'"dur" :\d+', '"dur" :' + BIG,
-        text("onnxruntime-profile/quadric-onnxruntime_1gpnpu_2025-01-31_02-41-47.json"),
-        count=5), None),
+    "onnxruntime-profile 400-digit duration": (
+        re.sub(
+            r'"dur" :\d+',
+            '"dur" :' + BIG,
+            text("onnxruntime-profile/quadric-onnxruntime_1gpnpu_2025-01-31_02-41-47.json"),
+            count=5,
+        ),
+        None,
+    ),
     "torch-record 400-digit numel": (_torch(), None),
 }
 

@@ -30,9 +30,19 @@ from auditor.readers.jsonl_id_label import decode_many as _decode_many
 def parse_results_csv(data: bytes) -> tuple:
     """(raw, typed, faults as dicts) of resultats-bruts.csv through the CSV reader."""
     read = csv_table.read(data, name="resultats-bruts.csv", table=schemas.results_table())
-    faults = [{"kind": f.kind, "row": f.row, "line": f.line, "column": f.field,
-               "message": f.message, "severity": f.severity} for f in read.faults]
+    faults = [
+        {
+            "kind": f.kind,
+            "row": f.row,
+            "line": f.line,
+            "column": f.field,
+            "message": f.message,
+            "severity": f.severity,
+        }
+        for f in read.faults
+    ]
     return read.value.raw, read.value.typed, faults
+
 
 SPECTRUM = EXTERNAL / "csv-spectrum"
 _CLEAN: list[Path] = []
@@ -64,14 +74,33 @@ def _fresh(clean: Path, tmp: Path) -> Path:
 
 _csv_bytes = st.one_of(
     st.binary(max_size=400),
-    st.lists(st.sampled_from([b",", b'"', b"\r\n", b"\n", b"1", b"1,5", b"true", b"warm",
-                              b"\xff", b"\x00", b"batch-1", b"", b"-3", b"1e5"]),
-             max_size=60).map(b"".join),
+    st.lists(
+        st.sampled_from(
+            [
+                b",",
+                b'"',
+                b"\r\n",
+                b"\n",
+                b"1",
+                b"1,5",
+                b"true",
+                b"warm",
+                b"\xff",
+                b"\x00",
+                b"batch-1",
+                b"",
+                b"-3",
+                b"1e5",
+            ]
+        ),
+        max_size=60,
+    ).map(b"".join),
 )
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(tail=_csv_bytes, keep=st.integers(min_value=0, max_value=6000))
 def test_malformed_csv_never_crashes(clean: Path, tmp_path: Path, tail: bytes, keep: int) -> None:
     root = _fresh(clean, tmp_path)
@@ -84,21 +113,41 @@ def test_malformed_csv_never_crashes(clean: Path, tmp_path: Path, tail: bytes, k
     assert not any(f["code"] == "A0000" for f in doc["findings"]), doc["findings"]
 
 
-_jsonl_bytes = st.lists(st.one_of(
-    st.binary(max_size=40),
-    st.sampled_from([b'{"id": "ev-000001", "label": "neutral"}', b'{"id": 5, "label": "x"}',
-                     b'{"id": "ev-000002"', b"[1, 2]", b'"str"', b"", b"\xff\xfe",
-                     b'{"id": "ev-000003", "label": "positive", "score": "high"}',
-                     b'{"id": {"k": 1}, "label": "neutral"}', b"null", b"{}"])),
-    max_size=12).map(b"\n".join)
+_jsonl_bytes = st.lists(
+    st.one_of(
+        st.binary(max_size=40),
+        st.sampled_from(
+            [
+                b'{"id": "ev-000001", "label": "neutral"}',
+                b'{"id": 5, "label": "x"}',
+                b'{"id": "ev-000002"',
+                b"[1, 2]",
+                b'"str"',
+                b"",
+                b"\xff\xfe",
+                b'{"id": "ev-000003", "label": "positive", "score": "high"}',
+                b'{"id": {"k": 1}, "label": "neutral"}',
+                b"null",
+                b"{}",
+            ]
+        ),
+    ),
+    max_size=12,
+).map(b"\n".join)
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=_jsonl_bytes, target=st.sampled_from(
-    ["outputs/batch-1/warm-2.jsonl", "corpus/references.jsonl", "timeline.jsonl"]))
-def test_malformed_jsonl_never_crashes(clean: Path, tmp_path: Path, data: bytes,
-                                       target: str) -> None:
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=_jsonl_bytes,
+    target=st.sampled_from(
+        ["outputs/batch-1/warm-2.jsonl", "corpus/references.jsonl", "timeline.jsonl"]
+    ),
+)
+def test_malformed_jsonl_never_crashes(
+    clean: Path, tmp_path: Path, data: bytes, target: str
+) -> None:
     root = _fresh(clean, tmp_path)
     (root / target).write_bytes(data)
     rf.rehash(root)
@@ -107,14 +156,25 @@ def test_malformed_jsonl_never_crashes(clean: Path, tmp_path: Path, data: bytes,
     assert not any(f["code"] == "A0000" for f in doc["findings"]), doc["findings"]
 
 
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.binary(max_size=300), target=st.sampled_from(
-    ["manifest.json", "environment.json", "checks/set-check.json",
-     "traces/memory/batch-4/warm-1.json", "economics/offers.json",
-     "corpus/expected_ids.txt"]))
-def test_malformed_json_documents_never_crash(clean: Path, tmp_path: Path, data: bytes,
-                                              target: str) -> None:
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=st.binary(max_size=300),
+    target=st.sampled_from(
+        [
+            "manifest.json",
+            "environment.json",
+            "checks/set-check.json",
+            "traces/memory/batch-4/warm-1.json",
+            "economics/offers.json",
+            "corpus/expected_ids.txt",
+        ]
+    ),
+)
+def test_malformed_json_documents_never_crash(
+    clean: Path, tmp_path: Path, data: bytes, target: str
+) -> None:
     root = _fresh(clean, tmp_path)
     (root / target).write_bytes(data)
     if target != "manifest.json":
@@ -153,7 +213,10 @@ def test_csv_record_start_lines_count_quoted_newlines() -> None:
     records, fault = read_csv_records('a,b\r\n1,"x\r\ny"\r\n2,z\r\n')
     assert fault is None
     assert [(line, cells) for line, cells in records] == [
-        (1, ["a", "b"]), (2, ["1", "x\r\ny"]), (4, ["2", "z"])]
+        (1, ["a", "b"]),
+        (2, ["1", "x\r\ny"]),
+        (4, ["2", "z"]),
+    ]
     _, fault = read_csv_records('a,b\r\n1,"x"y\r\n')
     assert fault is not None and fault["line"] == 2
 
@@ -196,8 +259,7 @@ def test_results_typing_empty_versus_zero(clean: Path) -> None:
     rows[0]["peak_allocated_bytes"] = "0"
     rows[1]["elapsed_seconds"] = "2.5 s"
     _, typed, faults = parse_results_csv(_csv(rows))
-    assert [(f["kind"], f["row"], f["column"]) for f in faults] == [
-        ("type", 2, "elapsed_seconds")]
+    assert [(f["kind"], f["row"], f["column"]) for f in faults] == [("type", 2, "elapsed_seconds")]
     assert typed is not None and typed["peak_allocated_bytes"][0] == 0
 
 
@@ -219,17 +281,23 @@ def test_bad_utf8_in_csv_names_the_line() -> None:
 
 # -- the JSONL decoder ---------------------------------------------------------------------
 
+
 def test_decoder_pinpoints_bad_lines() -> None:
-    data = b"\n".join([
-        b'{"id": "a", "label": "x"}',
-        b'{"id": 5, "label": "x"}',
-        b'{"id": "b", "label": "x"',
-        b'{"id": "c", "label": "x", "score": 0.5}',
-        b'{"id": "d", "label": "x", "score": "high"}',
-        b'{"id": "\xff", "label": "x"}',
-        b"",
-        b'{"id": "", "label": "x"}',
-    ]) + b"\n"
+    data = (
+        b"\n".join(
+            [
+                b'{"id": "a", "label": "x"}',
+                b'{"id": 5, "label": "x"}',
+                b'{"id": "b", "label": "x"',
+                b'{"id": "c", "label": "x", "score": 0.5}',
+                b'{"id": "d", "label": "x", "score": "high"}',
+                b'{"id": "\xff", "label": "x"}',
+                b"",
+                b'{"id": "", "label": "x"}',
+            ]
+        )
+        + b"\n"
+    )
     df = decode_id_label_lines(data, "output_line")
     assert df["line"].to_list() == list(range(1, 9))
     assert df["valid"].to_list() == [True, False, False, True, False, False, False, False]
@@ -246,11 +314,12 @@ def test_decoder_fast_path_types_ids() -> None:
     df = decode_id_label_lines(data + b'{"id": 7, "label": "x"}\n', "output_line")
     assert df.height == 1001 and df["valid"].sum() == 1000
     assert df.filter(~pl.col("valid"))["line"].to_list() == [1001]
-    scored = b"".join(b'{"id": "ev-%d", "label": "x", "score": 0.%d}\n' % (i, i)
-                      for i in range(50))
+    scored = b"".join(b'{"id": "ev-%d", "label": "x", "score": 0.%d}\n' % (i, i) for i in range(50))
     assert decode_id_label_lines(scored, "output_line")["valid"].all()
-    for bad in (b'{"id": "z", "label": "x", "score": null}\n',
-                b'{"id": "z", "label": "x", "score": "high"}\n'):
+    for bad in (
+        b'{"id": "z", "label": "x", "score": null}\n',
+        b'{"id": "z", "label": "x", "score": "high"}\n',
+    ):
         df = decode_id_label_lines(scored + bad, "output_line")
         assert df.filter(~pl.col("valid"))["line"].to_list() == [51]
 

@@ -24,19 +24,36 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 FAMILIES = {"power": ("power_samples", PowerMeta), "placement": ("placement_nodes", PlacementMeta)}
 JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "array": (list, tuple), "object": (dict,), "null": (type(None),),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict,),
+    "null": (type(None),),
     # not JSON: what a reader hands the protocols as typed Python values
-    "identity": (Identity,), "frame": (pl.DataFrame,)}
+    "identity": (Identity,),
+    "frame": (pl.DataFrame,),
+}
 
-ORT_RECORD = {"format": "ort-placement/1", "policy_id": "cuda", "requested_providers": [
-    "CUDAExecutionProvider", "CPUExecutionProvider"], "active_providers": [
-    "CPUExecutionProvider"], "source": "graph_assignment_info", "profile_file": "p.json",
-    "nodes": [{"name": "/fc/Gemm", "op_type": "Gemm", "provider": "CPUExecutionProvider"}]}
-TORCH_RECORD = {"format": "torch-placement/1", "policy_id": "cuda", "requested_device": "cuda",
-                "parameters": {"cuda:0": 1}, "buffers": {},
-                "ops": [{"name": "aten::mm", "device_type": "cuda", "count": 3}],
-                "dispatched_ops": [{"name": "aten::mm", "devices": "cuda:0", "count": 3}]}
+ORT_RECORD = {
+    "format": "ort-placement/1",
+    "policy_id": "cuda",
+    "requested_providers": ["CUDAExecutionProvider", "CPUExecutionProvider"],
+    "active_providers": ["CPUExecutionProvider"],
+    "source": "graph_assignment_info",
+    "profile_file": "p.json",
+    "nodes": [{"name": "/fc/Gemm", "op_type": "Gemm", "provider": "CPUExecutionProvider"}],
+}
+TORCH_RECORD = {
+    "format": "torch-placement/1",
+    "policy_id": "cuda",
+    "requested_device": "cuda",
+    "parameters": {"cuda:0": 1},
+    "buffers": {},
+    "ops": [{"name": "aten::mm", "device_type": "cuda", "count": 3}],
+    "dispatched_ops": [{"name": "aten::mm", "devices": "cuda:0", "count": 3}],
+}
 
 
 def _documented(kind: str) -> dict[str, list[str]]:
@@ -45,11 +62,15 @@ def _documented(kind: str) -> dict[str, list[str]]:
 
 def _files() -> list[tuple[str, bytes]]:
     """Real files of every tool the readers' tests hold, and our runner's records."""
-    found = [(p.name, p.read_bytes()) for p in sorted(HERE.rglob("*"))
-             if p.is_file() and p.suffix in (".json", ".jsonl", ".csv", ".txt", ".xml", ".log",
-                                             ".plist")]
-    found += [("cuda.ort.json", json.dumps(ORT_RECORD).encode()),
-              ("cuda.torch.json", json.dumps(TORCH_RECORD).encode())]
+    found = [
+        (p.name, p.read_bytes())
+        for p in sorted(HERE.rglob("*"))
+        if p.is_file() and p.suffix in (".json", ".jsonl", ".csv", ".txt", ".xml", ".log", ".plist")
+    ]
+    found += [
+        ("cuda.ort.json", json.dumps(ORT_RECORD).encode()),
+        ("cuda.torch.json", json.dumps(TORCH_RECORD).encode()),
+    ]
     return found
 
 
@@ -71,17 +92,23 @@ def test_every_reader_writes_the_documented_keys_with_their_types() -> None:
         for key, value in read.meta.items():
             if key in documented:
                 seen[reader.family].add(reader.name)
-                assert isinstance(value, tuple(t for j in documented[key]
-                                               for t in JSON_TYPES[j])), (name, key, value)
+                assert isinstance(
+                    value, tuple(t for j in documented[key] for t in JSON_TYPES[j])
+                ), (name, key, value)
                 assert not (isinstance(value, bool) and "boolean" not in documented[key]), (
-                    name, key, value)
+                    name,
+                    key,
+                    value,
+                )
     # the check saw every reader of both families write some of the contract
     every = {r.name for r in evidence_kinds.readers()}
     assert seen["power"] | seen["placement"] == every
 
 
-_READ = re.compile(r"""meta(?:\.get\(|\[)\s*["']([a-z_]+)["']"""
-                   r"""|_text\(\w*\.?meta, ["']([a-z_]+)["']""")
+_READ = re.compile(
+    r"""meta(?:\.get\(|\[)\s*["']([a-z_]+)["']"""
+    r"""|_text\(\w*\.?meta, ["']([a-z_]+)["']"""
+)
 
 
 def _keys_read(path: Path) -> set[str]:
@@ -97,7 +124,8 @@ def test_no_protocol_reads_an_undocumented_meta_key() -> None:
     assert read == {}
     # the scan sees what the placement facts read
     assert {"runtime", "session_provider", "fallback_reason", "profile_file"} <= _keys_read(
-        ROOT / "auditor" / "protocols" / "b" / "facts" / "placement.py")
+        ROOT / "auditor" / "protocols" / "b" / "facts" / "placement.py"
+    )
 
 
 def test_what_the_placement_facts_read_comes_from_the_records() -> None:
@@ -112,7 +140,8 @@ def test_what_the_placement_facts_read_comes_from_the_records() -> None:
     assert meta["runtime"] == "windows-ml" and meta["session_recorded"] is True
     assert meta["session_provider"] == meta["assigned"][0]["execution_provider"]
     assert o.meta["session_provider"] == "CPUExecutionProvider"
-    assert o.meta["fallback_reason"] == ("ORT fell back: CUDAExecutionProvider was requested, "
-                                         "CPUExecutionProvider is active.")
+    assert o.meta["fallback_reason"] == (
+        "ORT fell back: CUDAExecutionProvider was requested, CPUExecutionProvider is active."
+    )
     assert "runtime" not in o.meta and "session_recorded" not in o.meta
     assert t.meta["runtime"] == "torch"

@@ -28,14 +28,28 @@ def test_every_reader_declares_itself():
 
 def test_frame_schemas():
     allowed = {"datetime", "number", "integer", "string"}
-    for kind, built in (("power_samples", power.schema()), ("placement_nodes",
-                                                           placement.schema())):
+    for kind, built in (("power_samples", power.schema()), ("placement_nodes", placement.schema())):
         doc = schemas.frame(kind)
         assert [f["name"] for f in doc["fields"]] == list(built)
         for f in doc["fields"]:
             assert f["type"] in allowed and f["description"] and isinstance(f["nullable"], bool)
     assert power.schema()["start"] == pl.Datetime("us", "UTC")
-    assert list(power.schema()) == ["start", "end", "interval_s", "domain", "device", "watts",
-                                    "energy_j", "source", "line", "kind", "role", "instrument",
-                                    "includes", "rank", "averaging_s", "wrap_j"]
+    assert list(power.schema()) == [
+        "start",
+        "end",
+        "interval_s",
+        "domain",
+        "device",
+        "watts",
+        "energy_j",
+        "source",
+        "line",
+        "kind",
+        "role",
+        "instrument",
+        "includes",
+        "rank",
+        "averaging_s",
+        "wrap_j",
+    ]
     assert list(placement.schema()) == ["node", "op_type", "device", "provider", "cost", "line"]

@@ -24,14 +24,18 @@ def check(read, name, family):
     if read.value is not None:
         from auditor.readers.placement import _frame as placement
         from auditor.readers.power import _frame as power
+
         schema = power.schema() if family == "power" else placement.schema()
         assert read.value.schema == schema
 
 
 @pytest.mark.parametrize("reader", READERS, ids=lambda r: r.name)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.one_of(st.binary(max_size=2000),
-                      st.text(max_size=2000).map(lambda t: t.encode("utf-8", "replace"))))
+@given(
+    data=st.one_of(
+        st.binary(max_size=2000), st.text(max_size=2000).map(lambda t: t.encode("utf-8", "replace"))
+    )
+)
 def test_random_bytes(reader, data):
     r = reader.read(data, name="fuzz.bin")
     check(r, "fuzz.bin", reader.family)
@@ -77,7 +81,8 @@ def test_implausible_times_and_unknown_xml_encoding(fixture_bytes):
     from auditor.readers.power import nvidia_smi_csv, nvidia_smi_xml, powermetrics_text
 
     csv = fixture_bytes("nvidia-smi/VirtualClient_query-gpu-8xH100.csv").replace(
-        b"2024/03/15 13:57:59.815", b"-024/03/15 13:57:59.815", 1)
+        b"2024/03/15 13:57:59.815", b"-024/03/15 13:57:59.815", 1
+    )
     r = nvidia_smi_csv.read(csv, name="x.csv", local_utc_offset="-12:00")
     assert any(f.kind == "type" and f.line == 3 for f in r.errors)
     xml = fixture_bytes("nvidia-smi/telegraf_q-x_a100-sxm4-v12.xml").replace(b"UTF-8", b"UTF-.")

@@ -71,8 +71,7 @@ def test_i100_times_strictly_increase_and_intervals_tile():
     assert all(b > a for a, b in itertools.pairwise(ends))
     # within a run, each sample starts where the previous ended (to the microsecond)
     starts = cpu["start"].to_list()
-    assert all(abs((s - e).total_seconds()) < 2e-6 for e, s in zip(ends, starts[1:],
-                                                                    strict=False))
+    assert all(abs((s - e).total_seconds()) < 2e-6 for e, s in zip(ends, starts[1:], strict=False))
     # every end, cut to the second, is its header's second
     heads = [8] * 7 + [9] * 3
     assert [e.second for e in ends] == heads
@@ -108,8 +107,9 @@ def test_big_sur_clusters_total_power_is_the_cpu():
 
 
 def test_intel_text_package_holds_cpu_and_integrated_gpu():
-    r = powermetrics_text.read(load("powermetrics/text/power-server_sonoma-intel.txt"),
-                               name="intel.txt")
+    r = powermetrics_text.read(
+        load("powermetrics/text/power-server_sonoma-intel.txt"), name="intel.txt"
+    )
     assert r.value["includes"].to_list() == ["cpu,gpu"]
     r = powermetrics_text.read(load(BIGSUR), name="m1.txt")
     pkg = r.value.filter(pl.col("domain") == "package")
@@ -130,6 +130,7 @@ def test_text_cut_mid_line_and_crlf():
 
 # --- class 2: powermetrics plist, Intel and GPU-only streams -----------------------------
 
+
 def test_intel_plist_package_watts_and_joules():
     s = power("powermetrics/plist/catapult_powermetrics_output_macbookpro11-3.plist")
     # <date>2014-06-13T17:07:20Z</date>, elapsed_ns 4295788088, package_watts 3.03713,
@@ -141,8 +142,9 @@ def test_intel_plist_package_watts_and_joules():
     assert s.power.start == "2014-06-13T17:07:15.704212Z"
     assert s.meta["units"] == ["J", "W"] and s.meta["hw_model"] == "MacBookPro11,3"
     assert s.meta["energy_vs_power_max_rel_diff"] < 1e-5
-    r = powermetrics_plist.read(load(
-        "powermetrics/plist/catapult_powermetrics_output_macbookpro11-3.plist"), name="i")
+    r = powermetrics_plist.read(
+        load("powermetrics/plist/catapult_powermetrics_output_macbookpro11-3.plist"), name="i"
+    )
     assert r.value["includes"].to_list() == ["cpu,gpu"]
     assert r.value["kind"].to_list() == ["interval"]
 
@@ -188,8 +190,9 @@ def test_plists_without_power_say_why():
     vm = summarise(load("powermetrics/plist/catapult_powermetrics_vmware.plist"), "vm.plist")
     assert not vm.usable
     assert "VMware7,1" in vm.reason and "virtual machine" in vm.reason
-    old = summarise(load("powermetrics/plist/catapult_powermetrics_unsupported_hardware.plist"),
-                    "old.plist")
+    old = summarise(
+        load("powermetrics/plist/catapult_powermetrics_unsupported_hardware.plist"), "old.plist"
+    )
     assert not old.usable and "MacBookPro5,4" in old.reason
     assert "--samplers cpu_power,gpu_power" in old.reason
 
@@ -209,8 +212,11 @@ DELL = "hwinfo/hwinfo-tui_sensors_DellPrecision5570_head50.csv"
 
 
 def _totals(frame: pl.DataFrame) -> pl.DataFrame:
-    return (frame.filter(pl.col("domain").is_in(["package", "ppt", "gpu", "dram"]))
-            .select("domain", "device", "watts", "line").sort("domain", "device", "line"))
+    return (
+        frame.filter(pl.col("domain").is_in(["package", "ppt", "gpu", "dram"]))
+        .select("domain", "device", "watts", "line")
+        .sort("domain", "device", "line")
+    )
 
 
 def hwinfo(data: bytes, **kw):
@@ -246,11 +252,14 @@ def test_hwinfo_names_recognised_by_unit_and_sensor_group():
             if not (cell.startswith('"') and cell.endswith(' [W]"')):
                 return cell
             words = cell[1:-5].split(" ")
-            return '"' + " ".join(w[::-1] if w.isalpha() and not w.isupper() else w
-                                  for w in words) + ' [W]"'
+            return (
+                '"'
+                + " ".join(w[::-1] if w.isalpha() and not w.isupper() else w for w in words)
+                + ' [W]"'
+            )
 
         head = ",".join(garble(c) for c in lines[0].split(","))
-        foreign = "\n".join([head, *lines[1:end], head, *lines[end + 1:]])
+        foreign = "\n".join([head, *lines[1:end], head, *lines[end + 1 :]])
         a, b = hwinfo(load(rel)), hwinfo(foreign.encode(enc))
         assert _totals(b.value).equals(_totals(a.value)), rel
         assert b.meta["semantic_columns"]
@@ -260,9 +269,12 @@ def test_hwinfo_german_names():
     """SYNTHETIC file: the Ryzen log under the German names HWiNFO64 writes (SOURCES.md)."""
     de = hwinfo(load("synthetic/hwinfo_german-power-names_from-Ryzen9950X3D.csv"))
     assert de.meta["semantic_columns"] == {
-        "CPU-Gesamt-Leistungsaufnahme [W]": "package", "Gesamtleistung [W] #1": "dram",
-        "Gesamtleistung [W] #2": "dram", "GPU ASIC Leistung [W]": "gpu",
-        "GPU Leistung [W]": "gpu"}
+        "CPU-Gesamt-Leistungsaufnahme [W]": "package",
+        "Gesamtleistung [W] #1": "dram",
+        "Gesamtleistung [W] #2": "dram",
+        "GPU ASIC Leistung [W]": "gpu",
+        "GPU Leistung [W]": "gpu",
+    }
     assert _totals(de.value).equals(_totals(hwinfo(load(RYZEN)).value))
 
 
@@ -302,8 +314,10 @@ def test_hwinfo_total_dram_power_and_header_only_footer():
     and with its sensor-group row dropped (older HWiNFO footers)."""
     text = load(DELL).decode("cp1252")
     lines = text.split("\n")[:-1]
-    renamed = "\n".join(ln.replace('"IA Cores Power [W]"', '"Total DRAM Power [W]"')
-                        for ln in lines) + "\n"
+    renamed = (
+        "\n".join(ln.replace('"IA Cores Power [W]"', '"Total DRAM Power [W]"') for ln in lines)
+        + "\n"
+    )
     r = hwinfo(renamed.encode("cp1252"))
     dram = r.value.filter(pl.col("source") == "Total DRAM Power [W]")
     assert set(dram["domain"]) == {"dram"} and set(dram["includes"]) == {""}
@@ -323,6 +337,7 @@ def test_hwinfo_local_time_with_offset():
 
 # --- class 4: nvidia-smi CSV from a PowerShell 5.1 redirect, several drivers -------------
 
+
 def test_nvidia_smi_csv_utf16_from_powershell():
     """DERIVED: the real 8xH100 log as PowerShell 5.1 `>` writes it (UTF-16 LE, a mark,
     CRLF); no such capture was found."""
@@ -334,15 +349,30 @@ def test_nvidia_smi_csv_utf16_from_powershell():
     assert b.power == a.power
 
 
-@pytest.mark.parametrize(("rel", "instant", "average", "stamp"), [
-    # the load :: query-gpu rows: power.draw.instant, power.draw.average, timestamp
-    ("nvidia-smi/query-gpu_all-fields_load_h200_590.48.01.csv", 626.26, 627.40,
-     "2026-07-03T22:11:09.763000Z"),
-    ("nvidia-smi/query-gpu_all-fields_load_rtx2080super_610.57.04.csv", 98.14, None,
-     "2026-08-12T21:54:00.311000Z"),
-    ("nvidia-smi/query-gpu_all-fields_load_win_rtx2080super_610.62.csv", 97.99, None,
-     "2026-06-24T10:17:56.770000Z"),
-])
+@pytest.mark.parametrize(
+    ("rel", "instant", "average", "stamp"),
+    [
+        # the load :: query-gpu rows: power.draw.instant, power.draw.average, timestamp
+        (
+            "nvidia-smi/query-gpu_all-fields_load_h200_590.48.01.csv",
+            626.26,
+            627.40,
+            "2026-07-03T22:11:09.763000Z",
+        ),
+        (
+            "nvidia-smi/query-gpu_all-fields_load_rtx2080super_610.57.04.csv",
+            98.14,
+            None,
+            "2026-08-12T21:54:00.311000Z",
+        ),
+        (
+            "nvidia-smi/query-gpu_all-fields_load_win_rtx2080super_610.62.csv",
+            97.99,
+            None,
+            "2026-06-24T10:17:56.770000Z",
+        ),
+    ],
+)
 def test_query_gpu_csv_drivers(rel, instant, average, stamp):
     s = power(rel)
     assert channel(s, "power.draw.instant [W]", 0)["mean_w"] == pytest.approx(instant)
@@ -367,6 +397,7 @@ def test_query_gpu_csv_local_time_and_cut_line():
 
 
 # --- nvidia-smi -q -x from more drivers, multi-GPU, N/A --------------------------------
+
 
 def test_xml_two_gpus_v13():
     s = power("nvidia-smi/telegraf_q-x_dual-rtx-2080-v13.xml")
@@ -400,8 +431,9 @@ def test_xml_without_a_timestamp_says_it_has_none():
     from auditor.readers.power import nvidia_smi_xml
 
     gtx = nvidia_smi_xml.read(load("nvidia-smi/telegraf_q-x_gtx-1070-ti-v10.xml"), name="g")
-    t4 = re.sub(rb"<timestamp>[^<]*</timestamp>\s*", b"",
-                load("nvidia-smi/telegraf_q-x_tesla-t4-v11.xml"))
+    t4 = re.sub(
+        rb"<timestamp>[^<]*</timestamp>\s*", b"", load("nvidia-smi/telegraf_q-x_tesla-t4-v11.xml")
+    )
     timeless = nvidia_smi_xml.read(t4, name="t")
     for r in (gtx, timeless):
         assert r.meta["timestamps"] is False
@@ -412,10 +444,14 @@ def test_xml_without_a_timestamp_says_it_has_none():
 
 # --- class 5: dmon with and without power -----------------------------------------------
 
-@pytest.mark.parametrize(("rel", "values"), [
-    ("nvidia-smi/dmon_load_h200_590.48.01.txt", [630, 628, 629, 632, 630]),
-    ("nvidia-smi/dmon_load_win_rtx2080super_610.62.txt", [97, 97, 97, 98, 97]),
-])
+
+@pytest.mark.parametrize(
+    ("rel", "values"),
+    [
+        ("nvidia-smi/dmon_load_h200_590.48.01.txt", [630, 628, 629, 632, 630]),
+        ("nvidia-smi/dmon_load_win_rtx2080super_610.62.txt", [97, 97, 97, 98, 97]),
+    ],
+)
 def test_dmon_with_power(rel, values):
     s = power(rel)
     pwr = channel(s, "pwr", 0)
@@ -431,6 +467,7 @@ def test_dmon_without_power_says_use_s_p():
 
 
 # --- class 6: ORT memory copies apart from the compute share ----------------------------
+
 
 def test_ort_memcpy_nodes_are_counted_apart():
     """SYNTHETIC profile of a CUDA session (SOURCES.md): 8 nodes, 2 of them copies."""
@@ -448,6 +485,7 @@ def test_ort_memcpy_nodes_are_counted_apart():
 
 def test_evidence_text_output_names_the_copies():
     from auditor.output.evidence import text
+
     s = summarise(load("synthetic/onnxruntime-profile_cuda-with-memcpy.json"), "p.json")
     out = text.render(s)
     assert "2 memory copies" in out

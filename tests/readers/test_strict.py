@@ -28,9 +28,12 @@ REFUSED = {
     '{"a": 9223372036854775808}': ("number", "/a"),
     '{"a": -9223372036854775809}': ("number", "/a"),
     '{"a": ' + "9" * 5000 + "}": ("limit", "/a"),
-    "[" * 65 + "]" * 65: ("limit", "/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0"
-                                   "/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0"
-                                   "/0/0"),
+    "[" * 65 + "]" * 65: (
+        "limit",
+        "/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0"
+        "/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0"
+        "/0/0",
+    ),
     "[" * 100_000: ("limit", None),
     '{"id": "ev-\\udcff"}': ("syntax", None),
     '["\\ud83d"]': ("syntax", None),
@@ -49,8 +52,18 @@ def test_strict_json_refuses_with_a_place(text: str) -> None:
 
 
 def test_strict_json_reads_exactly_what_it_accepts() -> None:
-    text = json.dumps({"i": 2**63 - 1, "j": -(2**63), "f": 1e308, "s": "\u00e9", "n": None,
-                       "deep": [[[[1]]]], "b": True, "pair": "\U0001f600"})
+    text = json.dumps(
+        {
+            "i": 2**63 - 1,
+            "j": -(2**63),
+            "f": 1e308,
+            "s": "\u00e9",
+            "n": None,
+            "deep": [[[[1]]]],
+            "b": True,
+            "pair": "\U0001f600",
+        }
+    )
     value, problem = strict_json.loads(text)
     assert problem is None and value == json.loads(text)
     assert strict_json.loads("[" * 64 + "]" * 64)[1] is None  # the limit itself is read
@@ -64,14 +77,14 @@ def test_the_line_of_a_repeated_key_in_a_document() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(max_size=200) | st.binary(max_size=200).map(
-    lambda b: b.decode("latin-1")))
+@given(st.text(max_size=200) | st.binary(max_size=200).map(lambda b: b.decode("latin-1")))
 def test_strict_json_never_raises(text: str) -> None:
     value, problem = strict_json.loads(text)
     assert (value is None) or problem is None
 
 
 # -- JSON Schema formats and integers ------------------------------------------------------
+
 
 def test_date_time_format_is_really_checked() -> None:
     assert schemas.date_time_is_checked()
@@ -105,13 +118,17 @@ def _clean():
 
 # -- RFC 3339 times ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, iso", [
-    ("2026-11-02T09:00:00Z", "2026-11-02T09:00:00+00:00"),
-    ("2026-11-02t09:00:00z", "2026-11-02T09:00:00+00:00"),
-    ("2026-11-02T11:00:00+02:00", "2026-11-02T09:00:00+00:00"),
-    ("2026-11-02T04:30:00.5-04:30", "2026-11-02T09:00:00.500000+00:00"),
-    ("2026-11-02T09:00:00.123456789Z", "2026-11-02T09:00:00.123456+00:00"),
-])
+
+@pytest.mark.parametrize(
+    "text, iso",
+    [
+        ("2026-11-02T09:00:00Z", "2026-11-02T09:00:00+00:00"),
+        ("2026-11-02t09:00:00z", "2026-11-02T09:00:00+00:00"),
+        ("2026-11-02T11:00:00+02:00", "2026-11-02T09:00:00+00:00"),
+        ("2026-11-02T04:30:00.5-04:30", "2026-11-02T09:00:00.500000+00:00"),
+        ("2026-11-02T09:00:00.123456789Z", "2026-11-02T09:00:00.123456+00:00"),
+    ],
+)
 def test_every_rfc3339_form_is_read_as_the_same_instant(text: str, iso: str) -> None:
     got = timestamps.column([text])
     assert got.dtype == timestamps.DTYPE and got[0].isoformat() == iso
@@ -122,14 +139,25 @@ def test_nanoseconds_are_kept() -> None:
     assert ns is not None and ns % 1_000_000_000 == 123_456_789
 
 
-@pytest.mark.parametrize("text", ["2026-11-02T09:00:00", "2026-02-30T00:00:00Z",
-                                  "2026-11-02T23:59:60Z", "2026-11-02T09:00:00+24:00",
-                                  "2026-11-02 09:00:00Z", "", None, 5])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-11-02T09:00:00",
+        "2026-02-30T00:00:00Z",
+        "2026-11-02T23:59:60Z",
+        "2026-11-02T09:00:00+24:00",
+        "2026-11-02 09:00:00Z",
+        "",
+        None,
+        5,
+    ],
+)
 def test_what_is_not_rfc3339_is_null(text: object) -> None:
     assert timestamps.epoch_ns(text) is None
 
 
 # -- JSONL ---------------------------------------------------------------------------------
+
 
 def test_jsonl_records_name_the_line_of_a_repeated_key() -> None:
     data = b'{"a": 1}\n{"a": 1, "\\u0061": 2}\n{"a": NaN}\n'
@@ -140,12 +168,14 @@ def test_jsonl_records_name_the_line_of_a_repeated_key() -> None:
 
 def test_id_label_gate_sends_repeated_or_escaped_keys_to_the_strict_path() -> None:
     good = b"".join(b'{"id": "ev-%d", "label": "x"}\n' % i for i in range(100))
-    for bad in (b'{"id": "ev-a", "\\u0069d": "ev-b", "label": "x"}\n',
-                b'{"id": "ev-a", "label": "x", "label": "y"}\n',
-                b'{"id": "ev-a", "label": "x", "l\\u0061bel": "y"}\n',
-                b'{"id": "ev-a", "label": "x", "score": 0.5, "score": "x"}\n',
-                b'{"id": "ev-a", "label": "x", "score": NaN}\n',
-                b'{"id": "ev-a", "label": "x", "score": 1e999}\n'):
+    for bad in (
+        b'{"id": "ev-a", "\\u0069d": "ev-b", "label": "x"}\n',
+        b'{"id": "ev-a", "label": "x", "label": "y"}\n',
+        b'{"id": "ev-a", "label": "x", "l\\u0061bel": "y"}\n',
+        b'{"id": "ev-a", "label": "x", "score": 0.5, "score": "x"}\n',
+        b'{"id": "ev-a", "label": "x", "score": NaN}\n',
+        b'{"id": "ev-a", "label": "x", "score": 1e999}\n',
+    ):
         for data in (good + bad, bad + good):
             df = decode_id_label_lines(data, "output_line")
             assert df.filter(~pl.col("valid")).height == 1, bad
@@ -165,17 +195,20 @@ def test_id_label_fast_path_stays_for_clean_files() -> None:
 
 # -- CSV -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("column, value, why", [
-    ("context", "9" * 30, "beyond the 64-bit integer range"),
-    ("seed", "9" * 101, "more than 100 digits"),  # a seed is of any size, up to 100 digits
-    ("batch", "9223372036854775808", "beyond the 64-bit integer range"),
-    ("elapsed_seconds", "1e999", "not a finite number"),
-    ("quality_value", "-1e400", "not a finite number"),
-    ("elapsed_seconds", "inf", ""),
-    ("elapsed_seconds", "NaN", ""),
-])
-def test_csv_values_polars_cannot_hold_are_type_faults(column: str, value: str,
-                                                       why: str) -> None:
+
+@pytest.mark.parametrize(
+    "column, value, why",
+    [
+        ("context", "9" * 30, "beyond the 64-bit integer range"),
+        ("seed", "9" * 101, "more than 100 digits"),  # a seed is of any size, up to 100 digits
+        ("batch", "9223372036854775808", "beyond the 64-bit integer range"),
+        ("elapsed_seconds", "1e999", "not a finite number"),
+        ("quality_value", "-1e400", "not a finite number"),
+        ("elapsed_seconds", "inf", ""),
+        ("elapsed_seconds", "NaN", ""),
+    ],
+)
+def test_csv_values_polars_cannot_hold_are_type_faults(column: str, value: str, why: str) -> None:
     rows = rf.read_rows(_clean())
     rows[1][column] = value
     import csv
@@ -185,8 +218,7 @@ def test_csv_values_polars_cannot_hold_are_type_faults(column: str, value: str,
     w = csv.DictWriter(buf, fieldnames=rf.COLUMNS, lineterminator="\r\n")
     w.writeheader()
     w.writerows(rows)
-    read = csv_table.read(buf.getvalue().encode(), name="r.csv",
-                          table=schemas.results_table())
+    read = csv_table.read(buf.getvalue().encode(), name="r.csv", table=schemas.results_table())
     (f,) = read.faults
     assert (f.kind, f.row, f.line, f.field) == ("type", 2, 3, column)
     assert why in f.message and len(f.value) <= 120

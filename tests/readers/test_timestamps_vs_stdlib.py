@@ -23,8 +23,9 @@ def test_nanoseconds_kept_where_the_stdlib_drops_them() -> None:
     assert datetime.fromisoformat(text).microsecond == 123_456  # the last 3 digits lost
 
 
-@pytest.mark.parametrize("text", ["2026-01-02", "2026-W01-2", "20260102T030405",
-                                  "2026-01-02T03:04:05"])
+@pytest.mark.parametrize(
+    "text", ["2026-01-02", "2026-W01-2", "20260102T030405", "2026-01-02T03:04:05"]
+)
 def test_what_rfc_3339_refuses_is_refused(text: str) -> None:
     assert epoch_ns(text) is None
     datetime.fromisoformat(text)  # the stdlib reads it (a naive time: local, not UTC)

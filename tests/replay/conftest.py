@@ -37,10 +37,23 @@ def run_a(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def run_b(tmp_path_factory: pytest.TempPathFactory) -> Path:
     def build(tmp: Path) -> None:
-        cfg = write_b_config(tmp, CPU_POLICIES + CANDIDATE,
-                             f'repetitions = 2\nidle_seconds = 0\npowercap_root = "{tmp / "no"}"\n')
-        result = CliRunner().invoke(runner_cli, ["residency", "--config", str(cfg), "--out",
-                                                 str(tmp / "run"), "--quiet", "--off-protocol"])
+        cfg = write_b_config(
+            tmp,
+            CPU_POLICIES + CANDIDATE,
+            f'repetitions = 2\nidle_seconds = 0\npowercap_root = "{tmp / "no"}"\n',
+        )
+        result = CliRunner().invoke(
+            runner_cli,
+            [
+                "residency",
+                "--config",
+                str(cfg),
+                "--out",
+                str(tmp / "run"),
+                "--quiet",
+                "--off-protocol",
+            ],
+        )
         assert result.exit_code == 0, result.output + repr(result.exception)
 
     return shared(tmp_path_factory, "replay-b", build) / "run"

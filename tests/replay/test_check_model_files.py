@@ -16,8 +16,11 @@ from auditor.engine import run_check
 def _a0102(root: Path) -> list[str]:
     result = run_check(root)
     assert not [f for f in result.findings if f.code == "A0000"]
-    return [f.message for f in result.findings
-            if f.code in ("A0102", "A0106", "A0107") and f.severity == "error"]
+    return [
+        f.message
+        for f in result.findings
+        if f.code in ("A0102", "A0106", "A0107") and f.severity == "error"
+    ]
 
 
 def test_the_real_run_pins_its_model_files(run_a: Path) -> None:
@@ -41,8 +44,11 @@ def test_model_and_tokenizer_revisions_swapped(run_a: Path, tmp_path: Path) -> N
 def test_model_and_tokenizer_files_swapped(run_a: Path, tmp_path: Path) -> None:
     root = copy(run_a, tmp_path)
     tok = rf.read_json(root, "manifest.json")["replay"]["tokenizer"]["file"]
-    weights = next(p for p in sorted((root / "model").iterdir())
-                   if p.name != Path(tok).name and p.suffix != ".onnx")
+    weights = next(
+        p
+        for p in sorted((root / "model").iterdir())
+        if p.name != Path(tok).name and p.suffix != ".onnx"
+    )
     a, b = weights.read_bytes(), (root / tok).read_bytes()
     weights.write_bytes(b)
     (root / tok).write_bytes(a)

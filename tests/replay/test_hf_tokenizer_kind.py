@@ -24,32 +24,57 @@ from runner.workloads.hf import TENSORS
 from runner.workloads.hf import Tokenizer as RunnerTokenizer
 
 KIND = "hf-tokenizers/1"
-WORDS = ["apple", "banana", "cherry", "hammer", "wrench", "storm", "thunder", "the", "of",
-         "Éclair", "naïve", "café", "123", "4567"]
-CORPUS = [" ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(2 + i % 9))
-          for i in range(300)]
-TEXTS = ["Apple banana, cherry!", "the storm of thunder " * 8, "café naïve Éclair 4567",
-         "zzz unknownword qqq", ""]
+WORDS = [
+    "apple",
+    "banana",
+    "cherry",
+    "hammer",
+    "wrench",
+    "storm",
+    "thunder",
+    "the",
+    "of",
+    "Éclair",
+    "naïve",
+    "café",
+    "123",
+    "4567",
+]
+CORPUS = [" ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(2 + i % 9)) for i in range(300)]
+TEXTS = [
+    "Apple banana, cherry!",
+    "the storm of thunder " * 8,
+    "café naïve Éclair 4567",
+    "zzz unknownword qqq",
+    "",
+]
 
 
 def wordpiece() -> Tokenizer:
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(CORPUS, trainers.WordPieceTrainer(
-        vocab_size=80, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"]))
+    tok.train_from_iterator(
+        CORPUS,
+        trainers.WordPieceTrainer(
+            vocab_size=80, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+        ),
+    )
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
     return tok
 
 
 def bpe() -> Tokenizer:
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
-    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace(),
-                                                 pre_tokenizers.Digits(individual_digits=True)])
-    tok.train_from_iterator(CORPUS, trainers.BpeTrainer(
-        vocab_size=90, special_tokens=["<pad>", "<unk>", "<s>", "</s>"]))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Whitespace(), pre_tokenizers.Digits(individual_digits=True)]
+    )
+    tok.train_from_iterator(
+        CORPUS, trainers.BpeTrainer(vocab_size=90, special_tokens=["<pad>", "<unk>", "<s>", "</s>"])
+    )
     tok.post_processor = processors.RobertaProcessing(("</s>", 3), ("<s>", 2))
     return tok
 
@@ -57,26 +82,37 @@ def bpe() -> Tokenizer:
 def bytelevel_bpe() -> Tokenizer:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
-    tok.train_from_iterator(CORPUS, trainers.BpeTrainer(
-        vocab_size=300, special_tokens=["<pad>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok.train_from_iterator(
+        CORPUS,
+        trainers.BpeTrainer(
+            vocab_size=300,
+            special_tokens=["<pad>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
     tok.post_processor = processors.ByteLevel(trim_offsets=True)
     return tok
 
 
 def unigram() -> Tokenizer:
     tok = Tokenizer(models.Unigram())
-    tok.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.StripAccents(),
-                                           normalizers.Replace("``", '"')])
+    tok.normalizer = normalizers.Sequence(
+        [normalizers.NFD(), normalizers.StripAccents(), normalizers.Replace("``", '"')]
+    )
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
-    tok.train_from_iterator(CORPUS, trainers.UnigramTrainer(
-        vocab_size=60, special_tokens=["<pad>", "<unk>"], unk_token="<unk>"))
+    tok.train_from_iterator(
+        CORPUS,
+        trainers.UnigramTrainer(
+            vocab_size=60, special_tokens=["<pad>", "<unk>"], unk_token="<unk>"
+        ),
+    )
     return tok
 
 
 def load(doc: dict[str, Any], context: int = 8) -> tuple[Any, tuple[Any, ...]]:
-    return kinds.load(json.dumps(doc).encode(), name="model/tokenizer.json", kind=KIND,
-                      context=context)
+    return kinds.load(
+        json.dumps(doc).encode(), name="model/tokenizer.json", kind=KIND, context=context
+    )
 
 
 @pytest.mark.parametrize("make", [wordpiece, bpe, bytelevel_bpe, unigram])
@@ -84,8 +120,7 @@ def test_replay_gives_the_runners_tensors(make: Any, tmp_path: Any) -> None:
     path = tmp_path / "tokenizer.json"
     make().save(str(path))
     runner = RunnerTokenizer(path, 8, tuple(TENSORS))
-    tok, faults = kinds.load(path.read_bytes(), name="model/tokenizer.json", kind=KIND,
-                             context=8)
+    tok, faults = kinds.load(path.read_bytes(), name="model/tokenizer.json", kind=KIND, context=8)
     assert faults == () and tok is not None and tok.context == 8
     got = tok.encode(TEXTS)
     want = runner.encode(TEXTS)
@@ -94,8 +129,7 @@ def test_replay_gives_the_runners_tensors(make: Any, tmp_path: Any) -> None:
         assert got[name].tolist() == tensor.tolist(), name
     # the context limit is the contract's, special tokens included; padding is masked
     assert got["input_ids"].shape[1] <= 8
-    assert got["attention_mask"].sum(axis=1).tolist() == [
-        min(n, 8) for n in runner.lengths(TEXTS)]
+    assert got["attention_mask"].sum(axis=1).tolist() == [min(n, 8) for n in runner.lengths(TEXTS)]
 
 
 def test_the_files_own_truncation_and_padding_are_replaced(tmp_path: Any) -> None:
@@ -129,8 +163,15 @@ def test_a_regular_expression_is_refused() -> None:
 def test_unknown_components_and_dropout_are_refused() -> None:
     doc = json.loads(wordpiece().to_str())
     assert "not one replay applies" in _fault({**doc, "normalizer": {"type": "Script"}})
-    assert "not one replay applies" in _fault({**doc, "pre_tokenizer": {
-        "type": "Sequence", "pretokenizers": [{"type": "Whitespace"}, {"type": "Custom"}]}})
+    assert "not one replay applies" in _fault(
+        {
+            **doc,
+            "pre_tokenizer": {
+                "type": "Sequence",
+                "pretokenizers": [{"type": "Whitespace"}, {"type": "Custom"}],
+            },
+        }
+    )
     assert "not one replay applies" in _fault({**doc, "post_processor": {"type": "Python"}})
     deep: dict[str, Any] = {"type": "Lowercase"}
     for _ in range(kinds.MAX_NESTING + 1):
@@ -168,15 +209,15 @@ def test_file_size_and_json_faults(monkeypatch: pytest.MonkeyPatch) -> None:
     tok, faults = kinds.load(data, name="t.json", kind=KIND, context=8)
     assert tok is None and faults[0].kind == "limit"
     monkeypatch.undo()
-    tok, faults = kinds.load(b'{"model": {"type": "BPE", "vocab": {}, "vocab": {}}}',
-                             name="t.json", kind=KIND, context=8)
+    tok, faults = kinds.load(
+        b'{"model": {"type": "BPE", "vocab": {}, "vocab": {}}}', name="t.json", kind=KIND, context=8
+    )
     assert tok is None and "twice" in faults[0].message
     tok, faults = kinds.load(b"[]", name="t.json", kind=KIND, context=8)
     assert tok is None and faults
 
 
-def test_without_the_tokenizers_library_it_is_a_finding(monkeypatch: pytest.MonkeyPatch
-                                                       ) -> None:
+def test_without_the_tokenizers_library_it_is_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
     real = builtins.__import__
 
     def no_tokenizers(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -190,22 +231,49 @@ def test_without_the_tokenizers_library_it_is_a_finding(monkeypatch: pytest.Monk
 
 
 _WORDPIECE = json.loads(wordpiece().to_str())
-_JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 300) | st.floats(-1, 1)
-                     | st.text(max_size=12),
-                     lambda inner: st.lists(inner, max_size=4)
-                     | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 300) | st.floats(-1, 1) | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # found by this test: a WordPiece vocabulary without its [UNK] builds, then fails to encode
 @example(section="model", key="vocab", value={})
-@given(section=st.sampled_from(["normalizer", "pre_tokenizer", "post_processor", "model",
-                                "added_tokens", "padding", "truncation"]),
-       key=st.sampled_from(["type", "vocab", "merges", "pattern", "normalizers",
-                            "pretokenizers", "processors", "content", "id", "pad_id"]),
-       value=_JSON)
-def test_any_edit_is_a_tokenizer_or_a_finding_never_a_crash(section: str, key: str,
-                                                            value: Any) -> None:
+@given(
+    section=st.sampled_from(
+        [
+            "normalizer",
+            "pre_tokenizer",
+            "post_processor",
+            "model",
+            "added_tokens",
+            "padding",
+            "truncation",
+        ]
+    ),
+    key=st.sampled_from(
+        [
+            "type",
+            "vocab",
+            "merges",
+            "pattern",
+            "normalizers",
+            "pretokenizers",
+            "processors",
+            "content",
+            "id",
+            "pad_id",
+        ]
+    ),
+    value=_JSON,
+)
+def test_any_edit_is_a_tokenizer_or_a_finding_never_a_crash(
+    section: str, key: str, value: Any
+) -> None:
     doc = json.loads(json.dumps(_WORDPIECE))
     part = doc.get(section)
     if isinstance(part, dict):

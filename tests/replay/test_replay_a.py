@@ -32,8 +32,11 @@ def codes(result: object) -> list[str]:
 
 
 def audit_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()", *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", "from auditor.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_clean_run_replays_with_full_agreement(run_a: Path) -> None:
@@ -63,8 +66,10 @@ def test_cli_json_validates_and_exit_codes(run_a: Path, tmp_path: Path) -> None:
 def test_sample_is_seeded_and_recorded(run_a: Path, tmp_path: Path) -> None:
     one, two = replay(run_a, sample_size=10), replay(run_a, sample_size=10)
     assert one.sample == two.sample and one.sample is not None
-    assert one.sample.seed_source.startswith("default:") and one.manifest_sha256 in \
-        one.sample.seed_source
+    assert (
+        one.sample.seed_source.startswith("default:")
+        and one.manifest_sha256 in one.sample.seed_source
+    )
     other = replay(run_a, sample_size=10, seed=123)
     assert other.sample is not None and other.sample.seed == 123
     assert other.sample.ids != one.sample.ids
@@ -97,8 +102,9 @@ def forge(root: Path) -> set[str]:
     return set(forged)
 
 
-def test_consistent_forgery_passes_check_and_is_rejected_by_replay(run_a: Path,
-                                                                   tmp_path: Path) -> None:
+def test_consistent_forgery_passes_check_and_is_rejected_by_replay(
+    run_a: Path, tmp_path: Path
+) -> None:
     root = copy(run_a, tmp_path)
     forged = forge(root)
     assert len(forged) >= 2
@@ -112,12 +118,10 @@ def test_consistent_forgery_passes_check_and_is_rejected_by_replay(run_a: Path,
     assert f.protocol_ref == "A2.5" and f.evidence["expected"] == 1.0
     for a in result.files:
         assert a.status == "failed" and {d.id for d in a.disagreements} == forged
-        assert all(d.margin is not None and d.margin > 0 and not d.tie
-                   for d in a.disagreements)
+        assert all(d.margin is not None and d.margin > 0 and not d.tie for d in a.disagreements)
 
 
-def test_model_other_than_declared_is_refused_before_running(run_a: Path,
-                                                             tmp_path: Path) -> None:
+def test_model_other_than_declared_is_refused_before_running(run_a: Path, tmp_path: Path) -> None:
     root = copy(run_a, tmp_path)
     data = bytearray((root / ONNX).read_bytes())
     data[-1] ^= 1
@@ -159,8 +163,9 @@ def test_custom_domain_node_is_refused(run_a: Path, tmp_path: Path) -> None:
         out = model.graph.output[0].name
         last = next(n for n in model.graph.node if out in n.output)
         last.output[list(last.output).index(out)] = "pre_custom"
-        model.graph.node.append(onnx.helper.make_node(
-            "Steal", ["pre_custom"], [out], domain="com.example.custom"))
+        model.graph.node.append(
+            onnx.helper.make_node("Steal", ["pre_custom"], [out], domain="com.example.custom")
+        )
 
     _edit_model(root, custom)
     result = replay(root)
@@ -187,13 +192,17 @@ def _edit_tokenizer(root: Path, data: bytes) -> None:
     redeclare(root)
 
 
-@pytest.mark.parametrize(("data", "words"), [
-    (b'{"kind": "bow-words-pairs/1", "vocab": ["a"', "line 1"),
-    (b"[1, 2, 3]", "not a JSON object"),
-    (json.dumps({"kind": "sentencepiece/2"}).encode(), "not the manifest's"),
-])
-def test_malformed_tokenizer_is_a_finding(run_a: Path, tmp_path: Path, data: bytes,
-                                          words: str) -> None:
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (b'{"kind": "bow-words-pairs/1", "vocab": ["a"', "line 1"),
+        (b"[1, 2, 3]", "not a JSON object"),
+        (json.dumps({"kind": "sentencepiece/2"}).encode(), "not the manifest's"),
+    ],
+)
+def test_malformed_tokenizer_is_a_finding(
+    run_a: Path, tmp_path: Path, data: bytes, words: str
+) -> None:
     root = copy(run_a, tmp_path)
     _edit_tokenizer(root, data)
     result = replay(root)
@@ -201,14 +210,17 @@ def test_malformed_tokenizer_is_a_finding(run_a: Path, tmp_path: Path, data: byt
     assert result.findings[0].artifact == TOKENIZER
 
 
-def test_tokenizer_limits_and_rules_are_findings(run_a: Path, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tokenizer_limits_and_rules_are_findings(
+    run_a: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = copy(run_a, tmp_path)
     doc = rf.read_json(root, TOKENIZER)
-    for change, words in (({"vocab": [*doc["vocab"], doc["vocab"][0]]}, "repeats entry"),
-                          ({"vocab": [*doc["vocab"], "x" * 300]}, "characters long"),
-                          ({"word_pattern": "(a+)+$"}, "does not match"),
-                          ({"context": doc["context"] + 1}, "context limit")):
+    for change, words in (
+        ({"vocab": [*doc["vocab"], doc["vocab"][0]]}, "repeats entry"),
+        ({"vocab": [*doc["vocab"], "x" * 300]}, "characters long"),
+        ({"word_pattern": "(a+)+$"}, "does not match"),
+        ({"context": doc["context"] + 1}, "context limit"),
+    ):
         _edit_tokenizer(root, json.dumps({**doc, **change}).encode())
         result = replay(root)
         assert codes(result) == ["RA03"], (change.keys(), codes(result))
@@ -216,8 +228,10 @@ def test_tokenizer_limits_and_rules_are_findings(run_a: Path, tmp_path: Path,
     _edit_tokenizer(root, json.dumps(doc).encode())
     monkeypatch.setattr(tokenizers, "MAX_BYTES", 100)
     result = replay(root)
-    assert codes(result) == ["RA03"] and "parses such an artifact up to 100" in \
-        result.findings[0].message
+    assert (
+        codes(result) == ["RA03"]
+        and "parses such an artifact up to 100" in result.findings[0].message
+    )
     monkeypatch.setattr(tokenizers, "MAX_BYTES", 64 << 20)
     monkeypatch.setattr(tokenizers, "MAX_VOCAB", 10)
     result = replay(root)
@@ -230,8 +244,9 @@ def test_unknown_tokenizer_kind_in_the_manifest(run_a: Path, tmp_path: Path) -> 
     manifest["replay"]["tokenizer"]["kind"] = "wordpiece/9"
     rf.write_json(root, "manifest.json", manifest)
     result = replay(root)
-    assert codes(result) == ["RA03"] and "not one the auditor implements" in \
-        result.findings[0].message
+    assert (
+        codes(result) == ["RA03"] and "not one the auditor implements" in result.findings[0].message
+    )
 
 
 def test_run_without_replay_section_is_incomplete(run_a: Path, tmp_path: Path) -> None:
@@ -242,8 +257,9 @@ def test_run_without_replay_section_is_incomplete(run_a: Path, tmp_path: Path) -
     rf.write_json(root, "manifest.json", manifest)
     result = replay(root)
     assert codes(result) == ["RA01"] and result.verdict == "incomplete"
-    assert result.exit_code == 1 and "the workload offers no tensor form" in \
-        result.findings[0].message
+    assert (
+        result.exit_code == 1 and "the workload offers no tensor form" in result.findings[0].message
+    )
     manifest["replay"] = {"model": {}}
     rf.write_json(root, "manifest.json", manifest)
     broken = replay(root)
@@ -265,12 +281,18 @@ def test_runner_tokenizer_file_matches_its_schema(run_a: Path) -> None:
     assert list(schemas.validator("tokenizer_bow").iter_errors(doc)) == []
     manifest = rf.read_json(run_a, "manifest.json")
     assert list(schemas.validator("replay_contract").iter_errors(manifest["replay"])) == []
-    assert manifest["replay"]["tokenizer"]["sha256"] == \
-        manifest["revisions"]["tokenizer"].removeprefix("sha256:")
+    assert manifest["replay"]["tokenizer"]["sha256"] == manifest["revisions"][
+        "tokenizer"
+    ].removeprefix("sha256:")
 
 
-REPLAY_READS = (ONNX, TOKENIZER, "corpus/eval-inputs.jsonl", "outputs/batch-4/warm-3.jsonl",
-                "manifest.json")
+REPLAY_READS = (
+    ONNX,
+    TOKENIZER,
+    "corpus/eval-inputs.jsonl",
+    "outputs/batch-4/warm-3.jsonl",
+    "manifest.json",
+)
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -37,9 +37,13 @@ def test_protocol_b_forgery_is_rejected(run_b: Path, tmp_path: Path) -> None:
     refs = {r["id"]: r["label"] for r in rf.read_jsonl(root, "reference/outputs.jsonl")}
     a, b = (next(i for i in sorted(refs) if refs[i] == c) for c in sorted(set(refs.values()))[:2])
     swap = {a: refs[b], b: refs[a]}
-    files = ["reference/outputs.jsonl", *(p.relative_to(root).as_posix() for p in
-                                          [*root.glob("outputs/*/*.jsonl"),
-                                           *root.glob("gates/*.jsonl")])]
+    files = [
+        "reference/outputs.jsonl",
+        *(
+            p.relative_to(root).as_posix()
+            for p in [*root.glob("outputs/*/*.jsonl"), *root.glob("gates/*.jsonl")]
+        ),
+    ]
     for rel in files:
         lines = rf.read_jsonl(root, rel)
         for line in lines:

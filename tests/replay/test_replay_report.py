@@ -26,8 +26,14 @@ def test_report_carries_a_signed_replay(run_a: Path, tmp_path: Path) -> None:
     root = copy(run_a, tmp_path)
     forge(root)
     out = tmp_path / "report"
-    result = build_report(root, out, key=keys / "signer.key", cert=keys / "signer.pem",
-                          chain=keys / "ca.pem", replay_sample=40)
+    result = build_report(
+        root,
+        out,
+        key=keys / "signer.key",
+        cert=keys / "signer.pem",
+        chain=keys / "ca.pem",
+        replay_sample=40,
+    )
     assert result.verdict == "accepted"  # the audit's own verdict: the forgery passes it
     replayed = json.loads((out / "replay.json").read_text())
     assert list(schemas.validator("replay_result").iter_errors(replayed)) == []
@@ -45,8 +51,12 @@ def test_report_carries_a_signed_replay(run_a: Path, tmp_path: Path) -> None:
     assert statement["predicate"]["replay"]["verdict"] == "rejected"
     assert "replay.json" in {s["name"] for s in statement["subject"]}
     if shutil.which("pdfdetach"):
-        listed = subprocess.run(["pdfdetach", "-list", str(out / "report.pdf")],
-                                capture_output=True, text=True, check=True).stdout
+        listed = subprocess.run(
+            ["pdfdetach", "-list", str(out / "report.pdf")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert "replay.json" in listed
 
 
@@ -85,8 +95,9 @@ def test_the_section_is_one_line_when_every_file_agrees(run_a: Path, tmp_path: P
     assert replay_part.count("</tr>") == 2  # the header and the one forged file
 
 
-def test_the_replay_method_is_said_after_the_findings_not_on_page_1(run_a: Path,
-                                                                     tmp_path: Path) -> None:
+def test_the_replay_method_is_said_after_the_findings_not_on_page_1(
+    run_a: Path, tmp_path: Path
+) -> None:
     """Page 1 keeps the replay's verdict; how it was done (sample, tokenizer, model hash) is
     its own section after the findings, so it never spills a few lines onto a page of its
     own between the summary and the findings."""

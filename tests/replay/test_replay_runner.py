@@ -19,10 +19,16 @@ from runner.workloads.bow import BagOfWords
 
 
 def _args(root: Path) -> dict:
-    return {"workload": "runner.workloads.bow:BagOfWords", "options": {}, "root": root,
-            "model_dir": root / "model", "tokenizer_file": root / "model/tokenizer.json",
-            "context": 64, "inputs_file": "corpus/eval-inputs.jsonl",
-            "model_revision": "sha256:" + "0" * 64}
+    return {
+        "workload": "runner.workloads.bow:BagOfWords",
+        "options": {},
+        "root": root,
+        "model_dir": root / "model",
+        "tokenizer_file": root / "model/tokenizer.json",
+        "context": 64,
+        "inputs_file": "corpus/eval-inputs.jsonl",
+        "model_revision": "sha256:" + "0" * 64,
+    }
 
 
 def test_no_tensor_form_is_not_replayable(tmp_path: Path) -> None:
@@ -41,8 +47,9 @@ def test_failed_export(tmp_path: Path, run_a: Path, monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(archive_mod, "export_in_fresh_process", fail)
     got = archive_mod.archive(form, **_args(tmp_path))
-    assert got.manifest == {"replay_unavailable": "ONNX export of the workload failed "
-                                                  "(exit 2): boom"}
+    assert got.manifest == {
+        "replay_unavailable": "ONNX export of the workload failed (exit 2): boom"
+    }
     assert not (tmp_path / "model/model.onnx").exists()  # no half file left in the run
     with pytest.raises(RunnerError, match="boom"):
         archive_mod.archive(form, **_args(tmp_path), required=True)
@@ -64,6 +71,10 @@ def test_archived_model_is_the_reproducible_export(run_a: Path, tmp_path: Path) 
     assert section["labels"] == manifest["task"]["classes"]
     assert section["context"] == manifest["variants"][0]["context"]
     again = archive_mod.export_in_fresh_process(
-        manifest["workload"]["callable"], manifest["workload"]["generation_options"],
-        run_a / "model", section["context"], tmp_path / "model.onnx")
+        manifest["workload"]["callable"],
+        manifest["workload"]["generation_options"],
+        run_a / "model",
+        section["context"],
+        tmp_path / "model.onnx",
+    )
     assert again.sha256 == section["model"]["sha256"] == manifest["artifacts"]["model/model.onnx"]

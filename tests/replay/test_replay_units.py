@@ -24,22 +24,39 @@ EXACT = Threshold(1.0, "float32 on cpu")
 FLOOR = Threshold(DEFAULT_FLOOR, "float16 on cuda:0")
 
 
-@pytest.mark.parametrize(("k", "n", "lo", "hi"), [
-    (0, 10, 0.0, 0.2775), (5, 10, 0.2366, 0.7634), (200, 200, 0.9812, 1.0),
-    (197, 200, 0.9568, 0.9949)])
+@pytest.mark.parametrize(
+    ("k", "n", "lo", "hi"),
+    [
+        (0, 10, 0.0, 0.2775),
+        (5, 10, 0.2366, 0.7634),
+        (200, 200, 0.9812, 1.0),
+        (197, 200, 0.9568, 0.9949),
+    ],
+)
 def test_wilson_interval(k: int, n: int, lo: float, hi: float) -> None:
     got = wilson(k, n)
     assert got == pytest.approx((lo, hi), abs=1e-4)
 
 
-def _agreement(n: int, wrong: int, threshold: Threshold, *, margin: float = 1.0,
-               judged: bool = True):
+def _agreement(
+    n: int, wrong: int, threshold: Threshold, *, margin: float = 1.0, judged: bool = True
+):
     ids = [f"id-{i}" for i in range(n)]
     replayed = dict.fromkeys(ids, "a")
     scores = {i: {"a": margin, "b": 0.0} for i in ids}
     answered = {i: ["b" if k < wrong else "a"] for k, i in enumerate(ids)}
-    return compare("outputs/v/warm-1.jsonl", "pass", "v", threshold, judged, None, answered,
-                   ids, replayed, scores)
+    return compare(
+        "outputs/v/warm-1.jsonl",
+        "pass",
+        "v",
+        threshold,
+        judged,
+        None,
+        answered,
+        ids,
+        replayed,
+        scores,
+    )
 
 
 def test_decision_per_file() -> None:
@@ -51,16 +68,24 @@ def test_decision_per_file() -> None:
     assert _agreement(200, 3, FLOOR).status == "inconclusive"  # 98.5%, upper end 99.5%
     assert _agreement(200, 10, FLOOR).status == "failed"  # upper end 97.3% < 99%
     assert _agreement(200, 10, FLOOR, judged=False).status == "not judged"
-    empty = compare("f", "pass", None, EXACT, True, None, {}, ["x"], {"x": "a"},
-                    {"x": {"a": 1.0}})
+    empty = compare("f", "pass", None, EXACT, True, None, {}, ["x"], {"x": "a"}, {"x": {"a": 1.0}})
     assert empty.status == "nothing to compare" and empty.missing == 1
 
 
 def test_every_answer_of_an_id_counts() -> None:
     """A trial answers each ID once per repetition: one wrong repetition is a disagreement."""
-    got = compare("outputs/p/trial-1.jsonl", "trial", "p", EXACT, True, None,
-                  {"x": ["a", "b", "a"], "y": ["a", "a"]}, ["x", "y"],
-                  {"x": "a", "y": "a"}, {"x": {"a": 2.0, "b": 1.5}, "y": {"a": 1.0, "b": 0}})
+    got = compare(
+        "outputs/p/trial-1.jsonl",
+        "trial",
+        "p",
+        EXACT,
+        True,
+        None,
+        {"x": ["a", "b", "a"], "y": ["a", "a"]},
+        ["x", "y"],
+        {"x": "a", "y": "a"},
+        {"x": {"a": 2.0, "b": 1.5}, "y": {"a": 1.0, "b": 0}},
+    )
     assert (got.compared, got.agreed, got.answers) == (2, 1, 5)
     (d,) = got.disagreements
     assert d.id == "x" and d.answered == ("b",) and d.answers == 1 and d.margin == 0.5
@@ -74,20 +99,32 @@ def test_seeded_draw() -> None:
     assert list(one.ids) == [i for i in ids if i in set(one.ids)]  # input order
     assert sample.draw(ids, 50, 8, "--seed").ids != one.ids
     assert len(sample.draw(ids[:10] * 2, 50, 7, "x").ids) == 10
-    assert sample.default_seed("ab" * 32) == sample.default_seed("ab" * 32) != \
-        sample.default_seed("cd" * 32)
+    assert (
+        sample.default_seed("ab" * 32)
+        == sample.default_seed("ab" * 32)
+        != sample.default_seed("cd" * 32)
+    )
 
 
-TEXTS = ["", "Hello, World! hello world", "ÉCOLE école Straße STRASSE", "a_b1 _x 9lives x9",
-         "word " * 100, "the cat\tsat\non the mat", "İstanbul ǅemal ﬁne", "tabs\t\tand  spaces"]
+TEXTS = [
+    "",
+    "Hello, World! hello world",
+    "ÉCOLE école Straße STRASSE",
+    "a_b1 _x 9lives x9",
+    "word " * 100,
+    "the cat\tsat\non the mat",
+    "İstanbul ǅemal ﬁne",
+    "tabs\t\tand  spaces",
+]
 
 
 def test_tokenizer_kind_matches_the_runner(tmp_path: Path) -> None:
     vocab = sorted({f for t in TEXTS for f in Tokenizer.features(Tokenizer.words(t))})[::2]
     theirs = Tokenizer(vocab, context=7)
     data = json.dumps(theirs.to_json()).encode()
-    ours, faults = tokenizers.load(data, name="model/tokenizer.json", kind=Tokenizer.KIND,
-                                   context=7)
+    ours, faults = tokenizers.load(
+        data, name="model/tokenizer.json", kind=Tokenizer.KIND, context=7
+    )
     assert faults == () and ours is not None
     ids, offsets = theirs.batch(TEXTS)
     got = ours.encode(TEXTS)
@@ -101,12 +138,17 @@ def test_onnx_session_agrees_with_the_torch_model(run_a: Path) -> None:
     section = manifest["replay"]
     data = (run_a / section["model"]["file"]).read_bytes()
     onnx_run.inspect(data, section["model"])
-    tok, _ = tokenizers.load((run_a / section["tokenizer"]["file"]).read_bytes(),
-                             name="t", kind=section["tokenizer"]["kind"],
-                             context=section["context"])
+    tok, _ = tokenizers.load(
+        (run_a / section["tokenizer"]["file"]).read_bytes(),
+        name="t",
+        kind=section["tokenizer"]["kind"],
+        context=section["context"],
+    )
     assert tok is not None
-    texts = [json.loads(line)["text"] for line in
-             (run_a / "corpus/eval-inputs.jsonl").read_text().splitlines()] + TEXTS
+    texts = [
+        json.loads(line)["text"]
+        for line in (run_a / "corpus/eval-inputs.jsonl").read_text().splitlines()
+    ] + TEXTS
     session = onnx_run.Session.create(data, section["model"])
     scores = session.scores(tok.encode, texts, len(section["labels"]))
     labels = [section["labels"][i] for i in scores.argmax(axis=1)]
@@ -133,14 +175,18 @@ def test_replay_codes_are_documented_and_apart_from_check() -> None:
 
 
 def _audit(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()", *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", "from auditor.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_explain_and_rules_list_replay_codes() -> None:
     proc = _audit("explain", "ra06")
     assert proc.returncode == 0 and proc.stdout.startswith(
-        "RA06: answers disagree with the archived model\nprotocol rule A2.5")
+        "RA06: answers disagree with the archived model\nprotocol rule A2.5"
+    )
     assert "never by `audit check`" in proc.stdout and "What to do:" in proc.stdout
     proc = _audit("explain", "B8")
     assert "RB06" in proc.stdout.split("enforced by:")[1]

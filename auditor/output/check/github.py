@@ -36,19 +36,27 @@ def render(result: AuditResult, *, color: bool = False) -> str:
                     props.append(f"col={f.column}")
         props.append(f"title={_prop(f'{f.code} {f.title}'.strip())}")
         where = f" ({f.location})" if f.location and f.line is None else ""
-        lines.append(f"::{COMMANDS[f.severity]} {','.join(props)}::"
-                     f"{_data(f'{with_evidence(f)}{where} [{f.protocol_ref}]')}")
+        lines.append(
+            f"::{COMMANDS[f.severity]} {','.join(props)}::"
+            f"{_data(f'{with_evidence(f)}{where} [{f.protocol_ref}]')}"
+        )
     not_run = not_run_lines(result)  # one annotation for all, not one per rule left out
     if not_run:
         command = "warning" if result.unwaived else "notice"
-        lines.append(f"::{command} title={_prop('rules not run')}::"
-                     + _data("\n".join(line.strip() for line in not_run)))
+        lines.append(
+            f"::{command} title={_prop('rules not run')}::"
+            + _data("\n".join(line.strip() for line in not_run))
+        )
     c = result.counts()
-    lines.append(f"::notice title={_prop('audit verdict')}::"
-                 + _data(f"{result.run_dir}: {result.verdict} ({c['error']} error(s), "
-                         f"{c['warning']} warning(s), {len(result.skipped)} rule(s) skipped, "
-                         f"{len(result.rules_not_run)} not run, "
-                         f"{len(result.unwaived)} unwaived)"))
+    lines.append(
+        f"::notice title={_prop('audit verdict')}::"
+        + _data(
+            f"{result.run_dir}: {result.verdict} ({c['error']} error(s), "
+            f"{c['warning']} warning(s), {len(result.skipped)} rule(s) skipped, "
+            f"{len(result.rules_not_run)} not run, "
+            f"{len(result.unwaived)} unwaived)"
+        )
+    )
     return "\n".join(lines) + "\n"
 
 

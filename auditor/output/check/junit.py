@@ -41,41 +41,62 @@ def render(result: AuditResult, *, color: bool = False) -> str:
         titles.setdefault(n.code, n.title or n.code)
         skipped[n.code] = f"not run (--select/--ignore): {n.describe()}"
     codes = sorted(set(titles))
-    errors_of = {code: [f for f in by_code.get(code, []) if f.severity == "error"]
-                 for code in codes if code not in skipped}
+    errors_of = {
+        code: [f for f in by_code.get(code, []) if f.severity == "error"]
+        for code in codes
+        if code not in skipped
+    }
     failures = sum(1 for found in errors_of.values() if found)
-    suites = ET.Element("testsuites", name="gpubench-audit", tests=str(len(codes)),
-                        failures=str(failures), errors="0", skipped=str(len(skipped)))
-    suite = ET.SubElement(suites, "testsuite", name=_x(f"audit {result.run_dir}"),
-                          tests=str(len(codes)), failures=str(failures), errors="0",
-                          skipped=str(len(skipped)))
+    suites = ET.Element(
+        "testsuites",
+        name="gpubench-audit",
+        tests=str(len(codes)),
+        failures=str(failures),
+        errors="0",
+        skipped=str(len(skipped)),
+    )
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        name=_x(f"audit {result.run_dir}"),
+        tests=str(len(codes)),
+        failures=str(failures),
+        errors="0",
+        skipped=str(len(skipped)),
+    )
     props = ET.SubElement(suite, "properties")
-    for key, value in (("verdict", result.verdict), ("protocol", result.protocol),
-                       ("experiment_id", result.experiment_id),
-                       ("rules_not_run", ",".join(n.code for n in result.rules_not_run)),
-                       ("unwaived", ",".join(n.code for n in result.unwaived))):
+    for key, value in (
+        ("verdict", result.verdict),
+        ("protocol", result.protocol),
+        ("experiment_id", result.experiment_id),
+        ("rules_not_run", ",".join(n.code for n in result.rules_not_run)),
+        ("unwaived", ",".join(n.code for n in result.unwaived)),
+    ):
         ET.SubElement(props, "property", name=key, value=_x(value or ""))
     for w in result.waivers:
         ET.SubElement(props, "property", name=f"waiver {w.code}", value=_x(w.justification))
     classname = f"audit.{result.protocol or 'unknown'}"
     for code in codes:
-        case = ET.SubElement(suite, "testcase", classname=classname,
-                             name=_x(f"{code} {titles[code]}"))
+        case = ET.SubElement(
+            suite, "testcase", classname=classname, name=_x(f"{code} {titles[code]}")
+        )
         if code in skipped:
             ET.SubElement(case, "skipped", message=_x(skipped[code]))
             continue
         errors = errors_of[code]
         if errors:
             first = with_evidence(errors[0])  # the evidence the text output shows, too
-            message = (first if len(errors) == 1 else
-                       f"{len(errors)} error findings, the first: {first}")
+            message = (
+                first if len(errors) == 1 else f"{len(errors)} error findings, the first: {first}"
+            )
             failure = ET.SubElement(case, "failure", type=code, message=_x(message))
             failure.text = "\n".join(_line(f) for f in errors)
         found = by_code.get(code, [])
         others = [f for f in found if f.severity != "error"]
         if others:
             ET.SubElement(case, "system-out").text = "\n".join(
-                f"{f.severity}: {_line(f)}" for f in others)
+                f"{f.severity}: {_line(f)}" for f in others
+            )
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 

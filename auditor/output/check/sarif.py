@@ -35,8 +35,8 @@ def _rule_entry(info: RuleInfo) -> dict[str, Any]:
     summary = info.parts()["what"] or info.title  # the rule docstring's first part
     return {
         "id": info.code,
-        "name": "".join(w.capitalize() for w in info.title.replace("-", " ").split()
-                        if w.isalnum()) or info.code,
+        "name": "".join(w.capitalize() for w in info.title.replace("-", " ").split() if w.isalnum())
+        or info.code,
         "shortDescription": {"text": info.title},
         "fullDescription": {"text": summary},
         "help": {"text": info.doc or info.title},
@@ -72,7 +72,8 @@ def whole_file_region(path: Path) -> dict[str, int] | None:
 
 def _location(f: Finding, run_dir: Path) -> dict[str, Any]:
     physical: dict[str, Any] = {
-        "artifactLocation": {"uri": quote(f.artifact or "", safe="/"), "uriBaseId": "RUNDIR"}}
+        "artifactLocation": {"uri": quote(f.artifact or "", safe="/"), "uriBaseId": "RUNDIR"}
+    }
     location: dict[str, Any] = {"physicalLocation": physical}
     if f.line is not None and f.line >= 1:
         physical["region"] = {"startLine": f.line}
@@ -91,19 +92,26 @@ def sarif_log(result: AuditResult) -> dict[str, Any]:
     """The SARIF log of RESULT as a JSON-ready dict."""
     infos = {r.code: r for r in result.rules}
     for f in result.findings:  # engine-level findings (an internal error) have no rule module
-        infos.setdefault(f.code, RuleInfo(f.code, f.title or f.code, f.protocol_ref,
-                                          f.severity, f.title or f.code))
+        infos.setdefault(
+            f.code,
+            RuleInfo(f.code, f.title or f.code, f.protocol_ref, f.severity, f.title or f.code),
+        )
     order = sorted(infos)
     index = {code: i for i, code in enumerate(order)}
     results = []
     for f in result.findings:
         item: dict[str, Any] = {
-            "ruleId": f.code, "ruleIndex": index[f.code], "level": LEVELS[f.severity],
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": LEVELS[f.severity],
             "message": {"text": f.message},
-            "properties": {"protocol_ref": f.protocol_ref, "evidence": f.evidence,
-                           **({"row": f.row} if f.row is not None else {}),
-                           **({"jsonPointer": f.pointer} if f.pointer else {}),
-                           **({"missingEvidence": True} if f.missing_evidence else {})},
+            "properties": {
+                "protocol_ref": f.protocol_ref,
+                "evidence": f.evidence,
+                **({"row": f.row} if f.row is not None else {}),
+                **({"jsonPointer": f.pointer} if f.pointer else {}),
+                **({"missingEvidence": True} if f.missing_evidence else {}),
+            },
         }
         if f.artifact:
             item["locations"] = [_location(f, Path(result.run_dir))]
@@ -112,28 +120,55 @@ def sarif_log(result: AuditResult) -> dict[str, Any]:
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "gpubench-audit", "version": __version__, "semanticVersion": __version__,
-                "informationUri": "https://gpubench-audit.invalid/docs/protocol",
-                "rules": [_rule_entry(infos[c]) for c in order]}},
-            "originalUriBaseIds": {"RUNDIR": {"uri": root}},
-            "invocations": [{
-                "executionSuccessful": True,
-                "toolExecutionNotifications": [
-                    *({"level": "note", "message": {"text": f"rule not run: {s.reason}"},
-                       "descriptor": {"id": s.code}} for s in result.skipped),
-                    *({"level": "warning" if n in result.unwaived else "note",
-                       "message": {"text": "rule left out by --select/--ignore: "
-                                           + n.describe()},
-                       "descriptor": {"id": n.code}} for n in result.rules_not_run)]}],
-            "results": results,
-            "properties": {"verdict": result.verdict, "protocol": result.protocol,
-                           "experiment_id": result.experiment_id,
-                           "rules_run": list(result.rules_run),
-                           "rules_not_run": [n.to_json() for n in result.rules_not_run],
-                           "waivers": [w.to_json() for w in result.waivers]},
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "gpubench-audit",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": "https://gpubench-audit.invalid/docs/protocol",
+                        "rules": [_rule_entry(infos[c]) for c in order],
+                    }
+                },
+                "originalUriBaseIds": {"RUNDIR": {"uri": root}},
+                "invocations": [
+                    {
+                        "executionSuccessful": True,
+                        "toolExecutionNotifications": [
+                            *(
+                                {
+                                    "level": "note",
+                                    "message": {"text": f"rule not run: {s.reason}"},
+                                    "descriptor": {"id": s.code},
+                                }
+                                for s in result.skipped
+                            ),
+                            *(
+                                {
+                                    "level": "warning" if n in result.unwaived else "note",
+                                    "message": {
+                                        "text": "rule left out by --select/--ignore: "
+                                        + n.describe()
+                                    },
+                                    "descriptor": {"id": n.code},
+                                }
+                                for n in result.rules_not_run
+                            ),
+                        ],
+                    }
+                ],
+                "results": results,
+                "properties": {
+                    "verdict": result.verdict,
+                    "protocol": result.protocol,
+                    "experiment_id": result.experiment_id,
+                    "rules_run": list(result.rules_run),
+                    "rules_not_run": [n.to_json() for n in result.rules_not_run],
+                    "waivers": [w.to_json() for w in result.waivers],
+                },
+            }
+        ],
     }
 
 

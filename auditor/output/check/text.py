@@ -28,17 +28,28 @@ def render(result: AuditResult, *, color: bool = False) -> str:
         lines.append(f"skipped ({len(result.skipped)}):")
         lines.extend(f"{s.code} {s.reason}" for s in result.skipped)
     lines.extend(not_run_lines(result))
-    used = {w.code for w in result.waivers if any(n.code.startswith(w.code)
-                                                  for n in result.rules_not_run)}
-    lines.extend(f"waiver {w.code} unused (no rule it names was left out): {w.justification}"
-                 for w in result.waivers if w.code not in used)
+    used = {
+        w.code
+        for w in result.waivers
+        if any(n.code.startswith(w.code) for n in result.rules_not_run)
+    }
+    lines.extend(
+        f"waiver {w.code} unused (no rule it names was left out): {w.justification}"
+        for w in result.waivers
+        if w.code not in used
+    )
     c = result.counts()
     verdict = _paint(result.verdict, result.verdict, color)
-    not_run = (f", {len(result.rules_not_run)} not run ({len(result.unwaived)} error rule(s) "
-               "unwaived)" if result.rules_not_run else "")
-    lines.append(f"{verdict}: {c['error']} error(s), {c['warning']} warning(s), "
-                 f"{c['info']} info, {len(result.skipped)} rule(s) skipped, "
-                 f"{len(result.rules_run)} run{not_run}")
+    not_run = (
+        f", {len(result.rules_not_run)} not run ({len(result.unwaived)} error rule(s) unwaived)"
+        if result.rules_not_run
+        else ""
+    )
+    lines.append(
+        f"{verdict}: {c['error']} error(s), {c['warning']} warning(s), "
+        f"{c['info']} info, {len(result.skipped)} rule(s) skipped, "
+        f"{len(result.rules_run)} run{not_run}"
+    )
     return "\n".join(lines) + "\n"
 
 

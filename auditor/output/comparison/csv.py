@@ -18,8 +18,16 @@ def render(cmp: Any, *, color: bool = False) -> str:
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow(CSV_COLUMNS)
     for row in cmp.table_rows():
-        w.writerow(["" if row[c] is None else str(row[c]).lower() if isinstance(row[c], bool)
-                    else row[c] for c in CSV_COLUMNS])
+        w.writerow(
+            [
+                ""
+                if row[c] is None
+                else str(row[c]).lower()
+                if isinstance(row[c], bool)
+                else row[c]
+                for c in CSV_COLUMNS
+            ]
+        )
     return buf.getvalue()
 
 

@@ -13,9 +13,15 @@ from auditor.output import Format
 
 def to_json(s: EvidenceSummary) -> dict[str, Any]:
     return {
-        "file": s.file, "size_bytes": s.size_bytes, "reader": s.reader, "family": s.family,
-        "tool": s.tool, "description": s.description, "usable": s.usable,
-        "reason": s.reason, "exit_code": s.exit_code,
+        "file": s.file,
+        "size_bytes": s.size_bytes,
+        "reader": s.reader,
+        "family": s.family,
+        "tool": s.tool,
+        "description": s.description,
+        "usable": s.usable,
+        "reason": s.reason,
+        "exit_code": s.exit_code,
         "power": jsonable(dataclasses.asdict(s.power)) if s.power else None,
         "placement": jsonable(s.placement) if s.placement is not None else None,
         "meta": jsonable(s.meta),

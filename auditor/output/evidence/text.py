@@ -34,37 +34,52 @@ def render(s: EvidenceSummary, *, color: bool = False) -> str:
 def _power(s: EvidenceSummary) -> list[str]:
     p = s.power
     assert p is not None
-    out = [f"readings  {p.readings:,} in {p.samples:,} samples; devices "
-           f"{', '.join('-' if d is None else str(d) for d in p.devices)}"]
+    out = [
+        f"readings  {p.readings:,} in {p.samples:,} samples; devices "
+        f"{', '.join('-' if d is None else str(d) for d in p.devices)}"
+    ]
     if p.timestamps:
         out.append(f"time      {p.start} to {p.end} ({_num(p.span_s)} s)")
-        out.append(f"interval  median {_num(p.median_interval_s)} s, largest "
-                   f"{_num(p.max_interval_s)} s; gaps (> 2x median): {p.gap_count}")
-        out += [f"  gap at line {g['line']} (device {g['device']}): {_num(g['interval_s'])} s "
-                f"before {g['end']}" for g in p.gaps]
+        out.append(
+            f"interval  median {_num(p.median_interval_s)} s, largest "
+            f"{_num(p.max_interval_s)} s; gaps (> 2x median): {p.gap_count}"
+        )
+        out += [
+            f"  gap at line {g['line']} (device {g['device']}): {_num(g['interval_s'])} s "
+            f"before {g['end']}"
+            for g in p.gaps
+        ]
     else:
         out.append("time      none in the file: it cannot show which window it covers")
     out.append("domains   domain / device / source: readings, mean W [min-max], energy J")
     for d in p.domains:
         dev = "-" if d["device"] is None else d["device"]
         energy = "" if d["energy_j"] is None else f", {_num(d['energy_j'])} J"
-        out.append(f"  {d['domain']} / {dev} / {d['source']}: {d['readings']}, "
-                   f"{_num(d['mean_w'])} W [{_num(d['min_w'])}-{_num(d['max_w'])}]{energy}")
+        out.append(
+            f"  {d['domain']} / {dev} / {d['source']}: {d['readings']}, "
+            f"{_num(d['mean_w'])} W [{_num(d['min_w'])}-{_num(d['max_w'])}]{energy}"
+        )
     return out
 
 
 def _placement(sh: Mapping[str, Any]) -> list[str]:
-    out = [f"nodes     {sh['nodes']:,}; with placement {sh['ops_with_placement']:,}; on the "
-           f"accelerator ({', '.join(sh['accelerator'])}) {sh['ops_on_accelerator']:,}",
-           f"shares    operations {_pct(sh['operation_share'])}, estimated cost "
-           f"{_pct(sh['cost_share'])}, CPU nodes {_pct(sh['cpu_node_share'])}",
-           "devices   " + ", ".join(f"{k} {v}" for k, v in sh["by_device"].items())]
+    out = [
+        f"nodes     {sh['nodes']:,}; with placement {sh['ops_with_placement']:,}; on the "
+        f"accelerator ({', '.join(sh['accelerator'])}) {sh['ops_on_accelerator']:,}",
+        f"shares    operations {_pct(sh['operation_share'])}, estimated cost "
+        f"{_pct(sh['cost_share'])}, CPU nodes {_pct(sh['cpu_node_share'])}",
+        "devices   " + ", ".join(f"{k} {v}" for k, v in sh["by_device"].items()),
+    ]
     if sh.get("transfers"):
-        out.append(f"copies    {sh['transfers']:,} memory copies between devices (ORT's Memcpy "
-                   "nodes), out of every share: "
-                   + ", ".join(f"{k} {v}" for k, v in sh["transfers_by_device"].items()))
-    out += [f"  {op or '(no op type)'}: " + ", ".join(f"{k} {v}" for k, v in devs.items())
-            for op, devs in sh["by_op_type"].items()]
+        out.append(
+            f"copies    {sh['transfers']:,} memory copies between devices (ORT's Memcpy "
+            "nodes), out of every share: "
+            + ", ".join(f"{k} {v}" for k, v in sh["transfers_by_device"].items())
+        )
+    out += [
+        f"  {op or '(no op type)'}: " + ", ".join(f"{k} {v}" for k, v in devs.items())
+        for op, devs in sh["by_op_type"].items()
+    ]
     return out
 
 

@@ -13,5 +13,9 @@ def render(result: Any, *, color: bool = False) -> str:
     return json.dumps(result.to_json(), indent=2, ensure_ascii=False)
 
 
-FORMAT = Format("json", "the sample, every answers file's agreement and the findings "
-                "(schemas/replay-result.schema.json)", render)
+FORMAT = Format(
+    "json",
+    "the sample, every answers file's agreement and the findings "
+    "(schemas/replay-result.schema.json)",
+    render,
+)

@@ -19,15 +19,29 @@ def hardware(config: Mapping[str, Any]) -> str:
 
 
 COMPARISON = ComparisonPart(
-    letter="A", hardware=hardware, rank_figure="cost_per_accepted_corpus_minor",
-    figure_cell="per_corpus", figure_heading="Per accepted corpus",
+    letter="A",
+    hardware=hardware,
+    rank_figure="cost_per_accepted_corpus_minor",
+    figure_cell="per_corpus",
+    figure_heading="Per accepted corpus",
     hardware_words="the GPU model as the placement evidence names it (CPU for none)",
-    unit="texts/s", costed=True, passes_told_apart=True,
-    ranked_title=("Ranked (accepted configurations only, A10.2), by cost per accepted "
-                  "corpus, then warm median"),
-    ranked_columns=(("rank", "rank"), ("workload", "workload"), ("GPU", "hardware"),
-                    ("configuration", "config_id"),
-                    ("offer", "offer_id"), ("runs accepting", "runs"),
-                    ("warm median (passes)", "median_passes"),
-                    ("throughput", "throughput"), ("package", "package"),
-                    ("per accepted corpus", "per_corpus")))
+    unit="texts/s",
+    costed=True,
+    passes_told_apart=True,
+    ranked_title=(
+        "Ranked (accepted configurations only, A10.2), by cost per accepted "
+        "corpus, then warm median"
+    ),
+    ranked_columns=(
+        ("rank", "rank"),
+        ("workload", "workload"),
+        ("GPU", "hardware"),
+        ("configuration", "config_id"),
+        ("offer", "offer_id"),
+        ("runs accepting", "runs"),
+        ("warm median (passes)", "median_passes"),
+        ("throughput", "throughput"),
+        ("package", "package"),
+        ("per accepted corpus", "per_corpus"),
+    ),
+)

@@ -42,7 +42,8 @@ class PackageCost:
         if not self.accepted_results:
             return None
         return (Decimal(self.total_usd_minor) / Decimal(self.accepted_results)).quantize(
-            Decimal("0.01"), rounding=ROUND_HALF_EVEN)
+            Decimal("0.01"), rounding=ROUND_HALF_EVEN
+        )
 
 
 def usd(cents: int | Decimal) -> str:
@@ -62,8 +63,9 @@ def hardware_text(offer: dict[str, Any]) -> str:
     if device_class(offer) == "cpu":
         return "CPU only" + (f" ({offer['machine']})" if offer.get("machine") else "")
     n = offer.get("gpus_per_lot")
-    return f"{n} x {offer.get('gpu_model')}" + (f" ({offer['machine']})"
-                                                  if offer.get("machine") else "")
+    return f"{n} x {offer.get('gpu_model')}" + (
+        f" ({offer['machine']})" if offer.get("machine") else ""
+    )
 
 
 def is_b200(offer: dict[str, Any]) -> bool:
@@ -85,13 +87,16 @@ def offer_problem(offer: dict[str, Any]) -> str | None:
     """Why this offer cannot be costed (A9.1/A9.2), or None."""
     oid = offer.get("offer_id")
     if offer.get("price_basis") != "lot":
-        return (f"offer {oid!r} is priced per GPU (price_basis {offer.get('price_basis')!r}); "
-                "A9 compares whole lots: quote the price of the lot"
-                + (" (a B200 lot is two GPUs and its rate covers the lot)" if is_b200(offer)
-                   else ""))
+        return (
+            f"offer {oid!r} is priced per GPU (price_basis {offer.get('price_basis')!r}); "
+            "A9 compares whole lots: quote the price of the lot"
+            + (" (a B200 lot is two GPUs and its rate covers the lot)" if is_b200(offer) else "")
+        )
     if is_b200(offer) and offer.get("gpus_per_lot") != B200_GPUS_PER_LOT:
-        return (f"offer {oid!r}: a B200 lot holds {B200_GPUS_PER_LOT} GPUs (A9.2), "
-                f"this offer says gpus_per_lot = {offer.get('gpus_per_lot')}")
+        return (
+            f"offer {oid!r}: a B200 lot holds {B200_GPUS_PER_LOT} GPUs (A9.2), "
+            f"this offer says gpus_per_lot = {offer.get('gpus_per_lot')}"
+        )
     return None
 
 
@@ -116,8 +121,10 @@ def load_offers(path: Path) -> dict[str, Any]:
 def parse_count(value: int | str, what: str, *, allow_zero: bool) -> int:
     text = str(value).strip()
     if not _UINT.fullmatch(text):
-        raise AuditorError(f"{what} must be a {'non-negative' if allow_zero else 'positive'} "
-                           f"whole number, got {value!r}")
+        raise AuditorError(
+            f"{what} must be a {'non-negative' if allow_zero else 'positive'} "
+            f"whole number, got {value!r}"
+        )
     n = int(text)
     if n == 0 and not allow_zero:
         raise AuditorError(f"{what} must be a positive whole number, got {value!r}")

@@ -22,13 +22,13 @@ def sources(manifest: Mapping[str, Any], files: list[str]) -> list[Source]:
             continue
         v = variants.get(m["config"])
         if v is None:
-            threshold = Threshold(DEFAULT_FLOOR, "the variant is not in the manifest's "
-                                                 "variants")
+            threshold = Threshold(DEFAULT_FLOOR, "the variant is not in the manifest's variants")
         elif v.get("precision") == "float32" and on_cpu(v.get("device")):
             threshold = Threshold(1.0, f"float32 on {v['device']}")
         else:
-            threshold = Threshold(DEFAULT_FLOOR, f"{v.get('precision')} on "
-                                                 f"{v.get('device')} (protocol A declares no "
-                                                 "parity floor)")
+            threshold = Threshold(
+                DEFAULT_FLOOR,
+                f"{v.get('precision')} on {v.get('device')} (protocol A declares no parity floor)",
+            )
         out.append(Source(rel, "pass", m["config"], threshold))
     return out

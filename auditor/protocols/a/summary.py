@@ -100,8 +100,11 @@ class Summary:
 def _deciding(result: AuditResult, variant: str) -> Finding | None:
     """The variant's own finding that decides it is not accepted: the first error about it
     (one that is not about missing evidence first); None when nothing is against it."""
-    own = [f for f in result.findings if f.severity == "error"
-           and f.subject is not None and f.subject.config == variant]
+    own = [
+        f
+        for f in result.findings
+        if f.severity == "error" and f.subject is not None and f.subject.config == variant
+    ]
     return next((f for f in own if not f.missing_evidence), None) or next(iter(own), None)
 
 
@@ -112,8 +115,14 @@ def _run_is(result: AuditResult) -> str | None:
     return f"the run is {result.verdict}: {why}" if why else None
 
 
-def _config(view: RunView, result: AuditResult, d: VariantDurations, econ: Economics,
-            accepted: frozenset[str], declared: Mapping[str, Any]) -> ConfigSummary:
+def _config(
+    view: RunView,
+    result: AuditResult,
+    d: VariantDurations,
+    econ: Economics,
+    accepted: frozenset[str],
+    declared: Mapping[str, Any],
+) -> ConfigSummary:
     """The ConfigSummary of the variant D, ACCEPTED the configurations accepted, DECLARED
     the manifest's variants by ID."""
     vid = d.variant_id
@@ -122,33 +131,66 @@ def _config(view: RunView, result: AuditResult, d: VariantDurations, econ: Econo
     gpus = variant_gpus(view).get(vid, VariantGpus((), 0))
     mine = vid in accepted
     costs = tuple(
-        OfferCost(offer_id=str(o.offer_id), gpu_model=str(o.offer.get("gpu_model")),
-                  lots=int(o.lots), package_total_usd_minor=o.total_usd_minor,
-                  cost_per_accepted_corpus_usd_minor=(
-                      float(o.per_corpus_usd_minor)
-                      if mine and o.per_corpus_usd_minor is not None else None),
-                  why_not=(None if mine and o.per_corpus_usd_minor is not None
-                           else o.why_not if mine or o.problem else "not accepted"),
-                  measured_here=bool(o.measured_here))
-        for o in econ.offers)
+        OfferCost(
+            offer_id=str(o.offer_id),
+            gpu_model=str(o.offer.get("gpu_model")),
+            lots=int(o.lots),
+            package_total_usd_minor=o.total_usd_minor,
+            cost_per_accepted_corpus_usd_minor=(
+                float(o.per_corpus_usd_minor)
+                if mine and o.per_corpus_usd_minor is not None
+                else None
+            ),
+            why_not=(
+                None
+                if mine and o.per_corpus_usd_minor is not None
+                else o.why_not
+                if mine or o.problem
+                else "not accepted"
+            ),
+            measured_here=bool(o.measured_here),
+        )
+        for o in econ.offers
+    )
     verdict: ConfigVerdict = (
-        "accepted" if mine else "rejected" if vid not in passes_ok
-        or result.verdict == "accepted" else result.verdict)
+        "accepted"
+        if mine
+        else "rejected"
+        if vid not in passes_ok or result.verdict == "accepted"
+        else result.verdict
+    )
     deciding = None if mine else _deciding(result, vid)
     median = d.warm.median_s
     return ConfigSummary(
-        config_id=vid, verdict=verdict, gpu_model=", ".join(gpus.models) or None,
-        gpu_count=gpus.count, precision=lookup(declared.get(vid), "precision"),
-        median_s=median, min_s=d.warm.min_s, max_s=d.warm.max_s,
+        config_id=vid,
+        verdict=verdict,
+        gpu_model=", ".join(gpus.models) or None,
+        gpu_count=gpus.count,
+        precision=lookup(declared.get(vid), "precision"),
+        median_s=median,
+        min_s=d.warm.min_s,
+        max_s=d.warm.max_s,
         throughput_per_s=(texts / median if texts and median else None),
-        reason=None if mine else (
-            "a pass is not accepted" if vid not in passes_ok
-            else f"run {result.verdict} (its own passes pass)"),
-        detail=(f"{deciding.code}: {deciding.message}" if deciding is not None
-                else _run_is(result) if not mine else None),
-        costs=costs, context=_int(lookup(declared.get(vid), "context")),
-        figures=VariantFigures(batch=lookup(declared.get(vid), "batch"),
-                               cold_median_s=d.cold.median_s, texts=texts))
+        reason=None
+        if mine
+        else (
+            "a pass is not accepted"
+            if vid not in passes_ok
+            else f"run {result.verdict} (its own passes pass)"
+        ),
+        detail=(
+            f"{deciding.code}: {deciding.message}"
+            if deciding is not None
+            else _run_is(result)
+            if not mine
+            else None
+        ),
+        costs=costs,
+        context=_int(lookup(declared.get(vid), "context")),
+        figures=VariantFigures(
+            batch=lookup(declared.get(vid), "batch"), cold_median_s=d.cold.median_s, texts=texts
+        ),
+    )
 
 
 def _int(v: Any) -> int | None:
@@ -157,28 +199,39 @@ def _int(v: Any) -> int | None:
 
 def _how_sure(view: RunView, econ: Economics) -> HowSure:
     """What to take with care: the warm spreads, the load, the GPU and the prices."""
-    unstable = tuple(Spread(d.variant_id, d.warm.min_s, d.warm.max_s, d.warm.spread_share)
-                     for d in variant_durations(view)
-                     if d.warm.spread_share is not None and d.warm.spread_share > SPREAD_SHARE
-                     and d.warm.min_s is not None and d.warm.max_s is not None)
+    unstable = tuple(
+        Spread(d.variant_id, d.warm.min_s, d.warm.max_s, d.warm.spread_share)
+        for d in variant_durations(view)
+        if d.warm.spread_share is not None
+        and d.warm.spread_share > SPREAD_SHARE
+        and d.warm.min_s is not None
+        and d.warm.max_s is not None
+    )
     env = view.environment or {}
     load = env.get("concurrent_load") or {}
     cpus = lookup(env, "host", "cpu_count")
-    firsts = [x[0] if isinstance(x, list) and x and isinstance(x[0], (int, float)) else None
-              for x in (load.get("loadavg_before_passes"), load.get("loadavg"))]
+    firsts = [
+        x[0] if isinstance(x, list) and x and isinstance(x[0], (int, float)) else None
+        for x in (load.get("loadavg_before_passes"), load.get("loadavg"))
+    ]
     ones = [x for x in firsts if x is not None]
-    busy = (Load(firsts[0], firsts[1], cpus) if ones and isinstance(cpus, int) and cpus > 0
-            and max(ones) - 1 > LOAD_SHARE * cpus else None)
+    busy = (
+        Load(firsts[0], firsts[1], cpus)
+        if ones and isinstance(cpus, int) and cpus > 0 and max(ones) - 1 > LOAD_SHARE * cpus
+        else None
+    )
     procs = load.get("gpu_processes")
     measured = machine.load_of(env)
-    return HowSure(unstable=unstable, load=None if measured is not None else busy,
-                   measured=measured,
-                   gpu_processes=len(procs) if isinstance(procs, list) else 0,
-                   example_prices=econ.example_prices and bool(econ.offers))
+    return HowSure(
+        unstable=unstable,
+        load=None if measured is not None else busy,
+        measured=measured,
+        gpu_processes=len(procs) if isinstance(procs, list) else 0,
+        example_prices=econ.example_prices and bool(econ.offers),
+    )
 
 
-def summary(view: RunView, result: AuditResult,
-            offers: Mapping[str, Any] | None = None) -> Summary:
+def summary(view: RunView, result: AuditResult, offers: Mapping[str, Any] | None = None) -> Summary:
     """The summary of RESULT's run, its offers costed: OFFERS when given (`audit report
     --offers`), else the run's own. Not cached: the verdict and the offers are the caller's;
     the facts it reads are computed once per view."""
@@ -186,15 +239,20 @@ def summary(view: RunView, result: AuditResult,
     ranked = fastest_first(view) if result.verdict == "accepted" else ()
     durations = variant_durations(view)
     # Without a CSV there is no configuration to list but the accepted ones.
-    names = ([d.variant_id for d in durations] if durations
-             else sorted(ranked, key=natural_key))
-    declared = {str(v.get("variant_id")): v for v in lookup(view.manifest, "variants") or []
-                if isinstance(v, Mapping)}
+    names = [d.variant_id for d in durations] if durations else sorted(ranked, key=natural_key)
+    declared = {
+        str(v.get("variant_id")): v
+        for v in lookup(view.manifest, "variants") or []
+        if isinstance(v, Mapping)
+    }
     configs = [_config(view, result, d, econ, frozenset(ranked), declared) for d in durations]
-    return Summary(run=summary_of(view, result, configs, run_identity(view)), economics=econ,
-                   fastest_first=ranked,
-                   not_accepted=tuple(v for v in names if v not in ranked),
-                   how_sure=_how_sure(view, econ))
+    return Summary(
+        run=summary_of(view, result, configs, run_identity(view)),
+        economics=econ,
+        fastest_first=ranked,
+        not_accepted=tuple(v for v in names if v not in ranked),
+        how_sure=_how_sure(view, econ),
+    )
 
 
 def summarize(view: RunView, result: AuditResult) -> RunSummary:

@@ -139,13 +139,20 @@ def pass_subject(view: RunView, finding: Finding) -> Subject | None:
             m = PASS_FILE.match(path.removeprefix(prefix)) if path.startswith(prefix) else None
             if m:
                 return variant_subject(m["variant"], m["phase"], int(m["run"]))
-    if finding.artifact == RESULTS and finding.row is not None and view.results is not None \
-            and "row" in view.results.columns:
+    if (
+        finding.artifact == RESULTS
+        and finding.row is not None
+        and view.results is not None
+        and "row" in view.results.columns
+    ):
         hit = view.results.filter(pl.col("row") == finding.row)
-        if hit.height and hit["variant_id"][0] is not None and hit["phase"][0] is not None \
-                and hit["run_index"][0] is not None:
-            return variant_subject(hit["variant_id"][0], hit["phase"][0],
-                           int(hit["run_index"][0]))
+        if (
+            hit.height
+            and hit["variant_id"][0] is not None
+            and hit["phase"][0] is not None
+            and hit["run_index"][0] is not None
+        ):
+            return variant_subject(hit["variant_id"][0], hit["phase"][0], int(hit["run_index"][0]))
     return None
 
 
@@ -161,12 +168,26 @@ def load(files: RunFiles) -> RunView:
 
 
 _TIMELINE_SCHEMA = {
-    "line": pl.Int64, "order_index": pl.Int64, "variant_id": pl.String, "phase": pl.String,
-    "run_index": pl.Int64, "status": pl.String, "started_at": pl.String,
-    "ended_at": pl.String, "elapsed_seconds": pl.Float64, "load_seconds": pl.Float64,
-    "pid": pl.Int64, "fresh_process": pl.Boolean, "iterations": pl.Int64,
-    "incident_kind": pl.String, "incident_message": pl.String, "output_file": pl.String,
-    "memory_trace": pl.String, "placement": pl.String, "torch_threads": pl.Int64}
+    "line": pl.Int64,
+    "order_index": pl.Int64,
+    "variant_id": pl.String,
+    "phase": pl.String,
+    "run_index": pl.Int64,
+    "status": pl.String,
+    "started_at": pl.String,
+    "ended_at": pl.String,
+    "elapsed_seconds": pl.Float64,
+    "load_seconds": pl.Float64,
+    "pid": pl.Int64,
+    "fresh_process": pl.Boolean,
+    "iterations": pl.Int64,
+    "incident_kind": pl.String,
+    "incident_message": pl.String,
+    "output_file": pl.String,
+    "memory_trace": pl.String,
+    "placement": pl.String,
+    "torch_threads": pl.Int64,
+}
 
 
 class _Loader(Loader):
@@ -189,11 +210,10 @@ class _Loader(Loader):
         if len(splits) < 2:  # both lists are needed; one absent or malformed: neither counts
             self.available.discard("splits")
         outputs, out_files, out_index, out_stats = self.load_outputs(
-            None if expected is None else index_expected(expected, references),
-            classes_of(manifest))
+            None if expected is None else index_expected(expected, references), classes_of(manifest)
+        )
         timeline = self.timeline_frame(plain["timeline"])
-        traces, trace_files = self.load_pass_docs(MEMORY_TRACES, "memory_traces",
-                                                  "memory_trace")
+        traces, trace_files = self.load_pass_docs(MEMORY_TRACES, "memory_traces", "memory_trace")
         placement, placement_files = self.load_pass_docs(PLACEMENT, "placement", "placement")
         offers_path = OFFERS
         econ = (manifest or {}).get("economics")
@@ -201,37 +221,57 @@ class _Loader(Loader):
             offers_path = econ["offers_file"]
         offers = self.load_doc(offers_path, "offers", "offers", required=bool(econ))
         inputs_path, inputs = self.load_inputs(manifest)
-        recipe = (self.doc(RECIPE, "recipe", "recipe", ref="A1.2")
-                  if RECIPE in self.data else None)
+        recipe = self.doc(RECIPE, "recipe", "recipe", ref="A1.2") if RECIPE in self.data else None
         if recipe is not None:
             self.available.add("recipe")
-        model_data = {rel: b for rel, b in self.data.items()
-                      if rel.startswith(MODEL) and rel.endswith(".json")}
+        model_data = {
+            rel: b
+            for rel, b in self.data.items()
+            if rel.startswith(MODEL) and rel.endswith(".json")
+        }
         unavailable = self.unavailable()
         return RunView(
-            root=self.files.root, manifest=manifest, results=results.typed,
-            results_raw=results.raw, results_faults=results.faults, expected_ids=expected,
-            references=references, outputs=outputs, output_files=out_files,
-            output_index=out_index, timeline=timeline,
+            root=self.files.root,
+            manifest=manifest,
+            results=results.typed,
+            results_raw=results.raw,
+            results_faults=results.faults,
+            expected_ids=expected,
+            references=references,
+            outputs=outputs,
+            output_files=out_files,
+            output_index=out_index,
+            timeline=timeline,
             memory_traces=MappingProxyType(traces),
             memory_trace_files=MappingProxyType(trace_files),
             placement=MappingProxyType(placement),
             placement_files=MappingProxyType(placement_files),
-            environment=plain["environment"], offers=offers, offers_path=offers_path,
-            set_check=plain["set_check"], splits=MappingProxyType(splits), inputs=inputs,
-            inputs_path=inputs_path, claims=plain["claims"], files_on_disk=self.files.hashes,
-            load_findings=tuple(self.findings), available=frozenset(self.available),
-            absent=frozenset(self.absent), unavailable_reason=unavailable,
-            output_stats=out_stats, recipe=recipe, model_data=MappingProxyType(model_data),
+            environment=plain["environment"],
+            offers=offers,
+            offers_path=offers_path,
+            set_check=plain["set_check"],
+            splits=MappingProxyType(splits),
+            inputs=inputs,
+            inputs_path=inputs_path,
+            claims=plain["claims"],
+            files_on_disk=self.files.hashes,
+            load_findings=tuple(self.findings),
+            available=frozenset(self.available),
+            absent=frozenset(self.absent),
+            unavailable_reason=unavailable,
+            output_stats=out_stats,
+            recipe=recipe,
+            model_data=MappingProxyType(model_data),
         )
 
     def load_manifest(self) -> dict | None:
-        return self.read_manifest("manifest", "A0001", lambda p: manifest_ref(p, "A10.1"),
-                                  "the manifest")
+        return self.read_manifest(
+            "manifest", "A0001", lambda p: manifest_ref(p, "A10.1"), "the manifest"
+        )
 
-    def load_outputs(self, exp: pl.DataFrame | None, classes: tuple[str, ...]
-                     ) -> tuple[pl.DataFrame | None, tuple[str, ...], pl.DataFrame,
-                                pl.DataFrame | None]:
+    def load_outputs(
+        self, exp: pl.DataFrame | None, classes: tuple[str, ...]
+    ) -> tuple[pl.DataFrame | None, tuple[str, ...], pl.DataFrame, pl.DataFrame | None]:
         """(lines, files, index, per-file stats) of the output files, read one at a time and
         parsed in batches of `BATCH_BYTES`. With the expected IDs (EXP,
         `index_expected`), each batch is counted per file (`output_file_stats`)
@@ -239,15 +279,28 @@ class _Loader(Loader):
         line."""
         index: list[tuple[int, str, str, int, str]] = []
         for rel in self.files.paths(OUTPUTS):
-            m = PASS_FILE.match(rel[len(OUTPUTS):])
+            m = PASS_FILE.match(rel[len(OUTPUTS) :])
             if not m or m["ext"] != "jsonl":
-                self.report(Fault(rel, "output file name is not "
-                                  "outputs/<variant_id>/<cold|warm>-<run_index>.jsonl"))
+                self.report(
+                    Fault(
+                        rel,
+                        "output file name is not "
+                        "outputs/<variant_id>/<cold|warm>-<run_index>.jsonl",
+                    )
+                )
                 continue
             index.append((len(index), m["variant"], m["phase"], int(m["run"]), rel))
-        idx = pl.DataFrame(index, schema={"file_no": pl.Int64, "variant_id": pl.String,
-                                          "phase": pl.String, "run_index": pl.Int64,
-                                          "file": pl.String}, orient="row")
+        idx = pl.DataFrame(
+            index,
+            schema={
+                "file_no": pl.Int64,
+                "variant_id": pl.String,
+                "phase": pl.String,
+                "run_index": pl.Int64,
+                "file": pl.String,
+            },
+            orient="row",
+        )
         if not index:
             self.absent.add("outputs")
             return None, (), idx.drop("file_no"), None
@@ -287,11 +340,16 @@ class _Loader(Loader):
         fno = frames["file_no"]
         outputs = frames.select(
             *[idx[c].gather(fno) for c in ("variant_id", "phase", "run_index", "file")],
-            pl.col("file_no").set_sorted(), "line", "id", "label", "valid", "error")
+            pl.col("file_no").set_sorted(),
+            "line",
+            "id",
+            "label",
+            "valid",
+            "error",
+        )
         out_stats = None
         if exp is not None:
-            out_stats = pl.concat(stats) if stats else output_file_stats(
-                frames, exp, classes)[0]
+            out_stats = pl.concat(stats) if stats else output_file_stats(frames, exp, classes)[0]
         return outputs, tuple(rels), idx.drop("file_no"), out_stats
 
     def read_all(self, rels: list[str]) -> Iterator[tuple[str, bytes | None, Fault | None]]:
@@ -315,9 +373,15 @@ class _Loader(Loader):
             if isinstance(declared, str):
                 self.absent.add("inputs")
             return (rel if isinstance(declared, str) else None), None
-        read = jsonl_records.read_ids(self.data[rel], name=rel, line_pattern=_INPUT_LINE,
-                                      schema="input_line", label="input-line",
-                                      surely_valid=_plain_input, text_key="text")
+        read = jsonl_records.read_ids(
+            self.data[rel],
+            name=rel,
+            line_pattern=_INPUT_LINE,
+            schema="input_line",
+            label="input-line",
+            surely_valid=_plain_input,
+            text_key="text",
+        )
         for f in read.faults:
             self.report(f, ref="A3.1")
         if read.value is None or read.errors:
@@ -337,16 +401,19 @@ class _Loader(Loader):
         ended = timestamps.column(df["ended_at"], "ended")
         bad = df.filter(started.is_null() | ended.is_null())
         for line in bad["line"]:
-            self.report(Fault(TIMELINE, "started_at/ended_at is not an RFC 3339 date-time",
-                              line=line), ref="A6.4")
+            self.report(
+                Fault(TIMELINE, "started_at/ended_at is not an RFC 3339 date-time", line=line),
+                ref="A6.4",
+            )
         if bad.height:
             self.bad("timeline", f"{TIMELINE} has unreadable times")
             self.available.discard("timeline")
             return None
         return df.with_columns(started, ended)
 
-    def load_pass_docs(self, prefix: str, kind: str, schema: str
-                       ) -> tuple[dict[PassKey, dict], dict[PassKey, str]]:
+    def load_pass_docs(
+        self, prefix: str, kind: str, schema: str
+    ) -> tuple[dict[PassKey, dict], dict[PassKey, str]]:
         docs: dict[PassKey, dict] = {}
         files: dict[PassKey, str] = {}
         rels = self.files.paths(prefix)
@@ -355,10 +422,13 @@ class _Loader(Loader):
             return docs, files
         ok = True
         for rel in rels:
-            m = PASS_FILE.match(rel[len(prefix):])
+            m = PASS_FILE.match(rel[len(prefix) :])
             if not m or m["ext"] != "json":
-                self.report(Fault(rel, f"file name is not {prefix}<variant_id>/"
-                                  "<cold|warm>-<run_index>.json"))
+                self.report(
+                    Fault(
+                        rel, f"file name is not {prefix}<variant_id>/<cold|warm>-<run_index>.json"
+                    )
+                )
                 continue
             key: PassKey = (str(m["variant"]), str(m["phase"]), int(m["run"]))
             doc = self.doc(rel, kind, schema)
@@ -367,11 +437,17 @@ class _Loader(Loader):
                 continue
             said = (doc.get("variant_id"), doc.get("phase"), doc.get("run_index"))
             if said != key:
-                self.findings.append(Finding(
-                    code="A0002", severity="error", protocol_ref="A1.4",
-                    message="the document names another pass than its path", artifact=rel,
-                    pointer="/variant_id", evidence={"observed": list(said),
-                                                     "expected": list(key)}))
+                self.findings.append(
+                    Finding(
+                        code="A0002",
+                        severity="error",
+                        protocol_ref="A1.4",
+                        message="the document names another pass than its path",
+                        artifact=rel,
+                        pointer="/variant_id",
+                        evidence={"observed": list(said), "expected": list(key)},
+                    )
+                )
                 ok = False
                 continue
             docs[key] = doc
@@ -384,15 +460,25 @@ class _Loader(Loader):
 def _timeline_row(n: int, obj: dict[str, Any]) -> dict[str, Any]:
     inc = obj.get("incident") or {}
     return {
-        "line": n, "order_index": obj["order_index"], "variant_id": obj["variant_id"],
-        "phase": obj["phase"], "run_index": obj["run_index"], "status": obj["status"],
-        "started_at": obj["started_at"], "ended_at": obj["ended_at"],
+        "line": n,
+        "order_index": obj["order_index"],
+        "variant_id": obj["variant_id"],
+        "phase": obj["phase"],
+        "run_index": obj["run_index"],
+        "status": obj["status"],
+        "started_at": obj["started_at"],
+        "ended_at": obj["ended_at"],
         "elapsed_seconds": _num(obj.get("elapsed_seconds")),
-        "load_seconds": _num(obj.get("load_seconds")), "pid": obj["pid"],
-        "fresh_process": obj["fresh_process"], "iterations": obj.get("iterations"),
-        "incident_kind": inc.get("kind"), "incident_message": inc.get("message"),
-        "output_file": obj.get("output_file"), "memory_trace": obj.get("memory_trace"),
-        "placement": obj.get("placement"), "torch_threads": _int(obj.get("torch_threads")),
+        "load_seconds": _num(obj.get("load_seconds")),
+        "pid": obj["pid"],
+        "fresh_process": obj["fresh_process"],
+        "iterations": obj.get("iterations"),
+        "incident_kind": inc.get("kind"),
+        "incident_message": inc.get("message"),
+        "output_file": obj.get("output_file"),
+        "memory_trace": obj.get("memory_trace"),
+        "placement": obj.get("placement"),
+        "torch_threads": _int(obj.get("torch_threads")),
     }
 
 
@@ -407,8 +493,12 @@ _INPUT_LINE = jsonl_records.id_text_line("text")
 def _plain_input(obj: Any) -> bool:
     """An inputs line that surely matches input-line.schema.json (a string `id`, not empty,
     and a string `text`): the schema is asked only about the others."""
-    return (isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"] != ""
-            and isinstance(obj.get("text"), str))
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("id"), str)
+        and obj["id"] != ""
+        and isinstance(obj.get("text"), str)
+    )
 
 
 def _num(v: Any) -> float | None:

@@ -30,8 +30,9 @@ def _load(files: Any) -> Any:
 
 def _locate(view: Any, f: Finding) -> Finding:
     """A CSV row's finding also gets the physical line where the row starts."""
-    return with_csv_line(f, {TRIALS: view.trials_raw,
-                             POLICIES: view.policies_raw}.get(f.artifact or ""))
+    return with_csv_line(
+        f, {TRIALS: view.trials_raw, POLICIES: view.policies_raw}.get(f.artifact or "")
+    )
 
 
 def _summarize(view: Any, result: Any) -> RunSummary:

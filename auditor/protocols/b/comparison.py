@@ -21,17 +21,35 @@ def hardware(config: Mapping[str, Any]) -> str:
 
 
 COMPARISON = ComparisonPart(
-    letter="B", hardware=hardware, rank_figure="joules_per_inference",
-    figure_cell="per_inference", figure_heading="Per inference",
-    hardware_words="a policy's runtime and compute units", unit="inferences/s",
-    costed=False, passes_told_apart=False,
-    row_figures={"joules_per_inference": "joules_per_inference",
-                 "average_power_w": "avg_power_w", "p95_ms": "p95_ms"},
+    letter="B",
+    hardware=hardware,
+    rank_figure="joules_per_inference",
+    figure_cell="per_inference",
+    figure_heading="Per inference",
+    hardware_words="a policy's runtime and compute units",
+    unit="inferences/s",
+    costed=False,
+    passes_told_apart=False,
+    row_figures={
+        "joules_per_inference": "joules_per_inference",
+        "average_power_w": "avg_power_w",
+        "p95_ms": "p95_ms",
+    },
     not_told_apart="per-trial energies are not in the index: not told apart here",
-    ranked_title=("Protocol B policies accepted (ranked apart: by joules per inference, then "
-                  "median trial wall time)"),
-    ranked_columns=(("rank", "rank"), ("workload", "workload"), ("policy", "config_id"),
-                    ("runtime and units", "hardware"),
-                    ("runs accepting", "runs"), ("per inference", "energy"),
-                    ("average power", "power"), ("p95", "p95"), ("median trial", "median"),
-                    ("throughput", "throughput")))
+    ranked_title=(
+        "Protocol B policies accepted (ranked apart: by joules per inference, then "
+        "median trial wall time)"
+    ),
+    ranked_columns=(
+        ("rank", "rank"),
+        ("workload", "workload"),
+        ("policy", "config_id"),
+        ("runtime and units", "hardware"),
+        ("runs accepting", "runs"),
+        ("per inference", "energy"),
+        ("average power", "power"),
+        ("p95", "p95"),
+        ("median trial", "median"),
+        ("throughput", "throughput"),
+    ),
+)

@@ -59,16 +59,23 @@ def policy_verdicts(view: RunView, result: AuditResult) -> dict[str, PolicyVerdi
         short = f"{first.code} {first.title}" if first else None
         full = f"{first.code}: {first.message}" if first else None
         if pol.is_baseline:
-            out[pid] = PolicyVerdict("baseline", "the CPU-only baseline (B7)"
-                                     + (f"; {short}" if short else ""), full, first)
+            out[pid] = PolicyVerdict(
+                "baseline",
+                "the CPU-only baseline (B7)" + (f"; {short}" if short else ""),
+                full,
+                first,
+            )
         elif first is not None:
-            out[pid] = PolicyVerdict("incomplete" if first.missing_evidence else "rejected",
-                                     short, full, first)
+            out[pid] = PolicyVerdict(
+                "incomplete" if first.missing_evidence else "rejected", short, full, first
+            )
         elif result.verdict != "accepted":
             why = main_reason(result)
-            out[pid] = PolicyVerdict(result.verdict,
-                                     f"nothing against it, but the run is {result.verdict}",
-                                     f"the run is {result.verdict}: {why}" if why else None)
+            out[pid] = PolicyVerdict(
+                result.verdict,
+                f"nothing against it, but the run is {result.verdict}",
+                f"the run is {result.verdict}: {why}" if why else None,
+            )
         else:
             out[pid] = PolicyVerdict("accepted", None, None)
     return out
@@ -89,22 +96,43 @@ def summarize(view: RunView, result: AuditResult) -> RunSummary:
         v = verdicts[pid]
         walls = [t.wall_s for t in f.ok if t.wall_s is not None]
         p = places.get(pid)
-        configs.append(ConfigSummary(
-            config_id=pid, verdict=v.verdict, gpu_model=None, gpu_count=0,
-            precision=f.policy.precision, median_s=f.median_wall_s,
-            min_s=min(walls) if walls else None, max_s=max(walls) if walls else None,
-            throughput_per_s=(per_trial / f.median_wall_s
-                              if f.median_wall_s and per_trial else None),
-            reason=v.reason, detail=v.detail, context=context(view),
-            figures=PolicyFigures(
-                role=f.policy.role, runtime=f.policy.runtime,
-                compute_units=f.policy.compute_units, trials_ok=len(f.ok),
-                trials=len(f.trials), p95_ms=f.p95_ms, latencies=f.n_latencies,
-                avg_power_w=f.average_power_w, joules_per_inference=f.joules_per_inference,
-                energy_source=f.energy_source, energy_window_s=f.wall_s,
-                energy_domains=", ".join(f.domains) or None, energy_missing=f.energy_missing,
-                operation_share=p.operation_share if p else None,
-                cost_share=p.cost_share if p else None,
-                operation_share_floor=f.policy.floor, accuracy=f.accuracy,
-                agreement=f.agreement, domain_power_w=f.domain_power_w)))
+        configs.append(
+            ConfigSummary(
+                config_id=pid,
+                verdict=v.verdict,
+                gpu_model=None,
+                gpu_count=0,
+                precision=f.policy.precision,
+                median_s=f.median_wall_s,
+                min_s=min(walls) if walls else None,
+                max_s=max(walls) if walls else None,
+                throughput_per_s=(
+                    per_trial / f.median_wall_s if f.median_wall_s and per_trial else None
+                ),
+                reason=v.reason,
+                detail=v.detail,
+                context=context(view),
+                figures=PolicyFigures(
+                    role=f.policy.role,
+                    runtime=f.policy.runtime,
+                    compute_units=f.policy.compute_units,
+                    trials_ok=len(f.ok),
+                    trials=len(f.trials),
+                    p95_ms=f.p95_ms,
+                    latencies=f.n_latencies,
+                    avg_power_w=f.average_power_w,
+                    joules_per_inference=f.joules_per_inference,
+                    energy_source=f.energy_source,
+                    energy_window_s=f.wall_s,
+                    energy_domains=", ".join(f.domains) or None,
+                    energy_missing=f.energy_missing,
+                    operation_share=p.operation_share if p else None,
+                    cost_share=p.cost_share if p else None,
+                    operation_share_floor=f.policy.floor,
+                    accuracy=f.accuracy,
+                    agreement=f.agreement,
+                    domain_power_w=f.domain_power_w,
+                ),
+            )
+        )
     return summary_of(view, result, configs, run_identity(view))

@@ -168,15 +168,24 @@ class _Loader(Loader):
 
     def ref_for(self, fault: Fault) -> str:
         """The protocol rule of the artifact FAULT's file is (B1 for anything else)."""
-        kind = next((a for a in BY_KIND.values() if fault.file == a.path
-                     or (a.path.endswith("/") and fault.file.startswith(a.path))), None)
+        kind = next(
+            (
+                a
+                for a in BY_KIND.values()
+                if fault.file == a.path or (a.path.endswith("/") and fault.file.startswith(a.path))
+            ),
+            None,
+        )
         return kind.ref if kind else "B1"
 
     def load(self) -> RunView:
         manifest = self.load_manifest()
         m = manifest or {}
-        policy_ids = [p["policy_id"] for p in m.get("policies") or []
-                      if isinstance(p, dict) and isinstance(p.get("policy_id"), str)]
+        policy_ids = [
+            p["policy_id"]
+            for p in m.get("policies") or []
+            if isinstance(p, dict) and isinstance(p.get("policy_id"), str)
+        ]
         offset = m.get("local_utc_offset") if isinstance(m.get("local_utc_offset"), str) else None
         plain = self.load_artifacts(ARTIFACTS)
         trials, policies = plain["trials"], plain["policies"]
@@ -189,26 +198,44 @@ class _Loader(Loader):
         gate_outputs = self.load_gate_outputs()
         unavailable = self.unavailable()
         return RunView(
-            root=self.files.root, manifest=manifest, trials=trials.typed,
-            trials_raw=trials.raw, policies=policies.typed, policies_raw=policies.raw,
+            root=self.files.root,
+            manifest=manifest,
+            trials=trials.typed,
+            trials_raw=trials.raw,
+            policies=policies.typed,
+            policies_raw=policies.raw,
             csv_faults=pl.concat([trials.faults, policies.faults]),
-            prompts=None if prompts is None else pl.DataFrame(
+            prompts=None
+            if prompts is None
+            else pl.DataFrame(
                 [(n, obj["id"]) for n, obj in prompts],
-                schema={"line": pl.Int64, "id": pl.String}, orient="row"),
-            references=plain["references"], reference_outputs=plain["reference_outputs"],
-            outputs=outputs, output_index=index, gate_outputs=gate_outputs,
-            power=MappingProxyType(power), placement=MappingProxyType(placement),
-            energy_docs=MappingProxyType(energy), power_state=MappingProxyType(power_state),
+                schema={"line": pl.Int64, "id": pl.String},
+                orient="row",
+            ),
+            references=plain["references"],
+            reference_outputs=plain["reference_outputs"],
+            outputs=outputs,
+            output_index=index,
+            gate_outputs=gate_outputs,
+            power=MappingProxyType(power),
+            placement=MappingProxyType(placement),
+            energy_docs=MappingProxyType(energy),
+            power_state=MappingProxyType(power_state),
             gates=plain["gates"],
-            environment=plain["environment"], checkpoint_config=plain["checkpoint_config"],
+            environment=plain["environment"],
+            checkpoint_config=plain["checkpoint_config"],
             files_on_disk=self.files.hashes,
-            load_findings=tuple(self.findings), available=frozenset(self.available),
-            absent=frozenset(self.absent), unavailable_reason=unavailable,
-            power_source=MappingProxyType(self.load_power_source()))
+            load_findings=tuple(self.findings),
+            available=frozenset(self.available),
+            absent=frozenset(self.absent),
+            unavailable_reason=unavailable,
+            power_source=MappingProxyType(self.load_power_source()),
+        )
 
     def load_manifest(self) -> dict | None:
-        return self.read_manifest("manifest_residency", "B0001", manifest_ref,
-                                  "the protocol B manifest")
+        return self.read_manifest(
+            "manifest_residency", "B0001", manifest_ref, "the protocol B manifest"
+        )
 
     # -- per trial and per policy files ---------------------------------------------------
     def load_outputs(self) -> tuple[pl.DataFrame | None, pl.DataFrame]:
@@ -216,13 +243,21 @@ class _Loader(Loader):
         for rel in self.files.paths(OUTPUTS):
             m = OUTPUT_FILE.match(rel)
             if not m:
-                self.report(Fault(rel, "output file name is not "
-                                  "outputs/<policy_id>/trial-<n>.jsonl"))
+                self.report(
+                    Fault(rel, "output file name is not outputs/<policy_id>/trial-<n>.jsonl")
+                )
                 continue
             index.append((len(index), m["policy"], int(m["n"]), rel))
-        idx = pl.DataFrame(index, schema={"file_no": pl.Int64, "policy_id": pl.String,
-                                          "trial_index": pl.Int64, "file": pl.String},
-                           orient="row")
+        idx = pl.DataFrame(
+            index,
+            schema={
+                "file_no": pl.Int64,
+                "policy_id": pl.String,
+                "trial_index": pl.Int64,
+                "file": pl.String,
+            },
+            orient="row",
+        )
         if not index:
             self.absent.add("outputs")
             return None, idx
@@ -230,8 +265,15 @@ class _Loader(Loader):
         frames = jsonl_latency.decode_many([self.data[r[3]] for r in index])
         fno = frames["file_no"]
         outputs = frames.select(
-            "file_no", *[idx[c].gather(fno) for c in ("policy_id", "trial_index")],
-            "line", "id", "label", "latency_ms", "valid", "error")
+            "file_no",
+            *[idx[c].gather(fno) for c in ("policy_id", "trial_index")],
+            "line",
+            "id",
+            "label",
+            "latency_ms",
+            "valid",
+            "error",
+        )
         return outputs, idx
 
     def read_evidence(self, rel: str, wanted: str | None, offset: str | None) -> Evidence:
@@ -243,22 +285,31 @@ class _Loader(Loader):
                 self.report(f)
             return Evidence(rel, None, None, None, {}, usable=False)
         if wanted is not None and module.family != wanted:
-            self.report(Fault(rel, f"this is {module.description}, not {wanted} evidence",
-                              kind="format"))
-            return Evidence(rel, module.name, module.tool, None, read.meta,
-                            usable=False, rank=module.rank)
-        content = tuple(f.message for f in read.faults if f.kind in CONTENT_FAULTS
-                        and f.severity == "error")
+            self.report(
+                Fault(rel, f"this is {module.description}, not {wanted} evidence", kind="format")
+            )
+            return Evidence(
+                rel, module.name, module.tool, None, read.meta, usable=False, rank=module.rank
+            )
+        content = tuple(
+            f.message for f in read.faults if f.kind in CONTENT_FAULTS and f.severity == "error"
+        )
         wrong = [f for f in read.faults if f.kind not in CONTENT_FAULTS]
         for f in wrong:
             self.report(f)
-        return Evidence(rel, module.name, module.tool, read.value, read.meta,
-                        content, usable=not any(f.severity == "error" for f in wrong),
-                        time_back=tuple(sorted({f.line or 0 for f in read.faults
-                                                if f.kind == "order"})),
-                        truncated=tuple(sorted({f.line or 0 for f in read.faults
-                                                if f.kind == "truncated"})),
-                        family=module.family, rank=module.rank)
+        return Evidence(
+            rel,
+            module.name,
+            module.tool,
+            read.value,
+            read.meta,
+            content,
+            usable=not any(f.severity == "error" for f in wrong),
+            time_back=tuple(sorted({f.line or 0 for f in read.faults if f.kind == "order"})),
+            truncated=tuple(sorted({f.line or 0 for f in read.faults if f.kind == "truncated"})),
+            family=module.family,
+            rank=module.rank,
+        )
 
     def load_power(self, offset: str | None) -> dict[TrialKey, Evidence]:
         out: dict[TrialKey, Evidence] = {}
@@ -269,20 +320,25 @@ class _Loader(Loader):
         for rel in rels:
             m = POWER_FILE.match(rel)
             if not m:
-                self.report(Fault(rel, "power trace name is not "
-                                  "power/<policy_id>/trial-<n>.<ext>"))
+                self.report(Fault(rel, "power trace name is not power/<policy_id>/trial-<n>.<ext>"))
                 continue
             key = (m["policy"], int(m["n"]))
             if key in out:
-                self.report(Fault(rel, f"a second power trace for {key[0]} trial {key[1]} "
-                                  f"(beside {out[key].path}): which one was measured?"))
+                self.report(
+                    Fault(
+                        rel,
+                        f"a second power trace for {key[0]} trial {key[1]} "
+                        f"(beside {out[key].path}): which one was measured?",
+                    )
+                )
                 continue
             out[key] = self.read_evidence(rel, "power", offset)
         self.available.add("power")
         return out
 
-    def load_placement(self, policy_ids: list[str], offset: str | None
-                       ) -> dict[str, tuple[Evidence, ...]]:
+    def load_placement(
+        self, policy_ids: list[str], offset: str | None
+    ) -> dict[str, tuple[Evidence, ...]]:
         out: dict[str, list[Evidence]] = {}
         rels = self.files.paths(PLACEMENT)
         if not rels:
@@ -292,8 +348,13 @@ class _Loader(Loader):
             m = PLACEMENT_FILE.match(rel)
             owner = placement_owner(m["name"], policy_ids) if m else None
             if owner is None:
-                self.report(Fault(rel, "placement file name is not placement/<policy_id>.<ext> "
-                                  "of a declared policy"))
+                self.report(
+                    Fault(
+                        rel,
+                        "placement file name is not placement/<policy_id>.<ext> "
+                        "of a declared policy",
+                    )
+                )
                 continue
             out.setdefault(owner, []).append(self.read_evidence(rel, "placement", offset))
         self.available.add("placement")
@@ -305,8 +366,12 @@ class _Loader(Loader):
         for rel in self.files.paths(POWER_SOURCE):
             m = POWER_SOURCE_FILE.match(rel)
             if not m or rel not in self.data:
-                self.report(Fault(rel, "power source file name is not "
-                                  "power_source/<policy_id>/trial-<n>.<ext>"))
+                self.report(
+                    Fault(
+                        rel,
+                        "power source file name is not power_source/<policy_id>/trial-<n>.<ext>",
+                    )
+                )
                 continue
             read = power_source.read(self.data[rel], name=rel)
             for f in read.faults:
@@ -316,8 +381,7 @@ class _Loader(Loader):
 
     def load_power_state(self, offset: str | None) -> dict[str, Evidence]:
         """Every power_state/* file, a trace or a record, by whichever reader takes it."""
-        return {rel: self.read_evidence(rel, None, offset)
-                for rel in self.files.paths(POWER_STATE)}
+        return {rel: self.read_evidence(rel, None, offset) for rel in self.files.paths(POWER_STATE)}
 
     def load_energy(self) -> dict[TrialKey, dict]:
         out: dict[TrialKey, dict] = {}
@@ -326,8 +390,13 @@ class _Loader(Loader):
         for rel in rels:
             m = ENERGY_FILE.match(rel)
             if not m:
-                self.report(Fault(rel, "energy file name is not energy/<policy_id>/"
-                                  "trial-<n>.json or energy/<policy_id>/idle.json"))
+                self.report(
+                    Fault(
+                        rel,
+                        "energy file name is not energy/<policy_id>/"
+                        "trial-<n>.json or energy/<policy_id>/idle.json",
+                    )
+                )
                 continue
             doc = self.doc(rel, "energy", "energy_window" if m["n"] else "idle_power")
             ok = ok and doc is not None
@@ -347,11 +416,13 @@ class _Loader(Loader):
                 self.report(Fault(rel, "gate pass file name is not gates/<policy_id>.jsonl"))
                 continue
             df = jsonl_id_label.decode_id_label_lines(self.data[rel], "output_line")
-            for line, err in df.filter(~pl.col("valid")).head(20).select(
-                    "line", "error").iter_rows():
+            for line, err in (
+                df.filter(~pl.col("valid")).head(20).select("line", "error").iter_rows()
+            ):
                 self.report(Fault(rel, f"bad line: {err}", line=line, kind="schema"))
-            parts.append(df.select(pl.lit(m["policy"]).alias("policy_id"), "line", "id",
-                                   "label", "valid"))
+            parts.append(
+                df.select(pl.lit(m["policy"]).alias("policy_id"), "line", "id", "label", "valid")
+            )
         if not parts:
             return None
         self.available.add("gate_outputs")

@@ -75,18 +75,45 @@ ACCELERATORS = frozenset({"gpu", "ane", "npu"})
 _DEVICE_OF: dict[str, str] = {
     name.lower(): device
     for device, names in {
-        "cpu": ("CPUExecutionProvider", "XnnpackExecutionProvider", "DnnlExecutionProvider",
-                "ACLExecutionProvider", "ArmNNExecutionProvider", "MLCPUComputeDevice",
-                "bnns", "classic_cpu", "cpu"),
-        "gpu": ("CUDAExecutionProvider", "TensorrtExecutionProvider",
-                "NvTensorRTRTXExecutionProvider", "ROCMExecutionProvider",
-                "MIGraphXExecutionProvider", "DmlExecutionProvider", "WebGpuExecutionProvider",
-                "MLGPUComputeDevice", "mps_graph", "mps", "cuda", "xpu", "rocm", "gpu"),
-        "npu": ("QNNExecutionProvider", "VitisAIExecutionProvider", "RknpuExecutionProvider",
-                "npu"),
+        "cpu": (
+            "CPUExecutionProvider",
+            "XnnpackExecutionProvider",
+            "DnnlExecutionProvider",
+            "ACLExecutionProvider",
+            "ArmNNExecutionProvider",
+            "MLCPUComputeDevice",
+            "bnns",
+            "classic_cpu",
+            "cpu",
+        ),
+        "gpu": (
+            "CUDAExecutionProvider",
+            "TensorrtExecutionProvider",
+            "NvTensorRTRTXExecutionProvider",
+            "ROCMExecutionProvider",
+            "MIGraphXExecutionProvider",
+            "DmlExecutionProvider",
+            "WebGpuExecutionProvider",
+            "MLGPUComputeDevice",
+            "mps_graph",
+            "mps",
+            "cuda",
+            "xpu",
+            "rocm",
+            "gpu",
+        ),
+        "npu": (
+            "QNNExecutionProvider",
+            "VitisAIExecutionProvider",
+            "RknpuExecutionProvider",
+            "npu",
+        ),
         "ane": ("MLNeuralEngineComputeDevice", "ane"),
-        "unknown": ("OpenVINOExecutionProvider", "CoreMLExecutionProvider",
-                    "NnapiExecutionProvider"),
+        "unknown": (
+            "OpenVINOExecutionProvider",
+            "CoreMLExecutionProvider",
+            "NnapiExecutionProvider",
+        ),
     }.items()
     for name in names
 }
@@ -112,8 +139,9 @@ def from_rows(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
     return pl.DataFrame({n: [r.get(n) for r in rows] for n in s}, schema=s)
 
 
-def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERATORS
-                     ) -> dict[str, Any]:
+def placement_shares(
+    frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERATORS
+) -> dict[str, Any]:
     """The shares protocol B asks for (B5, B8), from a placement frame.
 
     operation_share = operations on the accelerator / operations with placement information
@@ -130,13 +158,18 @@ def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERAT
     on_accel = placed.filter(pl.col("device").is_in(accel))
     n_placed, n_accel = placed.height, on_accel.height
     # the cost column is Float64: its sums are floats
-    cost_placed = (cast(float, placed["cost"].sum()) if placed["cost"].null_count() < n_placed
-                   else None)
+    cost_placed = (
+        cast(float, placed["cost"].sum()) if placed["cost"].null_count() < n_placed else None
+    )
     cost_accel = cast(float, on_accel["cost"].sum()) if cost_placed is not None else None
     cpu = placed.filter(pl.col("device") == "cpu").height
     by_type: dict[str, dict[str, int]] = {}
-    for r in (frame.group_by("op_type", "device").len().sort("op_type", "device", nulls_last=True)
-              .iter_rows(named=True)):
+    for r in (
+        frame.group_by("op_type", "device")
+        .len()
+        .sort("op_type", "device", nulls_last=True)
+        .iter_rows(named=True)
+    ):
         by_type.setdefault(r["op_type"] or "", {})[r["device"]] = r["len"]
     return {
         "accelerator": accel,
@@ -150,18 +183,24 @@ def placement_shares(frame: pl.DataFrame, accelerator: Iterable[str] = ACCELERAT
         "placed_without_cost": placed["cost"].null_count(),
         "cpu_node_share": cpu / n_placed if n_placed else None,
         "transfers": transfers.height,
-        "transfer_cost": transfers["cost"].sum() if transfers["cost"].null_count()
-        < transfers.height else None,
-        "transfers_by_device": {d: n for d, n in transfers.group_by("device").len().sort(
-            "device").iter_rows()},
-        "by_device": {d: frame.filter(pl.col("device") == d).height for d in DEVICES
-                      if frame.filter(pl.col("device") == d).height},
+        "transfer_cost": transfers["cost"].sum()
+        if transfers["cost"].null_count() < transfers.height
+        else None,
+        "transfers_by_device": {
+            d: n for d, n in transfers.group_by("device").len().sort("device").iter_rows()
+        },
+        "by_device": {
+            d: frame.filter(pl.col("device") == d).height
+            for d in DEVICES
+            if frame.filter(pl.col("device") == d).height
+        },
         "by_op_type": by_type,
     }
 
 
-def json_record(data: bytes, log: FaultLog, schema_kind: str, what: str
-                ) -> tuple[dict[str, Any] | None, set[str]]:
+def json_record(
+    data: bytes, log: FaultLog, schema_kind: str, what: str
+) -> tuple[dict[str, Any] | None, set[str]]:
     """A JSON record checked against its schema: the document (None when it is not a JSON
     object) and the JSON pointers of the items at fault, one `schema` fault each, so the
     reader keeps every good node and leaves out the bad ones."""
@@ -173,8 +212,12 @@ def json_record(data: bytes, log: FaultLog, schema_kind: str, what: str
     try:
         doc = json.loads(decoded[0])
     except ValueError as exc:
-        log.error(f"{what} is not JSON ({getattr(exc, 'msg', exc)}).", kind="syntax",
-                  line=getattr(exc, "lineno", None), column=getattr(exc, "colno", None))
+        log.error(
+            f"{what} is not JSON ({getattr(exc, 'msg', exc)}).",
+            kind="syntax",
+            line=getattr(exc, "lineno", None),
+            column=getattr(exc, "colno", None),
+        )
         return None, set()
     except RecursionError:
         log.error(f"{what} nests too deeply to read.", kind="limit")
@@ -183,8 +226,10 @@ def json_record(data: bytes, log: FaultLog, schema_kind: str, what: str
         log.error(f"{what} is not a JSON object.", kind="schema", pointer="")
         return None, set()
     bad: set[str] = set()
-    for error in sorted(schemas.validator(schema_kind).iter_errors(doc),
-                        key=lambda e: [str(p) for p in e.absolute_path]):
+    for error in sorted(
+        schemas.validator(schema_kind).iter_errors(doc),
+        key=lambda e: [str(p) for p in e.absolute_path],
+    ):
         pointer = "/" + "/".join(str(p) for p in error.absolute_path)
         bad.add(pointer)
         log.error(f"{error.message}.", kind="schema", pointer=pointer)
@@ -201,9 +246,13 @@ def _costed(row: dict[str, Any], log: FaultLog, what: str) -> dict[str, Any]:
         value = math.inf
     if math.isfinite(value) and value >= 0:
         return {**row, "cost": value}
-    log.warning(f"The {what} {row.get('node')!r} has a cost that is no finite non-negative "
-                "number: its cost is unknown.", kind="type", line=row.get("line"),
-                value=cost if isinstance(cost, str) else repr(cost)[:40])
+    log.warning(
+        f"The {what} {row.get('node')!r} has a cost that is no finite non-negative "
+        "number: its cost is unknown.",
+        kind="type",
+        line=row.get("line"),
+        value=cost if isinstance(cost, str) else repr(cost)[:40],
+    )
     return {**row, "cost": None}
 
 
@@ -212,8 +261,9 @@ def is_bad(pointer: str, bad: set[str]) -> bool:
     return any(b == pointer or b.startswith(pointer + "/") for b in bad)
 
 
-def finish(rows: list[dict[str, Any]], log: FaultLog, what: str = "operation"
-           ) -> pl.DataFrame | None:
+def finish(
+    rows: list[dict[str, Any]], log: FaultLog, what: str = "operation"
+) -> pl.DataFrame | None:
     """The frame of `rows`, or None (an `empty` error) when there is none; an `empty` error
     too when no row carries placement information (every device unknown). A cost that is no
     finite non-negative number (a 400-digit count, inf, a negative time) is dropped with a
@@ -225,6 +275,9 @@ def finish(rows: list[dict[str, Any]], log: FaultLog, what: str = "operation"
     rows = [_costed(r, log, what) for r in rows]
     frame = from_rows(rows)
     if frame.filter(pl.col("device") != "unknown").is_empty():
-        log.error(f"No {what} carries placement information (every provider or device is "
-                  "missing or unknown): shares cannot be computed.", kind="empty")
+        log.error(
+            f"No {what} carries placement information (every provider or device is "
+            "missing or unknown): shares cannot be computed.",
+            kind="empty",
+        )
     return frame

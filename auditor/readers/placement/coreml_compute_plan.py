@@ -35,12 +35,17 @@ from auditor.readers.placement import _frame
 from auditor.readers.placement.coreml_profiling_csv import row_cost
 
 INFO = ReaderInfo(
-    name="coreml-compute-plan", family="placement", tool="Core ML (MLComputePlan)",
+    name="coreml-compute-plan",
+    family="placement",
+    tool="Core ML (MLComputePlan)",
     extensions=(".log", ".txt"),
-    description="Core ML MLComputePlan per-operation device and estimated cost (log lines)")
+    description="Core ML MLComputePlan per-operation device and estimated cost (log lines)",
+)
 
-_OP = re.compile(r"\boperation (?P<op>\S+?), device (?:<(?P<dev>\w+)(?::[^>]*)?>|(?P<none>\S+))"
-                 r"(?:, cost (?P<cost>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?P<pct>%)?)?\s*$")
+_OP = re.compile(
+    r"\boperation (?P<op>\S+?), device (?:<(?P<dev>\w+)(?::[^>]*)?>|(?P<none>\S+))"
+    r"(?:, cost (?P<cost>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?P<pct>%)?)?\s*$"
+)
 _MODEL = re.compile(r"the mlmodelc directory: (?P<path>\S+)")
 
 
@@ -61,20 +66,36 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
         if m := _MODEL.search(raw):
             meta["model"] = m["path"]
         elif raw.strip() in ("....", "...", "…"):
-            log.warning("The log is cut short here: the shares cover only the operations "
-                        "listed before.", kind="truncated", line=i)
+            log.warning(
+                "The log is cut short here: the shares cover only the operations listed before.",
+                kind="truncated",
+                line=i,
+            )
         elif "operation " in raw and (m := _OP.search(raw)):
             cost = row_cost(m["cost"]) if m["cost"] else None
             if cost is not None and m["pct"]:
                 cost /= 100
             elif m["cost"] and cost is None:
-                log.warning("The operation's cost is no finite figure: cost unknown.",
-                            kind="type", line=i, value=m["cost"])
-            rows.append({"node": m["op"], "op_type": m["op"], "provider": m["dev"],
-                         "device": _frame.device_of(m["dev"]), "cost": cost, "line": i})
+                log.warning(
+                    "The operation's cost is no finite figure: cost unknown.",
+                    kind="type",
+                    line=i,
+                    value=m["cost"],
+                )
+            rows.append(
+                {
+                    "node": m["op"],
+                    "op_type": m["op"],
+                    "provider": m["dev"],
+                    "device": _frame.device_of(m["dev"]),
+                    "cost": cost,
+                    "line": i,
+                }
+            )
         elif "operation " in raw and ", device" in raw:
-            log.error("An operation line that cannot be read: left out.", kind="syntax",
-                      line=i, value=raw)
+            log.error(
+                "An operation line that cannot be read: left out.", kind="syntax", line=i, value=raw
+            )
     meta["operations"] = len(rows)
     return Read(_frame.finish(rows, log), log.faults(), meta)
 

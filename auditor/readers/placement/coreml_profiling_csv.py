@@ -35,9 +35,12 @@ from auditor.readers.base import Read
 from auditor.readers.placement import _frame
 
 INFO = ReaderInfo(
-    name="coreml-profiling-csv", family="placement", tool="Core ML (E5RT profiling)",
+    name="coreml-profiling-csv",
+    family="placement",
+    tool="Core ML (E5RT profiling)",
     extensions=(".csv",),
-    description="Core ML per-op SelectedBackend and est_time per backend (CSV)")
+    description="Core ML per-op SelectedBackend and est_time per backend (CSV)",
+)
 
 _REQUIRED = ("DebugName", "OpType", "SelectedBackend")
 
@@ -58,30 +61,53 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     table = [_cells(ln, i, log) for i, ln in enumerate(lines, start=1)]
     header = [h.strip() for h in table[0]] if table else []
     if not all(c in header for c in _REQUIRED):
-        log.error(f"The header lacks {', '.join(c for c in _REQUIRED if c not in header)}.",
-                  kind="header", line=1)
+        log.error(
+            f"The header lacks {', '.join(c for c in _REQUIRED if c not in header)}.",
+            kind="header",
+            line=1,
+        )
         return Read(None, log.faults(), meta)
-    pairs = [(header.index(b), header.index(f"est_time_{b[8:]}")) for b in header
-             if b.startswith("backend_") and f"est_time_{b[8:]}" in header]
+    pairs = [
+        (header.index(b), header.index(f"est_time_{b[8:]}"))
+        for b in header
+        if b.startswith("backend_") and f"est_time_{b[8:]}" in header
+    ]
     rows = []
     for i, cells in enumerate(table[1:], start=2):
         if not any(c.strip() for c in cells):
             continue
         if len(cells) != len(header):
-            log.error(f"Row has {len(cells)} cells where the header has {len(header)}: not "
-                      "read.", kind="truncated" if len(cells) < len(header) else "syntax",
-                      line=i, value=lines[i - 1])
+            log.error(
+                f"Row has {len(cells)} cells where the header has {len(header)}: not read.",
+                kind="truncated" if len(cells) < len(header) else "syntax",
+                line=i,
+                value=lines[i - 1],
+            )
             continue
         row = dict(zip(header, (c.strip() for c in cells), strict=True))
         selected = row["SelectedBackend"].strip('"') or None
-        cost = next((row_cost(cells[t]) for b, t in pairs if cells[b].strip() == selected),
-                    None) if selected else None
+        cost = (
+            next((row_cost(cells[t]) for b, t in pairs if cells[b].strip() == selected), None)
+            if selected
+            else None
+        )
         if selected and cost is None:
-            log.warning(f"No est_time for the selected backend {selected}: cost unknown.",
-                        kind="missing", line=i, field="SelectedBackend")
-        rows.append({"node": row["DebugName"], "op_type": row["OpType"] or None,
-                     "provider": selected, "device": _frame.device_of(selected), "cost": cost,
-                     "line": i})
+            log.warning(
+                f"No est_time for the selected backend {selected}: cost unknown.",
+                kind="missing",
+                line=i,
+                field="SelectedBackend",
+            )
+        rows.append(
+            {
+                "node": row["DebugName"],
+                "op_type": row["OpType"] or None,
+                "provider": selected,
+                "device": _frame.device_of(selected),
+                "cost": cost,
+                "line": i,
+            }
+        )
     meta["operations"] = len(rows)
     meta["backends"] = sorted({r["provider"] for r in rows if r["provider"]})
     return Read(_frame.finish(rows, log), log.faults(), meta)

@@ -42,21 +42,26 @@ from auditor.readers.placement import _frame
 from auditor.readers.placement.coreml_profiling_csv import row_cost
 
 INFO = ReaderInfo(
-    name="coreml-profiling-text", family="placement", tool="Core ML (E5RT profiling)",
+    name="coreml-profiling-text",
+    family="placement",
+    tool="Core ML (E5RT profiling)",
     extensions=(".txt", ".log"),
-    description="Core ML per-op SelectedBackend and EstimatedRunTime (NSLog dictionary dumps)")
+    description="Core ML per-op SelectedBackend and EstimatedRunTime (NSLog dictionary dumps)",
+)
 
 _OPEN = re.compile(r", \{\s*$")
 _MODEL = re.compile(r"the mlmodelc directory: (?P<path>\S+)")
 _TOKEN = re.compile(
-    r'\s*(?:(?P<punct>[{}()=;,])|"(?P<q>(?:[^"\\]|\\.)*)"|(?P<bare>[^\s{}()=;,"]+))')
+    r'\s*(?:(?P<punct>[{}()=;,])|"(?P<q>(?:[^"\\]|\\.)*)"|(?P<bare>[^\s{}()=;,"]+))'
+)
 #: Nesting deeper than this is not an operation's dictionary.
 MAX_DEPTH = 32
 
 
 def sniff(head: bytes) -> bool:
-    return b"SelectedBackend = " in head or (b"BackendSupport =" in head
-                                             and b"EstimatedRunTime =" in head)
+    return b"SelectedBackend = " in head or (
+        b"BackendSupport =" in head and b"EstimatedRunTime =" in head
+    )
 
 
 def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
@@ -79,15 +84,22 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
         start = i
         end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip() == "}"), None)
         if end is None:
-            log.error("An operation's dictionary is not closed before the end of the file "
-                      "(cut short?): left out.", kind="truncated", line=start + 1)
+            log.error(
+                "An operation's dictionary is not closed before the end of the file "
+                "(cut short?): left out.",
+                kind="truncated",
+                line=start + 1,
+            )
             break
-        text = "{" + "\n".join(lines[start + 1:end]) + "\n}"
+        text = "{" + "\n".join(lines[start + 1 : end]) + "\n}"
         try:
             op = _parse(text)
         except ValueError as exc:
-            log.error(f"An operation's dictionary cannot be read ({exc}): left out.",
-                      kind="syntax", line=start + 1)
+            log.error(
+                f"An operation's dictionary cannot be read ({exc}): left out.",
+                kind="syntax",
+                line=start + 1,
+            )
         else:
             if row := _row(op, start + 1, log):
                 rows.append(row)
@@ -99,28 +111,33 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
 
 def _row(op: Any, line: int, log: FaultLog) -> dict[str, Any] | None:
     if not isinstance(op, dict) or "DebugName" not in op:
-        log.error("An operation's dictionary has no DebugName: left out.", kind="schema",
-                  line=line)
+        log.error("An operation's dictionary has no DebugName: left out.", kind="schema", line=line)
         return None
     selected = op.get("SelectedBackend")
     selected = selected.strip('"') or None if isinstance(selected, str) else None
     times = got if isinstance(got := op.get("EstimatedRunTime"), dict) else {}
-    cost = row_cost(times[selected]) if selected and isinstance(times.get(selected), str) \
-        else None
+    cost = row_cost(times[selected]) if selected and isinstance(times.get(selected), str) else None
     if selected and cost is None:
-        log.warning(f"No EstimatedRunTime for the selected backend {selected}: cost unknown.",
-                    kind="missing", line=line, field="EstimatedRunTime")
-    return {"node": str(op["DebugName"]), "op_type": op.get("OpType") if isinstance(
-        op.get("OpType"), str) else None, "provider": selected,
-        "device": _frame.device_of(selected), "cost": cost, "line": line}
+        log.warning(
+            f"No EstimatedRunTime for the selected backend {selected}: cost unknown.",
+            kind="missing",
+            line=line,
+            field="EstimatedRunTime",
+        )
+    return {
+        "node": str(op["DebugName"]),
+        "op_type": op.get("OpType") if isinstance(op.get("OpType"), str) else None,
+        "provider": selected,
+        "device": _frame.device_of(selected),
+        "cost": cost,
+        "line": line,
+    }
 
 
 def _parse(text: str) -> Any:
     """A value in Foundation's description syntax: {k = v; ...}, (v, ...), "str" or bare."""
-    tokens = [(m["punct"], m["q"], m["bare"]) for m in _TOKEN.finditer(text)
-              if m.group().strip()]
-    if sum(len(m.group()) for m in _TOKEN.finditer(text)) != len(text.rstrip()) and \
-            text.strip():
+    tokens = [(m["punct"], m["q"], m["bare"]) for m in _TOKEN.finditer(text) if m.group().strip()]
+    if sum(len(m.group()) for m in _TOKEN.finditer(text)) != len(text.rstrip()) and text.strip():
         raise ValueError("unexpected characters")
     value, pos = _value(tokens, 0, 0)
     if pos != len(tokens):
@@ -128,8 +145,9 @@ def _parse(text: str) -> Any:
     return value
 
 
-def _value(tokens: list[tuple[str | None, str | None, str | None]], pos: int, depth: int
-           ) -> tuple[Any, int]:
+def _value(
+    tokens: list[tuple[str | None, str | None, str | None]], pos: int, depth: int
+) -> tuple[Any, int]:
     if depth > MAX_DEPTH:
         raise ValueError("nested too deeply")
     if pos >= len(tokens):

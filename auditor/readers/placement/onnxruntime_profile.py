@@ -49,8 +49,12 @@ from auditor.readers.base import Read
 from auditor.readers.placement import _frame
 
 INFO = ReaderInfo(
-    name="onnxruntime-profile", family="placement", tool="ONNX Runtime", extensions=(".json",),
-    description="ONNX Runtime profiling JSON (enable_profiling), Node events per provider")
+    name="onnxruntime-profile",
+    family="placement",
+    tool="ONNX Runtime",
+    extensions=(".json",),
+    description="ONNX Runtime profiling JSON (enable_profiling), Node events per provider",
+)
 
 #: Profiles are tens of MB; beyond this one is refused.
 MAX_PROFILE_BYTES = 512 * 1024 * 1024
@@ -59,15 +63,20 @@ _KERNEL = "_kernel_time"
 
 def sniff(head: bytes) -> bool:
     text = head.lstrip()[:4096]
-    return (text.startswith(b"[") or text.startswith(b'{"traceEvents"')) and b'"cat"' in text \
+    return (
+        (text.startswith(b"[") or text.startswith(b'{"traceEvents"'))
+        and b'"cat"' in text
         and (b'"Session"' in text or b'"Node"' in text)
+    )
 
 
 def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     log = FaultLog(name)
-    meta: dict[str, Any] = {"tool": "onnxruntime", "format": "profile-json",
-                            "ts_origin": "profiling start (get_profiling_start_time_ns; not in "
-                                         "the file)"}
+    meta: dict[str, Any] = {
+        "tool": "onnxruntime",
+        "format": "profile-json",
+        "ts_origin": "profiling start (get_profiling_start_time_ns; not in the file)",
+    }
     if too_large(data, MAX_PROFILE_BYTES, log, "The ORT profile"):
         return Read(None, log.faults(), meta)
     decoded = decode(data, log, encodings=("utf-8",), what="The ORT profile")
@@ -80,8 +89,9 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     return Read(_frame.finish(rows, log, "node"), log.faults(), meta)
 
 
-def _events(text: str, log: FaultLog, meta: dict[str, Any]
-            ) -> list[tuple[dict[str, Any], int | None]] | None:
+def _events(
+    text: str, log: FaultLog, meta: dict[str, Any]
+) -> list[tuple[dict[str, Any], int | None]] | None:
     lines = split_lines(text)
     body = [(i, ln.strip()) for i, ln in enumerate(lines, start=1) if ln.strip()]
     if body and body[0][1] == "[" and all(s.startswith("{") or s == "]" for _, s in body[1:]):
@@ -94,40 +104,59 @@ def _events(text: str, log: FaultLog, meta: dict[str, Any]
                 event = json.loads(s.removesuffix(","))
             except ValueError as exc:
                 why = getattr(exc, "msg", exc)
-                log.error(f"Event is not whole JSON ({why}): left out.", kind="syntax",
-                          line=i, value=s)
+                log.error(
+                    f"Event is not whole JSON ({why}): left out.", kind="syntax", line=i, value=s
+                )
                 continue
             except RecursionError:  # nested deeper than the parser's stack: no ORT event is
-                log.error("Event is nested too deeply to be an ORT event: left out.",
-                          kind="syntax", line=i)
+                log.error(
+                    "Event is nested too deeply to be an ORT event: left out.",
+                    kind="syntax",
+                    line=i,
+                )
                 continue
             if isinstance(event, dict):
                 events.append((event, i))
         if body[-1][1] != "]":
-            log.warning("The profile does not end with ']': it was cut short.",
-                        kind="truncated", line=body[-1][0])
+            log.warning(
+                "The profile does not end with ']': it was cut short.",
+                kind="truncated",
+                line=body[-1][0],
+            )
         return events
     meta["layout"] = "one document"
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        log.error(f"The profile is not JSON ({getattr(exc, 'msg', type(exc).__name__)}).",
-                  kind="syntax", line=getattr(exc, "lineno", None))
+        log.error(
+            f"The profile is not JSON ({getattr(exc, 'msg', type(exc).__name__)}).",
+            kind="syntax",
+            line=getattr(exc, "lineno", None),
+        )
         return None
     if isinstance(doc, dict):
         doc = doc.get("traceEvents")
     if not isinstance(doc, list):
-        log.error("The profile is neither an event array nor a {\"traceEvents\": [...]} object.",
-                  kind="schema", pointer="")
+        log.error(
+            'The profile is neither an event array nor a {"traceEvents": [...]} object.',
+            kind="schema",
+            pointer="",
+        )
         return None
     return [(e, None) for e in doc if isinstance(e, dict)]
 
 
-def _nodes(events: list[tuple[dict[str, Any], int | None]], log: FaultLog,
-           meta: dict[str, Any]) -> list[dict[str, Any]]:
+def _nodes(
+    events: list[tuple[dict[str, Any], int | None]], log: FaultLog, meta: dict[str, Any]
+) -> list[dict[str, Any]]:
     nodes: dict[str, dict[str, Any]] = {}
-    counts = {"session_events": 0, "node_events": 0, "kernel_events": 0, "fence_events": 0,
-              "model_runs": 0}
+    counts = {
+        "session_events": 0,
+        "node_events": 0,
+        "kernel_events": 0,
+        "fence_events": 0,
+        "model_runs": 0,
+    }
     last_ts: float = 0
     for event, line in events:
         cat, name = event.get("cat"), event.get("name")
@@ -155,31 +184,53 @@ def _nodes(events: list[tuple[dict[str, Any], int | None]], log: FaultLog,
         provider = args.get("provider") if isinstance(args.get("provider"), str) else None
         cost = _duration(dur)
         if cost is None and dur is not None:
-            log.warning(f"Node {node!r}: its kernel time is no finite non-negative duration: "
-                        "no cost for this run.", kind="type", line=line, value=dur)
+            log.warning(
+                f"Node {node!r}: its kernel time is no finite non-negative duration: "
+                "no cost for this run.",
+                kind="type",
+                line=line,
+                value=dur,
+            )
         if key not in nodes:
-            nodes[key] = {"node": node, "op_type": args.get("op_name") if isinstance(
-                args.get("op_name"), str) else None, "provider": provider,
-                "device": _frame.device_of(provider), "cost": cost, "line": line, "runs": 1}
+            nodes[key] = {
+                "node": node,
+                "op_type": args.get("op_name") if isinstance(args.get("op_name"), str) else None,
+                "provider": provider,
+                "device": _frame.device_of(provider),
+                "cost": cost,
+                "line": line,
+                "runs": 1,
+            }
             continue
         seen = nodes[key]
         seen["runs"] += 1
         if cost is not None:
             seen["cost"] = (seen["cost"] or 0.0) + cost
         if provider != seen["provider"]:
-            log.warning(f"Node {node!r} ran on {provider} here but on {seen['provider']} "
-                        "before: the first is kept.", kind="duplicate", line=line)
+            log.warning(
+                f"Node {node!r} ran on {provider} here but on {seen['provider']} "
+                "before: the first is kept.",
+                kind="duplicate",
+                line=line,
+            )
     meta.update(counts)
     meta["transfer_nodes"] = sum(n["op_type"] in _frame.TRANSFER_OPS for n in nodes.values())
     meta["fence_events_present"] = counts["fence_events"] > 0
     meta["last_event_end_us"] = last_ts
     meta["kernel_events_per_node_max"] = max((n["runs"] for n in nodes.values()), default=0)
-    meta["providers"] = dict(sorted(
-        {p: sum(n["provider"] == p for n in nodes.values())
-         for p in {n["provider"] or "(none)" for n in nodes.values()}}.items()))
+    meta["providers"] = dict(
+        sorted(
+            {
+                p: sum(n["provider"] == p for n in nodes.values())
+                for p in {n["provider"] or "(none)" for n in nodes.values()}
+            }.items()
+        )
+    )
     if nodes and not counts["model_runs"]:
-        log.warning("No model_run event: the profile ends before its run closed (cut short?).",
-                    kind="truncated")
+        log.warning(
+            "No model_run event: the profile ends before its run closed (cut short?).",
+            kind="truncated",
+        )
     return [{k: v for k, v in n.items() if k != "runs"} for n in nodes.values()]
 
 

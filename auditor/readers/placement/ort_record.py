@@ -21,8 +21,12 @@ from auditor.readers.base import Read
 from auditor.readers.placement import _frame
 
 INFO = ReaderInfo(
-    name="ort-record", family="placement", tool="our runner (ONNX Runtime)",
-    extensions=(".json",), description="gpubench runner ORT placement record (ort-placement/1)")
+    name="ort-record",
+    family="placement",
+    tool="our runner (ONNX Runtime)",
+    extensions=(".json",),
+    description="gpubench runner ORT placement record (ort-placement/1)",
+)
 
 
 def sniff(head: bytes) -> bool:
@@ -35,9 +39,17 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     doc, bad = _frame.json_record(data, log, "ort_placement", "The ORT placement record")
     if doc is None:
         return Read(None, log.faults(), meta)
-    for key in ("policy_id", "model_sha256", "ort_version", "requested_providers",
-                "active_providers", "source", "profile_file", "diagnostic",
-                "session_options"):
+    for key in (
+        "policy_id",
+        "model_sha256",
+        "ort_version",
+        "requested_providers",
+        "active_providers",
+        "source",
+        "profile_file",
+        "diagnostic",
+        "session_options",
+    ):
         meta[key] = doc.get(key)
     requested, active = doc.get("requested_providers"), doc.get("active_providers")
     if isinstance(active, list) and active and isinstance(active[0], str):
@@ -45,14 +57,21 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     if isinstance(requested, list) and isinstance(active, list) and requested and active:
         meta["fallback"] = active[0] != requested[0]
         if meta["fallback"]:
-            meta["fallback_reason"] = (f"ORT fell back: {requested[0]} was requested, "
-                                       f"{active[0]} is active.")
+            meta["fallback_reason"] = (
+                f"ORT fell back: {requested[0]} was requested, {active[0]} is active."
+            )
             meta.setdefault("notes", []).append(meta["fallback_reason"])
     nodes = got if isinstance(got := doc.get("nodes"), list) else []
-    rows = [{"node": n["name"], "op_type": n.get("op_type"), "provider": n.get("provider"),
-             "device": _frame.device_of(n.get("provider"))}
-            for i, n in enumerate(nodes)
-            if isinstance(n, dict) and not _frame.is_bad(f"/nodes/{i}", bad)]
+    rows = [
+        {
+            "node": n["name"],
+            "op_type": n.get("op_type"),
+            "provider": n.get("provider"),
+            "device": _frame.device_of(n.get("provider")),
+        }
+        for i, n in enumerate(nodes)
+        if isinstance(n, dict) and not _frame.is_bad(f"/nodes/{i}", bad)
+    ]
     return Read(_frame.finish(rows, log, "node"), log.faults(), meta)
 
 

@@ -29,8 +29,12 @@ from auditor.readers.base import Read
 from auditor.readers.placement import _frame
 
 INFO = ReaderInfo(
-    name="torch-record", family="placement", tool="our runner (torch)", extensions=(".json",),
-    description="gpubench runner torch placement record (torch-placement/1)")
+    name="torch-record",
+    family="placement",
+    tool="our runner (torch)",
+    extensions=(".json",),
+    description="gpubench runner torch placement record (torch-placement/1)",
+)
 
 #: Rows made from device counts alone; a count beyond this is not a model's tensor count.
 MAX_TENSORS = 1_000_000
@@ -46,11 +50,20 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     doc, bad = _frame.json_record(data, log, "torch_placement", "The torch placement record")
     if doc is None:
         return Read(None, log.faults(), meta)
-    for key in ("policy_id", "requested_device", "torch_version", "parameters", "buffers",
-                "diagnostic"):
+    for key in (
+        "policy_id",
+        "requested_device",
+        "torch_version",
+        "parameters",
+        "buffers",
+        "diagnostic",
+    ):
         meta[key] = doc.get(key)
-    ops = [o for i, o in enumerate(doc.get("ops") or [])
-           if isinstance(o, dict) and not _frame.is_bad(f"/ops/{i}", bad)]
+    ops = [
+        o
+        for i, o in enumerate(doc.get("ops") or [])
+        if isinstance(o, dict) and not _frame.is_bad(f"/ops/{i}", bad)
+    ]
     every, kernels = Counter[str](), Counter[str]()
     for o in ops:
         every[o["device_type"]] += o["count"]
@@ -59,17 +72,28 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     meta.update(ops=len(ops), ops_by_device=dict(every), kernels_by_device=dict(kernels))
     dispatched = Counter[str]()
     for d in doc.get("dispatched_ops") or []:
-        if isinstance(d, dict) and isinstance(d.get("devices"), str) \
-                and isinstance(d.get("count"), int) and not isinstance(d["count"], bool):
+        if (
+            isinstance(d, dict)
+            and isinstance(d.get("devices"), str)
+            and isinstance(d.get("count"), int)
+            and not isinstance(d["count"], bool)
+        ):
             dispatched[d["devices"]] += d["count"]
     meta["dispatched_by_devices"] = dict(dispatched)
     meta["runtime"] = "torch"
     tensors = doc.get("tensors")
     if isinstance(tensors, list):
-        rows = [{"node": t["name"], "op_type": t["kind"], "provider": t["device"],
-                 "device": _frame.device_of(t["device"]), "cost": t.get("numel")}
-                for i, t in enumerate(tensors)
-                if isinstance(t, dict) and not _frame.is_bad(f"/tensors/{i}", bad)]
+        rows = [
+            {
+                "node": t["name"],
+                "op_type": t["kind"],
+                "provider": t["device"],
+                "device": _frame.device_of(t["device"]),
+                "cost": t.get("numel"),
+            }
+            for i, t in enumerate(tensors)
+            if isinstance(t, dict) and not _frame.is_bad(f"/tensors/{i}", bad)
+        ]
     else:
         rows = _from_counts(doc, bad, log)
     return Read(_frame.finish(rows, log, "tensor"), log.faults(), meta)
@@ -83,11 +107,20 @@ def _from_counts(doc: dict[str, Any], bad: set[str], log: FaultLog) -> list[dict
             continue
         for device, n in counts.items():
             if len(rows) + n > MAX_TENSORS:
-                log.error(f"More than {MAX_TENSORS:,} tensors: not a model's device map.",
-                          kind="limit", pointer=f"/{key}")
+                log.error(
+                    f"More than {MAX_TENSORS:,} tensors: not a model's device map.",
+                    kind="limit",
+                    pointer=f"/{key}",
+                )
                 return rows
-            rows += [{"node": "", "op_type": kind, "provider": device,
-                      "device": _frame.device_of(device)}] * n
+            rows += [
+                {
+                    "node": "",
+                    "op_type": kind,
+                    "provider": device,
+                    "device": _frame.device_of(device),
+                }
+            ] * n
     return rows
 
 

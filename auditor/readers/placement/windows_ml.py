@@ -25,8 +25,12 @@ from auditor.readers.base import Read
 from auditor.readers.placement import _frame
 
 INFO = ReaderInfo(
-    name="windows-ml", family="placement", tool="Windows ML", extensions=(".json",),
-    description="Windows ML placement record (windows-ml-placement/1, documented here)")
+    name="windows-ml",
+    family="placement",
+    tool="Windows ML",
+    extensions=(".json",),
+    description="Windows ML placement record (windows-ml-placement/1, documented here)",
+)
 
 
 def sniff(head: bytes) -> bool:
@@ -36,12 +40,21 @@ def sniff(head: bytes) -> bool:
 def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     log = FaultLog(name)
     meta: dict[str, Any] = {"tool": "Windows ML", "format": "windows-ml-placement/1"}
-    doc, bad = _frame.json_record(data, log, "windows_ml_placement",
-                                  "The Windows ML placement record")
+    doc, bad = _frame.json_record(
+        data, log, "windows_ml_placement", "The Windows ML placement record"
+    )
     if doc is None:
         return Read(None, log.faults(), meta)
-    for key in ("policy_id", "model_sha256", "os_build", "onnxruntime_version", "captured_at",
-                "selection", "compilation", "assigned"):
+    for key in (
+        "policy_id",
+        "model_sha256",
+        "os_build",
+        "onnxruntime_version",
+        "captured_at",
+        "selection",
+        "compilation",
+        "assigned",
+    ):
         meta[key] = doc.get(key)
     meta["session_recorded"] = True  # a record of the session as compiled and assigned
     if isinstance(doc.get("assigned"), list):
@@ -50,30 +63,54 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     if first is not None:
         provider = first.get("execution_provider")
         meta["session_provider"] = provider if isinstance(provider, str) else None
-    assigned = [a for i, a in enumerate(doc.get("assigned") or [])
-                if isinstance(a, dict) and not _frame.is_bad(f"/assigned/{i}", bad)]
-    meta["identity"] = identity.Identity(gpus=identity.gpus_of(
-        {"name": a.get("device_name")} for a in assigned
-        if str(a.get("device_type")).upper() == "GPU"))
+    assigned = [
+        a
+        for i, a in enumerate(doc.get("assigned") or [])
+        if isinstance(a, dict) and not _frame.is_bad(f"/assigned/{i}", bad)
+    ]
+    meta["identity"] = identity.Identity(
+        gpus=identity.gpus_of(
+            {"name": a.get("device_name")}
+            for a in assigned
+            if str(a.get("device_type")).upper() == "GPU"
+        )
+    )
     notes = meta.setdefault("notes", [])
     compilation = got if isinstance(got := doc.get("compilation"), dict) else {}
     if compilation.get("aot") and compilation.get("succeeded") is False:
-        meta["fallback_reason"] = (f"AOT compilation failed: "
-                                   f"{compilation.get('error') or 'no message'}")
+        meta["fallback_reason"] = (
+            f"AOT compilation failed: {compilation.get('error') or 'no message'}"
+        )
         notes.append(f"{meta['fallback_reason']}.")
     if assigned and all(_device(a) == "cpu" for a in assigned):
         notes.append("Only CPU execution providers are assigned.")
     nodes = doc.get("nodes")
     if isinstance(nodes, list):
         meta["granularity"] = "node"
-        rows = [{"node": n["name"], "op_type": n.get("op_type"),
-                 "provider": n.get("execution_provider"), "device": _device(n)}
-                for i, n in enumerate(nodes)
-                if isinstance(n, dict) and not _frame.is_bad(f"/nodes/{i}", bad)]
+        rows = [
+            {
+                "node": n["name"],
+                "op_type": n.get("op_type"),
+                "provider": n.get("execution_provider"),
+                "device": _device(n),
+            }
+            for i, n in enumerate(nodes)
+            if isinstance(n, dict) and not _frame.is_bad(f"/nodes/{i}", bad)
+        ]
     else:
         meta["granularity"] = "model"
-        rows = [{"node": "", "op_type": None, "provider": assigned[0]["execution_provider"],
-                 "device": _device(assigned[0])}] if assigned else []
+        rows = (
+            [
+                {
+                    "node": "",
+                    "op_type": None,
+                    "provider": assigned[0]["execution_provider"],
+                    "device": _device(assigned[0]),
+                }
+            ]
+            if assigned
+            else []
+        )
     return Read(_frame.finish(rows, log, "node"), log.faults(), meta)
 
 

@@ -29,18 +29,23 @@ from auditor.readers.power import _frame
 
 #: Cell or element texts that mean "no value" (nvidia-smi writes several spellings). The
 #: patterns are plain strings so that the CSV reader applies them with polars too.
-MISSING_PATTERN = (r"^\s*(\[.*\]|N/A|Not Supported|Requested functionality has been deprecated"
-                   r"|Unknown Error|)\s*$")
+MISSING_PATTERN = (
+    r"^\s*(\[.*\]|N/A|Not Supported|Requested functionality has been deprecated"
+    r"|Unknown Error|)\s*$"
+)
 #: A power with or without its unit: `631.95 W`, `631.95`, `500 mW`.
 WATTS_PATTERN = r"^\s*(?P<v>\d+(?:\.\d+)?)\s*(?P<u>W|mW)?\s*$"
 SCALE = {None: 1.0, "W": 1.0, "mW": 1e-3}
 MISSING = re.compile(MISSING_PATTERN)
 _WATTS = re.compile(WATTS_PATTERN)
 
-SECTIONS = {"power_readings": "gpu", "gpu_power_readings": "gpu",
-            "gpu_memory_power_readings": "gpu_memory", "module_power_readings": "module"}
-READINGS = {"power_draw", "average_power_draw", "instant_power_draw",
-            "instantaneous_power_draw"}
+SECTIONS = {
+    "power_readings": "gpu",
+    "gpu_power_readings": "gpu",
+    "gpu_memory_power_readings": "gpu_memory",
+    "module_power_readings": "module",
+}
+READINGS = {"power_draw", "average_power_draw", "instant_power_draw", "instantaneous_power_draw"}
 
 
 def describe(frame: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
@@ -56,9 +61,13 @@ def describe(frame: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     ranks = {s: rank(s) for s in sources}
     averaging = {s: 1.0 if "average" in s.lower() else None for s in sources}
     return _frame.describe(
-        frame, log, instrument="nvidia-smi", includes={"module": "cpu,gpu"},
+        frame,
+        log,
+        instrument="nvidia-smi",
+        includes={"module": "cpu,gpu"},
         rank=pl.col("source").replace_strict(ranks, return_dtype=pl.Int64),
-        averaging_s=pl.col("source").replace_strict(averaging, return_dtype=pl.Float64))
+        averaging_s=pl.col("source").replace_strict(averaging, return_dtype=pl.Float64),
+    )
 
 
 def key(label: str) -> str:
@@ -105,8 +114,13 @@ class Snapshot:
     gpus: list[Gpu] = field(default_factory=list)
 
 
-def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any],
-                   option: str | None, source_of: Any) -> pl.DataFrame | None:
+def snapshot_frame(
+    snapshots: list[Snapshot],
+    log: FaultLog,
+    meta: dict[str, Any],
+    option: str | None,
+    source_of: Any,
+) -> pl.DataFrame | None:
     """The power frame of a series of snapshots. `device` is the GPU's position in its
     snapshot (nvidia-smi lists GPUs in index order); `source_of(reading)` names the reading
     as the format does. One snapshot per device is a reading, not a trace: `coverage`."""
@@ -118,24 +132,35 @@ def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any
     timeless = bool(snapshots) and not any(s.stamp for s in snapshots)
     if timeless:
         meta["timestamps"] = False
-        log.warning("The report has no timestamp: its readings cannot show which window they "
-                    "cover (keep nvidia-smi's <timestamp>, or log with --query-gpu=timestamp,"
-                    "...).", kind="coverage", line=snapshots[0].line)
+        log.warning(
+            "The report has no timestamp: its readings cannot show which window they "
+            "cover (keep nvidia-smi's <timestamp>, or log with --query-gpu=timestamp,"
+            "...).",
+            kind="coverage",
+            line=snapshots[0].line,
+        )
     for snap in snapshots:
         local = ctime(snap.stamp) if snap.stamp else None
         if local is None or to_utc(local, timedelta(0)) is None:
             local = None
             if not timeless:
-                log.error("The report has no readable timestamp: its readings have no time.",
-                          kind="type", line=snap.line, value=snap.stamp)
+                log.error(
+                    "The report has no readable timestamp: its readings have no time.",
+                    kind="type",
+                    line=snap.line,
+                    value=snap.stamp,
+                )
         elif offset is None:
             offset, tz_meta = local_offset(option, log, tool="nvidia-smi")
             meta.update(tz_meta)
         end = to_utc(local, offset) if local and offset is not None else None
         if snap.attached and snap.attached.isdigit() and int(snap.attached) != len(snap.gpus):
-            log.warning(f"The report says {snap.attached} attached GPUs but describes "
-                        f"{len(snap.gpus)}: it was cut or trimmed.", kind="truncated",
-                        line=snap.line)
+            log.warning(
+                f"The report says {snap.attached} attached GPUs but describes "
+                f"{len(snap.gpus)}: it was cut or trimmed.",
+                kind="truncated",
+                line=snap.line,
+            )
         for index, gpu in enumerate(snap.gpus):
             if index >= len(devices):
                 devices.append({"index": index, **gpu.info})
@@ -149,11 +174,24 @@ def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any
                     if MISSING.match(r.text):
                         missing.append((index, gpu.info.get("name"), source_of(r), r.text))
                     else:
-                        log.error(f"{source_of(r)} is not a power in W.", kind="units",
-                                  line=r.line, field=source_of(r), value=r.text)
+                        log.error(
+                            f"{source_of(r)} is not a power in W.",
+                            kind="units",
+                            line=r.line,
+                            field=source_of(r),
+                            value=r.text,
+                        )
                     continue
-                rows.append({"end": end, "domain": SECTIONS[section], "device": index,
-                             "watts": value, "source": source_of(r), "line": r.line})
+                rows.append(
+                    {
+                        "end": end,
+                        "domain": SECTIONS[section],
+                        "device": index,
+                        "watts": value,
+                        "source": source_of(r),
+                        "line": r.line,
+                    }
+                )
     meta["devices"] = devices
     meta["identity"] = identity.Identity(gpus=identity.gpus_of(devices))
     meta["snapshots"] = len(snapshots)
@@ -161,15 +199,16 @@ def snapshot_frame(snapshots: list[Snapshot], log: FaultLog, meta: dict[str, Any
         if missing:
             gpus = sorted({f"GPU {i}" + (f" ({n})" if n else "") for i, n, _, _ in missing})
             fields = sorted({f"{src} {text.strip() or '(empty)'}" for _, _, src, text in missing})
-            log.error(f"No power reading in the file: every power reading is missing "
-                      f"({'; '.join(fields)}) for {', '.join(gpus)}: this GPU or driver "
-                      "reports no board power.", kind="empty")
+            log.error(
+                f"No power reading in the file: every power reading is missing "
+                f"({'; '.join(fields)}) for {', '.join(gpus)}: this GPU or driver "
+                "reports no board power.",
+                kind="empty",
+            )
         else:
-            log.error("No power reading in the file (no power section in any GPU).",
-                      kind="empty")
+            log.error("No power reading in the file (no power section in any GPU).", kind="empty")
         return None
     frame = describe(_frame.with_point_intervals(_frame.from_rows(rows)), log)
     _frame.order_faults(_frame.from_rows(samples), log, by=("device",), what="report")
     _frame.snapshot_warning(frame, log)
     return frame
-

@@ -96,8 +96,12 @@ from auditor.readers.base import Read
 from auditor.readers.power import _frame
 
 INFO = ReaderInfo(
-    name="hwinfo", family="power", tool="HWiNFO", extensions=(".csv",),
-    description="HWiNFO64 sensor log (CSV written by 'Log to file')")
+    name="hwinfo",
+    family="power",
+    tool="HWiNFO",
+    extensions=(".csv",),
+    description="HWiNFO64 sensor log (CSV written by 'Log to file')",
+)
 
 #: (sensor group pattern or None for any, column name without unit, domain)
 DOMAINS: tuple[tuple[str | None, str, str], ...] = (
@@ -129,11 +133,11 @@ def sniff(head: bytes) -> bool:
     return head.lstrip(b"\xef\xbb\xbf").startswith(b"Date,Time,")
 
 
-def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
-         **_: Any) -> Read[pl.DataFrame]:
+def read(
+    data: bytes, *, name: str, local_utc_offset: str | None = None, **_: Any
+) -> Read[pl.DataFrame]:
     log = FaultLog(name)
-    meta: dict[str, Any] = {"tool": "HWiNFO", "format": "csv", "timestamps": True,
-                            "units": ["W"]}
+    meta: dict[str, Any] = {"tool": "HWiNFO", "format": "csv", "timestamps": True, "units": ["W"]}
     if too_large(data, MAX_LOG_BYTES, log, "The HWiNFO log"):
         return Read(None, log.faults(), meta)
     decoded = decode(data, log)
@@ -145,14 +149,17 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     meta["line_endings"] = line_endings(text)
     lines = split_lines(text)
     if not lines or not lines[0].startswith("Date,Time,"):
-        log.error("Line 1 is not an HWiNFO header (it must start with 'Date,Time,').",
-                  kind="header", line=1, value=lines[0] if lines else "")
+        log.error(
+            "Line 1 is not an HWiNFO header (it must start with 'Date,Time,').",
+            kind="header",
+            line=1,
+            value=lines[0] if lines else "",
+        )
         return Read(None, log.faults(), meta)
     try:
         names = next(csv.reader([lines[0]]))
     except csv.Error as exc:  # a lone CR (or a NUL) inside the header line
-        log.error(f"Line 1 (the header) cannot be split into cells ({exc}).", kind="header",
-                  line=1)
+        log.error(f"Line 1 (the header) cannot be split into cells ({exc}).", kind="header", line=1)
         return Read(None, log.faults(), meta)
     meta["trailing_empty_column"] = names[-1] == ""
     end = _footer(lines, log, meta)
@@ -164,8 +171,13 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
         return Read(None, log.faults(), meta)
     network = _network_columns(names, groups)
     picked = sorted({0, 1, *(c["index"] for c in columns), *network})
-    wide = csv_rows(line_frame(lines[1:end], 2), width=len(names), picked=picked,
-                    names=["date", "time", *(f"c{i}" for i in picked[2:])], log=log)
+    wide = csv_rows(
+        line_frame(lines[1:end], 2),
+        width=len(names),
+        picked=picked,
+        names=["date", "time", *(f"c{i}" for i in picked[2:])],
+        log=log,
+    )
     meta["samples"] = wide.height
     offset, tz_meta = local_offset(local_utc_offset, log, tool="HWiNFO")
     meta.update(tz_meta)
@@ -178,8 +190,11 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
     _frame.order_faults(frame, log, by=(), what="row")
     frame = _frame.drop_repeats(frame, log, what="row")
     _frame.snapshot_warning(frame, log)
-    return Read(_frame.describe(_frame.with_point_intervals(frame), log, instrument="hwinfo"),
-                log.faults(), meta)
+    return Read(
+        _frame.describe(_frame.with_point_intervals(frame), log, instrument="hwinfo"),
+        log.faults(),
+        meta,
+    )
 
 
 _RATE = re.compile(r"^(?P<base>.*?) \[(?P<unit>KB/s|MB/s)\]$")
@@ -198,7 +213,8 @@ def _network_columns(names: list[str], groups: list[str] | None) -> dict[int, fl
             continue
         group = groups[i] if groups else None
         if (group is not None and group.startswith("Network:")) or (
-                groups is None and _NET_NAME.search(m["base"])):
+            groups is None and _NET_NAME.search(m["base"])
+        ):
             out[i] = _NET_SCALE[m["unit"]]
     return out
 
@@ -210,13 +226,23 @@ def _network(wide: pl.DataFrame, names: list[str], network: dict[int, float]) ->
     seen: Counter[str] = Counter(names)
     parts = []
     for i, scale in network.items():
-        n = names[:i + 1].count(names[i])
+        n = names[: i + 1].count(names[i])
         source = f"{names[i]} #{n}" if seen[names[i]] > 1 else names[i]
         number = pl.col(f"c{i}").str.strip_chars().cast(pl.Float64, strict=False)
-        parts.append(wide.select("end", "line", source=pl.lit(source),
-                                 kbps=pl.when(number.is_finite()).then(number * scale)))
-    schema = {"end": pl.Datetime("us", "UTC"), "line": pl.Int64, "source": pl.String,
-              "kbps": pl.Float64}
+        parts.append(
+            wide.select(
+                "end",
+                "line",
+                source=pl.lit(source),
+                kbps=pl.when(number.is_finite()).then(number * scale),
+            )
+        )
+    schema = {
+        "end": pl.Datetime("us", "UTC"),
+        "line": pl.Int64,
+        "source": pl.String,
+        "kbps": pl.Float64,
+    }
     return pl.concat(parts).cast(schema) if parts else pl.DataFrame(schema=schema)  # type: ignore[arg-type]
 
 
@@ -225,18 +251,23 @@ def _footer(lines: list[str], log: FaultLog, meta: dict[str, Any]) -> int:
     try:
         end = lines.index(lines[0], 1)
     except ValueError:
-        log.warning("No footer (the repeated header and sensor-group row HWiNFO writes when "
-                    "logging stops): the log was cut or is still being written; sensor "
-                    "groups are unknown.", kind="truncated", line=len(lines))
+        log.warning(
+            "No footer (the repeated header and sensor-group row HWiNFO writes when "
+            "logging stops): the log was cut or is still being written; sensor "
+            "groups are unknown.",
+            kind="truncated",
+            line=len(lines),
+        )
         meta["footer"] = False
         return len(lines)
     meta["footer"] = True
     if end + 1 >= len(lines):
         # older HWiNFO versions end the log with the repeated header alone: complete
         meta["footer"] = "header only"
-    elif any(ln.strip() for ln in lines[end + 2:]):
-        log.warning("Lines after the footer's sensor-group row are not read.", kind="format",
-                    line=end + 3)
+    elif any(ln.strip() for ln in lines[end + 2 :]):
+        log.warning(
+            "Lines after the footer's sensor-group row are not read.", kind="format", line=end + 3
+        )
     return end
 
 
@@ -250,9 +281,12 @@ def _groups(row: str, width: int, line: int, log: FaultLog) -> list[str] | None:
         else:
             cells.append(cell)
     if len(cells) != width:
-        log.warning(f"The sensor-group row names {len(cells)} groups for {width} columns: "
-                    "columns are not mapped to groups (devices unknown).", kind="header",
-                    line=line)
+        log.warning(
+            f"The sensor-group row names {len(cells)} groups for {width} columns: "
+            "columns are not mapped to groups (devices unknown).",
+            kind="header",
+            line=line,
+        )
         return None
     return cells
 
@@ -261,8 +295,9 @@ def _unbalanced(cell: str) -> bool:
     return cell.count("[") != cell.count("]") or cell.count("(") != cell.count(")")
 
 
-def _power_columns(names: list[str], groups: list[str] | None, meta: dict[str, Any],
-                   log: FaultLog) -> list[dict[str, Any]]:
+def _power_columns(
+    names: list[str], groups: list[str] | None, meta: dict[str, Any], log: FaultLog
+) -> list[dict[str, Any]]:
     counts = Counter(names)
     seen: Counter[str] = Counter()
     columns, skipped = [], []
@@ -278,19 +313,33 @@ def _power_columns(names: list[str], groups: list[str] | None, meta: dict[str, A
         group = groups[i] if groups else None
         dev = _DEVICE.search(group) if group else None
         domain = _domain(m["base"], group)
-        columns.append({"index": i, "source": source, "base": m["base"],
-                        "scale": _POWER_UNITS[m["unit"]], "domain": domain,
-                        "known": _known(m["base"]),
-                        "group": group, "device": int(dev[1]) if dev else None})
+        columns.append(
+            {
+                "index": i,
+                "source": source,
+                "base": m["base"],
+                "scale": _POWER_UNITS[m["unit"]],
+                "domain": domain,
+                "known": _known(m["base"]),
+                "group": group,
+                "device": int(dev[1]) if dev else None,
+            }
+        )
     meta["semantic_columns"] = _by_semantics(columns)
-    unknown = [c for c in columns if not c["known"] and c["source"] not in
-               meta["semantic_columns"] and c["domain"] == "other"]
+    unknown = [
+        c
+        for c in columns
+        if not c["known"] and c["source"] not in meta["semantic_columns"] and c["domain"] == "other"
+    ]
     if unknown and not groups:
-        log.warning(f"{len(unknown)} of the {len(columns)} power columns have names this reader "
-                    f"does not know (a HWiNFO in another language?), such as "
-                    f"{unknown[0]['source']!r}: without the footer's sensor groups they are "
-                    "read as other, so a CPU package or GPU board among them is not found.",
-                    kind="header", line=1)
+        log.warning(
+            f"{len(unknown)} of the {len(columns)} power columns have names this reader "
+            f"does not know (a HWiNFO in another language?), such as "
+            f"{unknown[0]['source']!r}: without the footer's sensor groups they are "
+            "read as other, so a CPU package or GPU board among them is not found.",
+            kind="header",
+            line=1,
+        )
     meta["skipped_columns"] = skipped
     meta["power_columns"] = len(columns)
     meta["devices"] = sorted({c["group"] for c in columns if c["group"]})
@@ -303,7 +352,8 @@ acronyms, which HWiNFO keeps in every language."""
 _KNOWN_PARTS = re.compile(
     r"^(Core \d+ Power|Core Powers \(avg\)|GPU Rail Powers \(avg\)|Rest-of-Chip Power|"
     r"GPU .*(Input|Output) Power.*|GPU Input PP Source Power.*|GPU 12VHPWR Power|GPU SRAM .*|"
-    r"GPU (Core|SoC) Power \(.*\)|Core\+SoC\+MISC Power.*|Total Power)$")
+    r"GPU (Core|SoC) Power \(.*\)|Core\+SoC\+MISC Power.*|Total Power)$"
+)
 """English names of parts (per-core powers, rails, connectors, a DIMM's total outside its
 group) that rightly read as `other` or by group: they are known, not untranslated."""
 
@@ -311,15 +361,22 @@ group) that rightly read as `other` or by group: they are known, not untranslate
 def _known(base: str) -> bool:
     """Whether `base` is a name the English table or `_KNOWN_PARTS` knows."""
     return _KNOWN_PARTS.match(base) is not None or any(
-        re.fullmatch(pattern, base) for _, pattern, _ in DOMAINS)
+        re.fullmatch(pattern, base) for _, pattern, _ in DOMAINS
+    )
+
+
 _PART_TOKENS = re.compile(
     r"VDDCR|NVVDD|FBVDD|MSVDD|PEXVDD|VDD|SRAM|PCIe|12VHPWR|\d-pin|Misc|SVI\d|TFN|\bIA\b|"
-    r"\bGT\b|\bSoC\b|\d", re.IGNORECASE)
+    r"\bGT\b|\bSoC\b|\d",
+    re.IGNORECASE,
+)
 """Tokens HWiNFO keeps untranslated that mark a part of a device (a rail, a connector, a
 core, a numbered unit), never its whole: a column holding one is no device total."""
-_GROUP_KIND = (("package", re.compile(r"^CPU \[#\d+\]")),
-               ("gpu", re.compile(r"^GPU \[#\d+\]")),
-               ("dram", re.compile(r"DIMM")))
+_GROUP_KIND = (
+    ("package", re.compile(r"^CPU \[#\d+\]")),
+    ("gpu", re.compile(r"^GPU \[#\d+\]")),
+    ("dram", re.compile(r"DIMM")),
+)
 _HOLDERS = {"package", "ppt", "psys", "gpu"}
 
 
@@ -350,8 +407,14 @@ def _by_semantics(columns: list[dict[str, Any]]) -> dict[str, str]:
         kind = next((k for k, pattern in _GROUP_KIND if pattern.search(group)), None)
         if kind is None or any(c["domain"] == kind and c["known"] for c in cols):
             continue
-        pick = next((c for c in cols if not c["known"] and c["domain"] == "other"
-                     and not _PART_TOKENS.search(c["base"])), None)
+        pick = next(
+            (
+                c
+                for c in cols
+                if not c["known"] and c["domain"] == "other" and not _PART_TOKENS.search(c["base"])
+            ),
+            None,
+        )
         if pick is not None:
             pick["domain"] = found[pick["source"]] = kind
     return found
@@ -371,14 +434,18 @@ def _as_gbk(data: bytes) -> str | None:
     except UnicodeDecodeError:
         return None
     header = text.split("\n", 1)[0]
-    return text if any(_CJK.search(c) for c in header.split(",") if c.rstrip('"').endswith(
-        ("[W]", "[mW]"))) else None
+    return (
+        text
+        if any(_CJK.search(c) for c in header.split(",") if c.rstrip('"').endswith(("[W]", "[mW]")))
+        else None
+    )
 
 
 def _domain(base: str, group: str | None) -> str:
     for group_pattern, name_pattern, domain in DOMAINS:
         if re.fullmatch(name_pattern, base) and (
-                group_pattern is None or (group is not None and re.search(group_pattern, group))):
+            group_pattern is None or (group is not None and re.search(group_pattern, group))
+        ):
             return domain
     return "other"
 
@@ -389,16 +456,30 @@ def _times(wide: pl.DataFrame, offset: Any, log: FaultLog) -> pl.DataFrame:
     # zero-pad the parts and parse them strictly: an impossible date (31.2.) becomes null,
     # never an error; the digits after the dot are a count of milliseconds
     padded = pl.concat_str(
-        d.struct["3"], pl.lit("-"), d.struct["2"].str.zfill(2), pl.lit("-"),
-        d.struct["1"].str.zfill(2), pl.lit(" "), t.struct["1"].str.zfill(2), pl.lit(":"),
-        t.struct["2"].str.zfill(2), pl.lit(":"), t.struct["3"].str.zfill(2), pl.lit("."),
-        t.struct["4"].fill_null("0").str.zfill(3))
+        d.struct["3"],
+        pl.lit("-"),
+        d.struct["2"].str.zfill(2),
+        pl.lit("-"),
+        d.struct["1"].str.zfill(2),
+        pl.lit(" "),
+        t.struct["1"].str.zfill(2),
+        pl.lit(":"),
+        t.struct["2"].str.zfill(2),
+        pl.lit(":"),
+        t.struct["3"].str.zfill(2),
+        pl.lit("."),
+        t.struct["4"].fill_null("0").str.zfill(3),
+    )
     local = padded.str.to_datetime("%Y-%m-%d %H:%M:%S%.3f", time_unit="us", strict=False)
     wide = wide.with_columns(end=to_utc_expr(local, offset))
     for r in wide.filter(pl.col("end").is_null()).iter_rows(named=True):
-        log.error("The row's date and time cannot be read (a real D.M.YYYY and H:M:S.mmm "
-                  "expected): not read.", kind="type", line=r["line"],
-                  value=f"{r['date']},{r['time']}")
+        log.error(
+            "The row's date and time cannot be read (a real D.M.YYYY and H:M:S.mmm "
+            "expected): not read.",
+            kind="type",
+            line=r["line"],
+            value=f"{r['date']},{r['time']}",
+        )
     return wide.filter(pl.col("end").is_not_null())
 
 
@@ -408,15 +489,26 @@ def _long(wide: pl.DataFrame, columns: list[dict[str, Any]], log: FaultLog) -> p
         col = f"c{c['index']}"
         number = pl.col(col).str.strip_chars().cast(pl.Float64, strict=False)
         watts = pl.when(number.is_finite()).then(number)
-        part = wide.select("end", "line", pl.col(col).alias("raw"),
-                           (watts * c["scale"]).alias("watts"))
-        for r in part.filter(pl.col("watts").is_null() & (pl.col("raw").str.strip_chars() != "")
-                             ).iter_rows(named=True):
-            log.error(f"{c['source']} is not a number: the reading is left out.", kind="type",
-                      line=r["line"], field=c["source"], value=r["raw"])
-        parts.append(part.filter(pl.col("watts").is_not_null()).with_columns(
-            domain=pl.lit(c["domain"]), device=pl.lit(c["device"], pl.Int64),
-            source=pl.lit(c["source"])))
+        part = wide.select(
+            "end", "line", pl.col(col).alias("raw"), (watts * c["scale"]).alias("watts")
+        )
+        for r in part.filter(
+            pl.col("watts").is_null() & (pl.col("raw").str.strip_chars() != "")
+        ).iter_rows(named=True):
+            log.error(
+                f"{c['source']} is not a number: the reading is left out.",
+                kind="type",
+                line=r["line"],
+                field=c["source"],
+                value=r["raw"],
+            )
+        parts.append(
+            part.filter(pl.col("watts").is_not_null()).with_columns(
+                domain=pl.lit(c["domain"]),
+                device=pl.lit(c["device"], pl.Int64),
+                source=pl.lit(c["source"]),
+            )
+        )
     return _frame.conform(pl.concat(parts)) if parts else _frame.empty()
 
 

@@ -35,8 +35,12 @@ from auditor.readers.base import Read
 from auditor.readers.power import _frame, nvidia_smi_csv, nvidia_smi_q
 
 INFO = ReaderInfo(
-    name="nvidia-smi-bundle", family="power", tool="nvidia-smi", extensions=(".txt",),
-    description="nvidia_gpu_exporter capture bundle (many nvidia-smi outputs in one file)")
+    name="nvidia-smi-bundle",
+    family="power",
+    tool="nvidia-smi",
+    extensions=(".txt",),
+    description="nvidia_gpu_exporter capture bundle (many nvidia-smi outputs in one file)",
+)
 
 _RULE = re.compile(r"^#{40,}\s*$")
 _TITLE = re.compile(r"^# (?P<title>.+? :: .+?)\s*$")
@@ -44,8 +48,9 @@ _COMMAND = re.compile(r"^# \$ (?P<cmd>.*)$")
 
 
 def sniff(head: bytes) -> bool:
-    return head.startswith(b"####") and (b"nvidia_gpu_exporter" in head
-                                         or b"\n# $ nvidia-smi" in head)
+    return head.startswith(b"####") and (
+        b"nvidia_gpu_exporter" in head or b"\n# $ nvidia-smi" in head
+    )
 
 
 def _reader_for(command: str) -> tuple[Any, str | None]:
@@ -58,11 +63,16 @@ def _reader_for(command: str) -> tuple[Any, str | None]:
     return None, "holds no power readings"
 
 
-def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
-         **_: Any) -> Read[pl.DataFrame]:
+def read(
+    data: bytes, *, name: str, local_utc_offset: str | None = None, **_: Any
+) -> Read[pl.DataFrame]:
     log = FaultLog(name)
-    meta: dict[str, Any] = {"tool": "nvidia-smi", "format": "capture-bundle",
-                            "timestamps": True, "units": ["W"]}
+    meta: dict[str, Any] = {
+        "tool": "nvidia-smi",
+        "format": "capture-bundle",
+        "timestamps": True,
+        "units": ["W"],
+    }
     if too_large(data, MAX_LOG_BYTES, log, "The capture bundle"):
         return Read(None, log.faults(), meta)
     decoded = decode(data, log)
@@ -80,19 +90,29 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
         if reader is None:
             entry["read"] = why
             continue
-        sub = reader.read("\n".join(body).encode(), name=name,
-                          local_utc_offset=local_utc_offset, first_line=first)
+        sub = reader.read(
+            "\n".join(body).encode(), name=name, local_utc_offset=local_utc_offset, first_line=first
+        )
         faults += [f for f in sub.faults if f.kind != "coverage"]
-        entry["read"] = f"{reader.INFO.name}: {sub.value.height if sub.value is not None else 0}" \
-            " readings"
+        entry["read"] = (
+            f"{reader.INFO.name}: {sub.value.height if sub.value is not None else 0} readings"
+        )
         if sub.value is not None:
             frames.append(sub.value)
-            meta.update({k: v for k, v in sub.meta.items()
-                         if k in ("local_utc_offset", "timezone_assumed", "devices")})
+            meta.update(
+                {
+                    k: v
+                    for k, v in sub.meta.items()
+                    if k in ("local_utc_offset", "timezone_assumed", "devices")
+                }
+            )
     meta["sections"] = sections
-    log.warning(f"A capture bundle of {len(sections)} nvidia-smi outputs: its power readings "
-                "are snapshots of separate commands (idle, load), not a trace of one window.",
-                kind="format", line=1)
+    log.warning(
+        f"A capture bundle of {len(sections)} nvidia-smi outputs: its power readings "
+        "are snapshots of separate commands (idle, load), not a trace of one window.",
+        kind="format",
+        line=1,
+    )
     unique = list(dict.fromkeys(faults))  # each section repeats the time-zone warning
     if not frames:
         log.error("No section with timed power readings.", kind="empty")

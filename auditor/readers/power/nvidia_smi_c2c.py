@@ -19,8 +19,12 @@ from auditor.readers.base import Read
 from auditor.readers.power.nvidia_smi_table import ADVICE
 
 INFO = ReaderInfo(
-    name="nvidia-smi-c2c", family="power", tool="nvidia-smi", extensions=(".txt", ".log"),
-    description="nvidia-smi c2c -s link status (not power evidence: refused)")
+    name="nvidia-smi-c2c",
+    family="power",
+    tool="nvidia-smi",
+    extensions=(".txt", ".log"),
+    description="nvidia-smi c2c -s link status (not power evidence: refused)",
+)
 
 _GPU = re.compile(rb"^GPU \d+: .*\(UUID: GPU-", re.M)
 
@@ -43,8 +47,12 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[None]:
         elif current is not None and "C2C Link" in raw:
             gpus[current] += 1
     meta["gpus"] = [{"gpu": int(g), "links": n} for g, n in gpus.items()]
-    log.error("This is nvidia-smi c2c output (chip-to-chip link speeds): not power evidence. "
-              "To measure, " + ADVICE + ".", kind="format", line=1)
+    log.error(
+        "This is nvidia-smi c2c output (chip-to-chip link speeds): not power evidence. "
+        "To measure, " + ADVICE + ".",
+        kind="format",
+        line=1,
+    )
     return Read(None, log.faults(), meta)
 
 

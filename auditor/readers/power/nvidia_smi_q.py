@@ -30,13 +30,21 @@ from auditor.readers.base import Read
 from auditor.readers.power import _nvsmi
 
 INFO = ReaderInfo(
-    name="nvidia-smi-q", family="power", tool="nvidia-smi", extensions=(".txt", ".log"),
-    description="nvidia-smi -q report(s) (plain text)")
+    name="nvidia-smi-q",
+    family="power",
+    tool="nvidia-smi",
+    extensions=(".txt", ".log"),
+    description="nvidia-smi -q report(s) (plain text)",
+)
 
 _BANNER = "NVSMI LOG"
 #: GPU block labels kept in meta["devices"], under the keys the XML reader uses too.
-_INFO = {"Product Name": "name", "Minor Number": "minor_number", "GPU UUID": "uuid",
-         "Serial Number": "serial"}
+_INFO = {
+    "Product Name": "name",
+    "Minor Number": "minor_number",
+    "GPU UUID": "uuid",
+    "Serial Number": "serial",
+}
 _KV = re.compile(r"^(?P<key>\S.*?)\s+: ?(?P<value>.*)$")
 _GPU = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 
@@ -45,12 +53,17 @@ def sniff(head: bytes) -> bool:
     return b"==NVSMI LOG==" in head
 
 
-def read(data: bytes, *, name: str, local_utc_offset: str | None = None, first_line: int = 1,
-         **_: Any) -> Read[pl.DataFrame]:
+def read(
+    data: bytes, *, name: str, local_utc_offset: str | None = None, first_line: int = 1, **_: Any
+) -> Read[pl.DataFrame]:
     """`first_line`: the line number of `data`'s first line (a section of a larger file)."""
     log = FaultLog(name)
-    meta: dict[str, Any] = {"tool": "nvidia-smi", "format": "q-text", "timestamps": True,
-                            "units": ["W"]}
+    meta: dict[str, Any] = {
+        "tool": "nvidia-smi",
+        "format": "q-text",
+        "timestamps": True,
+        "units": ["W"],
+    }
     if too_large(data, MAX_LOG_BYTES, log, "The nvidia-smi -q log"):
         return Read(None, log.faults(), meta)
     decoded = decode(data, log)
@@ -58,8 +71,9 @@ def read(data: bytes, *, name: str, local_utc_offset: str | None = None, first_l
         return Read(None, log.faults(), meta)
     text, meta["encoding"] = decoded
     snapshots = _snapshots(split_lines(text), first_line)
-    frame = _nvsmi.snapshot_frame(snapshots, log, meta, local_utc_offset,
-                                  lambda r: f"{r.section}/{r.name}")
+    frame = _nvsmi.snapshot_frame(
+        snapshots, log, meta, local_utc_offset, lambda r: f"{r.section}/{r.name}"
+    )
     return Read(frame, log.faults(), meta)
 
 

@@ -24,14 +24,20 @@ from auditor.readers._common import (
 from auditor.readers.base import Read
 
 INFO = ReaderInfo(
-    name="nvidia-smi-table", family="power", tool="nvidia-smi", extensions=(".txt", ".log"),
-    description="nvidia-smi default table (a display, not a power log: refused)")
+    name="nvidia-smi-table",
+    family="power",
+    tool="nvidia-smi",
+    extensions=(".txt", ".log"),
+    description="nvidia-smi default table (a display, not a power log: refused)",
+)
 
 _GPU = re.compile(r"^\|\s+(?P<gpu>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s+\|")
 _PWR = re.compile(r"(?P<w>\d+)W\s*/\s*(?P<cap>\d+)W")
 
-ADVICE = ("log power with `nvidia-smi --query-gpu=timestamp,index,power.draw.instant,"
-          "power.draw.average --format=csv -lms 100` (or `nvidia-smi -q -x -l 1`)")
+ADVICE = (
+    "log power with `nvidia-smi --query-gpu=timestamp,index,power.draw.instant,"
+    "power.draw.average --format=csv -lms 100` (or `nvidia-smi -q -x -l 1`)"
+)
 
 
 def sniff(head: bytes) -> bool:
@@ -40,8 +46,7 @@ def sniff(head: bytes) -> bool:
 
 def read(data: bytes, *, name: str, **_: Any) -> Read[None]:
     log = FaultLog(name)
-    meta: dict[str, Any] = {"tool": "nvidia-smi", "format": "default-table",
-                            "timestamps": False}
+    meta: dict[str, Any] = {"tool": "nvidia-smi", "format": "default-table", "timestamps": False}
     if too_large(data, MAX_LOG_BYTES, log, "The file") or (decoded := decode(data, log)) is None:
         return Read(None, log.faults(), meta)
     lines = split_lines(decoded[0])
@@ -51,13 +56,17 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[None]:
         if m := _GPU.match(raw):
             gpu = {"gpu": int(m["gpu"]), "name": m["name"].strip(), "line": i}
         elif gpu and (m := _PWR.search(raw)):
-            readings.append({**gpu, "watts": float(m["w"]), "cap_w": float(m["cap"]),
-                             "line": i})
+            readings.append({**gpu, "watts": float(m["w"]), "cap_w": float(m["cap"]), "line": i})
             gpu = None
     meta["readings"] = readings
-    log.error("This is nvidia-smi's default table: a one-off display (one snapshot, power "
-              "rounded to whole watts, no per-sample times), not a power log. To measure, "
-              + ADVICE + ".", kind="format", line=1)
+    log.error(
+        "This is nvidia-smi's default table: a one-off display (one snapshot, power "
+        "rounded to whole watts, no per-sample times), not a power log. To measure, "
+        + ADVICE
+        + ".",
+        kind="format",
+        line=1,
+    )
     return Read(None, log.faults(), meta)
 
 

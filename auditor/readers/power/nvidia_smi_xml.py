@@ -24,8 +24,12 @@ from auditor.readers.base import Read
 from auditor.readers.power import _nvsmi
 
 INFO = ReaderInfo(
-    name="nvidia-smi-xml", family="power", tool="nvidia-smi", extensions=(".xml",),
-    description="nvidia-smi -q -x report(s) (XML, DTD v11-v13)")
+    name="nvidia-smi-xml",
+    family="power",
+    tool="nvidia-smi",
+    extensions=(".xml",),
+    description="nvidia-smi -q -x report(s) (XML, DTD v11-v13)",
+)
 
 _DOC = re.compile(rb"<\?xml")
 _DTD = re.compile(r"nvsmi_device_(v\d+)\.dtd")
@@ -35,50 +39,68 @@ def sniff(head: bytes) -> bool:
     return b"<nvidia_smi_log" in head
 
 
-def read(data: bytes, *, name: str, local_utc_offset: str | None = None,
-         **_: Any) -> Read[pl.DataFrame]:
+def read(
+    data: bytes, *, name: str, local_utc_offset: str | None = None, **_: Any
+) -> Read[pl.DataFrame]:
     log = FaultLog(name)
-    meta: dict[str, Any] = {"tool": "nvidia-smi", "format": "xml", "timestamps": True,
-                            "units": ["W"]}
+    meta: dict[str, Any] = {
+        "tool": "nvidia-smi",
+        "format": "xml",
+        "timestamps": True,
+        "units": ["W"],
+    }
     starts = [m.start() for m in _DOC.finditer(data)] or [0]
     starts[0] = 0
     snapshots = []
     for begin, stop in zip(starts, [*starts[1:], len(data)], strict=True):
         first_line = line_of_offset(data, begin)
-        root = _xml.parse(data[begin:stop], log, first_line=first_line,
-                          what="The nvidia-smi XML report")
+        root = _xml.parse(
+            data[begin:stop], log, first_line=first_line, what="The nvidia-smi XML report"
+        )
         if root is None:
             continue
         if root.tag != "nvidia_smi_log":
-            log.error(f"The root element is <{root.tag}>, not <nvidia_smi_log>.",
-                      kind="schema", line=root.line)
+            log.error(
+                f"The root element is <{root.tag}>, not <nvidia_smi_log>.",
+                kind="schema",
+                line=root.line,
+            )
             continue
         snapshots.append(_snapshot(root))
     dtd = sorted(set(_DTD.findall(data[:4096].decode("ascii", "replace"))))
     if dtd:
         meta["dtd"] = dtd[0] if len(dtd) == 1 else dtd
-    frame = _nvsmi.snapshot_frame(snapshots, log, meta, local_utc_offset,
-                                  lambda r: f"{r.section}/{r.name}")
+    frame = _nvsmi.snapshot_frame(
+        snapshots, log, meta, local_utc_offset, lambda r: f"{r.section}/{r.name}"
+    )
     return Read(frame, log.faults(), meta)
 
 
 def _snapshot(root: _xml.Element) -> _nvsmi.Snapshot:
     stamp = root.find("timestamp")
-    snap = _nvsmi.Snapshot(line=stamp.line if stamp else root.line,
-                           stamp=stamp.text.strip() if stamp else None,
-                           attached=root.findtext("attached_gpus"))
+    snap = _nvsmi.Snapshot(
+        line=stamp.line if stamp else root.line,
+        stamp=stamp.text.strip() if stamp else None,
+        attached=root.findtext("attached_gpus"),
+    )
     driver = root.findtext("driver_version")
     for gpu in root.findall("gpu"):
-        g = _nvsmi.Gpu(line=gpu.line, info={"bus_id": gpu.attrib.get("id"),
-                                            "name": gpu.findtext("product_name"),
-                                            "minor_number": gpu.findtext("minor_number"),
-                                            "uuid": gpu.findtext("uuid"),
-                                            "serial": gpu.findtext("serial"),
-                                            "driver_version": driver})
+        g = _nvsmi.Gpu(
+            line=gpu.line,
+            info={
+                "bus_id": gpu.attrib.get("id"),
+                "name": gpu.findtext("product_name"),
+                "minor_number": gpu.findtext("minor_number"),
+                "uuid": gpu.findtext("uuid"),
+                "serial": gpu.findtext("serial"),
+                "driver_version": driver,
+            },
+        )
         for section in gpu.children:
             if section.tag in _nvsmi.SECTIONS:
-                g.readings += [_nvsmi.Reading(section.tag, r.tag, r.text, r.line)
-                               for r in section.children]
+                g.readings += [
+                    _nvsmi.Reading(section.tag, r.tag, r.text, r.line) for r in section.children
+                ]
         snap.gpus.append(g)
     return snap
 

@@ -69,9 +69,12 @@ from auditor.readers.base import Read
 from auditor.readers.power import _frame
 
 INFO = ReaderInfo(
-    name="powermetrics-plist", family="power", tool="powermetrics",
+    name="powermetrics-plist",
+    family="power",
+    tool="powermetrics",
     extensions=(".plist", ".xml"),
-    description="macOS powermetrics -f plist output (NUL-separated property lists)")
+    description="macOS powermetrics -f plist output (NUL-separated property lists)",
+)
 
 #: processor key -> (domain, power scale to W, energy key or None, energy scale to J,
 #: the devices the reading holds)
@@ -91,13 +94,18 @@ _PLIST_HEAD = re.compile(rb"^[\s\x00]*(<\?xml[^>]*>\s*)?(<!DOCTYPE plist|<plist)
 
 def sniff(head: bytes) -> bool:
     return bool(_PLIST_HEAD.match(head)) and (
-        b"elapsed_ns" in head or b"hw_model" in head or b"processor" in head)
+        b"elapsed_ns" in head or b"hw_model" in head or b"processor" in head
+    )
 
 
 def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     log = FaultLog(name)
-    meta: dict[str, Any] = {"tool": "powermetrics", "format": "plist", "timestamps": True,
-                            "units": ["mW", "mJ"]}
+    meta: dict[str, Any] = {
+        "tool": "powermetrics",
+        "format": "plist",
+        "timestamps": True,
+        "units": ["mW", "mJ"],
+    }
     if too_large(data, MAX_DOCUMENT_BYTES, log, "The powermetrics plist stream"):
         return Read(None, log.faults(), meta)
     encoding = text_encoding(data)[0]
@@ -110,8 +118,13 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
         meta["encoding"] = decoded[1]
     rows: list[dict[str, Any]] = []
     documents = 0
-    stats: dict[str, Any] = {"gpu_diffs": [], "power_diffs": [], "gpu_fields": set(),
-                             "units": set(), "why_empty": []}
+    stats: dict[str, Any] = {
+        "gpu_diffs": [],
+        "power_diffs": [],
+        "gpu_fields": set(),
+        "units": set(),
+        "why_empty": [],
+    }
     offset = 0
     for chunk in data.split(b"\x00"):
         start, offset = offset, offset + len(chunk) + 1
@@ -120,14 +133,22 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
         documents += 1
         line = line_of_offset(data, start + len(chunk) - len(chunk.lstrip()))
         if not chunk.lstrip().startswith(b"<"):
-            log.error(f"Sample document {documents} does not begin with XML markup: not read.",
-                      kind="syntax", line=line, value=chunk[:40].decode("utf-8", "replace"))
+            log.error(
+                f"Sample document {documents} does not begin with XML markup: not read.",
+                kind="syntax",
+                line=line,
+                value=chunk[:40].decode("utf-8", "replace"),
+            )
             continue
         try:
             doc = plistlib.loads(chunk, fmt=plistlib.FMT_XML)
         except Exception as exc:  # plistlib raises several types on bad input
-            log.error(f"Sample document {documents} is not a readable property list "
-                      f"({type(exc).__name__}: {exc}).", kind="syntax", line=line)
+            log.error(
+                f"Sample document {documents} is not a readable property list "
+                f"({type(exc).__name__}: {exc}).",
+                kind="syntax",
+                line=line,
+            )
             continue
         rows.extend(_rows(doc, line, documents, log, meta, stats))
     meta["documents"] = documents
@@ -152,8 +173,9 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     return Read(_frame.describe(frame, log, instrument="powermetrics"), log.faults(), meta)
 
 
-def _rows(doc: Any, line: int, index: int, log: FaultLog, meta: dict[str, Any],
-          stats: dict[str, Any]) -> list[dict[str, Any]]:
+def _rows(
+    doc: Any, line: int, index: int, log: FaultLog, meta: dict[str, Any], stats: dict[str, Any]
+) -> list[dict[str, Any]]:
     if not isinstance(doc, dict):
         log.error(f"Sample document {index} is not a dictionary.", kind="schema", line=line)
         return []
@@ -166,24 +188,42 @@ def _rows(doc: Any, line: int, index: int, log: FaultLog, meta: dict[str, Any],
     stamp, elapsed = doc.get("timestamp"), _value(doc.get("elapsed_ns"))
     proc = doc.get("processor") if isinstance(doc.get("processor"), dict) else None
     gpu = doc.get("gpu") if isinstance(doc.get("gpu"), dict) else None
-    problems = [k for k, ok in (("timestamp", isinstance(stamp, datetime)),
-                                ("elapsed_ns", elapsed is not None
-                                 and 0 < elapsed <= MAX_ELAPSED_NS)) if not ok]
+    problems = [
+        k
+        for k, ok in (
+            ("timestamp", isinstance(stamp, datetime)),
+            ("elapsed_ns", elapsed is not None and 0 < elapsed <= MAX_ELAPSED_NS),
+        )
+        if not ok
+    ]
     if problems:
-        log.error(f"Sample document {index} lacks a usable {', '.join(problems)}: skipped.",
-                  kind="schema", line=line, field=problems[0])
+        log.error(
+            f"Sample document {index} lacks a usable {', '.join(problems)}: skipped.",
+            kind="schema",
+            line=line,
+            field=problems[0],
+        )
         return []
     assert isinstance(stamp, datetime)  # else a problem above
     # plistlib gives naive datetimes for <date>, which plists write in UTC
     end = to_utc(stamp, timedelta(0))
     if end is None:
-        log.error(f"Sample document {index} has an implausible timestamp: skipped.",
-                  kind="type", line=line, field="timestamp", value=stamp)
+        log.error(
+            f"Sample document {index} has an implausible timestamp: skipped.",
+            kind="type",
+            line=line,
+            field="timestamp",
+            value=stamp,
+        )
         return []
     assert elapsed is not None
     interval = elapsed / 1e9
-    base = {"start": end - timedelta(seconds=interval), "end": end, "interval_s": interval,
-            "line": line}
+    base = {
+        "start": end - timedelta(seconds=interval),
+        "end": end,
+        "interval_s": interval,
+        "line": line,
+    }
     rows = []
     for key, (domain, scale, energy_key, escale, includes) in FIELDS.items():
         if proc is None or key not in proc:
@@ -192,40 +232,73 @@ def _rows(doc: Any, line: int, index: int, log: FaultLog, meta: dict[str, Any],
         if watts is None:
             continue
         watts *= scale
-        energy = _number(proc[energy_key], f"processor.{energy_key}", line, log) \
-            if energy_key and energy_key in proc else None
+        energy = (
+            _number(proc[energy_key], f"processor.{energy_key}", line, log)
+            if energy_key and energy_key in proc
+            else None
+        )
         energy_j = energy * escale if energy is not None else watts * interval
-        if energy is not None and math.isfinite(energy_j) and math.isfinite(watts) and max(
-                energy_j, watts * interval) > 0:
-            stats["power_diffs"].append(abs(energy_j - watts * interval)
-                                        / max(energy_j, watts * interval))
+        if (
+            energy is not None
+            and math.isfinite(energy_j)
+            and math.isfinite(watts)
+            and max(energy_j, watts * interval) > 0
+        ):
+            stats["power_diffs"].append(
+                abs(energy_j - watts * interval) / max(energy_j, watts * interval)
+            )
         stats["units"].update(("W", "J") if scale == 1.0 else ("mW", "mJ"))
         if domain == "gpu":
             stats["gpu_fields"].add(f"processor.{energy_key}")
-        rows.append({**base, "domain": domain, "watts": watts, "energy_j": energy_j,
-                     "source": f"processor.{key}", "line": line, "includes": includes})
-    alt = _number(gpu["gpu_energy"], "gpu.gpu_energy", line, log) \
-        if gpu is not None and "gpu_energy" in gpu else None
+        rows.append(
+            {
+                **base,
+                "domain": domain,
+                "watts": watts,
+                "energy_j": energy_j,
+                "source": f"processor.{key}",
+                "line": line,
+                "includes": includes,
+            }
+        )
+    alt = (
+        _number(gpu["gpu_energy"], "gpu.gpu_energy", line, log)
+        if gpu is not None and "gpu_energy" in gpu
+        else None
+    )
     own = _value(proc.get("gpu_energy")) if proc is not None else None
     if alt is not None and own is not None and max(alt, own) > 0:
         stats["gpu_diffs"].append(abs(alt - own) / max(alt, own))
     if alt is not None and not any(r["domain"] == "gpu" for r in rows):
         stats["gpu_fields"].add("gpu.gpu_energy")
         stats["units"].update(("mW", "mJ"))
-        rows.append({**base, "domain": "gpu", "watts": alt / 1e3 / interval,
-                     "energy_j": alt / 1e3, "source": "gpu.gpu_energy", "includes": "gpu"})
+        rows.append(
+            {
+                **base,
+                "domain": "gpu",
+                "watts": alt / 1e3 / interval,
+                "energy_j": alt / 1e3,
+                "source": "gpu.gpu_energy",
+                "includes": "gpu",
+            }
+        )
     if not rows:
         if proc is None and gpu is None:
-            why = (f"the documents hold neither the cpu_power nor the gpu_power sampler "
-                   f"(hw_model {model}): run powermetrics with --samplers cpu_power,gpu_power")
+            why = (
+                f"the documents hold neither the cpu_power nor the gpu_power sampler "
+                f"(hw_model {model}): run powermetrics with --samplers cpu_power,gpu_power"
+            )
         else:
             keys = sorted((proc or {}).keys()) + [f"gpu.{k}" for k in sorted((gpu or {}).keys())]
-            why = (f"powermetrics reports no power on this machine (hw_model {model}: a virtual "
-                   f"machine, or a model without an energy model); the samplers' keys are "
-                   f"{', '.join(keys[:8])}{'...' if len(keys) > 8 else ''}")
+            why = (
+                f"powermetrics reports no power on this machine (hw_model {model}: a virtual "
+                f"machine, or a model without an energy model); the samplers' keys are "
+                f"{', '.join(keys[:8])}{'...' if len(keys) > 8 else ''}"
+            )
         stats["why_empty"].append(why)
-        log.warning(f"Sample document {index} holds no power or energy key: {why}.",
-                    kind="empty", line=line)
+        log.warning(
+            f"Sample document {index} holds no power or energy key: {why}.", kind="empty", line=line
+        )
     return rows
 
 
@@ -245,8 +318,13 @@ def _number(v: Any, field: str, line: int, log: FaultLog) -> float | None:
     absurd number is passed on: `_frame.screen` faults it with its source)."""
     value = _value(v)
     if value is None:
-        log.error(f"{field} is not a number: the reading is left out.", kind="type", line=line,
-                  field=field, value=v)
+        log.error(
+            f"{field} is not a number: the reading is left out.",
+            kind="type",
+            line=line,
+            field=field,
+            value=v,
+        )
     return value
 
 

@@ -54,8 +54,12 @@ from auditor.readers.base import Read
 from auditor.readers.power import _frame
 
 INFO = ReaderInfo(
-    name="runner-jsonl", family="power", tool="our runner (NVML, RAPL)", extensions=(".jsonl",),
-    description="gpubench runner power trace (runner-power-record JSON lines)")
+    name="runner-jsonl",
+    family="power",
+    tool="our runner (NVML, RAPL)",
+    extensions=(".jsonl",),
+    description="gpubench runner power trace (runner-power-record JSON lines)",
+)
 
 _SCALE = {"mJ": 1e-3, "uJ": 1e-6}
 _TYPES = {"string": pl.String, "number": pl.Float64, "integer": pl.Int64}
@@ -75,15 +79,24 @@ def _record_schema() -> tuple[dict[str, Any], pl.Schema]:
 
 def sniff(head: bytes) -> bool:
     first = head.lstrip().split(b"\n", 1)[0]
-    return first.startswith(b"{") and b'"kind"' in first and any(
-        k in first for k in (b'"sample"', b'"counter"', b'"marker"', b'"unavailable"',
-                             b'"device"'))
+    return (
+        first.startswith(b"{")
+        and b'"kind"' in first
+        and any(
+            k in first
+            for k in (b'"sample"', b'"counter"', b'"marker"', b'"unavailable"', b'"device"')
+        )
+    )
 
 
 def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     log = FaultLog(name)
-    meta: dict[str, Any] = {"tool": "gpubench runner", "format": "runner-power-jsonl",
-                            "timestamps": True, "units": ["W", "mJ", "uJ"]}
+    meta: dict[str, Any] = {
+        "tool": "gpubench runner",
+        "format": "runner-power-jsonl",
+        "timestamps": True,
+        "units": ["W", "mJ", "uJ"],
+    }
     if too_large(data, MAX_LOG_BYTES, log, "The power trace"):
         return Read(None, log.faults(), meta)
     records = _records(data, log)
@@ -93,24 +106,37 @@ def read(data: bytes, *, name: str, **_: Any) -> Read[pl.DataFrame]:
     meta["records"] = records.height
     meta["markers"] = [
         {"event": r["event"], "t": r["t"], "label": r["label"], "line": r["line"]}
-        for r in records.filter(pl.col("kind") == "marker").iter_rows(named=True)]
+        for r in records.filter(pl.col("kind") == "marker").iter_rows(named=True)
+    ]
     meta["unavailable"] = [
         {"source": r["source"], "reason": r["reason"], "t": r["t"], "line": r["line"]}
-        for r in records.filter(pl.col("kind") == "unavailable").iter_rows(named=True)]
+        for r in records.filter(pl.col("kind") == "unavailable").iter_rows(named=True)
+    ]
     meta["t_source"] = sorted(records["t_source"].fill_null("host").unique().to_list())
-    meta["identity"] = identity.Identity(gpus=identity.gpus_of(
-        records.filter((pl.col("kind") == "device") & (pl.col("source") == "nvml"))
-        .select("name", "uuid", "serial").iter_rows(named=True)))
+    meta["identity"] = identity.Identity(
+        gpus=identity.gpus_of(
+            records.filter((pl.col("kind") == "device") & (pl.col("source") == "nvml"))
+            .select("name", "uuid", "serial")
+            .iter_rows(named=True)
+        )
+    )
     samples = _samples(records)
     counters = _counters(records, log, meta)
     frame = _frame.conform(pl.concat([samples, counters]).sort("line"))
     if frame.is_empty():
         why = "; ".join(f"{u['source']}: {u['reason']}" for u in meta["unavailable"])
-        log.error("No power sample or energy counter reading"
-                  + (f" (unavailable: {why})." if why else "."), kind="empty")
+        log.error(
+            "No power sample or energy counter reading"
+            + (f" (unavailable: {why})." if why else "."),
+            kind="empty",
+        )
         return Read(None, log.faults(), meta)
-    _frame.order_faults(frame.filter(pl.col("energy_j").is_null()), log,
-                        by=("source", "domain", "device"), what="sample")
+    _frame.order_faults(
+        frame.filter(pl.col("energy_j").is_null()),
+        log,
+        by=("source", "domain", "device"),
+        what="sample",
+    )
     frame = _frame.drop_repeats(frame, log, key=("end", "device", "domain"), what="record")
     _frame.snapshot_warning(frame, log)
     return Read(describe(frame, log), log.faults(), meta)
@@ -138,24 +164,45 @@ def _records(data: bytes, log: FaultLog) -> pl.DataFrame | None:
         try:
             obj = json.loads(raw)
         except ValueError as exc:
-            log.error(f"Not a JSON object ({getattr(exc, 'msg', exc)}): the line is left out.",
-                      kind="syntax", line=i, column=getattr(exc, "colno", None), value=raw)
+            log.error(
+                f"Not a JSON object ({getattr(exc, 'msg', exc)}): the line is left out.",
+                kind="syntax",
+                line=i,
+                column=getattr(exc, "colno", None),
+                value=raw,
+            )
             continue
         except RecursionError:  # nested deeper than the parser's stack: no runner record is
-            log.error("A value nested too deeply to be a runner record: the line is left out.",
-                      kind="syntax", line=i)
+            log.error(
+                "A value nested too deeply to be a runner record: the line is left out.",
+                kind="syntax",
+                line=i,
+            )
             continue
         error = next(iter(sorted(validator.iter_errors(obj), key=lambda e: list(e.path))), None)
-        if error is None and isinstance(obj, dict) and any(
-                isinstance(obj.get(k), int) and obj[k] > _INT64_MAX
-                for k in ("value", "max_range")):
-            log.error("A counter value is beyond 64 bits: the line is left out.", kind="type",
-                      line=i, value=raw)
+        if (
+            error is None
+            and isinstance(obj, dict)
+            and any(
+                isinstance(obj.get(k), int) and obj[k] > _INT64_MAX for k in ("value", "max_range")
+            )
+        ):
+            log.error(
+                "A counter value is beyond 64 bits: the line is left out.",
+                kind="type",
+                line=i,
+                value=raw,
+            )
             continue
         if error is not None:
             pointer = "/" + "/".join(map(str, error.absolute_path))
-            log.error(f"Not a runner power record: {error.message}.", kind="schema", line=i,
-                      pointer=pointer, value=raw)
+            log.error(
+                f"Not a runner power record: {error.message}.",
+                kind="schema",
+                line=i,
+                pointer=pointer,
+                value=raw,
+            )
             continue
         good.append({**{k: obj.get(k) for k in cols}, "line": i})
     return pl.DataFrame(good, schema={**cols, "line": pl.Int64})
@@ -166,38 +213,53 @@ def _checked(df: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     required fields, enums, minimums or date-time format: one fault per such record."""
     doc, _ = _record_schema()
     # our runner writes `...T10:00:00.000000Z`: that format first, inference for the rest
-    fast = pl.col("t").str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="us",
-                                       time_zone="UTC", strict=False)
+    fast = pl.col("t").str.to_datetime(
+        "%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="us", time_zone="UTC", strict=False
+    )
     df = df.with_columns(end=fast)
     if df.select((pl.col("end").is_null() & pl.col("t").is_not_null()).any()).item():
         inferred = pl.col("t").str.to_datetime(time_unit="us", time_zone="UTC", strict=False)
         df = df.with_columns(end=pl.coalesce("end", inferred))
-    df = df.with_columns(end=to_utc_expr(pl.col("end").dt.replace_time_zone(None),
-                                         timedelta(0)))
+    df = df.with_columns(end=to_utc_expr(pl.col("end").dt.replace_time_zone(None), timedelta(0)))
     checks: list[tuple[pl.Expr, str, str]] = [
-        (pl.col(f).is_null(), f, f"lacks `{f}`") for f in doc["required"]]
+        (pl.col(f).is_null(), f, f"lacks `{f}`") for f in doc["required"]
+    ]
     for rule in doc.get("allOf", []):
         kind = rule["if"]["properties"]["kind"]["const"]
-        checks += [((pl.col("kind") == kind) & pl.col(f).is_null(), f,
-                    f"is a {kind} record without `{f}`") for f in rule["then"]["required"]]
+        checks += [
+            ((pl.col("kind") == kind) & pl.col(f).is_null(), f, f"is a {kind} record without `{f}`")
+            for f in rule["then"]["required"]
+        ]
     for f, prop in doc["properties"].items():
         if "enum" in prop:
             allowed = [v for v in prop["enum"] if v is not None]
-            checks.append((pl.col(f).is_not_null() & ~pl.col(f).is_in(allowed), f,
-                           f"has `{f}` outside {allowed}"))
+            checks.append(
+                (
+                    pl.col(f).is_not_null() & ~pl.col(f).is_in(allowed),
+                    f,
+                    f"has `{f}` outside {allowed}",
+                )
+            )
         if "minimum" in prop:
             checks.append((pl.col(f) < prop["minimum"], f, f"has `{f}` below {prop['minimum']}"))
         if prop.get("type") == "number":
             checks.append((~pl.col(f).is_finite(), f, f"has a `{f}` that is not finite"))
         if prop.get("minLength"):
             checks.append((pl.col(f).str.len_chars() < prop["minLength"], f, f"has an empty `{f}`"))
-    checks.append((pl.col("t").is_not_null() & pl.col("end").is_null(), "t",
-                   "has a `t` that is not an RFC 3339 date-time (in a plausible year)"))
-    if not df.select(pl.any_horizontal([bad.fill_null(False) for bad, _, _ in checks]).any()
-                     ).item():
+    checks.append(
+        (
+            pl.col("t").is_not_null() & pl.col("end").is_null(),
+            "t",
+            "has a `t` that is not an RFC 3339 date-time (in a plausible year)",
+        )
+    )
+    if not df.select(
+        pl.any_horizontal([bad.fill_null(False) for bad, _, _ in checks]).any()
+    ).item():
         return df  # the usual case: every record is whole
-    problem = pl.coalesce([pl.when(bad.fill_null(False)).then(pl.lit(f"{f}\x1f{msg}"))
-                           for bad, f, msg in checks])
+    problem = pl.coalesce(
+        [pl.when(bad.fill_null(False)).then(pl.lit(f"{f}\x1f{msg}")) for bad, f, msg in checks]
+    )
     df = df.with_columns(problem=problem)
     bad = df.filter(pl.col("problem").is_not_null())
     for line, text in bad.select("line", "problem").iter_rows():
@@ -215,7 +277,8 @@ def _documented_range(c: pl.DataFrame) -> pl.Series:
     widths = schemas.convention("B", "counter_widths")
     out: list[float | int | None] = []
     for source, field, unit, declared in c.select(
-            "source", "field", "unit", "max_range").iter_rows():
+        "source", "field", "unit", "max_range"
+    ).iter_rows():
         doc = widths.get(f"{source}:{field}") or widths.get(source)
         if doc is None:
             out.append(None)
@@ -244,32 +307,41 @@ def describe(frame: pl.DataFrame, log: FaultLog) -> pl.DataFrame:
     field = {s: s.split(":", 1)[1] if ":" in s else None for s in sources}
     counter = pl.col("energy_j").is_not_null()
     return _frame.describe(
-        frame, log, instrument=pl.col("source").replace_strict(instrument),
+        frame,
+        log,
+        instrument=pl.col("source").replace_strict(instrument),
         includes={"psys": "cpu,npu"},
         kind=pl.when(counter).then(pl.lit("counter")).otherwise(pl.lit("interval")),
         role=pl.when(counter).then(pl.lit("energy")).otherwise(pl.lit("check")),
         rank=pl.col("source").replace_strict(
-            {s: 0 if f == "POWER_INSTANT" else 1 for s, f in field.items()},
-            return_dtype=pl.Int64),
+            {s: 0 if f == "POWER_INSTANT" else 1 for s, f in field.items()}, return_dtype=pl.Int64
+        ),
         averaging_s=pl.col("source").replace_strict(
             {s: 1.0 if f in AVERAGED_FIELDS else None for s, f in field.items()},
-            return_dtype=pl.Float64))
+            return_dtype=pl.Float64,
+        ),
+    )
 
 
 def _samples(df: pl.DataFrame) -> pl.DataFrame:
     samples = df.filter(pl.col("kind") == "sample").select(
-        "end", "domain", "device", "watts", "line",
-        source=pl.concat_str("source", pl.lit(":"), "field"))
-    return _frame.with_point_intervals(_frame.conform(samples),
-                                       by=("source", "domain", "device"))
+        "end",
+        "domain",
+        "device",
+        "watts",
+        "line",
+        source=pl.concat_str("source", pl.lit(":"), "field"),
+    )
+    return _frame.with_point_intervals(_frame.conform(samples), by=("source", "domain", "device"))
 
 
 def _counters(df: pl.DataFrame, log: FaultLog, meta: dict[str, Any]) -> pl.DataFrame:
     series = ["source", "field", "domain", "device"]
     c = df.filter(pl.col("kind") == "counter").sort("line")
     prev = {n: pl.col(n).shift(1).over(series, order_by="line") for n in ("value", "end")}
-    c = c.with_columns(prev_value=prev["value"], start=prev["end"],
-                       declared_range=pl.col("max_range"))
+    c = c.with_columns(
+        prev_value=prev["value"], start=prev["end"], declared_range=pl.col("max_range")
+    )
     # the range is the instrument's documented width, never the one a record declares
     c = c.with_columns(max_range=_documented_range(c))
     scale = pl.col("unit").replace_strict(_SCALE, default=None, return_dtype=pl.Float64)
@@ -279,43 +351,71 @@ def _counters(df: pl.DataFrame, log: FaultLog, meta: dict[str, Any]) -> pl.DataF
     # over the interval (the bound `_frame.screen` puts on every reading)
     wrapped_delta = raw_delta.cast(pl.Float64) + pl.col("max_range").cast(pl.Float64)
     plausible = wrapped_delta * scale <= _frame.MAX_WATTS * pl.max_horizontal(
-        interval.fill_null(1.0), pl.lit(1.0))
+        interval.fill_null(1.0), pl.lit(1.0)
+    )
     wrapped = (raw_delta < 0) & pl.col("max_range").is_not_null() & plausible
     c = c.with_columns(
         wrapped=wrapped,
         delta=pl.when(wrapped).then(raw_delta + pl.col("max_range")).otherwise(raw_delta),
-        interval_s=interval)
+        interval_s=interval,
+    )
     for r in c.filter(pl.col("delta") < 0).iter_rows(named=True):
         if r["max_range"] is not None:
-            why = (f"a wrap at its documented range ({r['max_range']:g} {r['unit']}) would be "
-                   "more energy than any device draws over the interval")
+            why = (
+                f"a wrap at its documented range ({r['max_range']:g} {r['unit']}) would be "
+                "more energy than any device draws over the interval"
+            )
         elif r["declared_range"] is not None:
-            why = (f"the record declares a wrap range ({r['declared_range']} {r['unit']}), but "
-                   "this counter has no documented width that wraps")
+            why = (
+                f"the record declares a wrap range ({r['declared_range']} {r['unit']}), but "
+                "this counter has no documented width that wraps"
+            )
         else:
             why = "without a wrap range"
-        log.error(f"The {r['source']} counter {r['field']} went down from {r['prev_value']} to "
-                  f"{r['value']}, {why}: a reset (driver reload?); no energy for this "
-                  "interval.", kind="reset", line=r["line"], field=r["field"])
-    for r in c.filter(pl.col("max_range").is_not_null()
-                      & (pl.col("value") > pl.col("max_range"))).iter_rows(named=True):
-        log.error(f"The counter value {r['value']} is beyond its max_range {r['max_range']}.",
-                  kind="type", line=r["line"], field=r["field"])
+        log.error(
+            f"The {r['source']} counter {r['field']} went down from {r['prev_value']} to "
+            f"{r['value']}, {why}: a reset (driver reload?); no energy for this "
+            "interval.",
+            kind="reset",
+            line=r["line"],
+            field=r["field"],
+        )
+    for r in c.filter(
+        pl.col("max_range").is_not_null() & (pl.col("value") > pl.col("max_range"))
+    ).iter_rows(named=True):
+        log.error(
+            f"The counter value {r['value']} is beyond its max_range {r['max_range']}.",
+            kind="type",
+            line=r["line"],
+            field=r["field"],
+        )
     for r in c.filter(pl.col("interval_s") <= 0).iter_rows(named=True):
         back = r["interval_s"] < 0
-        log.warning(f"This counter reading is {'earlier than' if back else 'at the time of'} "
-                    "the previous one of its series: no power for this interval.",
-                    kind="order" if back else "repeat", line=r["line"])
+        log.warning(
+            f"This counter reading is {'earlier than' if back else 'at the time of'} "
+            "the previous one of its series: no power for this interval.",
+            kind="order" if back else "repeat",
+            line=r["line"],
+        )
     meta["wraps"] = int(c["wrapped"].fill_null(False).sum())
     good = c.filter(pl.col("delta") >= 0).with_columns(
-        energy_j=pl.col("delta") * pl.col("unit").replace_strict(_SCALE, return_dtype=pl.Float64))
-    return _frame.conform(good.select(
-        "start", "end", "domain", "device", "energy_j", "line",
-        wrap_j=pl.col("max_range") * pl.col("unit").replace_strict(_SCALE,
-                                                                    return_dtype=pl.Float64),
-        interval_s=pl.when(pl.col("interval_s") > 0).then(pl.col("interval_s")),
-        watts=pl.when(pl.col("interval_s") > 0).then(pl.col("energy_j") / pl.col("interval_s")),
-        source=pl.concat_str("source", pl.lit(":"), "field")))
+        energy_j=pl.col("delta") * pl.col("unit").replace_strict(_SCALE, return_dtype=pl.Float64)
+    )
+    return _frame.conform(
+        good.select(
+            "start",
+            "end",
+            "domain",
+            "device",
+            "energy_j",
+            "line",
+            wrap_j=pl.col("max_range")
+            * pl.col("unit").replace_strict(_SCALE, return_dtype=pl.Float64),
+            interval_s=pl.when(pl.col("interval_s") > 0).then(pl.col("interval_s")),
+            watts=pl.when(pl.col("interval_s") > 0).then(pl.col("energy_j") / pl.col("interval_s")),
+            source=pl.concat_str("source", pl.lit(":"), "field"),
+        )
+    )
 
 
 READER = EvidenceReader(INFO, rank=70, sniff=sniff, read=read, doc=__doc__ or "")

@@ -61,16 +61,26 @@ class Instrument(Protocol):
 
 
 def unavailable(source: str, reason: str) -> Record:
-    return {"kind": "unavailable", "t": now_utc(), "t_source": "host", "source": source,
-            "reason": reason}
+    return {
+        "kind": "unavailable",
+        "t": now_utc(),
+        "t_source": "host",
+        "source": source,
+        "reason": reason,
+    }
 
 
 class Recorder:
     """The records of one region: boundary markers and reads from the calling thread, and a
     sampling thread polling every instrument while the region runs."""
 
-    def __init__(self, instruments: list[Instrument], missing: list[Record],
-                 interval: float, clock: Callable[[], str] = now_utc) -> None:
+    def __init__(
+        self,
+        instruments: list[Instrument],
+        missing: list[Record],
+        interval: float,
+        clock: Callable[[], str] = now_utc,
+    ) -> None:
         self.instruments = instruments
         # why an instrument gives nothing, dated when this region's trace starts
         self.records: list[Record] = [{**r, "t": clock()} for r in missing]
@@ -90,8 +100,7 @@ class Recorder:
     def start(self) -> None:
         """Start sampling (only when some instrument is readable)."""
         if self.instruments and self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="power-sampler",
-                                            daemon=True)
+            self._thread = threading.Thread(target=self._run, name="power-sampler", daemon=True)
             self._thread.start()
 
     def stop(self) -> None:
@@ -118,8 +127,9 @@ class Recorder:
         self.perf[event] = time.perf_counter()
         t = self.clock()
         with self._lock:
-            self.records.append({"kind": "marker", "t": t, "t_source": "host", "event": event,
-                                 "label": label})
+            self.records.append(
+                {"kind": "marker", "t": t, "t_source": "host", "event": event, "label": label}
+            )
         return t
 
     def begin(self, event: str, label: str) -> str:

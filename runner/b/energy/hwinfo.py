@@ -71,13 +71,17 @@ class Columns:
     def of(cls, header: str, path: Path) -> Columns:
         names = next(csv.reader([header]))
         if names[:2] != ["Date", "Time"]:
-            raise RunnerError(f"{path}: not an HWiNFO sensor log (its first line does not start "
-                              f"with Date,Time: {header[:60]!r})")
+            raise RunnerError(
+                f"{path}: not an HWiNFO sensor log (its first line does not start "
+                f"with Date,Time: {header[:60]!r})"
+            )
         host = next((names.index(c) for c in HOST_COLUMNS if c in names), None)
         if host is None:
-            raise RunnerError(f"{path}: the HWiNFO log has no CPU package power column "
-                              f"({' or '.join(HOST_COLUMNS)}); enable the CPU sensor in "
-                              "HWiNFO's sensor settings and log it")
+            raise RunnerError(
+                f"{path}: the HWiNFO log has no CPU package power column "
+                f"({' or '.join(HOST_COLUMNS)}); enable the CPU sensor in "
+                "HWiNFO's sensor settings and log it"
+            )
         return cls(names, host, names.index(GPU_COLUMN) if GPU_COLUMN in names else None)
 
 
@@ -131,8 +135,9 @@ class HwinfoLog:
     def _read(self) -> tuple[bytes, list[Row]]:
         data = self.path.read_bytes()
         if self.columns is None:
-            self.columns = Columns.of(data.split(b"\n", 1)[0].decode("cp1252").rstrip("\r"),
-                                      self.path)
+            self.columns = Columns.of(
+                data.split(b"\n", 1)[0].decode("cp1252").rstrip("\r"), self.path
+            )
         return _rows(data, self.columns, self.tz)
 
     def check(self) -> str:
@@ -146,22 +151,29 @@ class HwinfoLog:
                     break
             time.sleep(min(self.interval_s, 0.5))
         if len(rows) < 3:
-            raise RunnerError(f"{self.path}: HWiNFO is not logging there (fewer than three rows "
-                              f"after {self.timeout_s:g} s): start HWiNFO's sensor logging to "
-                              "this file before the run")
+            raise RunnerError(
+                f"{self.path}: HWiNFO is not logging there (fewer than three rows "
+                f"after {self.timeout_s:g} s): start HWiNFO's sensor logging to "
+                "this file before the run"
+            )
         step = (rows[-1].t - rows[-2].t).total_seconds()
         if not 0 < step <= 1.5 * self.interval_s:
-            raise RunnerError(f"{self.path}: HWiNFO logs every {step:.3f} s, the run declares "
-                              f"energy.sampling_interval_s = {self.interval_s:g}: set HWiNFO's "
-                              "logging interval to match (Settings, Sensors, Logging interval)")
+            raise RunnerError(
+                f"{self.path}: HWiNFO logs every {step:.3f} s, the run declares "
+                f"energy.sampling_interval_s = {self.interval_s:g}: set HWiNFO's "
+                "logging interval to match (Settings, Sensors, Logging interval)"
+            )
         age = (datetime.now(self.tz) - rows[-1].t).total_seconds()
         if abs(age) > 5 * self.interval_s + 2:
-            raise RunnerError(f"{self.path}: the newest row is {age:.1f} s old: the log is "
-                              "not being written now (or the clock's time zone differs)")
+            raise RunnerError(
+                f"{self.path}: the newest row is {age:.1f} s old: the log is "
+                "not being written now (or the clock's time zone differs)"
+            )
         assert self.columns is not None
         gpu = "" if self.columns.gpu is None else f" and {GPU_COLUMN}"
-        return (f"hwinfo: {self.path} every {step:.3f} s, "
-                f"{self.columns.names[self.columns.host]}{gpu}")
+        return (
+            f"hwinfo: {self.path} every {step:.3f} s, {self.columns.names[self.columns.host]}{gpu}"
+        )
 
     @property
     def has_gpu(self) -> bool:
@@ -181,7 +193,7 @@ class HwinfoLog:
         lo = before[-1] if before else 0
         hi = after[0] if after else len(rows) - 1
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(header + b"".join(r.line for r in rows[lo:hi + 1]))
+        dest.write_bytes(header + b"".join(r.line for r in rows[lo : hi + 1]))
 
     def close(self) -> None:
         """Nothing to release: the log is HWiNFO's."""
@@ -210,11 +222,14 @@ def analyse(path: Path, started: str, ended: str, mins: Minimums, tz: timezone) 
         return result
     _, rows = _rows(data, cols, tz)
     if len(rows) < 2 or rows[0].t > t0 or rows[-1].t < t1:
-        result.reason = (f"the HWiNFO lines kept ({len(rows)} rows) do not cover the window: "
-                         "HWiNFO stopped logging, or its clock is not this host's")
+        result.reason = (
+            f"the HWiNFO lines kept ({len(rows)} rows) do not cover the window: "
+            "HWiNFO stopped logging, or its clock is not this host's"
+        )
         return result
-    parts = [("package" if "Package" in cols.names[cols.host] else "ppt", cols.host,
-              lambda r: r.host_w)]
+    parts = [
+        ("package" if "Package" in cols.names[cols.host] else "ppt", cols.host, lambda r: r.host_w)
+    ]
     if cols.gpu is not None:
         parts.append(("gpu", cols.gpu, lambda r: r.gpu_w))
     total = 0.0
@@ -236,15 +251,19 @@ def analyse(path: Path, started: str, ended: str, mins: Minimums, tz: timezone) 
             energy += w * (hi - lo).total_seconds()
         s.max_gap_s = max(steps) if steps else None
         if s.max_gap_s is not None and s.max_gap_s > gap_limit:
-            result.gaps.append(f"{s.name}: {s.max_gap_s:.3f} s between two rows (sampling "
-                               f"period {mins.sampling_interval_s} s)")
+            result.gaps.append(
+                f"{s.name}: {s.max_gap_s:.3f} s between two rows (sampling "
+                f"period {mins.sampling_interval_s} s)"
+            )
             s.problems.append("a sampling gap")
         s.energy_j = None if s.problems else energy
         s.mean_watts = energy / seconds if seconds > 0 and not s.problems else None
         result.series.append(s)
         if s.readings < mins.min_readings:
-            short.append(f"{s.name} read {s.readings} time(s) over the window, fewer than the "
-                         f"protocol's {mins.min_readings} samples per window")
+            short.append(
+                f"{s.name} read {s.readings} time(s) over the window, fewer than the "
+                f"protocol's {mins.min_readings} samples per window"
+            )
         total += energy
     problems = [f"{s.name}: {p}" for s in result.series for p in s.problems]
     if problems:
@@ -252,8 +271,11 @@ def analyse(path: Path, started: str, ended: str, mins: Minimums, tz: timezone) 
         return result
     result.energy_source = SOURCE
     if seconds < mins.window_seconds:
-        short.insert(0, f"window {seconds:.3f} s is shorter than the declared minimum of "
-                        f"{mins.sample_periods} sampling periods ({mins.window_seconds:.3f} s)")
+        short.insert(
+            0,
+            f"window {seconds:.3f} s is shorter than the declared minimum of "
+            f"{mins.sample_periods} sampling periods ({mins.window_seconds:.3f} s)",
+        )
     if short:
         result.status, result.reason = "below_resolution", "; ".join(short)
         return result

@@ -86,19 +86,38 @@ class NvmlInstrument:
                 self.counter_ok[index] = False
                 counter = f"not readable ({type(exc).__name__}: {exc})"
             board = _text(_safe(lambda h=handle: lib.nvmlDeviceGetName(h)))
-            devices.append({"index": index, "name": board, "energy_counter": counter,
-                            "uuid": _text(_safe(lambda h=handle: lib.nvmlDeviceGetUUID(h))),
-                            "serial": _text(_safe(lambda h=handle: lib.nvmlDeviceGetSerial(h)))})
-        self._described = {"devices": devices, "power_fields": sorted(self.field_ids) or
-                           ["nvmlDeviceGetPowerUsage (host-dated fallback)"]}
+            devices.append(
+                {
+                    "index": index,
+                    "name": board,
+                    "energy_counter": counter,
+                    "uuid": _text(_safe(lambda h=handle: lib.nvmlDeviceGetUUID(h))),
+                    "serial": _text(_safe(lambda h=handle: lib.nvmlDeviceGetSerial(h))),
+                }
+            )
+        self._described = {
+            "devices": devices,
+            "power_fields": sorted(self.field_ids)
+            or ["nvmlDeviceGetPowerUsage (host-dated fallback)"],
+        }
         return None
 
     def boards(self) -> list[Record]:
         """One `device` record per board read: its name, UUID and serial (None where NVML
         gives none), dated by the recorder."""
-        return [{"kind": "device", "t": now_utc(), "t_source": "host", "source": "nvml",
-                 "device": d["index"], "name": d["name"], "uuid": d["uuid"],
-                 "serial": d["serial"]} for d in self._described.get("devices", [])]
+        return [
+            {
+                "kind": "device",
+                "t": now_utc(),
+                "t_source": "host",
+                "source": "nvml",
+                "device": d["index"],
+                "name": d["name"],
+                "uuid": d["uuid"],
+                "serial": d["serial"],
+            }
+            for d in self._described.get("devices", [])
+        ]
 
     def counters(self) -> list[Record]:
         out = []
@@ -106,10 +125,20 @@ class NvmlInstrument:
             if not self.counter_ok.get(index):
                 continue
             value = int(self.lib.nvmlDeviceGetTotalEnergyConsumption(handle))
-            out.append({"kind": "counter", "t": now_utc(), "t_source": "host",
-                        "source": "nvml", "domain": "gpu", "device": index,
-                        "field": COUNTER_FIELD, "value": value, "unit": "mJ",
-                        "max_range": None})
+            out.append(
+                {
+                    "kind": "counter",
+                    "t": now_utc(),
+                    "t_source": "host",
+                    "source": "nvml",
+                    "domain": "gpu",
+                    "device": index,
+                    "field": COUNTER_FIELD,
+                    "value": value,
+                    "unit": "mJ",
+                    "max_range": None,
+                }
+            )
         return out
 
     def samples(self) -> list[Record]:
@@ -120,16 +149,24 @@ class NvmlInstrument:
             else:
                 mw = _safe(lambda h=handle: self.lib.nvmlDeviceGetPowerUsage(h))
                 if mw is not None:
-                    out.append({"kind": "sample", "t": now_utc(), "t_source": "host",
-                                "source": "nvml", "domain": "gpu", "device": index,
-                                "field": "nvmlDeviceGetPowerUsage", "watts": int(mw) / 1000})
+                    out.append(
+                        {
+                            "kind": "sample",
+                            "t": now_utc(),
+                            "t_source": "host",
+                            "source": "nvml",
+                            "domain": "gpu",
+                            "device": index,
+                            "field": "nvmlDeviceGetPowerUsage",
+                            "watts": int(mw) / 1000,
+                        }
+                    )
         return out
 
     def _field_samples(self, index: int, handle: Any) -> list[Record]:
         names = list(self.field_ids)
         try:
-            values = self.lib.nvmlDeviceGetFieldValues(handle, [self.field_ids[n]
-                                                                for n in names])
+            values = self.lib.nvmlDeviceGetFieldValues(handle, [self.field_ids[n] for n in names])
         except Exception:
             return []  # a failed poll is a gap in the samples, seen by the analysis
         out = []
@@ -141,10 +178,18 @@ class NvmlInstrument:
                 continue  # the same reading again: NVML has not updated it
             self._last_ts[(index, name)] = ts
             mw = getattr(fv.value, _VALUE_ATTR.get(int(getattr(fv, "valueType", 1)), "uiVal"))
-            out.append({"kind": "sample",
-                        "t": iso_utc(datetime.fromtimestamp(ts / 1e6, UTC)),
-                        "t_source": "nvml", "source": "nvml", "domain": "gpu",
-                        "device": index, "field": name, "watts": max(0.0, float(mw) / 1000)})
+            out.append(
+                {
+                    "kind": "sample",
+                    "t": iso_utc(datetime.fromtimestamp(ts / 1e6, UTC)),
+                    "t_source": "nvml",
+                    "source": "nvml",
+                    "domain": "gpu",
+                    "device": index,
+                    "field": name,
+                    "watts": max(0.0, float(mw) / 1000),
+                }
+            )
         return out
 
     def poll_interval(self, requested: float) -> float:

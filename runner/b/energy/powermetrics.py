@@ -37,8 +37,10 @@ from runner.errors import RunnerError
 SOURCE = "powermetrics"
 SAMPLERS = "cpu_power,gpu_power,ane_power"
 _HEADER = re.compile(rb"^\*\*\* Sampled system activity \((.+?)\) \(([\d.]+)\s*ms elapsed\)")
-_POWER = re.compile(rb"^(Combined Power \(CPU \+ GPU \+ ANE\)|Package Power|CPU Power|GPU Power|"
-                    rb"ANE Power): ([\d.]+) (mW|W)\s*$")
+_POWER = re.compile(
+    rb"^(Combined Power \(CPU \+ GPU \+ ANE\)|Package Power|CPU Power|GPU Power|"
+    rb"ANE Power): ([\d.]+) (mW|W)\s*$"
+)
 HOSTS = ("Combined Power (CPU + GPU + ANE)", "Package Power")
 PARTS = ("CPU Power", "GPU Power", "ANE Power")
 
@@ -69,13 +71,13 @@ def _split(data: bytes) -> tuple[bytes, list[Sample]]:
         except ValueError:
             continue
         watts: dict[str, float] = {}
-        for line in lines[a + 1:b]:
+        for line in lines[a + 1 : b]:
             p = _POWER.match(line)
             if p:
                 scale = 1e-3 if p.group(3) == b"mW" else 1.0
                 watts.setdefault(p.group(1).decode(), float(p.group(2)) * scale)
         samples.append(Sample(header, float(m.group(2)) / 1000, b"".join(lines[a:b]), watts))
-    return b"".join(lines[:starts[0]]), samples
+    return b"".join(lines[: starts[0]]), samples
 
 
 def anchor(samples: list[Sample]) -> None:
@@ -113,8 +115,7 @@ class Powermetrics:
     has_gpu = False
     """Apple silicon's GPU is integrated: no discrete GPU to release (B9)."""
 
-    def __init__(self, log: Path | None, interval_s: float, timeout_s: float,
-                 root: Path) -> None:
+    def __init__(self, log: Path | None, interval_s: float, timeout_s: float, root: Path) -> None:
         self.given = log
         self.interval_s = interval_s
         self.timeout_s = timeout_s
@@ -125,21 +126,34 @@ class Powermetrics:
     def _start(self) -> None:
         exe = shutil.which("powermetrics")
         if exe is None:
-            raise RunnerError("powermetrics is not on PATH: it is macOS's own tool "
-                              "(/usr/bin/powermetrics); on another OS use another instrument")
+            raise RunnerError(
+                "powermetrics is not on PATH: it is macOS's own tool "
+                "(/usr/bin/powermetrics); on another OS use another instrument"
+            )
         if hasattr(os, "geteuid") and os.geteuid() != 0:
             raise RunnerError(
                 "powermetrics needs root. Either run the runner as root (sudo -E runner "
                 "residency ...), or start the capture yourself before the run: sudo "
                 f"powermetrics --samplers {SAMPLERS} -i {int(self.interval_s * 1000)} -o "
                 "/tmp/powermetrics.txt, and pass it with --powermetrics-log "
-                "/tmp/powermetrics.txt (energy.powermetrics_log)")
+                "/tmp/powermetrics.txt (energy.powermetrics_log)"
+            )
         self._tmp = tempfile.TemporaryDirectory(prefix="powermetrics-")
         self.path = Path(self._tmp.name) / "powermetrics.txt"
         self.process = subprocess.Popen(
-            [exe, "--samplers", SAMPLERS, "-i", str(round(self.interval_s * 1000)),
-             "-o", str(self.path)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE)
+            [
+                exe,
+                "--samplers",
+                SAMPLERS,
+                "-i",
+                str(round(self.interval_s * 1000)),
+                "-o",
+                str(self.path),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
 
     def _read(self) -> tuple[bytes, list[Sample]]:
         data = self.path.read_bytes() if self.path.is_file() else b""
@@ -155,28 +169,41 @@ class Powermetrics:
         samples: list[Sample] = []
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
-                err = (self.process.stderr.read() if self.process.stderr else b"").decode(
-                    errors="replace").strip()
-                raise RunnerError(f"powermetrics exited with status {self.process.returncode}"
-                                  + (f": {err}" if err else ""))
+                err = (
+                    (self.process.stderr.read() if self.process.stderr else b"")
+                    .decode(errors="replace")
+                    .strip()
+                )
+                raise RunnerError(
+                    f"powermetrics exited with status {self.process.returncode}"
+                    + (f": {err}" if err else "")
+                )
             _, samples = self._read()
             if len(samples) >= 3:
                 break
             time.sleep(min(self.interval_s, 0.25))
         if len(samples) < 3:
-            raise RunnerError(f"{self.path}: fewer than three powermetrics samples after "
-                              f"{self.timeout_s:g} s: is the capture running?")
+            raise RunnerError(
+                f"{self.path}: fewer than three powermetrics samples after "
+                f"{self.timeout_s:g} s: is the capture running?"
+            )
         last = samples[-1]
         if not (set(last.watts) & {*HOSTS, "CPU Power"}):
-            raise RunnerError(f"{self.path}: the samples have no CPU or package power line: "
-                              f"run powermetrics with --samplers {SAMPLERS}")
+            raise RunnerError(
+                f"{self.path}: the samples have no CPU or package power line: "
+                f"run powermetrics with --samplers {SAMPLERS}"
+            )
         if not 0.5 * self.interval_s <= last.interval_s <= 1.5 * self.interval_s:
-            raise RunnerError(f"{self.path}: powermetrics samples every "
-                              f"{last.interval_s:.3f} s, the run declares "
-                              f"energy.sampling_interval_s = {self.interval_s:g}: use -i "
-                              f"{int(self.interval_s * 1000)}")
-        return (f"powermetrics: {self.path} every {last.interval_s:.3f} s, "
-                f"{', '.join(sorted(last.watts))}")
+            raise RunnerError(
+                f"{self.path}: powermetrics samples every "
+                f"{last.interval_s:.3f} s, the run declares "
+                f"energy.sampling_interval_s = {self.interval_s:g}: use -i "
+                f"{int(self.interval_s * 1000)}"
+            )
+        return (
+            f"powermetrics: {self.path} every {last.interval_s:.3f} s, "
+            f"{', '.join(sorted(last.watts))}"
+        )
 
     def capture(self, t0: datetime, t1: datetime, dest: Path) -> None:
         deadline = time.monotonic() + self.timeout_s + 4 * self.interval_s
@@ -187,16 +214,21 @@ class Powermetrics:
                 break
             time.sleep(min(self.interval_s / 2, 0.25))
             preamble, samples = self._read()
-        kept = [s for s in samples if s.end is not None
-                and t0 - margin <= s.end and s.end - timedelta(seconds=s.interval_s) <= t1
-                + margin]
+        kept = [
+            s
+            for s in samples
+            if s.end is not None
+            and t0 - margin <= s.end
+            and s.end - timedelta(seconds=s.interval_s) <= t1 + margin
+        ]
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(preamble + b"".join(s.block for s in kept))
 
     def last_gpu_watts(self, path: Path) -> float | None:
         _, samples = _split(path.read_bytes())
-        return next((s.watts["GPU Power"] for s in reversed(samples)
-                     if "GPU Power" in s.watts), None)
+        return next(
+            (s.watts["GPU Power"] for s in reversed(samples) if "GPU Power" in s.watts), None
+        )
 
     def analyse(self, path: Path, started: str, ended: str, mins: Minimums) -> Analysis:
         return analyse(path, started, ended, mins)
@@ -221,21 +253,29 @@ def analyse(path: Path, started: str, ended: str, mins: Minimums) -> Analysis:
     anchor(samples)
     ends = [(s, s.end) for s in samples if s.end is not None]
     timed = [s for s, _ in ends]
-    if not ends or ends[0][1] - timedelta(seconds=ends[0][0].interval_s) > t0 \
-            or ends[-1][1] < t1:
-        result.reason = (f"the powermetrics samples kept ({len(timed)}) do not cover the "
-                         "window: the capture stopped, or its clock is not this host's")
+    if not ends or ends[0][1] - timedelta(seconds=ends[0][0].interval_s) > t0 or ends[-1][1] < t1:
+        result.reason = (
+            f"the powermetrics samples kept ({len(timed)}) do not cover the "
+            "window: the capture stopped, or its clock is not this host's"
+        )
         return result
     limit = mins.gap_factor * mins.sampling_interval_s
-    gaps = [(a.end, b.end) for a, b in itertools.pairwise(timed)
-            if a.end is not None and b.end is not None and t0 - timedelta(seconds=limit)
-            <= b.end and a.end <= t1 + timedelta(seconds=limit)
-            and (b.end - a.end).total_seconds() > limit]
+    gaps = [
+        (a.end, b.end)
+        for a, b in itertools.pairwise(timed)
+        if a.end is not None
+        and b.end is not None
+        and t0 - timedelta(seconds=limit) <= b.end
+        and a.end <= t1 + timedelta(seconds=limit)
+        and (b.end - a.end).total_seconds() > limit
+    ]
     if gaps:
         a, b = gaps[0]
-        result.gaps.append(f"{(b - a).total_seconds():.3f} s between two samples ending "
-                           f"{a.isoformat()} and {b.isoformat()} (sampling period "
-                           f"{mins.sampling_interval_s} s)")
+        result.gaps.append(
+            f"{(b - a).total_seconds():.3f} s between two samples ending "
+            f"{a.isoformat()} and {b.isoformat()} (sampling period "
+            f"{mins.sampling_interval_s} s)"
+        )
         result.reason = "a sampling gap: " + result.gaps[0]
         return result
     host = next((h for h in HOSTS if all(h in s.watts for s in timed)), None)
@@ -258,12 +298,17 @@ def analyse(path: Path, started: str, ended: str, mins: Minimums) -> Analysis:
         result.series.append(s)
         total += energy
         if s.readings < mins.min_readings:
-            short.append(f"{s.name} read {s.readings} time(s) over the window, fewer than the "
-                         f"protocol's {mins.min_readings} samples per window")
+            short.append(
+                f"{s.name} read {s.readings} time(s) over the window, fewer than the "
+                f"protocol's {mins.min_readings} samples per window"
+            )
     result.energy_source = SOURCE
     if seconds < mins.window_seconds:
-        short.insert(0, f"window {seconds:.3f} s is shorter than the declared minimum of "
-                        f"{mins.sample_periods} sampling periods ({mins.window_seconds:.3f} s)")
+        short.insert(
+            0,
+            f"window {seconds:.3f} s is shorter than the declared minimum of "
+            f"{mins.sample_periods} sampling periods ({mins.window_seconds:.3f} s)",
+        )
     if short:
         result.status, result.reason = "below_resolution", "; ".join(short)
         return result

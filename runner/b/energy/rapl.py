@@ -31,10 +31,14 @@ class RaplInstrument:
 
     def open(self) -> str | None:
         if not self.root.is_dir():
-            return (f"{self.root} does not exist (no powercap interface on this machine: "
-                    "typical of VMs and containers)")
-        found = sorted((p for p in self.root.iterdir() if _TOP_ZONE.match(p.name)),
-                       key=lambda p: int(_TOP_ZONE.match(p.name).group(1)))  # type: ignore
+            return (
+                f"{self.root} does not exist (no powercap interface on this machine: "
+                "typical of VMs and containers)"
+            )
+        found = sorted(
+            (p for p in self.root.iterdir() if _TOP_ZONE.match(p.name)),
+            key=lambda p: int(_TOP_ZONE.match(p.name).group(1)),  # type: ignore[union-attr]
+        )
         if not found:
             return f"{self.root} has no intel-rapl:<n> zone"
         for zone in found:
@@ -44,13 +48,19 @@ class RaplInstrument:
                 int(energy.read_text().strip())
                 max_range = int((zone / "max_energy_range_uj").read_text().strip())
             except PermissionError:
-                return (f"{energy} is not readable by this user (root-only since "
-                        "CVE-2020-8694)")
+                return f"{energy} is not readable by this user (root-only since CVE-2020-8694)"
             except (OSError, ValueError) as exc:
                 return f"{energy} cannot be read ({type(exc).__name__}: {exc})"
             domain, device = _domain(name, zone.name)
-            self.zones.append({"path": energy, "domain": domain, "device": device,
-                               "name": name, "max_range": max_range})
+            self.zones.append(
+                {
+                    "path": energy,
+                    "domain": domain,
+                    "device": device,
+                    "name": name,
+                    "max_range": max_range,
+                }
+            )
         return None
 
     def counters(self) -> list[Record]:
@@ -60,10 +70,20 @@ class RaplInstrument:
                 value = int(z["path"].read_text().strip())
             except (OSError, ValueError):
                 continue  # a missed read is a gap, seen by the analysis
-            out.append({"kind": "counter", "t": now_utc(), "t_source": "host",
-                        "source": "rapl", "domain": z["domain"], "device": z["device"],
-                        "field": str(z["path"]), "value": value, "unit": "uJ",
-                        "max_range": z["max_range"]})
+            out.append(
+                {
+                    "kind": "counter",
+                    "t": now_utc(),
+                    "t_source": "host",
+                    "source": "rapl",
+                    "domain": z["domain"],
+                    "device": z["device"],
+                    "field": str(z["path"]),
+                    "value": value,
+                    "unit": "uJ",
+                    "max_range": z["max_range"],
+                }
+            )
         return out
 
     def samples(self) -> list[Record]:
@@ -80,11 +100,22 @@ class RaplInstrument:
         return requested if safe is None else min(requested, safe / 4)
 
     def describe(self) -> dict[str, Any]:
-        return {"source": "rapl", "root": str(self.root), "max_watts_assumed": self.max_watts,
-                "wrap_safe_seconds": self.wrap_safe_seconds(),
-                "zones": [{"path": str(z["path"]), "name": z["name"], "domain": z["domain"],
-                           "device": z["device"], "max_energy_range_uj": z["max_range"]}
-                          for z in self.zones]}
+        return {
+            "source": "rapl",
+            "root": str(self.root),
+            "max_watts_assumed": self.max_watts,
+            "wrap_safe_seconds": self.wrap_safe_seconds(),
+            "zones": [
+                {
+                    "path": str(z["path"]),
+                    "name": z["name"],
+                    "domain": z["domain"],
+                    "device": z["device"],
+                    "max_energy_range_uj": z["max_range"],
+                }
+                for z in self.zones
+            ],
+        }
 
     def close(self) -> None:
         pass

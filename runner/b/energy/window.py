@@ -54,11 +54,14 @@ class Minimums:
         return self.sampling_interval_s * self.sample_periods
 
     def to_json(self) -> dict[str, Any]:
-        return {"sampling_interval_s": self.sampling_interval_s,
-                "sample_periods": self.sample_periods,
-                "window_seconds": self.window_seconds,
-                "counter_updates": self.counter_updates,
-                "rapl_max_watts": self.max_watts, "gap_factor": self.gap_factor}
+        return {
+            "sampling_interval_s": self.sampling_interval_s,
+            "sample_periods": self.sample_periods,
+            "window_seconds": self.window_seconds,
+            "counter_updates": self.counter_updates,
+            "rapl_max_watts": self.max_watts,
+            "gap_factor": self.gap_factor,
+        }
 
 
 @dataclass
@@ -82,12 +85,20 @@ class Series:
         return f"{self.source} {self.domain} {self.device} ({self.field})"
 
     def to_json(self) -> dict[str, Any]:
-        return {"source": self.source, "domain": self.domain, "device": self.device,
-                "field": self.field, "kind": self.kind, "readings_in_window": self.readings,
-                "updates_in_window": self.updates if self.kind == "counter" else None,
-                "wraps": self.wraps if self.kind == "counter" else None,
-                "energy_j": self.energy_j, "mean_watts": self.mean_watts,
-                "max_gap_s": self.max_gap_s, "problems": self.problems}
+        return {
+            "source": self.source,
+            "domain": self.domain,
+            "device": self.device,
+            "field": self.field,
+            "kind": self.kind,
+            "readings_in_window": self.readings,
+            "updates_in_window": self.updates if self.kind == "counter" else None,
+            "wraps": self.wraps if self.kind == "counter" else None,
+            "energy_j": self.energy_j,
+            "mean_watts": self.mean_watts,
+            "max_gap_s": self.max_gap_s,
+            "problems": self.problems,
+        }
 
 
 @dataclass
@@ -105,18 +116,28 @@ class Analysis:
     gaps: list[str] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "reason": self.reason, "started_at": self.started_at,
-                "ended_at": self.ended_at, "window_seconds": self.window_seconds,
-                "energy_j": self.energy_j, "average_power_w": self.average_power_w,
-                "energy_source": self.energy_source,
-                "series": [s.to_json() for s in self.series], "sampling_gaps": self.gaps}
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "window_seconds": self.window_seconds,
+            "energy_j": self.energy_j,
+            "average_power_w": self.average_power_w,
+            "energy_source": self.energy_source,
+            "series": [s.to_json() for s in self.series],
+            "sampling_gaps": self.gaps,
+        }
 
 
-def analyse(records: list[Record], minimums: Minimums, start_event: str = "window_start",
-            end_event: str = "window_end") -> Analysis:
+def analyse(
+    records: list[Record],
+    minimums: Minimums,
+    start_event: str = "window_start",
+    end_event: str = "window_end",
+) -> Analysis:
     """The energy of the region between the two markers, or why there is none."""
-    start = next((r for r in records if r["kind"] == "marker" and r["event"] == start_event),
-                 None)
+    start = next((r for r in records if r["kind"] == "marker" and r["event"] == start_event), None)
     end = next((r for r in records if r["kind"] == "marker" and r["event"] == end_event), None)
     missing = [f"{r['source']}: {r['reason']}" for r in records if r["kind"] == "unavailable"]
     if start is None or end is None:
@@ -135,8 +156,11 @@ def analyse(records: list[Record], minimums: Minimums, start_event: str = "windo
     have = {(s.source, s.device) for s in counters}
     lacking = sorted({(s.source, s.device) for s in samples} - have)
     problems = [f"{s.name}: {p}" for s in counted for p in s.problems]
-    problems += [f"{src} device {dev}: power samples but no energy counter (samples are a "
-                 "cross-check, never the energy)" for src, dev in lacking]
+    problems += [
+        f"{src} device {dev}: power samples but no energy counter (samples are a "
+        "cross-check, never the energy)"
+        for src, dev in lacking
+    ]
     if problems:
         result.reason = "; ".join(problems)
         return result
@@ -144,15 +168,23 @@ def analyse(records: list[Record], minimums: Minimums, start_event: str = "windo
     result.energy_source = "+".join(sorted({s.source for s in counted}))
     short = []
     if seconds < minimums.window_seconds:
-        short.append(f"window {seconds:.3f} s is shorter than the declared minimum of "
-                     f"{minimums.sample_periods} sampling periods "
-                     f"({minimums.window_seconds:.3f} s)")
-    short += [f"{s.name} read {s.readings} time(s) inside the window, fewer than the "
-              f"protocol's {minimums.min_readings} samples per window"
-              for s in counted if s.readings < minimums.min_readings]
-    short += [f"{s.name} updated {s.updates} time(s) inside the window, fewer than the "
-              f"declared minimum of {minimums.counter_updates}"
-              for s in counted if s.updates < minimums.counter_updates]
+        short.append(
+            f"window {seconds:.3f} s is shorter than the declared minimum of "
+            f"{minimums.sample_periods} sampling periods "
+            f"({minimums.window_seconds:.3f} s)"
+        )
+    short += [
+        f"{s.name} read {s.readings} time(s) inside the window, fewer than the "
+        f"protocol's {minimums.min_readings} samples per window"
+        for s in counted
+        if s.readings < minimums.min_readings
+    ]
+    short += [
+        f"{s.name} updated {s.updates} time(s) inside the window, fewer than the "
+        f"declared minimum of {minimums.counter_updates}"
+        for s in counted
+        if s.updates < minimums.counter_updates
+    ]
     if short:
         result.status = "below_resolution"
         result.reason = "; ".join(short)
@@ -172,8 +204,9 @@ def _counted(counters: list[Series]) -> list[Series]:
     return nvml + rapl
 
 
-def _series(records: list[Record], t0: datetime, t1: datetime, mins: Minimums,
-            gaps: list[str]) -> tuple[list[Series], list[Series]]:
+def _series(
+    records: list[Record], t0: datetime, t1: datetime, mins: Minimums, gaps: list[str]
+) -> tuple[list[Series], list[Series]]:
     groups: dict[tuple[str, str, str, int, str], list[Record]] = {}
     for r in records:
         if r["kind"] in ("counter", "sample"):
@@ -190,16 +223,20 @@ def _series(records: list[Record], t0: datetime, t1: datetime, mins: Minimums,
         steps = [(b - a).total_seconds() for a, b in itertools.pairwise(times)]
         s.max_gap_s = max(steps) if steps else None
         if s.max_gap_s is not None and s.max_gap_s > gap_limit:
-            gaps.append(f"{s.name}: {s.max_gap_s:.3f} s between two readings (sampling "
-                        f"period {mins.sampling_interval_s} s)")
+            gaps.append(
+                f"{s.name}: {s.max_gap_s:.3f} s between two readings (sampling "
+                f"period {mins.sampling_interval_s} s)"
+            )
         if kind == "sample":
             watts = [float(r["watts"]) for _, r in inside]
             s.mean_watts = sum(watts) / len(watts) if watts else None
             samples.append(s)
             continue
         if len(inside) < 2:
-            s.problems.append(f"{len(inside)} reading(s) inside the window, fewer than the two "
-                              "needed (a missing counter)")
+            s.problems.append(
+                f"{len(inside)} reading(s) inside the window, fewer than the two "
+                "needed (a missing counter)"
+            )
             counters.append(s)
             continue
         unit = UNIT_J[inside[0][1]["unit"]]
@@ -210,15 +247,19 @@ def _series(records: list[Record], t0: datetime, t1: datetime, mins: Minimums,
                 s.updates += 1
             max_range = b.get("max_range")
             if delta < 0 and max_range is None:
-                s.problems.append(f"the counter went down from {a['value']} to {b['value']} "
-                                  "(a driver reload: a reset, not a wrap)")
+                s.problems.append(
+                    f"the counter went down from {a['value']} to {b['value']} "
+                    "(a driver reload: a reset, not a wrap)"
+                )
                 break
             if max_range is not None:
                 safe = max_range * UNIT_J[b["unit"]] / mins.max_watts
                 if (tb - ta).total_seconds() > safe:
-                    s.problems.append(f"{(tb - ta).total_seconds():.3f} s between two reads, "
-                                      f"longer than the {safe:.3f} s in which the counter "
-                                      "cannot wrap twice")
+                    s.problems.append(
+                        f"{(tb - ta).total_seconds():.3f} s between two reads, "
+                        f"longer than the {safe:.3f} s in which the counter "
+                        "cannot wrap twice"
+                    )
                     break
                 if delta < 0:
                     delta += int(max_range)

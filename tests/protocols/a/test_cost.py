@@ -18,18 +18,50 @@ from auditor.errors import AuditorError
 from auditor.protocols.a.economics import PackageCost, parse_count, usd
 
 OFFERS = {
-    "schema_version": "1", "example": True,
+    "schema_version": "1",
+    "example": True,
     "offers": [
-        {"offer_id": "h100-7d", "provider": "Acme", "gpu_model": "H100 80GB", "duration_days": 7,
-         "price_per_lot_usd_minor": 123450, "gpus_per_lot": 1, "price_basis": "lot"},
-        {"offer_id": "b200-30d", "gpu_model": "NVIDIA B200", "duration_days": 30,
-         "price_per_lot_usd_minor": 4_000_000, "gpus_per_lot": 2, "price_basis": "lot"},
-        {"offer_id": "b200-per-gpu", "gpu_model": "B200", "duration_days": 3,
-         "price_per_lot_usd_minor": 50_000, "gpus_per_lot": 2, "price_basis": "gpu"},
-        {"offer_id": "b200-one-gpu", "gpu_model": "B200", "duration_days": 3,
-         "price_per_lot_usd_minor": 50_000, "gpus_per_lot": 1, "price_basis": "lot"},
-        {"offer_id": "h100-per-gpu", "gpu_model": "H100", "duration_days": 3,
-         "price_per_lot_usd_minor": 9_000, "gpus_per_lot": 8, "price_basis": "gpu"},
+        {
+            "offer_id": "h100-7d",
+            "provider": "Acme",
+            "gpu_model": "H100 80GB",
+            "duration_days": 7,
+            "price_per_lot_usd_minor": 123450,
+            "gpus_per_lot": 1,
+            "price_basis": "lot",
+        },
+        {
+            "offer_id": "b200-30d",
+            "gpu_model": "NVIDIA B200",
+            "duration_days": 30,
+            "price_per_lot_usd_minor": 4_000_000,
+            "gpus_per_lot": 2,
+            "price_basis": "lot",
+        },
+        {
+            "offer_id": "b200-per-gpu",
+            "gpu_model": "B200",
+            "duration_days": 3,
+            "price_per_lot_usd_minor": 50_000,
+            "gpus_per_lot": 2,
+            "price_basis": "gpu",
+        },
+        {
+            "offer_id": "b200-one-gpu",
+            "gpu_model": "B200",
+            "duration_days": 3,
+            "price_per_lot_usd_minor": 50_000,
+            "gpus_per_lot": 1,
+            "price_basis": "lot",
+        },
+        {
+            "offer_id": "h100-per-gpu",
+            "gpu_model": "H100",
+            "duration_days": 3,
+            "price_per_lot_usd_minor": 9_000,
+            "gpus_per_lot": 8,
+            "price_basis": "gpu",
+        },
     ],
 }
 
@@ -100,11 +132,12 @@ def test_every_offer_in_one_table_when_no_offer_is_named(offers):
     by_id = {o["offer_id"]: o for o in data["offers"]}
     assert list(by_id) == [o["offer_id"] for o in OFFERS["offers"]]
     assert by_id["h100-7d"]["cost_per_accepted_corpus_usd_minor"] == 61725  # 246900 / 4
-    assert not by_id["b200-per-gpu"]["costed"] and "priced per GPU" in \
-        by_id["b200-per-gpu"]["why_not"]
+    assert (
+        not by_id["b200-per-gpu"]["costed"] and "priced per GPU" in by_id["b200-per-gpu"]["why_not"]
+    )
     text = cost_command(offers, None, "2", "4", "text").splitlines()
     head = next(i for i, line in enumerate(text) if line.startswith("offer "))
-    rows = text[head + 1:head + 1 + len(OFFERS["offers"])]
+    rows = text[head + 1 : head + 1 + len(OFFERS["offers"])]
     assert [r.split()[0] for r in rows] == list(by_id)
     # aligned: the package total column ends at the same place on every costed row
     ends = {r.index("$2,469.00") + len("$2,469.00") for r in rows if "h100-7d" in r}
@@ -115,10 +148,25 @@ def test_every_offer_in_one_table_when_no_offer_is_named(offers):
 
 def test_a_cpu_offer_is_costed_like_any_lot(tmp_path):
     p = tmp_path / "offers.json"
-    p.write_text(json.dumps({"schema_version": "1", "offers": [
-        {"offer_id": "cpu-7d", "gpu_model": "none (CPU only)", "device_class": "cpu",
-         "machine": "2 vCPU", "duration_days": 7, "price_per_lot_usd_minor": 1200,
-         "gpus_per_lot": 0, "price_basis": "lot"}]}))
+    p.write_text(
+        json.dumps(
+            {
+                "schema_version": "1",
+                "offers": [
+                    {
+                        "offer_id": "cpu-7d",
+                        "gpu_model": "none (CPU only)",
+                        "device_class": "cpu",
+                        "machine": "2 vCPU",
+                        "duration_days": 7,
+                        "price_per_lot_usd_minor": 1200,
+                        "gpus_per_lot": 0,
+                        "price_basis": "lot",
+                    }
+                ],
+            }
+        )
+    )
     (offer,) = _json(p, None, "1", "3")["offers"]
     assert offer["device_class"] == "cpu" and offer["cost_per_accepted_corpus_usd_minor"] == 400
     assert "CPU only (2 vCPU)" in cost_command(p, None, "1", "3", "text")
@@ -133,26 +181,39 @@ def test_a_gpu_offer_of_zero_gpus_is_refused_by_the_schema(tmp_path):
         cost_command(p, None, "1", None, "text")
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--offer", "nope", "--lots", "1"],
-     "no offer 'nope'; known offers: b200-30d, b200-one-gpu, b200-per-gpu, h100-7d, "
-     "h100-per-gpu"),
-    # typed options: click names the option, the type says what it expects
-    (["--offer", "h100-7d", "--lots", "-1"],
-     "Invalid value for '--lots': must be a positive whole number, got '-1'"),
-    (["--offer", "h100-7d", "--lots", "0"],
-     "Invalid value for '--lots': must be a positive whole number, got '0'"),
-    (["--offer", "h100-7d", "--lots", "1.5"], "got '1.5'"),
-    (["--offer", "h100-7d", "--lots", "two"], "got 'two'"),
-    (["--offer", "h100-7d", "--lots", "2", "--accepted-results", "-3"],
-     "Invalid value for '--accepted-results': must be a non-negative whole number, got '-3'"),
-    (["--offer", "h100-7d", "--lots", "2", "--accepted-results", "0.5"], "got '0.5'"),
-    (["--offer", "b200-per-gpu", "--lots", "1"],
-     "priced per GPU (price_basis 'gpu'); A9 compares whole lots: quote the price of the lot "
-     "(a B200 lot is two GPUs"),
-    (["--offer", "h100-per-gpu", "--lots", "1"], "priced per GPU"),
-    (["--offer", "b200-one-gpu", "--lots", "1"], "a B200 lot holds 2 GPUs (A9.2)"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--offer", "nope", "--lots", "1"],
+            "no offer 'nope'; known offers: b200-30d, b200-one-gpu, b200-per-gpu, h100-7d, "
+            "h100-per-gpu",
+        ),
+        # typed options: click names the option, the type says what it expects
+        (
+            ["--offer", "h100-7d", "--lots", "-1"],
+            "Invalid value for '--lots': must be a positive whole number, got '-1'",
+        ),
+        (
+            ["--offer", "h100-7d", "--lots", "0"],
+            "Invalid value for '--lots': must be a positive whole number, got '0'",
+        ),
+        (["--offer", "h100-7d", "--lots", "1.5"], "got '1.5'"),
+        (["--offer", "h100-7d", "--lots", "two"], "got 'two'"),
+        (
+            ["--offer", "h100-7d", "--lots", "2", "--accepted-results", "-3"],
+            "Invalid value for '--accepted-results': must be a non-negative whole number, got '-3'",
+        ),
+        (["--offer", "h100-7d", "--lots", "2", "--accepted-results", "0.5"], "got '0.5'"),
+        (
+            ["--offer", "b200-per-gpu", "--lots", "1"],
+            "priced per GPU (price_basis 'gpu'); A9 compares whole lots: quote the price of the "
+            "lot (a B200 lot is two GPUs",
+        ),
+        (["--offer", "h100-per-gpu", "--lots", "1"], "priced per GPU"),
+        (["--offer", "b200-one-gpu", "--lots", "1"], "a B200 lot holds 2 GPUs (A9.2)"),
+    ],
+)
 def test_bad_input_exits_2_with_a_clear_message(monkeypatch, capsys, offers, args, message):
     code, out, err = run_cli(monkeypatch, capsys, "--offers", str(offers), *args)
     assert code == 2
@@ -162,15 +223,26 @@ def test_bad_input_exits_2_with_a_clear_message(monkeypatch, capsys, offers, arg
 
 
 def test_cli_success_exits_0(monkeypatch, capsys, offers):
-    code, out, _ = run_cli(monkeypatch, capsys, "--offers", str(offers), "--offer", "h100-7d",
-                           "--lots", "2", "--format", "json")
+    code, out, _ = run_cli(
+        monkeypatch,
+        capsys,
+        "--offers",
+        str(offers),
+        "--offer",
+        "h100-7d",
+        "--lots",
+        "2",
+        "--format",
+        "json",
+    )
     assert code == 0
     assert json.loads(out)["offers"][0]["package_total_usd_minor"] == 246900
 
 
 def test_cli_json_errors_go_to_stderr_as_json(monkeypatch, capsys, offers):
-    code, out, err = run_cli(monkeypatch, capsys, "--offers", str(offers), "--offer", "nope",
-                             "--format", "json")
+    code, out, err = run_cli(
+        monkeypatch, capsys, "--offers", str(offers), "--offer", "nope", "--format", "json"
+    )
     assert code == 2 and out == ""
     doc = json.loads(err)
     assert list(schemas.validator("error").iter_errors(doc)) == []
@@ -182,8 +254,11 @@ def test_offers_file_not_matching_the_schema(tmp_path):
     bad = json.loads(json.dumps(OFFERS))
     bad["offers"][0]["duration_days"] = 5
     p.write_text(json.dumps(bad))
-    with pytest.raises(AuditorError, match=r"offers\.json: does not match offers\.schema\.json "
-                                           r"at /offers/0/duration_days"):
+    with pytest.raises(
+        AuditorError,
+        match=r"offers\.json: does not match offers\.schema\.json "
+        r"at /offers/0/duration_days",
+    ):
         cost_command(p, "h100-7d", "1", None, "text")
 
 

@@ -42,8 +42,10 @@ TEMPLATES = {
 @pytest.fixture(scope="session")
 def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("templates")
-    return {name: rf.make_clean_run(base / name.replace("+", "-"), **options)
-            for name, options in TEMPLATES.items()}
+    return {
+        name: rf.make_clean_run(base / name.replace("+", "-"), **options)
+        for name, options in TEMPLATES.items()
+    }
 
 
 @pytest.mark.parametrize("flavour", ["cpu", "cuda", "cpu+claims", "cuda+claims", "cpu+trained"])
@@ -63,8 +65,9 @@ def test_b200_lot_with_one_gpu_is_pointed_out(templates: dict[str, Path]) -> Non
 
 
 @pytest.mark.parametrize("code", sorted(MUTATIONS))
-def test_mutation_raises_its_rule_only(templates: dict[str, Path], tmp_path: Path,
-                                       code: str) -> None:
+def test_mutation_raises_its_rule_only(
+    templates: dict[str, Path], tmp_path: Path, code: str
+) -> None:
     mutation = MUTATIONS[code]
     assert mutation.template is not None and mutation.mutate is not None, mutation.path
     root = tmp_path / "run"
@@ -76,8 +79,9 @@ def test_mutation_raises_its_rule_only(templates: dict[str, Path], tmp_path: Pat
     own = [f for f in result.findings if f.code == code]
     assert own, f"{code} not raised; got {[(f.code, f.message) for f in result.findings]}"
     assert any(f.severity == rule.severity for f in own)
-    others = [(f.code, f.message) for f in result.findings
-              if f.code != code and f.severity == "error"]
+    others = [
+        (f.code, f.message) for f in result.findings if f.code != code and f.severity == "error"
+    ]
     assert others == []
     if rule.severity == "error":
         assert result.exit_code == 1
@@ -113,10 +117,45 @@ def test_every_rule_is_documented_and_has_a_mutation() -> None:
 
 # The numbered rules of protocol A in ../shared/PROTOCOL.md.
 PROTOCOL_A_RULES = (
-    "A1.1", "A1.2", "A1.3", "A1.4", "A2.1", "A2.2", "A2.3", "A2.4", "A2.5", "A2.6",
-    "A3.1", "A3.2", "A3.3", "A4.1", "A4.2", "A5.1", "A5.2", "A6.1", "A6.2", "A6.3", "A6.4",
-    "A6.5", "A7.1", "A7.2", "A7.3", "A7.4", "A7.5", "A8.1", "A8.2", "A8.3", "A8.4", "A9.1",
-    "A9.2", "A9.3", "A9.4", "A9.5", "A10.1", "A10.2", "A10.3",
+    "A1.1",
+    "A1.2",
+    "A1.3",
+    "A1.4",
+    "A2.1",
+    "A2.2",
+    "A2.3",
+    "A2.4",
+    "A2.5",
+    "A2.6",
+    "A3.1",
+    "A3.2",
+    "A3.3",
+    "A4.1",
+    "A4.2",
+    "A5.1",
+    "A5.2",
+    "A6.1",
+    "A6.2",
+    "A6.3",
+    "A6.4",
+    "A6.5",
+    "A7.1",
+    "A7.2",
+    "A7.3",
+    "A7.4",
+    "A7.5",
+    "A8.1",
+    "A8.2",
+    "A8.3",
+    "A8.4",
+    "A9.1",
+    "A9.2",
+    "A9.3",
+    "A9.4",
+    "A9.5",
+    "A10.1",
+    "A10.2",
+    "A10.3",
 )
 
 
@@ -133,7 +172,8 @@ def test_protocol_a_is_covered_rule_by_rule() -> None:
 
 
 def test_a_crash_inside_a_rule_is_an_internal_error_finding(
-        templates: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    templates: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from auditor.protocols.a import PROTOCOL
 
     rule = get_rule("A0604")
@@ -142,10 +182,12 @@ def test_a_crash_inside_a_rule_is_an_internal_error_finding(
     def boom(view: object) -> list:
         raise KeyError("no such column")
 
-    broken = type(rule)(rule.code, rule.title, rule.protocol_ref, rule.severity, rule.requires,
-                        boom, rule.doc)
-    monkeypatch.setitem(PROTOCOL.__dict__, "rules",
-                        tuple(broken if r.code == "A0604" else r for r in all_rules()))
+    broken = type(rule)(
+        rule.code, rule.title, rule.protocol_ref, rule.severity, rule.requires, boom, rule.doc
+    )
+    monkeypatch.setitem(
+        PROTOCOL.__dict__, "rules", tuple(broken if r.code == "A0604" else r for r in all_rules())
+    )
     _, result = audit(templates["cpu"])
     assert [f.code for f in result.findings] == ["A0000"]
     f = result.findings[0]
@@ -163,8 +205,9 @@ def test_select_and_ignore(templates: dict[str, Path], tmp_path: Path) -> None:
     assert run_check(root, ignore=("A0604",)).findings == ()
 
 
-def test_missing_artifact_skips_rules_with_reason(templates: dict[str, Path],
-                                                  tmp_path: Path) -> None:
+def test_missing_artifact_skips_rules_with_reason(
+    templates: dict[str, Path], tmp_path: Path
+) -> None:
     root = tmp_path / "run"
     shutil.copytree(templates["cpu"], root)
     (root / "timeline.jsonl").write_text('{"order_index": 0, "variant_id": "batch-1"\n')
@@ -177,8 +220,7 @@ def test_missing_artifact_skips_rules_with_reason(templates: dict[str, Path],
     assert result.verdict == "rejected"
 
 
-def test_findings_carry_observed_and_expected(templates: dict[str, Path],
-                                              tmp_path: Path) -> None:
+def test_findings_carry_observed_and_expected(templates: dict[str, Path], tmp_path: Path) -> None:
     root = tmp_path / "run"
     shutil.copytree(templates["cpu"], root)
     MUTATIONS["A0902"].mutate(root)

@@ -32,8 +32,11 @@ def _warnings(template: Path, tmp_path: Path, note: str) -> list[tuple[str, str]
     rf.edit_json(root, "manifest.json", lambda m: m.__setitem__("notes", note))
     result = run_check(root)
     assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
-    return [(f.code, f.evidence["observed"]) for f in result.findings
-            if f.severity == "warning" and f.artifact == "manifest.json"]
+    return [
+        (f.code, f.evidence["observed"])
+        for f in result.findings
+        if f.severity == "warning" and f.artifact == "manifest.json"
+    ]
 
 
 WARNED = [
@@ -71,8 +74,9 @@ PLAIN = [
 
 
 @pytest.mark.parametrize(("note", "code"), WARNED)
-def test_a_note_in_any_seed_language_is_warned(rejected_batch4: Path, tmp_path: Path,
-                                               note: str, code: str) -> None:
+def test_a_note_in_any_seed_language_is_warned(
+    rejected_batch4: Path, tmp_path: Path, note: str, code: str
+) -> None:
     warned = _warnings(rejected_batch4, tmp_path, note)
     assert (code, note) in warned, warned
 

@@ -36,6 +36,7 @@ def _copy(src: Path, dst: Path) -> Path:
 
 # -- A6.2: blocks are not an alternating or drawn order, whatever the method says ----------
 
+
 def test_warm_passes_in_blocks_are_rejected_even_when_called_sequential(tmp_path: Path) -> None:
     root = rf.make_clean_run(tmp_path / "blocked", warm_in_blocks=True)
     assert rf.read_json(root, "manifest.json")["pass_order_method"] == "sequential"
@@ -52,12 +53,17 @@ def test_alternating_warm_passes_are_accepted(clean: Path) -> None:
 
 # -- A6.3 and A9.5: what notes say is quoted in a warning, never judged ----------------------
 
-@pytest.mark.parametrize(("note", "code"), [
-    ("p95 latency 1.2 s over the five passes", "A0604"),
-    ("at this rate, projected 12,000 corpora per week", "A0904"),
-])
+
+@pytest.mark.parametrize(
+    ("note", "code"),
+    [
+        ("p95 latency 1.2 s over the five passes", "A0604"),
+        ("at this rate, projected 12,000 corpora per week", "A0904"),
+    ],
+)
 def test_a_note_stating_a_p95_or_a_cadence_is_a_warning_quoting_it(
-        clean: Path, tmp_path: Path, note: str, code: str) -> None:
+    clean: Path, tmp_path: Path, note: str, code: str
+) -> None:
     root = _copy(clean, tmp_path / "run")
     edit_json(root, "manifest.json", lambda m: m.__setitem__("notes", note))
     warned = _findings(root, code, "warning")
@@ -71,8 +77,8 @@ def test_plain_notes_are_not_warned(clean: Path) -> None:
 
 # -- A8.1: a header row in the middle of the data ------------------------------------------
 
-def test_a_repeated_header_row_is_a_csv_finding_naming_the_row(clean: Path,
-                                                               tmp_path: Path) -> None:
+
+def test_a_repeated_header_row_is_a_csv_finding_naming_the_row(clean: Path, tmp_path: Path) -> None:
     root = _copy(clean, tmp_path / "run")
     path = root / RESULTS
     records = path.read_bytes().split(b"\r\n")
@@ -92,12 +98,14 @@ def test_the_clean_csv_has_no_csv_finding(clean: Path) -> None:
 
 # -- A1.2: a seed is an integer, not a 64-bit one ------------------------------------------
 
+
 def _with_seed(root: Path, manifest_seed: int, csv_seed: int) -> None:
     edit_json(root, "manifest.json", lambda m: m.__setitem__("seed", manifest_seed))
 
     def rows(rs: list[dict]) -> None:
         for r in rs:
             r["seed"] = csv_seed
+
     edit_rows(root, rows)
 
 
@@ -109,8 +117,7 @@ def test_a_seed_above_2_to_the_63_is_a_valid_seed(clean: Path, tmp_path: Path) -
     assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
 
 
-def test_a_big_seed_that_differs_from_the_rows_is_still_caught(clean: Path,
-                                                               tmp_path: Path) -> None:
+def test_a_big_seed_that_differs_from_the_rows_is_still_caught(clean: Path, tmp_path: Path) -> None:
     root = _copy(clean, tmp_path / "run")
     _with_seed(root, BIG_SEED, BIG_SEED + 1)
     found = _findings(root, "A0102")
@@ -120,6 +127,9 @@ def test_a_big_seed_that_differs_from_the_rows_is_still_caught(clean: Path,
 def test_any_other_integer_beyond_64_bits_is_still_refused(clean: Path, tmp_path: Path) -> None:
     root = _copy(clean, tmp_path / "run")
     edit_json(root, "manifest.json", lambda m: m["economics"].__setitem__("lots", BIG_SEED))
-    faults = [f for f in run_check(root).findings
-              if f.artifact == "manifest.json" and "beyond 64 bits" in f.message]
+    faults = [
+        f
+        for f in run_check(root).findings
+        if f.artifact == "manifest.json" and "beyond 64 bits" in f.message
+    ]
     assert faults and faults[0].pointer == "/economics/lots"

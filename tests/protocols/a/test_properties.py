@@ -25,8 +25,9 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if not _TEMPLATES:
         base = tmp_path_factory.mktemp("props")
         _TEMPLATES["cpu"] = rf.make_clean_run(base / "cpu", eval_size=12, claims=True)
-        _TEMPLATES["cuda"] = rf.make_clean_run(base / "cuda", eval_size=12, device="cuda:0",
-                                               claims=True)
+        _TEMPLATES["cuda"] = rf.make_clean_run(
+            base / "cuda", eval_size=12, device="cuda:0", claims=True
+        )
     return _TEMPLATES
 
 
@@ -45,26 +46,33 @@ def _no_crash(root: Path, what: str) -> None:
     assert result.exit_code in (0, 1)
 
 
-_SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
-                     suppress_health_check=[HealthCheck.function_scoped_fixture])
+_SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 
 
 @_SETTINGS
-@given(seed=st.integers(min_value=0, max_value=2**32 - 1),
-       flavour=st.sampled_from(["cpu", "cuda"]))
-def test_any_single_file_damage_never_crashes(templates: dict[str, Path], tmp_path: Path,
-                                              seed: int, flavour: str) -> None:
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1), flavour=st.sampled_from(["cpu", "cuda"]))
+def test_any_single_file_damage_never_crashes(
+    templates: dict[str, Path], tmp_path: Path, seed: int, flavour: str
+) -> None:
     root = _fresh(templates, flavour, tmp_path)
     what = damage.damage(root, random.Random(seed))
     _no_crash(root, what)
 
 
 @_SETTINGS
-@given(seed=st.integers(min_value=0, max_value=2**32 - 1),
-       flavour=st.sampled_from(["cpu", "cuda"]),
-       family=st.sampled_from(sorted(damage.FACTS)))
-def test_a_change_to_a_fact_file_is_rejected(templates: dict[str, Path], tmp_path: Path,
-                                             seed: int, flavour: str, family: str) -> None:
+@given(
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+    flavour=st.sampled_from(["cpu", "cuda"]),
+    family=st.sampled_from(sorted(damage.FACTS)),
+)
+def test_a_change_to_a_fact_file_is_rejected(
+    templates: dict[str, Path], tmp_path: Path, seed: int, flavour: str, family: str
+) -> None:
     root = _fresh(templates, flavour, tmp_path)
     what = damage.fact_change(root, random.Random(seed), family)
     result = run_check(root)

@@ -24,8 +24,10 @@ TOKENIZER = "model/tokenizer.json"
 @pytest.fixture(scope="module")
 def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("redteam-evidence")
-    return {"cpu": rf.make_clean_run(base / "cpu"),
-            "trained": rf.make_clean_run(base / "trained", trained=True)}
+    return {
+        "cpu": rf.make_clean_run(base / "cpu"),
+        "trained": rf.make_clean_run(base / "trained", trained=True),
+    }
 
 
 def _sha(root: Path, rel: str) -> str:
@@ -34,19 +36,26 @@ def _sha(root: Path, rel: str) -> str:
 
 def _pin(root: Path, **revisions: str | None) -> None:
     """Set (None: drop) manifest revisions; model and tokenizer in every row too."""
+
     def change(m: dict) -> None:
         for k, v in revisions.items():
             if v is None:
                 m["revisions"].pop(k, None)
             else:
                 m["revisions"][k] = v
+
     edit_json(root, "manifest.json", change, rehash=False)
     cols = {"model": "model_revision", "tokenizer": "tokenizer_revision"}
-    edit_rows(root, lambda rows: [r.update({cols[k]: v for k, v in revisions.items()
-                                            if k in cols}) for r in rows])
+    edit_rows(
+        root,
+        lambda rows: [
+            r.update({cols[k]: v for k, v in revisions.items() if k in cols}) for r in rows
+        ],
+    )
 
 
 # -- revisions: the hash of the file(s) each kind names -----------------------------------
+
 
 def _model_is_config(root: Path) -> None:
     (root / "model/config.json").write_text('{"id2label": {"0": "negative"}}')
@@ -101,8 +110,12 @@ def _no_recipe(root: Path) -> None:
 
 
 def _recipe_other_split(root: Path) -> None:
-    edit_json(root, "model/recipe.json",
-              lambda r: r["training_inputs"].update(ids_sha256="0" * 64), rehash=False)
+    edit_json(
+        root,
+        "model/recipe.json",
+        lambda r: r["training_inputs"].update(ids_sha256="0" * 64),
+        rehash=False,
+    )
     _pin(root, recipe=_sha(root, "model/recipe.json"))
 
 
@@ -114,6 +127,7 @@ def _recipe_same(root: Path) -> None:
 
 # -- the archived ONNX model and tokenizer -----------------------------------------------
 
+
 def _onnx_swapped(root: Path) -> None:
     (root / "model/model.onnx").write_bytes(b"another export altogether")
     rf.rehash(root)
@@ -122,8 +136,11 @@ def _onnx_swapped(root: Path) -> None:
 def _onnx_swapped_and_declared(root: Path) -> None:
     """The honest twin: a re-export declared as such (the replay section says its hash)."""
     (root / "model/model.onnx").write_bytes(b"another export altogether")
-    edit_json(root, "manifest.json", lambda m: m["replay"]["model"].update(
-        sha256=_sha(root, "model/model.onnx")[7:]))
+    edit_json(
+        root,
+        "manifest.json",
+        lambda m: m["replay"]["model"].update(sha256=_sha(root, "model/model.onnx")[7:]),
+    )
 
 
 def _onnx_absent(root: Path) -> None:
@@ -132,16 +149,18 @@ def _onnx_absent(root: Path) -> None:
 
 
 def _tokenizer_declared_wrong(root: Path) -> None:
-    edit_json(root, "manifest.json",
-              lambda m: m["replay"]["tokenizer"].update(sha256="0" * 64))
+    edit_json(root, "manifest.json", lambda m: m["replay"]["tokenizer"].update(sha256="0" * 64))
 
 
 # -- truncation -------------------------------------------------------------------------
 
+
 def _truncated(n: int) -> Callable[[Path], None]:
     def change(root: Path) -> None:
-        edit_json(root, "manifest.json",
-                  lambda m: m["corpus"]["truncation"].update(truncated_texts=n))
+        edit_json(
+            root, "manifest.json", lambda m: m["corpus"]["truncation"].update(truncated_texts=n)
+        )
+
     return change
 
 
@@ -149,14 +168,22 @@ def _context_64(root: Path) -> None:
     """A tokenizer whose file states another context than the run's: it cannot count."""
     edit_json(root, TOKENIZER, lambda t: t.update(context=64), rehash=False)
     sha = _sha(root, TOKENIZER)
-    edit_json(root, "manifest.json", lambda m: m["replay"]["tokenizer"].update(sha256=sha[7:]),
-              rehash=False)
+    edit_json(
+        root,
+        "manifest.json",
+        lambda m: m["replay"]["tokenizer"].update(sha256=sha[7:]),
+        rehash=False,
+    )
     _pin(root, tokenizer=sha)
 
 
 LIES: dict[str, tuple[str, Callable[[Path], None], str, str]] = {
     "model revision = the tokenizer's hash": (
-        "cpu", lambda r: _pin(r, model=_sha(r, TOKENIZER)), "A0106", "A1.2"),
+        "cpu",
+        lambda r: _pin(r, model=_sha(r, TOKENIZER)),
+        "A0106",
+        "A1.2",
+    ),
     "model revision = the config's hash": ("cpu", _model_is_config, "A0106", "A1.2"),
     "config kept, not pinned": ("cpu", _config_unpinned, "A0106", "A1.2"),
     "one shard of two pinned": ("cpu", _sharded_first_only, "A0106", "A1.2"),
@@ -181,8 +208,9 @@ HONEST: dict[str, tuple[str, Callable[[Path], None]]] = {
 
 
 @pytest.mark.parametrize("name", sorted(LIES))
-def test_a_consistent_lie_is_rejected(templates: dict[str, Path], tmp_path: Path,
-                                      name: str) -> None:
+def test_a_consistent_lie_is_rejected(
+    templates: dict[str, Path], tmp_path: Path, name: str
+) -> None:
     flavour, lie, code, ref = LIES[name]
     root = tmp_path / "run"
     shutil.copytree(templates[flavour], root)
@@ -194,8 +222,7 @@ def test_a_consistent_lie_is_rejected(templates: dict[str, Path], tmp_path: Path
 
 
 @pytest.mark.parametrize("name", sorted(HONEST))
-def test_the_honest_twin_is_accepted(templates: dict[str, Path], tmp_path: Path,
-                                     name: str) -> None:
+def test_the_honest_twin_is_accepted(templates: dict[str, Path], tmp_path: Path, name: str) -> None:
     flavour, change = HONEST[name]
     root = tmp_path / "run"
     shutil.copytree(templates[flavour], root)
@@ -205,8 +232,9 @@ def test_the_honest_twin_is_accepted(templates: dict[str, Path], tmp_path: Path,
     assert [f for f in result.findings if f.severity != "info"] == []
 
 
-def test_a_tokenizer_that_cannot_count_is_a_warning(templates: dict[str, Path],
-                                                    tmp_path: Path) -> None:
+def test_a_tokenizer_that_cannot_count_is_a_warning(
+    templates: dict[str, Path], tmp_path: Path
+) -> None:
     root = tmp_path / "run"
     shutil.copytree(templates["trained"], root)
     _context_64(root)
@@ -215,8 +243,7 @@ def test_a_tokenizer_that_cannot_count_is_a_warning(templates: dict[str, Path],
     assert "context limit 64" in result.findings[0].message
 
 
-def test_undeclared_truncation_is_about_a3_3(templates: dict[str, Path],
-                                            tmp_path: Path) -> None:
+def test_undeclared_truncation_is_about_a3_3(templates: dict[str, Path], tmp_path: Path) -> None:
     root = tmp_path / "run"
     shutil.copytree(templates["trained"], root)
     edit_json(root, "manifest.json", lambda m: m["corpus"].pop("truncation"))
@@ -235,26 +262,43 @@ FIELD_LIES: dict[str, tuple[str, Callable[[dict], None], str, str]] = {
     # under the rule of the pointer it would have had (/pid: A6.5)
     "a placement without its pid": (PLACEMENT, lambda d: d.pop("pid"), "A6.5", ""),
     "a parameter device that is no device": (
-        PLACEMENT, lambda d: d["parameter_devices"].update({"the big gpu": 1}), "A4.2",
-        "/parameter_devices"),
+        PLACEMENT,
+        lambda d: d["parameter_devices"].update({"the big gpu": 1}),
+        "A4.2",
+        "/parameter_devices",
+    ),
     "an input device that is no device": (
-        PLACEMENT, lambda d: d.update(input_devices={"GPU0": 8}), "A4.2", "/input_devices"),
+        PLACEMENT,
+        lambda d: d.update(input_devices={"GPU0": 8}),
+        "A4.2",
+        "/input_devices",
+    ),
     "a free-text memory unit": (
-        TRACE, lambda d: d["other_sources"][0].update(unit="megs"), "A7.5",
-        "/other_sources/0/unit"),
+        TRACE,
+        lambda d: d["other_sources"][0].update(unit="megs"),
+        "A7.5",
+        "/other_sources/0/unit",
+    ),
 }
 
 FIELD_HONEST: dict[str, tuple[str, Callable[[dict], None]]] = {
     "parameters on cpu and an unused cuda:1 count of 0": (
-        PLACEMENT, lambda d: d["parameter_devices"].update({"cuda:1": 0})),
-    "a memory unit in KiB": (TRACE, lambda d: d["other_sources"][0].update(
-        unit="KiB", value=d["other_sources"][0]["value"] // 1024)),
+        PLACEMENT,
+        lambda d: d["parameter_devices"].update({"cuda:1": 0}),
+    ),
+    "a memory unit in KiB": (
+        TRACE,
+        lambda d: d["other_sources"][0].update(
+            unit="KiB", value=d["other_sources"][0]["value"] // 1024
+        ),
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(FIELD_LIES))
-def test_a_field_a_verdict_reads_is_required(templates: dict[str, Path], tmp_path: Path,
-                                             name: str) -> None:
+def test_a_field_a_verdict_reads_is_required(
+    templates: dict[str, Path], tmp_path: Path, name: str
+) -> None:
     rel, change, ref, pointer = FIELD_LIES[name]
     root = tmp_path / "run"
     shutil.copytree(templates["cpu"], root)
@@ -265,8 +309,9 @@ def test_a_field_a_verdict_reads_is_required(templates: dict[str, Path], tmp_pat
 
 
 @pytest.mark.parametrize("name", sorted(FIELD_HONEST))
-def test_a_constrained_field_used_well_is_accepted(templates: dict[str, Path], tmp_path: Path,
-                                                   name: str) -> None:
+def test_a_constrained_field_used_well_is_accepted(
+    templates: dict[str, Path], tmp_path: Path, name: str
+) -> None:
     rel, change = FIELD_HONEST[name]
     root = tmp_path / "run"
     shutil.copytree(templates["cpu"], root)

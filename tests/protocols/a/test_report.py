@@ -42,8 +42,9 @@ def clean(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def clean_vm(clean) -> dict:
     view, result = audit(clean)
-    return viewmodel.build_viewmodel(view, result, A_RULES, tool_version="0.0.0",
-                                     generated_at="2026-01-01T00:00:00Z")
+    return viewmodel.build_viewmodel(
+        view, result, A_RULES, tool_version="0.0.0", generated_at="2026-01-01T00:00:00Z"
+    )
 
 
 def normalise(vm: dict) -> dict:
@@ -51,8 +52,9 @@ def normalise(vm: dict) -> dict:
     the number of rules run; timestamps and versions are fixed by the caller."""
     out = json.loads(json.dumps(vm))
     out.pop("rules")
-    out["verdict"]["why"] = [re.sub(r"^\d+ rules run", "N rules run", w)
-                             for w in out["verdict"]["why"]]
+    out["verdict"]["why"] = [
+        re.sub(r"^\d+ rules run", "N rules run", w) for w in out["verdict"]["why"]
+    ]
     return out
 
 
@@ -63,8 +65,10 @@ def test_viewmodel_matches_golden(clean_vm):
         GOLDEN.write_text(json.dumps(got, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     assert GOLDEN.is_file(), "no golden file: run with UPDATE_GOLDEN=1 once"
     want = json.loads(GOLDEN.read_text(encoding="utf-8"))
-    assert got == want, "view model differs from tests/golden/report_viewmodel.json " \
-                        "(UPDATE_GOLDEN=1 to accept a deliberate change)"
+    assert got == want, (
+        "view model differs from tests/golden/report_viewmodel.json "
+        "(UPDATE_GOLDEN=1 to accept a deliberate change)"
+    )
 
 
 def normalise_html(page: str) -> str:
@@ -79,8 +83,9 @@ def test_html_matches_golden_after_normalisation(clean_vm):
     if os.environ.get("UPDATE_GOLDEN") == "1":
         GOLDEN_HTML.write_text(page, encoding="utf-8")
     assert GOLDEN_HTML.is_file(), "no golden file: run with UPDATE_GOLDEN=1 once"
-    assert page == GOLDEN_HTML.read_text(encoding="utf-8"), \
+    assert page == GOLDEN_HTML.read_text(encoding="utf-8"), (
         "HTML differs from tests/golden/report.html (UPDATE_GOLDEN=1 to accept)"
+    )
 
 
 def test_viewmodel_is_json_and_in_the_issue_order(clean_vm):
@@ -94,10 +99,16 @@ def test_viewmodel_is_json_and_in_the_issue_order(clean_vm):
 def test_timings_are_median_and_range_of_warm_passes_cold_apart(clean_vm, clean):
     rows = read_rows(clean)
     for t in clean_vm["timings"]:
-        warm = sorted(float(r["elapsed_seconds"]) for r in rows
-                      if r["variant_id"] == t["variant_id"] and r["phase"] == "warm")
-        cold = [float(r["elapsed_seconds"]) for r in rows
-                if r["variant_id"] == t["variant_id"] and r["phase"] == "cold"]
+        warm = sorted(
+            float(r["elapsed_seconds"])
+            for r in rows
+            if r["variant_id"] == t["variant_id"] and r["phase"] == "warm"
+        )
+        cold = [
+            float(r["elapsed_seconds"])
+            for r in rows
+            if r["variant_id"] == t["variant_id"] and r["phase"] == "cold"
+        ]
         assert t["warm"]["median_s"] == pytest.approx(warm[len(warm) // 2])
         assert (t["warm"]["min_s"], t["warm"]["max_s"]) == (warm[0], warm[-1])
         assert t["cold"]["median_s"] == pytest.approx(cold[0])
@@ -108,9 +119,11 @@ def test_timings_are_median_and_range_of_warm_passes_cold_apart(clean_vm, clean)
 def test_cpu_memory_is_one_sentence_and_rss_is_per_process_never_per_variant(clean_vm):
     mem = clean_vm["memory"]
     assert mem["variants"] == []  # no table of "not recorded" rows
-    assert mem["not_recorded"] == ("PyTorch allocator memory: not recorded for every pass (the "
-                                   "passes ran on the CPU, where the allocator is not "
-                                   "measured).")
+    assert mem["not_recorded"] == (
+        "PyTorch allocator memory: not recorded for every pass (the "
+        "passes ran on the CPU, where the allocator is not "
+        "measured)."
+    )
     (rss,) = mem["other"]
     assert (rss["name"], rss["source"]) == ("peak_rss", "resource.getrusage")
     # the warm passes of both variants ran in one process: one row, not one per variant
@@ -128,11 +141,15 @@ def test_cuda_memory_comes_from_the_allocator(tmp_path):
     rows = [r for m in vm["memory"]["variants"] for r in m["rows"]]
     assert rows and all(r["source"].startswith("torch.cuda allocator") for r in rows)
     assert vm["memory"]["not_recorded"] is None and vm["memory"]["other"] == []
-    csv_peaks = [int(r["peak_reserved_bytes"]) for r in read_rows(run)
-                 if r["variant_id"] == "batch-4" and r["phase"] == "warm"]
+    csv_peaks = [
+        int(r["peak_reserved_bytes"])
+        for r in read_rows(run)
+        if r["variant_id"] == "batch-4" and r["phase"] == "warm"
+    ]
     b4 = next(m for m in vm["memory"]["variants"] if m["variant_id"] == "batch-4")
-    assert next(r for r in b4["rows"] if r["phase"] == "warm")["peak_reserved_bytes"] \
-        == max(csv_peaks)
+    assert next(r for r in b4["rows"] if r["phase"] == "warm")["peak_reserved_bytes"] == max(
+        csv_peaks
+    )
     assert plots.memory(vm["memory"]["variants"]) is not None
 
 
@@ -154,16 +171,23 @@ def test_economics_of_an_accepted_run(clean_vm):
 def test_cost_per_accepted_corpus_only_for_the_gpu_measured(tmp_path):
     run = make_clean_run(tmp_path / "run", device="cuda:0", eval_size=10, warm_passes=5)
     offers = read_json(run, "economics/offers.json")
-    other = {**offers["offers"][0], "offer_id": "b200-7d", "gpu_model": "NVIDIA B200",
-             "gpus_per_lot": 2}
+    other = {
+        **offers["offers"][0],
+        "offer_id": "b200-7d",
+        "gpu_model": "NVIDIA B200",
+        "gpus_per_lot": 2,
+    }
     offers["offers"].append(other)
     write_json(run, "economics/offers.json", offers)
     rehash(run)
     view, result = audit(run)
     e = viewmodel.build_viewmodel(view, result, [])["economics"]
     by_id = {o["offer_id"]: o for o in e["offers"]}
-    assert by_id["h100-7d"]["measured_here"] and by_id["h100-7d"]["per_corpus_usd_minor"] \
+    assert (
+        by_id["h100-7d"]["measured_here"]
+        and by_id["h100-7d"]["per_corpus_usd_minor"]
         == by_id["h100-7d"]["total_usd_minor"] / e["accepted_corpora"]
+    )
     assert by_id["b200-7d"]["per_corpus_usd_minor"] is None
     assert "NVIDIA H100 80GB HBM3" in by_id["b200-7d"]["per_corpus_text"]
     assert plots.cost(e) is not None
@@ -183,8 +207,12 @@ def test_a_two_gpu_lot_with_one_gpu_used_is_pointed_out(tmp_path):
 
 def test_a_rejected_run_ranks_nothing_and_gives_only_package_cost(clean):
     view, result = audit(clean)
-    bad = dataclasses.replace(result, findings=(Finding(
-        "A0201", "error", "A2.1", "an ID is missing", "outputs/batch-1/warm-1.jsonl"),))
+    bad = dataclasses.replace(
+        result,
+        findings=(
+            Finding("A0201", "error", "A2.1", "an ID is missing", "outputs/batch-1/warm-1.jsonl"),
+        ),
+    )
     vm = viewmodel.build_viewmodel(view, bad, [])
     e = vm["economics"]
     assert e["accepted_configurations"] == []
@@ -198,11 +226,27 @@ def test_a_rejected_run_ranks_nothing_and_gives_only_package_cost(clean):
 
 def test_offers_override_and_per_gpu_quotes_are_not_costed(clean):
     view, result = audit(clean)
-    offers = {"schema_version": "1", "offers": [
-        {"offer_id": "b200-gpu", "gpu_model": "B200", "duration_days": 30,
-         "price_per_lot_usd_minor": 1000, "gpus_per_lot": 2, "price_basis": "gpu"},
-        {"offer_id": "b200-lot", "gpu_model": "B200", "duration_days": 30,
-         "price_per_lot_usd_minor": 900_000, "gpus_per_lot": 2, "price_basis": "lot"}]}
+    offers = {
+        "schema_version": "1",
+        "offers": [
+            {
+                "offer_id": "b200-gpu",
+                "gpu_model": "B200",
+                "duration_days": 30,
+                "price_per_lot_usd_minor": 1000,
+                "gpus_per_lot": 2,
+                "price_basis": "gpu",
+            },
+            {
+                "offer_id": "b200-lot",
+                "gpu_model": "B200",
+                "duration_days": 30,
+                "price_per_lot_usd_minor": 900_000,
+                "gpus_per_lot": 2,
+                "price_basis": "lot",
+            },
+        ],
+    }
     vm = viewmodel.build_viewmodel(view, result, [], inputs={"offers": (offers, "mine.json")})
     by_id = {o["offer_id"]: o for o in vm["economics"]["offers"]}
     assert by_id["b200-gpu"]["total_usd_minor"] is None
@@ -232,8 +276,9 @@ def test_plots_are_deterministic_svg(clean_vm):
 def test_html_normalised_is_stable(clean):
     """Two renders of one run differ only in the timestamp we pass in."""
     view, result = audit(clean)
-    pages = [render_report(view, result, generated_at=ts,
-                           timer=StepTimer())[1] for ts in ("T1", "T2")]
+    pages = [
+        render_report(view, result, generated_at=ts, timer=StepTimer())[1] for ts in ("T1", "T2")
+    ]
     assert pages[0] != pages[1]
     assert pages[0].replace("generated T1", "") == pages[1].replace("generated T2", "")
 
@@ -280,8 +325,12 @@ def test_hostile_text_is_escaped_in_html(hostile_report):
 
 @pytest.mark.skipif(not shutil.which("pdftotext"), reason="pdftotext (poppler-utils) absent")
 def test_hostile_text_is_literal_in_pdf(hostile_report):
-    text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(hostile_report / "report.pdf"),
-                           "-"], capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", str(hostile_report / "report.pdf"), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert HOSTILE[0] in text
     assert HOSTILE[1] in text
 
@@ -302,8 +351,7 @@ def test_a_broken_run_still_renders(tmp_path):
 
 
 def test_report_dir_replaced_atomically_and_foreign_dirs_refused(tmp_path):
-    clean = make_clean_run(tmp_path.parent / f"{tmp_path.name}-run", eval_size=10,
-                           warm_passes=2)
+    clean = make_clean_run(tmp_path.parent / f"{tmp_path.name}-run", eval_size=10, warm_passes=2)
     out = tmp_path / "report"
     build_report(clean, out)
     first = (out / "report.html").read_text()
@@ -325,8 +373,11 @@ def test_a_failed_pass_keeps_its_row_but_never_enters_a_summary(tmp_path):
 
     run = make_clean_run(tmp_path / "run", eval_size=10, warm_passes=5)
     timeline = read_jsonl(run, "timeline.jsonl")
-    oom = next(e for e in timeline if e["variant_id"] == "batch-4" and e["phase"] == "warm"
-               and e["run_index"] == 2)
+    oom = next(
+        e
+        for e in timeline
+        if e["variant_id"] == "batch-4" and e["phase"] == "warm" and e["run_index"] == 2
+    )
     oom["status"] = "oom"
     oom["incident"] = {"kind": "oom", "message": "CUDA out of memory"}
     write_jsonl(run, "timeline.jsonl", timeline)
@@ -335,8 +386,9 @@ def test_a_failed_pass_keeps_its_row_but_never_enters_a_summary(tmp_path):
     vm = viewmodel.build_viewmodel(view, result, [])
     b4 = next(t for t in vm["timings"] if t["variant_id"] == "batch-4")
     assert (b4["warm"]["ok"], b4["warm"]["passes"], b4["failed"]) == (4, 5, 1)
-    ok_times = sorted(p["elapsed_seconds"] for p in b4["passes"]
-                      if p["phase"] == "warm" and p["status"] == "ok")
+    ok_times = sorted(
+        p["elapsed_seconds"] for p in b4["passes"] if p["phase"] == "warm" and p["status"] == "ok"
+    )
     assert len(ok_times) == 4
     assert b4["warm"]["median_s"] == pytest.approx((ok_times[1] + ok_times[2]) / 2)
     failed = next(p for p in b4["passes"] if p["status"] == "oom")

@@ -4,8 +4,14 @@ from auditor.protocols.a.report.notes import factor_common_notes
 
 
 def _timings(*notes: str) -> list[dict]:
-    return [{"variant_id": "v", "passes": [{"notes": n, "phase": "warm", "run_index": i + 1}
-                                           for i, n in enumerate(notes)]}]
+    return [
+        {
+            "variant_id": "v",
+            "passes": [
+                {"notes": n, "phase": "warm", "run_index": i + 1} for i, n in enumerate(notes)
+            ],
+        }
+    ]
 
 
 def test_common_parts_are_shown_once_and_nothing_is_lost() -> None:

@@ -27,15 +27,23 @@ from auditor.protocols.a.summary import LOAD_SHARE, SPREAD_SHARE
 from auditor.report import html, viewmodel
 
 GOLDEN_REJECTED = Path(__file__).parent / "golden" / "rejected_findings.json"
-CPU_OFFER = {"offer_id": "cpu-7d", "provider": "example", "gpu_model": "none (CPU only)",
-             "device_class": "cpu", "machine": "16 vCPU", "duration_days": 7,
-             "price_per_lot_usd_minor": 1500, "gpus_per_lot": 0, "price_basis": "lot",
-             "example": True}
-
+CPU_OFFER = {
+    "offer_id": "cpu-7d",
+    "provider": "example",
+    "gpu_model": "none (CPU only)",
+    "device_class": "cpu",
+    "machine": "16 vCPU",
+    "duration_days": 7,
+    "price_per_lot_usd_minor": 1500,
+    "gpus_per_lot": 0,
+    "price_basis": "lot",
+    "example": True,
+}
 
 
 A_RULES = get("accepted-corpus-cost").rules
 """Protocol A's rules: its report lists them (other protocols' are their tests')."""
+
 
 def _vm(root: Path, **kw) -> dict:
     view, result = audit(root)
@@ -71,23 +79,30 @@ def test_page_one_says_what_is_accepted_how_fast_and_what_it_costs(clean: Path) 
     s = vm["summary"]
     assert vm["verdict"]["value"] == "accepted" and len(vm["verdict"]["why"]) == 2
     assert s["headline"] == "2 of 2 configuration(s) accepted"
-    assert [c["key"] for c in s["columns"]] == ["config", "accepted", "median", "throughput",
-                                                "cost"]
+    assert [c["key"] for c in s["columns"]] == [
+        "config",
+        "accepted",
+        "median",
+        "throughput",
+        "cost",
+    ]
     by = {r["cells"]["config"]: r for r in s["rows"]}
     for t in vm["timings"]:
         row = by[t["variant_id"]]
         w = t["warm"]
         assert row["cells"]["accepted"] == "accepted" and row["tone"] == "ok"
-        assert row["cells"]["median"] == f"{w['median_s']:.3f} s ({w['min_s']:.3f}–" \
-                                         f"{w['max_s']:.3f})"
+        assert (
+            row["cells"]["median"] == f"{w['median_s']:.3f} s ({w['min_s']:.3f}–{w['max_s']:.3f})"
+        )
         assert row["values"]["throughput_per_s"] == pytest.approx(20 / w["median_s"])
         assert row["cells"]["cost"] == "$15.00 (cpu-7d)"  # 1500 cents / 1 accepted corpus
     offers = {r["cells"]["offer"]: r["cells"] for r in s["offers"]["rows"]}
     assert offers["cpu-7d (example)"]["per_corpus"] == "$15.00"
     assert offers["h100-7d (example)"]["per_corpus"] == "other hardware"
     assert offers["h100-7d (example)"]["total"] == "$1,234.56"
-    assert s["decision"][0].startswith("Cheapest per accepted corpus: offer cpu-7d, CPU only "
-                                       "(16 vCPU): $15.00 per accepted corpus")
+    assert s["decision"][0].startswith(
+        "Cheapest per accepted corpus: offer cpu-7d, CPU only (16 vCPU): $15.00 per accepted corpus"
+    )
     assert "an example price, not a quote" in s["decision"][0]
     assert s["decision"][1].startswith("Fastest accepted configuration: batch-4")
     assert [c["kind"] for c in s["cautions"]] == ["prices"]  # a steady, idle clean run
@@ -104,12 +119,20 @@ def test_the_summary_and_the_archive_s_run_summary_are_one_derivation(clean: Pat
     rows = {r["cells"]["config"]: r["values"] for r in vm["summary"]["rows"]}
     for c in summary.configurations:
         v = rows[c.config_id]
-        assert (v["median_s"], v["min_s"], v["max_s"], v["throughput_per_s"]) == \
-            (c.median_s, c.min_s, c.max_s, c.throughput_per_s)
-        best = min((o for o in c.costs if o.cost_per_accepted_corpus_usd_minor is not None),
-                   key=lambda o: o.cost_per_accepted_corpus_usd_minor)
-        assert (v["best_offer"], v["best_cost_per_corpus_usd_minor"]) == \
-            (best.offer_id, best.cost_per_accepted_corpus_usd_minor)
+        assert (v["median_s"], v["min_s"], v["max_s"], v["throughput_per_s"]) == (
+            c.median_s,
+            c.min_s,
+            c.max_s,
+            c.throughput_per_s,
+        )
+        best = min(
+            (o for o in c.costs if o.cost_per_accepted_corpus_usd_minor is not None),
+            key=lambda o: o.cost_per_accepted_corpus_usd_minor,
+        )
+        assert (v["best_offer"], v["best_cost_per_corpus_usd_minor"]) == (
+            best.offer_id,
+            best.cost_per_accepted_corpus_usd_minor,
+        )
         why = {o.offer_id: o.why_not for o in c.costs}
         assert why == {"h100-7d": "other hardware", "cpu-7d": None}
 
@@ -129,15 +152,20 @@ def test_a_cpu_offer_is_not_matched_against_a_gpu_run(tmp_path: Path) -> None:
 def test_a_rejected_run_groups_its_findings_by_cause(rejected: Path) -> None:
     vm = _vm(rejected)
     f = vm["findings"]
-    got = {"verdict": vm["verdict"], "causes": f["causes"],
-           "summary_rows": [r["cells"] for r in vm["summary"]["rows"]],
-           "decision": vm["summary"]["decision"]}
+    got = {
+        "verdict": vm["verdict"],
+        "causes": f["causes"],
+        "summary_rows": [r["cells"] for r in vm["summary"]["rows"]],
+        "decision": vm["summary"]["decision"],
+    }
     got["verdict"]["why"][1] = re.sub(r"^\d+ rules run", "N rules run", got["verdict"]["why"][1])
     if os.environ.get("UPDATE_GOLDEN") == "1":
-        GOLDEN_REJECTED.write_text(json.dumps(got, indent=2, sort_keys=True,
-                                              ensure_ascii=False) + "\n", encoding="utf-8")
-    assert json.loads(GOLDEN_REJECTED.read_text(encoding="utf-8")) == got, \
+        GOLDEN_REJECTED.write_text(
+            json.dumps(got, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+    assert json.loads(GOLDEN_REJECTED.read_text(encoding="utf-8")) == got, (
         "differs from golden/rejected_findings.json (UPDATE_GOLDEN=1 to accept)"
+    )
     # one duplicated ID: one cause, whatever it breaks listed under it
     (cause,) = f["causes"]
     assert f["total"] > 2 and cause["findings"] == f["total"]
@@ -149,16 +177,16 @@ def test_a_rejected_run_groups_its_findings_by_cause(rejected: Path) -> None:
     assert {q["code"] for q in cause["consequences"]} >= {"A0206"}
     assert cause["fix"] == next(r.fix for r in A_RULES if r.code == "A0201")
     assert vm["summary"]["rows"][1]["cells"]["accepted"] == "no: a pass is not accepted"
-    assert vm["summary"]["rows"][0]["cells"]["accepted"] == \
-        "no: run rejected (its own passes pass)"
+    assert vm["summary"]["rows"][0]["cells"]["accepted"] == "no: run rejected (its own passes pass)"
     assert vm["verdict"]["why"][0].startswith(
         "A0201 (each expected ID exactly once, protocol A2.1) fails in "
-        "outputs/batch-4/warm-2.jsonl (batch-4 warm pass 2)")
+        "outputs/batch-4/warm-2.jsonl (batch-4 warm pass 2)"
+    )
 
 
-def test_findings_of_one_rule_on_many_files_sharing_an_id_are_one_cause(clean: Path,
-                                                                          tmp_path: Path
-                                                                          ) -> None:
+def test_findings_of_one_rule_on_many_files_sharing_an_id_are_one_cause(
+    clean: Path, tmp_path: Path
+) -> None:
     root = tmp_path / "run"
     shutil.copytree(clean, root)
     for out in sorted((root / "outputs/batch-1").glob("warm-*.jsonl")):
@@ -171,8 +199,7 @@ def test_findings_of_one_rule_on_many_files_sharing_an_id_are_one_cause(clean: P
     assert len(a0201[0]["affects"]) == 5
 
 
-def test_unstable_timings_and_concurrent_load_are_pointed_out(clean: Path,
-                                                              tmp_path: Path) -> None:
+def test_unstable_timings_and_concurrent_load_are_pointed_out(clean: Path, tmp_path: Path) -> None:
     root = tmp_path / "run"
     shutil.copytree(clean, root)
     rows = rf.read_rows(root)
@@ -199,9 +226,15 @@ def test_unstable_timings_and_concurrent_load_are_pointed_out(clean: Path,
 
 
 def test_the_quality_rule_is_printed_so_that_its_arithmetic_adds_up() -> None:
-    manifest = {"quality_rule": {"metric": "macro_f1", "threshold": 0.6241, "tolerance": 0.1,
-                                 "tolerance_direction": "max_decrease",
-                                 "reference": {"name": "tune", "value": 0.7241608828108811}}}
+    manifest = {
+        "quality_rule": {
+            "metric": "macro_f1",
+            "threshold": 0.6241,
+            "tolerance": 0.1,
+            "tolerance_direction": "max_decrease",
+            "reference": {"name": "tune", "value": 0.7241608828108811},
+        }
+    }
     qr = quality_rule(manifest, [0.7397])
     m = re.search(r"reference ([\d.]+) - tolerance ([\d.]+) = ([\d.]+)", qr["text"])
     from decimal import Decimal
@@ -215,18 +248,22 @@ def test_the_quality_rule_is_printed_so_that_its_arithmetic_adds_up() -> None:
     assert decimals_for([0.5, 0.25]) == 4
 
 
-@pytest.mark.parametrize(("source", "shown"), [
-    ("/home/alice/data/my corpus.jsonl", "my corpus.jsonl"),
-    ("C:\\Users\\bob\\corpus.csv", "corpus.csv"),
-    ("data/eval.parquet", "eval.parquet"),
-    ("embedded default: first paragraphs of Python 3.11 docstrings", None),
-])
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        ("/home/alice/data/my corpus.jsonl", "my corpus.jsonl"),
+        ("C:\\Users\\bob\\corpus.csv", "corpus.csv"),
+        ("data/eval.parquet", "eval.parquet"),
+        ("embedded default: first paragraphs of Python 3.11 docstrings", None),
+    ],
+)
 def test_a_local_corpus_path_is_shown_as_its_file_name(source: str, shown: str | None) -> None:
     assert corpus_name(source) == (shown or source)
 
 
-def test_the_appendix_quotes_exactly_the_rules_the_report_cites(clean: Path,
-                                                                rejected: Path) -> None:
+def test_the_appendix_quotes_exactly_the_rules_the_report_cites(
+    clean: Path, rejected: Path
+) -> None:
     for root in (clean, rejected):
         vm = _vm(root)
         page = html.render(vm, {})
@@ -251,7 +288,8 @@ def test_rule_codes_and_column_names_never_break() -> None:
 
 
 def test_a_missing_file_is_one_cause_and_skipped_rules_are_grouped_by_reason(
-        clean: Path, tmp_path: Path) -> None:
+    clean: Path, tmp_path: Path
+) -> None:
     root = tmp_path / "run"
     shutil.copytree(clean, root)
     (root / "environment.json").unlink()
@@ -269,9 +307,13 @@ def test_variants_read_in_natural_order_everywhere(tmp_path: Path) -> None:
     from auditor.present import natural_key
 
     assert sorted(["batch-32", "batch-1", "batch-8"], key=natural_key) == [
-        "batch-1", "batch-8", "batch-32"]
-    root = rf.make_clean_run(tmp_path / "run", eval_size=10,
-                             variants=("batch-32", "batch-1", "batch-8"))
+        "batch-1",
+        "batch-8",
+        "batch-32",
+    ]
+    root = rf.make_clean_run(
+        tmp_path / "run", eval_size=10, variants=("batch-32", "batch-1", "batch-8")
+    )
     vm = _vm(root)
     want = ["batch-1", "batch-8", "batch-32"]
     assert [r["cells"]["config"] for r in vm["summary"]["rows"]] == want

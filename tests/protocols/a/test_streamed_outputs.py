@@ -33,11 +33,17 @@ def _findings(root: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("code", [*OUTPUT_RULES, "reordered"])
-def test_streamed_findings_equal_those_of_every_line(templates: dict[str, Path],  # noqa: F811
-                                                     tmp_path: Path, code: str,
-                                                     monkeypatch) -> None:
-    flavour, mutate = ("cpu", _first_file_reordered) if code == "reordered" else (
-        MUTATIONS[code].template, MUTATIONS[code].mutate)
+def test_streamed_findings_equal_those_of_every_line(
+    templates: dict[str, Path],  # noqa: F811
+    tmp_path: Path,
+    code: str,
+    monkeypatch,
+) -> None:
+    flavour, mutate = (
+        ("cpu", _first_file_reordered)
+        if code == "reordered"
+        else (MUTATIONS[code].template, MUTATIONS[code].mutate)
+    )
     from auditor.protocols.a import view as view_module
 
     root = tmp_path / "run"
@@ -58,8 +64,7 @@ def test_streamed_findings_equal_those_of_every_line(templates: dict[str, Path],
         assert sum(f["code"] == "A0303" for f in streamed) == 11  # every other file, clean
 
 
-def test_a_clean_run_keeps_no_line_and_hashes_what_it_read(tmp_path: Path,
-                                                           monkeypatch) -> None:
+def test_a_clean_run_keeps_no_line_and_hashes_what_it_read(tmp_path: Path, monkeypatch) -> None:
     from auditor.protocols.a import view as view_module
 
     monkeypatch.setattr(view_module, "BATCH_BYTES", 1000)  # a batch per file or two

@@ -47,5 +47,6 @@ def test_claims_do_not_make_a_configuration_accepted(tmp_path: Path) -> None:
     s = _summary(root)
     assert s.verdict == "rejected" and s.main_reason
     assert not any(c.accepted for c in s.configurations)
-    assert all(o.cost_per_accepted_corpus_usd_minor is None
-               for c in s.configurations for o in c.costs)
+    assert all(
+        o.cost_per_accepted_corpus_usd_minor is None for c in s.configurations for o in c.costs
+    )

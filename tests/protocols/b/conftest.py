@@ -77,8 +77,9 @@ class Runs:
 
     def __getitem__(self, name: str) -> Path:
         if name not in self.built:
-            self.built[name] = (self.runner() if name == "runner"
-                                else BUILDERS[name](self.base / name))
+            self.built[name] = (
+                self.runner() if name == "runner" else BUILDERS[name](self.base / name)
+            )
         return self.built[name]
 
     def runner(self) -> Path:
@@ -89,10 +90,12 @@ class Runs:
             tmp.mkdir()
             corpus = write_jsonl(tmp / "corpus.jsonl", tiny_rows(n_eval=1000))
             cfg = tmp / "residency.toml"
-            cfg.write_text(RUNNER_CONFIG.format(corpus=corpus, powercap=tmp / "no-powercap"),
-                           encoding="utf-8")
-            result = CliRunner().invoke(cli, ["residency", "--config", str(cfg), "--out",
-                                              str(folder / "runner"), "--quiet"])
+            cfg.write_text(
+                RUNNER_CONFIG.format(corpus=corpus, powercap=tmp / "no-powercap"), encoding="utf-8"
+            )
+            result = CliRunner().invoke(
+                cli, ["residency", "--config", str(cfg), "--out", str(folder / "runner"), "--quiet"]
+            )
             assert result.exit_code == 0, result.output + repr(result.exception)
 
         return shared(self.factory, "protocol-b-runner", build) / "runner"

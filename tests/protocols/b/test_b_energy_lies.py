@@ -50,8 +50,13 @@ def _hwinfo_column(root: Path, rel: str, column: str, value: str) -> None:
 
 # -- readings no instrument gives (B0608) -----------------------------------------------------
 
-POWER_FIXTURES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (
-    ".txt", ".csv", ".plist", ".xml", ".log", ".jsonl") and "coreml" not in p.parts)
+POWER_FIXTURES = sorted(
+    p
+    for p in FIXTURES.rglob("*")
+    if p.is_file()
+    and p.suffix in (".txt", ".csv", ".plist", ".xml", ".log", ".jsonl")
+    and "coreml" not in p.parts
+)
 
 
 @pytest.mark.parametrize("path", POWER_FIXTURES, ids=lambda p: p.relative_to(FIXTURES).as_posix())
@@ -78,10 +83,11 @@ def test_a_package_below_its_own_cores_is_not_a_measurement(runs, tmp_path: Path
 
 # -- windows that are not the inference region (B0606), the protocol's sequence (B0202) ------
 
+
 def _fill(share: float):
     def latencies(trial: int, n: int) -> list[float]:
-        return [round(1.1 * share * (1 + 1e-6 * ((i * 31 + trial * 17) % 97)), 9)
-                for i in range(n)]
+        return [round(1.1 * share * (1 + 1e-6 * ((i * 31 + trial * 17) % 97)), 9) for i in range(n)]
+
     return latencies
 
 
@@ -111,6 +117,7 @@ def test_fewer_prompts_than_the_protocols_sequence_is_an_error(tmp_path: Path) -
 
 # -- contamination the run's own files show (B0205) ---------------------------------------
 
+
 def test_the_baseline_on_battery_while_its_rows_say_ac(runs, tmp_path: Path) -> None:
     """The Windows run's cpu trial 2: HWiNFO's battery Charge Rate reads -18 W through the
     window (the battery discharging: unplugged), while trials.csv says `ac`."""
@@ -132,19 +139,24 @@ def test_a_charging_battery_is_on_ac(runs, tmp_path: Path) -> None:
 
 # -- policies compared across power modes (B0701) -------------------------------------------
 
+
 def test_policies_measured_in_different_power_modes(tmp_path: Path) -> None:
     """The accelerators' trials in `performance` mode, the baseline's in `balanced` (every
     row and claim as measured): B7 compares on the same power mode, so this is invalid."""
+
     def mode(spec: br.Spec, w: br.Window) -> None:
         w.power_mode = "balanced" if w.policy_id == "cpu" else "performance"
+
     result = run_check(br.build(tmp_path / "run", br.synthetic_spec(window_hook=mode)))
     b0701 = [f for f in result.findings if f.code == "B0701"]
     assert b0701 and all("not the same power mode" in f.message for f in b0701), [
-        (f.code, f.message) for f in result.findings]
+        (f.code, f.message) for f in result.findings
+    ]
     assert result.verdict == "rejected"
 
 
 # -- the false alarm of real powermetrics pacing ----------------------------------------------
+
 
 def test_powermetrics_pacing_of_1012_ms_is_no_gap() -> None:
     """powermetrics at `-i 1000` measures about 1,012 ms per sample and prints its header
@@ -160,9 +172,16 @@ def test_powermetrics_pacing_of_1012_ms_is_no_gap() -> None:
     for _ in range(100):
         t += timedelta(milliseconds=1012.07)
         seconds.append(int(t.timestamp()))
-        out += [f"*** Sampled system activity ({t.strftime('%a %b %e %H:%M:%S %Y')} +0000) "
-                "(1012.07ms elapsed) ***", "", "CPU Power: 1200 mW", "GPU Power: 300 mW",
-                "ANE Power: 500 mW", "Combined Power (CPU + GPU + ANE): 2000 mW", ""]
+        out += [
+            f"*** Sampled system activity ({t.strftime('%a %b %e %H:%M:%S %Y')} +0000) "
+            "(1012.07ms elapsed) ***",
+            "",
+            "CPU Power: 1200 mW",
+            "GPU Power: 300 mW",
+            "ANE Power: 500 mW",
+            "Combined Power (CPU + GPU + ANE): 2000 mW",
+            "",
+        ]
     data = ("\n".join(out) + "\n").encode()
     _, read = evidence_kinds.read(data, "trace.txt")
     frame = read.value.filter(read.value["domain"] == "combined")
@@ -173,7 +192,8 @@ def test_powermetrics_pacing_of_1012_ms_is_no_gap() -> None:
     origin = t0 + timedelta(seconds=10)
     rel = frame.with_columns(
         s=(frame["start"] - origin).dt.total_microseconds() / 1e6,
-        e=(frame["end"] - origin).dt.total_microseconds() / 1e6)
+        e=(frame["end"] - origin).dt.total_microseconds() / 1e6,
+    )
     s = series(rel, "combined", None, rel["source"][0], "interval", 0.0, 60.0, 1.0)
     assert s.covered and s.max_interval_s is not None and s.max_interval_s < 1.5
     assert s.energy_j == pytest.approx(2.0 * 60.0, rel=1e-3)

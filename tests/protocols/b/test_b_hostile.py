@@ -52,43 +52,64 @@ def _wall_of_400_digits(root: Path) -> None:
 
 def _elapsed_of_400_digits(root: Path) -> None:
     path = root / "power/cpu/trial-1.txt"
-    text = re.sub(r"\(([\d.]+)ms elapsed\)", f"({DIGITS}ms elapsed)",
-                  path.read_text(encoding="utf-8"), count=1)
+    text = re.sub(
+        r"\(([\d.]+)ms elapsed\)",
+        f"({DIGITS}ms elapsed)",
+        path.read_text(encoding="utf-8"),
+        count=1,
+    )
     path.write_text(text, encoding="utf-8")
 
 
 def _watts_of_400_digits(root: Path) -> None:
     path = root / "power/cpu/trial-1.txt"
-    text = re.sub(r"CPU Power: \d+ mW", f"CPU Power: {DIGITS} mW",
-                  path.read_text(encoding="utf-8"), count=1)
+    text = re.sub(
+        r"CPU Power: \d+ mW", f"CPU Power: {DIGITS} mW", path.read_text(encoding="utf-8"), count=1
+    )
     path.write_text(text, encoding="utf-8")
 
 
 def _deep(rel: str, prefix: str = "", suffix: str = "") -> Callable[[Path], None]:
     def edit(root: Path) -> None:
         (root / rel).write_text(prefix + DEEP + suffix, encoding="utf-8")
+
     return edit
 
 
 HOSTILE: dict[str, tuple[str, Callable[[Path], None], str]] = {
-    "environment.json nested 100,000 deep": ("synthetic", _deep("environment.json"),
-                                             "environment.json"),
-    "gates.json nested 100,000 deep": ("synthetic", _deep("gates/gates.json"),
-                                       "gates/gates.json"),
-    "an energy summary nested 100,000 deep": ("synthetic", _deep("energy/cpu/trial-1.json"),
-                                              "energy/cpu/trial-1.json"),
+    "environment.json nested 100,000 deep": (
+        "synthetic",
+        _deep("environment.json"),
+        "environment.json",
+    ),
+    "gates.json nested 100,000 deep": ("synthetic", _deep("gates/gates.json"), "gates/gates.json"),
+    "an energy summary nested 100,000 deep": (
+        "synthetic",
+        _deep("energy/cpu/trial-1.json"),
+        "energy/cpu/trial-1.json",
+    ),
     "an ORT record nested 100,000 deep": (
-        "synthetic", _deep("placement/ort-cuda.ort.json", '{"format": "ort-placement/1", '
-                           '"nodes": ', "}"), "placement/ort-cuda.ort.json"),
-    "a counter reading of 400 digits": ("synthetic", _counter_of_400_digits,
-                                        "power/cpu/trial-1.jsonl"),
-    "a latency of 400 digits": ("synthetic", _latency_of_400_digits,
-                                "outputs/cpu/trial-1.jsonl"),
+        "synthetic",
+        _deep("placement/ort-cuda.ort.json", '{"format": "ort-placement/1", "nodes": ', "}"),
+        "placement/ort-cuda.ort.json",
+    ),
+    "a counter reading of 400 digits": (
+        "synthetic",
+        _counter_of_400_digits,
+        "power/cpu/trial-1.jsonl",
+    ),
+    "a latency of 400 digits": ("synthetic", _latency_of_400_digits, "outputs/cpu/trial-1.jsonl"),
     "a wall time of 400 digits": ("synthetic", _wall_of_400_digits, "trials.csv"),
-    "a powermetrics interval of 400 digits": ("macos", _elapsed_of_400_digits,
-                                              "power/cpu/trial-1.txt"),
-    "a powermetrics reading of 400 digits": ("macos", _watts_of_400_digits,
-                                             "power/cpu/trial-1.txt"),
+    "a powermetrics interval of 400 digits": (
+        "macos",
+        _elapsed_of_400_digits,
+        "power/cpu/trial-1.txt",
+    ),
+    "a powermetrics reading of 400 digits": (
+        "macos",
+        _watts_of_400_digits,
+        "power/cpu/trial-1.txt",
+    ),
 }
 
 
@@ -104,7 +125,8 @@ def test_hostile_input_is_a_finding_naming_its_file(runs, tmp_path: Path, what: 
     assert crashes == [], crashes
     assert result.verdict != "accepted"
     assert any(f.artifact == rel and f.severity == "error" for f in result.findings), [
-        (f.code, f.artifact, f.message) for f in result.findings]
+        (f.code, f.artifact, f.message) for f in result.findings
+    ]
 
 
 _PEAK = """
@@ -123,8 +145,7 @@ print(json.dumps({"verdict": r.verdict,
 parent's high-water mark across fork and exec)."""
 
 
-def test_a_file_of_gigabytes_listed_in_the_manifest_is_never_read(runs, tmp_path: Path
-                                                                  ) -> None:
+def test_a_file_of_gigabytes_listed_in_the_manifest_is_never_read(runs, tmp_path: Path) -> None:
     """A power trace of 2 GiB and a placement file of 200 MB (sparse: they cost no disk),
     listed with their hashes: each is hashed and reported as over its kind's parse limit,
     never read whole; the audit of the run stays under 1 GiB of memory."""
@@ -137,8 +158,9 @@ def test_a_file_of_gigabytes_listed_in_the_manifest_is_never_read(runs, tmp_path
     with open(root / "placement/cpu.torch.json", "r+b") as fh:
         fh.truncate(200 << 20)
     br.rehash(root)
-    proc = subprocess.run([sys.executable, "-c", _PEAK, str(root)], capture_output=True,
-                          text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(root)], capture_output=True, text=True, check=True
+    )
     got = json.loads(proc.stdout)
     assert got["verdict"] == "rejected" and got["crashes"] == []
     assert got["limits"] == ["placement/cpu.torch.json", "power/cpu/trial-1.jsonl"]

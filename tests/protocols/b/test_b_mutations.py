@@ -57,9 +57,11 @@ def test_mutation_raises_its_rule_only(runs, tmp_path: Path, code: str) -> None:
     own = [f for f in result.findings if f.code == code]
     assert own, f"{code} not raised; got {[(f.code, f.message) for f in result.findings]}"
     assert any(f.severity == rule.severity for f in own)
-    others = [(f.code, f.message) for f in result.findings
-              if f.code != code and f.severity == "error"
-              and f.code not in mutation.companions]
+    others = [
+        (f.code, f.message)
+        for f in result.findings
+        if f.code != code and f.severity == "error" and f.code not in mutation.companions
+    ]
     assert others == []
     if rule.severity == "error":
         assert result.exit_code == 1
@@ -98,8 +100,7 @@ def test_protocol_b_is_covered_rule_by_rule() -> None:
     protocol_md = SHARED / "PROTOCOL.md"
     if protocol_md.is_file():
         text = protocol_md.read_text(encoding="utf-8")
-        assert set(re.findall(r"^- (B\d+) ", text, flags=re.MULTILINE)) == set(
-            PROTOCOL_B_RULES)
+        assert set(re.findall(r"^- (B\d+) ", text, flags=re.MULTILINE)) == set(PROTOCOL_B_RULES)
     assert {r.protocol_ref for r in B.rules} >= set(PROTOCOL_B_RULES)
 
 
@@ -110,15 +111,19 @@ def test_the_synthetic_run_is_the_protocols() -> None:
 
 
 def test_a_crash_inside_a_rule_is_an_internal_error_finding(
-        runs, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rule = B.get_rule("B0303")
     assert rule is not None
 
     def boom(view: object) -> list:
         raise KeyError("no such column")
 
-    monkeypatch.setitem(B.__dict__, "rules", tuple(
-        replace(r, check=boom) if r.code == "B0303" else r for r in B.rules))
+    monkeypatch.setitem(
+        B.__dict__,
+        "rules",
+        tuple(replace(r, check=boom) if r.code == "B0303" else r for r in B.rules),
+    )
     result = run_check(runs["synthetic"])
     assert [f.code for f in result.findings] == ["B0000"]
     f = result.findings[0]

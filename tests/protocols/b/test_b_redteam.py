@@ -39,6 +39,7 @@ def _errors(root: Path) -> dict[str, list[str]]:
 
 # -- lies ------------------------------------------------------------------------------------
 
+
 def test_placement_record_of_another_model_is_not_this_policys(runs, tmp_path: Path) -> None:
     """ort-cuda's ORT record says it placed another model than the artifact it declares."""
     root = _copy(runs, "synthetic", tmp_path)
@@ -74,10 +75,10 @@ def test_the_record_of_the_declared_artifact_passes(runs, tmp_path: Path) -> Non
 def test_overlapping_windows_ran_at_the_same_time(tmp_path: Path) -> None:
     """Every trial starts a millisecond after the previous one: the windows overlap, the
     order as declared and every figure honest."""
+
     def together(spec: br.Spec, order: list[tuple[str, int]]) -> list[tuple[datetime, float]]:
         walls = {p.policy_id: p.wall_s for p in spec.policies}
-        return [(br.T0 + timedelta(milliseconds=i), walls[pid])
-                for i, (pid, _) in enumerate(order)]
+        return [(br.T0 + timedelta(milliseconds=i), walls[pid]) for i, (pid, _) in enumerate(order)]
 
     root = br.build(tmp_path / "run", replace(br.synthetic_spec(), schedule=together))
     errors = _errors(root)
@@ -90,15 +91,33 @@ def test_latencies_copied_between_policies(runs, tmp_path: Path) -> None:
     """torch-cuda trial 1's answers are ort-cuda trial 1's (claims recomputed from them)."""
     root = _copy(runs, "synthetic", tmp_path)
     shutil.copy(root / "outputs/ort-cuda/trial-1.jsonl", root / "outputs/torch-cuda/trial-1.jsonl")
-    lat = [json.loads(x)["latency_ms"] for x in
-           (root / "outputs/torch-cuda/trial-1.jsonl").read_text(encoding="utf-8").splitlines()]
-    lats = [json.loads(x)["latency_ms"] for k in range(1, 6) for x in
-            (root / f"outputs/torch-cuda/trial-{k}.jsonl").read_text(encoding="utf-8")
-            .splitlines()]
-    br.edit_csv(root, "trials.csv", lambda rows: br.row(rows, "torch-cuda", 1).update(
-        p95_latency_ms=br.num(br.nearest_rank(lat))))
-    br.edit_csv(root, "policies.csv", lambda rows: br.row(rows, "torch-cuda").update(
-        p95_latency_ms=br.num(br.nearest_rank(lats))))
+    lat = [
+        json.loads(x)["latency_ms"]
+        for x in (root / "outputs/torch-cuda/trial-1.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ]
+    lats = [
+        json.loads(x)["latency_ms"]
+        for k in range(1, 6)
+        for x in (root / f"outputs/torch-cuda/trial-{k}.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ]
+    br.edit_csv(
+        root,
+        "trials.csv",
+        lambda rows: br.row(rows, "torch-cuda", 1).update(
+            p95_latency_ms=br.num(br.nearest_rank(lat))
+        ),
+    )
+    br.edit_csv(
+        root,
+        "policies.csv",
+        lambda rows: br.row(rows, "torch-cuda").update(
+            p95_latency_ms=br.num(br.nearest_rank(lats))
+        ),
+    )
     errors = _errors(root)
     assert list(errors) == ["B0305"], errors
     assert "ort-cuda trial 1" in errors["B0305"][0]
@@ -109,8 +128,11 @@ def test_a_coarse_timer_may_repeat_its_latencies(runs, tmp_path: Path) -> None:
     copy: the rule needs `MIN_DISTINCT_COPIED` distinct values."""
     root = _copy(runs, "synthetic", tmp_path)
     for k in (1, 2):
-        br.edit_jsonl(root, f"outputs/cpu/trial-{k}.jsonl", lambda lines: [
-            {**x, "latency_ms": float(i % 2 + 1)} for i, x in enumerate(lines)])
+        br.edit_jsonl(
+            root,
+            f"outputs/cpu/trial-{k}.jsonl",
+            lambda lines: [{**x, "latency_ms": float(i % 2 + 1)} for i, x in enumerate(lines)],
+        )
     view = audit(root)[0]
     assert copied_latencies(view) == []
     assert "B0305" not in _errors(root)
@@ -125,8 +147,10 @@ def test_powermetrics_time_going_back_measures_no_window(runs, tmp_path: Path) -
     same, so the sum does not move): the trace was edited, its energy is no figure."""
     root = _copy(runs, "macos", tmp_path)
     p = root / "power/cpu/trial-1.txt"
-    p.write_text(_swap_times(p.read_text(encoding="utf-8"), "10:00:03 2026", "10:00:04 2026"),
-                 encoding="utf-8")
+    p.write_text(
+        _swap_times(p.read_text(encoding="utf-8"), "10:00:03 2026", "10:00:04 2026"),
+        encoding="utf-8",
+    )
     br.rehash(root)
     result = run_check(root)
     assert {f.code for f in result.findings if f.severity == "error"} == {"B0304"}
@@ -140,6 +164,7 @@ def test_runner_counter_read_back_in_time_measures_no_window(runs, tmp_path: Pat
     def swap(recs: list[dict]) -> None:
         cs = [x for x in recs if x["kind"] == "counter" and x["source"] == "nvml"]
         cs[5]["t"], cs[9]["t"] = cs[9]["t"], cs[5]["t"]
+
     br.edit_jsonl(root, "power/cpu/trial-1.jsonl", swap)
     errors = _errors(root)
     assert "B0304" in errors and set(errors) <= {"B0304", "B0604"}, errors
@@ -153,7 +178,8 @@ def test_a_reading_at_the_time_of_the_previous_one_is_no_disorder(runs, tmp_path
 
     def repeat(recs: list[dict]) -> list[dict]:
         i = next(i for i, x in enumerate(recs) if x["kind"] == "sample")
-        return [*recs[:i + 1], {**recs[i], "watts": 45.5}, *recs[i + 1:]]
+        return [*recs[: i + 1], {**recs[i], "watts": 45.5}, *recs[i + 1 :]]
+
     br.edit_jsonl(root, "power/torch-cuda/trial-2.jsonl", repeat)
     result = run_check(root)
     assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
@@ -171,8 +197,12 @@ def _offset_times(root: Path) -> None:
         for x in rows:
             for c in ("started_at", "ended_at"):
                 if x[c]:
-                    x[c] = datetime.fromisoformat(x[c]).astimezone(tz).isoformat(
-                        timespec="microseconds")
+                    x[c] = (
+                        datetime.fromisoformat(x[c])
+                        .astimezone(tz)
+                        .isoformat(timespec="microseconds")
+                    )
+
     br.edit_csv(root, "trials.csv", f)
 
 
@@ -189,19 +219,35 @@ def _utf8_hwinfo(root: Path) -> None:
 
 
 def _policy_left_out(root: Path) -> None:
-    br.edit_json(root, "manifest.json", lambda m: m.setdefault("policies_left_out", []).append(
-        {"policy_id": "ort-trt", "role": "accelerator", "runtime": "onnxruntime",
-         "compute_units": "TensorrtExecutionProvider", "precision": "float32",
-         "reason": "no TensorRT on this machine", "when": "available", "notes": ""}),
-        seal=False)
+    br.edit_json(
+        root,
+        "manifest.json",
+        lambda m: m.setdefault("policies_left_out", []).append(
+            {
+                "policy_id": "ort-trt",
+                "role": "accelerator",
+                "runtime": "onnxruntime",
+                "compute_units": "TensorrtExecutionProvider",
+                "precision": "float32",
+                "reason": "no TensorRT on this machine",
+                "when": "available",
+                "notes": "",
+            }
+        ),
+        seal=False,
+    )
 
 
 def _utc_powermetrics(root: Path) -> None:
     for p in (root / "power").rglob("*.txt"):
-        p.write_text(re.sub(
-            r"\(([A-Z][a-z]{2} [A-Z][a-z]{2} +\d+) (\d\d):(\d\d:\d\d) (\d{4}) \+0100\)",
-            lambda m: f"({m[1]} {int(m[2]) - 1:02d}:{m[3]} {m[4]} +0000)",
-            p.read_text(encoding="utf-8")), encoding="utf-8")
+        p.write_text(
+            re.sub(
+                r"\(([A-Z][a-z]{2} [A-Z][a-z]{2} +\d+) (\d\d):(\d\d:\d\d) (\d{4}) \+0100\)",
+                lambda m: f"({m[1]} {int(m[2]) - 1:02d}:{m[3]} {m[4]} +0000)",
+                p.read_text(encoding="utf-8"),
+            ),
+            encoding="utf-8",
+        )
     br.rehash(root)
 
 
@@ -232,17 +278,21 @@ def test_a_failed_trial_recorded_and_run_again_is_accepted(tmp_path: Path) -> No
     """torch-cuda trial 3 failed (its row kept, no outputs); a sixth trial at the end gives
     the policy its five ok trials."""
     order = [*br.trial_order(br.synthetic_spec()), ("torch-cuda", 6)]
-    root = br.build(tmp_path / "run", replace(br.synthetic_spec(), order=order,
-                                              failed=frozenset({("torch-cuda", 3)})))
+    root = br.build(
+        tmp_path / "run",
+        replace(br.synthetic_spec(), order=order, failed=frozenset({("torch-cuda", 3)})),
+    )
     result = run_check(root)
     assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
 
 
 # -- energy counters against the same instrument's power samples (B0605) --------------------
 
+
 def _trace_with(pid: str, edit: Callable[[list[dict]], None]) -> br.Trace:
     """Our runner's trace, policy PID's records edited by EDIT; the window's energy is then
     recomputed honestly from the edited counters, so every claim agrees with the trace."""
+
     def trace(spec: br.Spec, w: br.Window) -> tuple[str, bytes]:
         ext, data = br.runner_trace(spec, w)
         if w.policy_id != pid:
@@ -256,6 +306,7 @@ def _trace_with(pid: str, edit: Callable[[list[dict]], None]) -> br.Trace:
             energy += (mine[-1]["value"] - mine[0]["value"]) * scale[mine[0]["unit"]]
         w.energy_j = energy
         return ext, "".join(json.dumps(r) + "\n" for r in recs).encode()
+
     return trace
 
 
@@ -264,21 +315,33 @@ def _scale_counter(source: str, factor: float) -> Callable[[list[dict]], None]:
         for r in recs:
             if r["kind"] == "counter" and r["source"] == source:
                 r["value"] = round(r["value"] * factor)
+
     return edit
 
 
 def _rapl_samples(watts: float) -> Callable[[list[dict]], None]:
     """A RAPL power sample beside each RAPL counter reading (the schema allows them; our
     runner writes none)."""
+
     def edit(recs: list[dict]) -> None:
         out = []
         for r in recs:
             out.append(r)
             if r["kind"] == "counter" and r["source"] == "rapl":
-                out.append({"kind": "sample", "t": r["t"], "t_source": "host",
-                            "source": "rapl", "domain": "package", "device": 0,
-                            "field": "intel-rapl:0/power", "watts": watts})
+                out.append(
+                    {
+                        "kind": "sample",
+                        "t": r["t"],
+                        "t_source": "host",
+                        "source": "rapl",
+                        "domain": "package",
+                        "device": 0,
+                        "field": "intel-rapl:0/power",
+                        "watts": watts,
+                    }
+                )
         recs[:] = out
+
     return edit
 
 
@@ -286,6 +349,7 @@ def _both(*edits: Callable[[list[dict]], None]) -> Callable[[list[dict]], None]:
     def edit(recs: list[dict]) -> None:
         for e in edits:
             e(recs)
+
     return edit
 
 
@@ -301,8 +365,10 @@ def test_baseline_nvml_counter_doubled_against_its_samples(tmp_path: Path) -> No
     errors = _errors(root)
     assert list(errors) == ["B0605"], errors
     assert len(errors["B0605"]) == 5  # each of the baseline's five trials
-    assert all("60 W" in m and "30 W" in m and "2.00 x" in m and "not the measurement" in m
-               for m in errors["B0605"]), errors
+    assert all(
+        "60 W" in m and "30 W" in m and "2.00 x" in m and "not the measurement" in m
+        for m in errors["B0605"]
+    ), errors
     assert run_check(root).verdict == "rejected"
 
 
@@ -367,8 +433,7 @@ def test_samples_that_follow_the_counter_loosely_pass(tmp_path: Path, what: str)
     assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
     assert not [f for f in result.findings if f.code == "B0605"]
     view = audit(root)[0]
-    checks = [x for t in trials(view) if t.policy_id == "cpu"
-              for x in t.energy.cross_checks]
+    checks = [x for t in trials(view) if t.policy_id == "cpu" for x in t.energy.cross_checks]
     assert len(checks) == 5 and {x.status for x in checks} == {"agrees"}
 
 
@@ -377,8 +442,7 @@ def test_sparse_samples_judge_no_counter(tmp_path: Path) -> None:
     way: even a doubled counter beside them is not judged by them."""
     root = _run_with(tmp_path, "cpu", _both(_sparse_samples, _scale_counter("nvml", 2.0)))
     view = audit(root)[0]
-    checks = [x for t in trials(view) if t.policy_id == "cpu"
-              for x in t.energy.cross_checks]
+    checks = [x for t in trials(view) if t.policy_id == "cpu" for x in t.energy.cross_checks]
     assert checks and {x.status for x in checks} == {"sparse"}
     assert "between two samples" in (checks[0].reason or "")
     assert "B0605" not in _errors(root)
@@ -386,14 +450,23 @@ def test_sparse_samples_judge_no_counter(tmp_path: Path) -> None:
 
 # -- the power source of the snapshot, of the trials, of the two sides of B7 -------------------
 
+
 def _power_source(policy: str | None, value: str, only: int | None = None) -> Edit:
     """trials.csv: POLICY's rows (every row when None; only trial ONLY when given) record
     VALUE as their power source."""
+
     def edit(root: Path) -> None:
-        br.edit_csv(root, "trials.csv", lambda rows: [
-            r.update(power_source=value) for r in rows
-            if (policy is None or r["policy_id"] == policy)
-            and (only is None or r["trial_index"] == str(only))])
+        br.edit_csv(
+            root,
+            "trials.csv",
+            lambda rows: [
+                r.update(power_source=value)
+                for r in rows
+                if (policy is None or r["policy_id"] == policy)
+                and (only is None or r["trial_index"] == str(only))
+            ],
+        )
+
     return edit
 
 
@@ -402,8 +475,7 @@ def _findings(root: Path, code: str) -> list:
 
 
 @pytest.mark.parametrize("only", [None, 3])
-def test_baseline_on_battery_accelerators_on_ac(runs, tmp_path: Path, only: int | None
-                                                ) -> None:
+def test_baseline_on_battery_accelerators_on_ac(runs, tmp_path: Path, only: int | None) -> None:
     """The CPU baseline's trials (all, or one of them) ran on battery, the accelerators' on
     AC: B7's comparison is across power sources, never an accept; the snapshot (ac) differs
     from those trials: a warning."""
@@ -439,8 +511,7 @@ def test_snapshot_on_battery_trials_on_ac_is_a_warning(runs, tmp_path: Path) -> 
 
 def test_power_mode_other_than_the_snapshot_is_a_warning(runs, tmp_path: Path) -> None:
     root = _copy(runs, "synthetic", tmp_path)
-    br.edit_csv(root, "trials.csv", lambda rows: [r.update(power_mode="balanced")
-                                                  for r in rows])
+    br.edit_csv(root, "trials.csv", lambda rows: [r.update(power_mode="balanced") for r in rows])
     result = run_check(root)
     assert result.verdict == "accepted", [(f.code, f.message) for f in result.findings]
     warn = [f for f in result.findings if f.code == "B0101"]

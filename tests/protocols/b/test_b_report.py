@@ -36,8 +36,9 @@ SECTIONS = ["summary", "findings", "policies", "power", "placement", "measured",
 
 def _vm(run: Path) -> dict:
     view, result = audit(run)
-    return viewmodel.build_viewmodel(view, result, B_RULES, tool_version="0.0.0",
-                                     generated_at="2026-01-01T00:00:00Z")
+    return viewmodel.build_viewmodel(
+        view, result, B_RULES, tool_version="0.0.0", generated_at="2026-01-01T00:00:00Z"
+    )
 
 
 def _portable(vm: dict) -> dict:
@@ -52,8 +53,9 @@ def test_golden_viewmodel_of_the_synthetic_run(runs) -> None:
         GOLDEN.write_text(json.dumps(got, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     assert GOLDEN.is_file(), "no golden file: run with UPDATE_GOLDEN=1 once"
     want = json.loads(GOLDEN.read_text(encoding="utf-8"))
-    assert got == want, ("the view model changed; if deliberate, UPDATE_GOLDEN=1 rewrites "
-                         "the golden file")
+    assert got == want, (
+        "the view model changed; if deliberate, UPDATE_GOLDEN=1 rewrites the golden file"
+    )
 
 
 def test_page_one_gives_every_policys_verdict_first(runs) -> None:
@@ -63,16 +65,16 @@ def test_page_one_gives_every_policys_verdict_first(runs) -> None:
     cells = {r["cells"]["policy"].split()[0]: r["cells"] for r in s["rows"]}
     assert cells["cpu"]["verdict"] == "baseline"
     assert cells["f16-ane"]["verdict"].startswith("rejected: B0801")
-    assert cells["f16-ane"]["p95"] == "1.51 ms" and cells["f16-ane"]["share"].startswith(
-        "90.91 %")
+    assert cells["f16-ane"]["p95"] == "1.51 ms" and cells["f16-ane"]["share"].startswith("90.91 %")
     assert any("rejected at a gate" in c["text"] for c in s["cautions"])
     assert s["headline"] == "0 of 1 accelerator policy(ies) accepted"
 
 
 def test_sections_in_order_and_figures(runs) -> None:
     view, result = audit(runs["windows"])
-    vm, page, figs = render_report(view, result,
-                                   generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
+    vm, page, figs = render_report(
+        view, result, generated_at="2026-01-01T00:00:00Z", timer=StepTimer()
+    )
     ids = re.findall(r'<section id="([a-z]+)"', page)
     assert ids == SECTIONS
     assert figs["power"] and figs["power"].startswith("<svg")
@@ -82,15 +84,15 @@ def test_sections_in_order_and_figures(runs) -> None:
     trial = power["gpu"]["trials"][0]
     xs = [x for x, _ in trial["points"]]
     assert min(xs) < 0 < trial["wall_s"] < max(xs)  # the trace around the window is shown
-    again = render_report(view, result,
-                          generated_at="2026-01-01T00:00:00Z", timer=StepTimer())[2]
+    again = render_report(view, result, generated_at="2026-01-01T00:00:00Z", timer=StepTimer())[2]
     assert again == figs  # deterministic
 
 
 def test_a_run_without_power_readings_says_so(runs) -> None:
     view, result = audit(runs["runner"])
-    _, page, figs = render_report(view, result,
-                                  generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
+    _, page, figs = render_report(
+        view, result, generated_at="2026-01-01T00:00:00Z", timer=StepTimer()
+    )
     assert figs["power"] is None and "No trace holds a power reading" in page
     assert "energy not measured" in page or "not measured" in page
 
@@ -106,8 +108,7 @@ def test_why_energy_was_not_measured_is_said_once_and_referred_to(runs) -> None:
     assert len(trials) > len(notes)
     assert all(re.search(r"\(energy note \d+\)$", t["status_energy"]) for t in trials)
     view, result = audit(runs["runner"])
-    _, page, _ = render_report(view, result,
-                               generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
+    _, page, _ = render_report(view, result, generated_at="2026-01-01T00:00:00Z", timer=StepTimer())
     # the findings section quotes each finding's message whole: the audit's own record
     tables = re.sub(r'<section id="findings".*?</section>', "", page, flags=re.S)
     assert 'id="findings"' in page and 'id="findings"' not in tables
@@ -140,11 +141,13 @@ def keys(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("name", ["synthetic", "linux_nvidia_smi"])
-def test_signed_report_carries_the_raw_evidence_and_verifies(runs, keys, tmp_path,
-                                                             name: str) -> None:
+def test_signed_report_carries_the_raw_evidence_and_verifies(
+    runs, keys, tmp_path, name: str
+) -> None:
     out = tmp_path / "report"
-    result = build_report(runs[name], out, key=keys / "signer.key",
-                          cert=keys / "signer.pem", chain=keys / "ca.pem")
+    result = build_report(
+        runs[name], out, key=keys / "signer.key", cert=keys / "signer.pem", chain=keys / "ca.pem"
+    )
     assert result.protocol == "residency-energy"
     verify_report(out, keys / "ca.pem")
     vm_names = json.loads((out / "audit.json").read_text())["protocol"]
@@ -153,24 +156,44 @@ def test_signed_report_carries_the_raw_evidence_and_verifies(runs, keys, tmp_pat
     for rel in ("trials.csv", "policies.csv"):
         assert f'href="run/{rel}"' in page
     if shutil.which("pdfdetach"):
-        listed = subprocess.run(["pdfdetach", "-list", str(out / "report.pdf")],
-                                capture_output=True, text=True, check=True).stdout
-        power = sorted(p.relative_to(runs[name]).as_posix()
-                       for p in (runs[name] / "power").rglob("*") if p.is_file())
-        placement = sorted(p.relative_to(runs[name]).as_posix()
-                           for p in (runs[name] / "placement").rglob("*") if p.is_file())
-        for rel in ("trials.csv", "policies.csv", "manifest.json", "audit.json", *power,
-                    *placement):
+        listed = subprocess.run(
+            ["pdfdetach", "-list", str(out / "report.pdf")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        power = sorted(
+            p.relative_to(runs[name]).as_posix()
+            for p in (runs[name] / "power").rglob("*")
+            if p.is_file()
+        )
+        placement = sorted(
+            p.relative_to(runs[name]).as_posix()
+            for p in (runs[name] / "placement").rglob("*")
+            if p.is_file()
+        )
+        for rel in (
+            "trials.csv",
+            "policies.csv",
+            "manifest.json",
+            "audit.json",
+            *power,
+            *placement,
+        ):
             assert rel in listed, rel
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from auditor.cli import main; main()", *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", "from auditor.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+    )
 
 
-@pytest.mark.parametrize(("name", "code"), [("synthetic", 0), ("linux_nvidia_smi", 1),
-                                            ("runner", 1)])
+@pytest.mark.parametrize(
+    ("name", "code"), [("synthetic", 0), ("linux_nvidia_smi", 1), ("runner", 1)]
+)
 def test_check_json_and_sarif_validate(runs, name: str, code: int) -> None:
     proc = _cli("check", str(runs[name]), "--format", "json")
     assert proc.returncode == code, proc.stderr

@@ -48,26 +48,30 @@ def test_synthetic_run_with_energy_is_accepted(runs) -> None:
     view, result = audit(runs["synthetic"])
     assert result.verdict == "accepted" and result.findings == ()
     comps = comparisons(view)
-    assert {pid: c.status for pid, c in comps.items()} == {"torch-cuda": "lower",
-                                                           "ort-cuda": "lower"}
+    assert {pid: c.status for pid, c in comps.items()} == {
+        "torch-cuda": "lower",
+        "ort-cuda": "lower",
+    }
     facts = policy_facts(view)
     assert facts["cpu"].average_power_w == pytest.approx(70.0)
     assert facts["torch-cuda"].joules_per_inference == pytest.approx(0.072)
     assert facts["ort-cuda"].energy_source == "nvml+rapl"
-    verdicts = {c.config_id: c.verdict
-                for c in summarize(view, result).configurations}
+    verdicts = {c.config_id: c.verdict for c in summarize(view, result).configurations}
     assert verdicts == {"cpu": "baseline", "torch-cuda": "accepted", "ort-cuda": "accepted"}
 
 
-@pytest.mark.parametrize(("name", "verdict", "must"), [
-    ("macos", "accepted", set()),
-    ("windows", "accepted", set()),
-    ("macos_one_sample", "rejected", {"B0603"}),
-    ("macos_plan_below_floor", "rejected", {"B0402"}),
-    ("windows_cpu_assigned", "rejected", {"B0501", "B0402"}),
-    ("linux_nvidia_smi", "rejected", {"B0402", "B0404", "B0601"}),
-    ("seed_float16", "rejected", {"B0801"}),
-])
+@pytest.mark.parametrize(
+    ("name", "verdict", "must"),
+    [
+        ("macos", "accepted", set()),
+        ("windows", "accepted", set()),
+        ("macos_one_sample", "rejected", {"B0603"}),
+        ("macos_plan_below_floor", "rejected", {"B0402"}),
+        ("windows_cpu_assigned", "rejected", {"B0501", "B0402"}),
+        ("linux_nvidia_smi", "rejected", {"B0402", "B0404", "B0601"}),
+        ("seed_float16", "rejected", {"B0801"}),
+    ],
+)
 def test_external_format_runs(runs, name: str, verdict: str, must: set[str]) -> None:
     result = run_check(runs[name])
     assert result.verdict == verdict, [(f.code, f.message) for f in result.findings]
@@ -111,16 +115,16 @@ def test_the_seed_float16_example(runs) -> None:
     assert f16.accuracy == pytest.approx(0.9498) and f16.agreement == pytest.approx(0.9797)
     assert f16.p95_ms == pytest.approx(1.51) and f16.gate_passed is False
     p = placements(view)["f16-ane"]
-    assert (p.placed, round(p.operation_share, 4), round(p.cost_share, 4)) == (
-        165, 0.9091, 0.5971)
+    assert (p.placed, round(p.operation_share, 4), round(p.cost_share, 4)) == (165, 0.9091, 0.5971)
     assert residency(view, "f16-ane") is None  # not why it fails
     (gate,) = [f for f in result.findings if f.code == "B0801"]
     assert "94.98%" in gate.message and "97.97%" in gate.message and "1.51 ms" in gate.message
-    assert gate.evidence["observed"] == {"accuracy": pytest.approx(0.9498),
-                                         "agreement": pytest.approx(0.9797)}
+    assert gate.evidence["observed"] == {
+        "accuracy": pytest.approx(0.9498),
+        "agreement": pytest.approx(0.9797),
+    }
     (energy,) = [f for f in result.findings if f.code == "B0803"]
     assert energy.severity == "warning" and energy.subject.config == "f16-ane"
     assert codes(result) == {"B0801"} and result.verdict == "rejected"
-    verdicts = {c.config_id: c.verdict
-                for c in summarize(view, result).configurations}
+    verdicts = {c.config_id: c.verdict for c in summarize(view, result).configurations}
     assert verdicts == {"cpu": "baseline", "f16-ane": "rejected"}

@@ -45,8 +45,15 @@ def test_ryzen_log(fixture_bytes, well_formed, fault_kinds):
     assert dict(dram.iter_rows()) == {"Total Power [W] #1": 1, "Total Power [W] #2": 3}
     domains = f.filter(pl.col("domain") != "other").group_by("domain", "device").len()
     assert set(domains.select("domain", "device").iter_rows()) == {
-        ("package", 0), ("ppt", 0), ("core", 0), ("soc", 0), ("dram", 1), ("dram", 3),
-        ("gpu", 0), ("gpu", 1)}
+        ("package", 0),
+        ("ppt", 0),
+        ("core", 0),
+        ("soc", 0),
+        ("dram", 1),
+        ("dram", 3),
+        ("gpu", 0),
+        ("gpu", 1),
+    }
     # the degree signs of this copy were already U+FFFD
     assert fault_kinds(r) == [("warning", "encoding", 1)]
     # row 3 is 1.782 s after row 2 (22:30:47.672 -> 22:30:49.454)
@@ -130,8 +137,12 @@ def test_shuffled_columns_give_the_same_readings(fixture_bytes):
     text = fixture_bytes(RYZEN).decode("utf-8")
     lines = text.split("\n")[:-1]
     header = next(csv.reader([lines[0]]))
-    order = [0, 1, *random.Random(7).sample(range(2, len(header) - 1), len(header) - 3),
-             len(header) - 1]
+    order = [
+        0,
+        1,
+        *random.Random(7).sample(range(2, len(header) - 1), len(header) - 3),
+        len(header) - 1,
+    ]
 
     def shuffle(cells):
         return [cells[i] for i in order]
@@ -144,16 +155,19 @@ def test_shuffled_columns_give_the_same_readings(fixture_bytes):
     base = R.read(text.encode(), name="a.csv").value
     moved = R.read(shuffled.encode(), name="b.csv").value
     key = ["line", "source"]
-    assert moved.sort(key).select(key, "watts", "device", "domain").equals(
-        base.sort(key).select(key, "watts", "device", "domain"))
+    assert (
+        moved.sort(key)
+        .select(key, "watts", "device", "domain")
+        .equals(base.sort(key).select(key, "watts", "device", "domain"))
+    )
 
 
 def test_time_going_back_repeats_and_bad_numbers(fixture_bytes, fault_kinds):
     lines = fixture_bytes(DELL).decode("cp1252").split("\n")
-    lines[5], lines[6] = lines[6], lines[5]          # lines 6 and 7 swapped
-    lines.insert(10, lines[9])                       # line 11 repeats line 10
+    lines[5], lines[6] = lines[6], lines[5]  # lines 6 and 7 swapped
+    lines.insert(10, lines[9])  # line 11 repeats line 10
     cells = lines[20].split(",")
-    cells[219] = "abc"                               # CPU Package Power on line 21
+    cells[219] = "abc"  # CPU Package Power on line 21
     lines[20] = ",".join(cells)
     r = R.read("\n".join(lines).encode("cp1252"), name="x.csv")
     kinds = fault_kinds(r)
@@ -161,8 +175,9 @@ def test_time_going_back_repeats_and_bad_numbers(fixture_bytes, fault_kinds):
     assert ("warning", "duplicate", 11) in kinds
     assert ("error", "type", 21) in kinds
     assert r.value.filter(pl.col("line") == 11).is_empty()
-    assert r.value.filter((pl.col("line") == 21) & (pl.col("source") == "CPU Package Power [W]")
-                          ).is_empty()
+    assert r.value.filter(
+        (pl.col("line") == 21) & (pl.col("source") == "CPU Package Power [W]")
+    ).is_empty()
     assert r.value.filter(pl.col("line") == 21).height == 16
 
 
@@ -172,9 +187,19 @@ def test_not_a_hwinfo_header():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 1999), st.floats(0, 500, allow_nan=False),
-                          st.floats(0, 500, allow_nan=False)), min_size=1, max_size=20),
-       st.booleans(), st.booleans())
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 1999),
+            st.floats(0, 500, allow_nan=False),
+            st.floats(0, 500, allow_nan=False),
+        ),
+        min_size=1,
+        max_size=20,
+    ),
+    st.booleans(),
+    st.booleans(),
+)
 def test_generated_logs(rows, footer, crlf):
     header = 'Date,Time,"CPU Package Power [W]","Total Power [W]","Total Power [W]",'
     body, ms = [], 0
@@ -192,21 +217,23 @@ def test_generated_logs(rows, footer, crlf):
     pkg = f.filter(pl.col("source") == "CPU Package Power [W]")
     assert pkg["watts"].to_list() == pytest.approx([round(a, 3) for _, a, _ in rows])
     assert pkg["domain"][0] == "package"
-    assert set(f["source"]) == {"CPU Package Power [W]", "Total Power [W] #1",
-                                "Total Power [W] #2"}
+    assert set(f["source"]) == {"CPU Package Power [W]", "Total Power [W] #1", "Total Power [W] #2"}
     if footer:
-        assert dict(f.filter(pl.col("domain") == "dram").group_by("source")
-                    .agg(pl.col("device").first()).iter_rows()) == {
-            "Total Power [W] #1": 1, "Total Power [W] #2": 3}
+        assert dict(
+            f.filter(pl.col("domain") == "dram")
+            .group_by("source")
+            .agg(pl.col("device").first())
+            .iter_rows()
+        ) == {"Total Power [W] #1": 1, "Total Power [W] #2": 3}
     assert not r.errors
 
 
 def test_impossible_dates_and_non_numbers(fixture_bytes, fault_kinds):
     lines = fixture_bytes(DELL).decode("cp1252").split("\n")
-    lines[2] = "31.2.2025" + lines[2][lines[2].index(","):]      # line 3: no 31 February
+    lines[2] = "31.2.2025" + lines[2][lines[2].index(",") :]  # line 3: no 31 February
     lines[3] = lines[3].replace("13.8.2025,13:58:5", "13.8.2025,25:58:5", 1)
     cells = lines[4].split(",")
-    cells[219] = "nan"                                         # line 5: not a reading
+    cells[219] = "nan"  # line 5: not a reading
     lines[4] = ",".join(cells)
     r = R.read("\n".join(lines).encode("cp1252"), name="x.csv")
     kinds = fault_kinds(r)

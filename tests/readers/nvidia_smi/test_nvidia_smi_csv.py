@@ -22,8 +22,11 @@ def readings(frame: pl.DataFrame, source: str) -> list[float]:
 
 
 def test_8xh100(fixture_bytes, well_formed, fault_kinds):
-    r = R.read(fixture_bytes(N + "VirtualClient_query-gpu-8xH100.csv"), name="8x.csv",
-               local_utc_offset="+00:00")
+    r = R.read(
+        fixture_bytes(N + "VirtualClient_query-gpu-8xH100.csv"),
+        name="8x.csv",
+        local_utc_offset="+00:00",
+    )
     well_formed(r, "8x.csv", "power")
     f = r.value
     # 8 rows (lines 2-9), GPU 0-7; rows 6-9 repeat rows 2-5's times and bus ids
@@ -33,7 +36,8 @@ def test_8xh100(fixture_bytes, well_formed, fault_kinds):
     assert f["end"].min() == datetime(2024, 3, 15, 13, 57, 59, 791000, tzinfo=UTC)
     assert f["end"].max() == datetime(2024, 3, 15, 13, 57, 59, 861000, tzinfo=UTC)
     assert [k for k in fault_kinds(r) if k[1] == "duplicate"] == [
-        ("warning", "duplicate", n) for n in (6, 7, 8, 9)]
+        ("warning", "duplicate", n) for n in (6, 7, 8, 9)
+    ]
     assert r.meta["devices"][4]["pci.bus_id"] == "00000000:0A:00.0"
 
 
@@ -47,15 +51,21 @@ def test_t4_na_and_h100(fixture_bytes, fault_kinds):
     assert readings(r.value, AVG) == [70.89] and readings(r.value, INST) == [70.68]
 
 
-@pytest.mark.parametrize(("name", "draw", "avg", "inst", "when"), [
-    ("h100-80gb_590.48.01", 631.95, 631.95, 625.68, (2026, 7, 14, 8, 12, 53, 353000)),
-    ("h100-mig_590.48.01", 433.78, 433.78, 447.35, (2026, 7, 14, 9, 0, 44, 579000)),
-    ("rtx4080super_595.71.05", 84.24, 84.24, 86.41, (2026, 6, 26, 11, 59, 58, 761000)),
-    ("win_rtx2080super_591.86", 97.43, None, 97.43, (2026, 6, 22, 23, 4, 33, 297000)),
-])
+@pytest.mark.parametrize(
+    ("name", "draw", "avg", "inst", "when"),
+    [
+        ("h100-80gb_590.48.01", 631.95, 631.95, 625.68, (2026, 7, 14, 8, 12, 53, 353000)),
+        ("h100-mig_590.48.01", 433.78, 433.78, 447.35, (2026, 7, 14, 9, 0, 44, 579000)),
+        ("rtx4080super_595.71.05", 84.24, 84.24, 86.41, (2026, 6, 26, 11, 59, 58, 761000)),
+        ("win_rtx2080super_591.86", 97.43, None, 97.43, (2026, 6, 22, 23, 4, 33, 297000)),
+    ],
+)
 def test_all_fields_with_units_in_cells(fixture_bytes, name, draw, avg, inst, when):
-    r = R.read(fixture_bytes(N + f"query-gpu_all-fields_load_{name}.csv"), name="q.csv",
-               local_utc_offset="+00:00")
+    r = R.read(
+        fixture_bytes(N + f"query-gpu_all-fields_load_{name}.csv"),
+        name="q.csv",
+        local_utc_offset="+00:00",
+    )
     f = r.value
     assert r.meta["units_in_cells"] is True and r.meta["fields"] > 200
     assert readings(f, DRAW) == [draw] and readings(f, INST) == [inst]
@@ -72,8 +82,10 @@ def test_na_everywhere_is_unusable(fixture_bytes):
     lines = _rows(fixture_bytes)
     header = lines[0].split(", ")
     cols = [header.index(AVG), header.index(INST)]
-    na = [lines[0]] + [", ".join("[N/A]" if i in cols else c
-                                 for i, c in enumerate(ln.split(", "))) for ln in lines[1:]]
+    na = [lines[0]] + [
+        ", ".join("[N/A]" if i in cols else c for i, c in enumerate(ln.split(", ")))
+        for ln in lines[1:]
+    ]
     r = R.read("\n".join(na).encode(), name="na.csv")
     assert r.value is None
     assert [f.kind for f in r.errors] == ["empty"]
@@ -100,21 +112,23 @@ def test_shuffled_columns(fixture_bytes):
 
 
 def test_repeated_row_header_and_time_going_back(fixture_bytes, fault_kinds):
-    lines = _rows(fixture_bytes)[:3]                 # header, GPU 0, GPU 1
+    lines = _rows(fixture_bytes)[:3]  # header, GPU 0, GPU 1
     later = lines[1].replace("13:57:59.791", "13:57:58.000")
     text = "\n".join([*lines, lines[2], lines[0], later]) + "\n"
     r = R.read(text.encode(), name="x.csv")
     kinds = fault_kinds(r)
-    assert ("warning", "duplicate", 4) in kinds      # line 4 repeats line 3
-    assert ("warning", "header", 5) in kinds         # the header again
-    assert ("warning", "order", 6) in kinds          # GPU 0 goes back in time
+    assert ("warning", "duplicate", 4) in kinds  # line 4 repeats line 3
+    assert ("warning", "header", 5) in kinds  # the header again
+    assert ("warning", "order", 6) in kinds  # GPU 0 goes back in time
     assert r.value.filter(pl.col("line") == 4).is_empty()
 
 
 def test_wrong_units(fixture_bytes, fault_kinds):
     lines = _rows(fixture_bytes)[:3]
-    r = R.read("\n".join([lines[0].replace(AVG, "power.draw.average [mW]"), *lines[1:]]).encode(),
-               name="x.csv")
+    r = R.read(
+        "\n".join([lines[0].replace(AVG, "power.draw.average [mW]"), *lines[1:]]).encode(),
+        name="x.csv",
+    )
     assert ("error", "units", 1) in fault_kinds(r)
     assert set(r.value["source"]) == {INST}
     bad = lines[1].replace("70.68", "70.68 kW")
@@ -130,8 +144,14 @@ def test_no_timestamp_field():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 1), st.one_of(st.none(), st.floats(0, 1000)),
-                          st.integers(1, 500)), min_size=1, max_size=30), st.booleans())
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 1), st.one_of(st.none(), st.floats(0, 1000)), st.integers(1, 500)),
+        min_size=1,
+        max_size=30,
+    ),
+    st.booleans(),
+)
 def test_generated_logs(rows, units):
     lines = ["timestamp, index, power.draw.instant [W]"]
     ms = 0

@@ -23,12 +23,14 @@ N = "nvidia-smi/"
 
 
 def test_xml_v12_trimmed_a100(fixture_bytes, well_formed, fault_kinds):
-    r = nvidia_smi_xml.read(fixture_bytes(N + "telegraf_q-x_a100-sxm4-v12.xml"), name="a.xml",
-                            local_utc_offset="+00:00")
+    r = nvidia_smi_xml.read(
+        fixture_bytes(N + "telegraf_q-x_a100-sxm4-v12.xml"), name="a.xml", local_utc_offset="+00:00"
+    )
     well_formed(r, "a.xml", "power")
     # <gpu_power_readings><power_draw>67.03 W</power_draw> at line 310; the module reading is N/A
     assert r.value.select("domain", "device", "watts", "source", "line").rows() == [
-        ("gpu", 0, 67.03, "gpu_power_readings/power_draw", 310)]
+        ("gpu", 0, 67.03, "gpu_power_readings/power_draw", 310)
+    ]
     assert r.value["end"][0] == datetime(2023, 8, 4, 11, 44, 30, tzinfo=UTC)
     assert r.meta["dtd"] == "v12" and r.meta["devices"][0]["name"] == "NVIDIA A100-SXM4-80GB"
     # <attached_gpus>4</attached_gpus> but one <gpu> element
@@ -37,11 +39,13 @@ def test_xml_v12_trimmed_a100(fixture_bytes, well_formed, fault_kinds):
 
 
 def test_xml_v13_average_and_instant(fixture_bytes):
-    r = nvidia_smi_xml.read(fixture_bytes(N + "telegraf_q-x_rtx-4000-sff-ada-v13.xml"),
-                            name="r.xml")
+    r = nvidia_smi_xml.read(
+        fixture_bytes(N + "telegraf_q-x_rtx-4000-sff-ada-v13.xml"), name="r.xml"
+    )
     assert r.value.select("watts", "source", "line").rows() == [
         (8.81, "gpu_power_readings/average_power_draw", 241),
-        (8.44, "gpu_power_readings/instant_power_draw", 242)]
+        (8.44, "gpu_power_readings/instant_power_draw", 242),
+    ]
     assert r.meta["dtd"] == "v13"
 
 
@@ -53,27 +57,44 @@ def test_xml_stream_cut_and_entities(fixture_bytes, fault_kinds):
     assert not [f for f in r.faults if f.kind == "coverage"]
     cut = nvidia_smi_xml.read(doc[: doc.index(b"</gpu_power_readings>") + 5], name="c.xml")
     assert cut.value.height == 2 and any(f.kind == "syntax" for f in cut.errors)
-    bomb = (b'<?xml version="1.0"?><!DOCTYPE n [<!ENTITY a "x"><!ENTITY b "&a;&a;">]>'
-            b"<nvidia_smi_log>&b;</nvidia_smi_log>")
+    bomb = (
+        b'<?xml version="1.0"?><!DOCTYPE n [<!ENTITY a "x"><!ENTITY b "&a;&a;">]>'
+        b"<nvidia_smi_log>&b;</nvidia_smi_log>"
+    )
     r = nvidia_smi_xml.read(bomb, name="b.xml")
     assert r.value is None and ("error", "limit", 1) in fault_kinds(r)
 
 
-@pytest.mark.parametrize(("name", "expected", "when"), [
-    ("q_load_h100-80gb_590.48.01.txt",
-     [(629.45, "GPU Power Readings/Average Power Draw", 194, "gpu"),
-      (588.39, "GPU Power Readings/Instantaneous Power Draw", 195, "gpu"),
-      (85.83, "GPU Memory Power Readings/Average Power Draw", 202, "gpu_memory")],
-     (2026, 7, 14, 8, 12, 53)),
-    ("q_load_l40s_595.80.txt",
-     [(110.24, "GPU Power Readings/Average Power Draw", 196, "gpu"),
-      (110.01, "GPU Power Readings/Instantaneous Power Draw", 197, "gpu")],
-     (2026, 7, 3, 8, 33, 53)),
-    ("q_load_rtx4080super_595.71.05.txt",
-     [(84.03, "GPU Power Readings/Average Power Draw", 184, "gpu"),
-      (86.41, "GPU Power Readings/Instantaneous Power Draw", 185, "gpu")],
-     (2026, 6, 26, 11, 59, 58)),
-])
+@pytest.mark.parametrize(
+    ("name", "expected", "when"),
+    [
+        (
+            "q_load_h100-80gb_590.48.01.txt",
+            [
+                (629.45, "GPU Power Readings/Average Power Draw", 194, "gpu"),
+                (588.39, "GPU Power Readings/Instantaneous Power Draw", 195, "gpu"),
+                (85.83, "GPU Memory Power Readings/Average Power Draw", 202, "gpu_memory"),
+            ],
+            (2026, 7, 14, 8, 12, 53),
+        ),
+        (
+            "q_load_l40s_595.80.txt",
+            [
+                (110.24, "GPU Power Readings/Average Power Draw", 196, "gpu"),
+                (110.01, "GPU Power Readings/Instantaneous Power Draw", 197, "gpu"),
+            ],
+            (2026, 7, 3, 8, 33, 53),
+        ),
+        (
+            "q_load_rtx4080super_595.71.05.txt",
+            [
+                (84.03, "GPU Power Readings/Average Power Draw", 184, "gpu"),
+                (86.41, "GPU Power Readings/Instantaneous Power Draw", 185, "gpu"),
+            ],
+            (2026, 6, 26, 11, 59, 58),
+        ),
+    ],
+)
 def test_q_text(fixture_bytes, well_formed, name, expected, when):
     r = nvidia_smi_q.read(fixture_bytes(N + name), name=name, local_utc_offset="+00:00")
     well_formed(r, name, "power")
@@ -89,12 +110,15 @@ def test_q_text_two_reports(fixture_bytes):
     assert r.value.sort("line")["interval_s"].to_list() == [None, None, 1.0, 1.0]
 
 
-@pytest.mark.parametrize(("name", "watts"), [
-    ("dmon_load_h100-80gb_590.48.01.txt", [631, 634, 633, 634, 636]),
-    ("dmon_load_h100-mig_590.48.01.txt", [438, 440, 437, 439, 439]),
-    ("dmon_load_rtx4080super_595.71.05.txt", [83, 84, 84, 84, 84]),
-    ("dmon_load_win_rtx2080super_591.86.txt", [97, 97, 97, 97, 97]),
-])
+@pytest.mark.parametrize(
+    ("name", "watts"),
+    [
+        ("dmon_load_h100-80gb_590.48.01.txt", [631, 634, 633, 634, 636]),
+        ("dmon_load_h100-mig_590.48.01.txt", [438, 440, 437, 439, 439]),
+        ("dmon_load_rtx4080super_595.71.05.txt", [83, 84, 84, 84, 84]),
+        ("dmon_load_win_rtx2080super_591.86.txt", [97, 97, 97, 97, 97]),
+    ],
+)
 def test_dmon_has_no_times(fixture_bytes, well_formed, name, watts):
     r = nvidia_smi_dmon.read(fixture_bytes(N + name), name=name)
     well_formed(r, name, "power")
@@ -104,23 +128,30 @@ def test_dmon_has_no_times(fixture_bytes, well_formed, name, watts):
 
 
 def test_dmon_with_date_and_time_and_a_cut_row():
-    text = ("# Date       Time        gpu    pwr  gtemp\n"
-            "# YYYYMMDD   HH:MM:SS    Idx      W      C\n"
-            " 20250102   03:04:05      0    100     50\n 20250102   03:04:06      0      -     50\n"
-            " 20250102   03:04:07      0    102     50\n 20250102   03:04:0")
+    text = (
+        "# Date       Time        gpu    pwr  gtemp\n"
+        "# YYYYMMDD   HH:MM:SS    Idx      W      C\n"
+        " 20250102   03:04:05      0    100     50\n 20250102   03:04:06      0      -     50\n"
+        " 20250102   03:04:07      0    102     50\n 20250102   03:04:0"
+    )
     r = nvidia_smi_dmon.read(text.encode(), name="d.txt", local_utc_offset="+01:00")
     assert r.meta["timestamps"] is True
     assert r.value["watts"].to_list() == [100, 102]
-    assert r.value["end"].to_list() == [datetime(2025, 1, 2, 2, 4, 5, tzinfo=UTC),
-                                        datetime(2025, 1, 2, 2, 4, 7, tzinfo=UTC)]
+    assert r.value["end"].to_list() == [
+        datetime(2025, 1, 2, 2, 4, 5, tzinfo=UTC),
+        datetime(2025, 1, 2, 2, 4, 7, tzinfo=UTC),
+    ]
     assert r.value["interval_s"].to_list() == [None, 2.0]
     assert any(f.kind == "truncated" and f.line == 6 for f in r.errors)
 
 
-@pytest.mark.parametrize(("name", "watts", "cap"), [
-    ("default-table_load_h100-mig_590.48.01.txt", 432, 700),
-    ("default-table_load_rtx4080super_595.71.05.txt", 83, 320),
-])
+@pytest.mark.parametrize(
+    ("name", "watts", "cap"),
+    [
+        ("default-table_load_h100-mig_590.48.01.txt", 432, 700),
+        ("default-table_load_rtx4080super_595.71.05.txt", 83, 320),
+    ],
+)
 def test_default_table_is_refused(fixture_bytes, name, watts, cap):
     r = nvidia_smi_table.read(fixture_bytes(N + name), name=name)
     assert r.value is None
@@ -129,8 +160,9 @@ def test_default_table_is_refused(fixture_bytes, name, watts, cap):
 
 
 def test_c2c_is_not_power_evidence(fixture_bytes):
-    r = nvidia_smi_c2c.read(fixture_bytes(N + "VirtualClient_query-c2c-multiple-gpu.txt"),
-                            name="c.txt")
+    r = nvidia_smi_c2c.read(
+        fixture_bytes(N + "VirtualClient_query-c2c-multiple-gpu.txt"), name="c.txt"
+    )
     assert r.value is None and "not power evidence" in r.errors[0].message
     assert r.meta["gpus"] == [{"gpu": g, "links": 5} for g in range(4)]
 
@@ -148,7 +180,10 @@ def test_linux_capture_bundle(fixture_bytes, well_formed):
     # (2105): the lines point into the bundle
     assert sorted(set(f["line"])) == [1672, 1673, 1680, 1741, 2018, 2019, 2026, 2105]
     assert f.filter(pl.col("line") == 2105).sort("source")["watts"].to_list() == [
-        631.95, 631.95, 625.68]
+        631.95,
+        631.95,
+        625.68,
+    ]
     assert f.filter(pl.col("line") == 2018)["watts"].item() == 629.45
     assert any(x.kind == "format" and "bundle" in x.message for x in r.faults)
     assert all(x.line is None or x.line >= 1672 or x.line == 1 for x in r.faults)
@@ -164,8 +199,7 @@ def test_windows_capture_bundle(fixture_bytes):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.floats(0, 2000, allow_nan=False)), min_size=1,
-                max_size=6))
+@given(st.lists(st.one_of(st.none(), st.floats(0, 2000, allow_nan=False)), min_size=1, max_size=6))
 def test_generated_q_reports(values):
     text = "".join(
         "\n==============NVSMI LOG==============\n\n"
@@ -174,7 +208,8 @@ def test_generated_q_reports(values):
         "    Product Name                          : X\n    GPU Power Readings\n"
         f"        Instantaneous Power Draw          : {'N/A' if v is None else f'{v:.2f} W'}\n"
         "        Current Power Limit               : 350.00 W\n"
-        for i, v in enumerate(values))
+        for i, v in enumerate(values)
+    )
     r = nvidia_smi_q.read(text.encode(), name="g.txt", local_utc_offset="+00:00")
     expected = [round(v, 2) for v in values if v is not None]
     if not expected:
@@ -185,11 +220,17 @@ def test_generated_q_reports(values):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(0, 999))),
-                min_size=1, max_size=20))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(0, 999))),
+        min_size=1,
+        max_size=20,
+    )
+)
 def test_generated_dmon(rows):
     text = "# gpu    pwr  gtemp\n# Idx      W      C\n" + "".join(
-        f"    {g}    {'-' if w is None else w}     50\n" for g, w in rows)
+        f"    {g}    {'-' if w is None else w}     50\n" for g, w in rows
+    )
     r = nvidia_smi_dmon.read(text.encode(), name="g.txt")
     expected = [(g, float(w)) for g, w in rows if w is not None]
     if not expected:
@@ -199,20 +240,29 @@ def test_generated_dmon(rows):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.lists(st.one_of(st.none(), st.floats(0, 2000, allow_nan=False)),
-                         min_size=1, max_size=3), min_size=1, max_size=3))
+@given(
+    st.lists(
+        st.lists(st.one_of(st.none(), st.floats(0, 2000, allow_nan=False)), min_size=1, max_size=3),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_generated_xml_reports(reports):
     def gpu(v):
         draw = "N/A" if v is None else f"{v:.2f} W"
-        return (f'<gpu id="0"><product_name>X</product_name><gpu_power_readings>'
-                f"<instant_power_draw>{draw}</instant_power_draw>"
-                "<current_power_limit>70.00 W</current_power_limit></gpu_power_readings></gpu>")
+        return (
+            f'<gpu id="0"><product_name>X</product_name><gpu_power_readings>'
+            f"<instant_power_draw>{draw}</instant_power_draw>"
+            "<current_power_limit>70.00 W</current_power_limit></gpu_power_readings></gpu>"
+        )
 
     docs = "".join(
         f'<?xml version="1.0" ?>\n<nvidia_smi_log>\n<timestamp>Thu Aug  6 01:03:{i:02d} 2026'
         f"</timestamp>\n<attached_gpus>{len(gpus)}</attached_gpus>\n"
-        + "\n".join(gpu(v) for v in gpus) + "\n</nvidia_smi_log>\n"
-        for i, gpus in enumerate(reports))
+        + "\n".join(gpu(v) for v in gpus)
+        + "\n</nvidia_smi_log>\n"
+        for i, gpus in enumerate(reports)
+    )
     r = nvidia_smi_xml.read(docs.encode(), name="g.xml", local_utc_offset="+00:00")
     expected = [(d, round(v, 2)) for gpus in reports for d, v in enumerate(gpus) if v is not None]
     if not expected:

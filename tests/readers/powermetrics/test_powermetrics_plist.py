@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 from auditor.readers.power import powermetrics_plist as R
 
 P = "powermetrics/plist/"
-FILES = ["pumas_powermetrics-output-m1.plist", "pumas_powermetrics-output-m1-2.plist",
-         "pumas_powermetrics-output-m2ultra.plist"]
+FILES = [
+    "pumas_powermetrics-output-m1.plist",
+    "pumas_powermetrics-output-m1-2.plist",
+    "pumas_powermetrics-output-m2ultra.plist",
+]
 
 
 def test_m1_sample(fixture_bytes, well_formed):
@@ -64,9 +67,11 @@ def test_nul_separated_stream_with_a_bad_document(fixture_bytes, fault_kinds):
 
 
 def test_entity_declarations_are_refused():
-    bomb = (b'<?xml version="1.0"?><!DOCTYPE plist [<!ENTITY a "aaaaaaaaaa">'
-            b'<!ENTITY b "&a;&a;&a;&a;&a;">]><plist><dict><key>k</key><string>&b;</string>'
-            b"</dict></plist>")
+    bomb = (
+        b'<?xml version="1.0"?><!DOCTYPE plist [<!ENTITY a "aaaaaaaaaa">'
+        b'<!ENTITY b "&a;&a;&a;&a;&a;">]><plist><dict><key>k</key><string>&b;</string>'
+        b"</dict></plist>"
+    )
     r = R.read(bomb, name="bomb.plist")
     assert r.value is None and r.faults[0].kind == "syntax"
 
@@ -81,9 +86,16 @@ def test_document_without_elapsed_is_skipped():
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 1e6), st.integers(1, 10**10)), min_size=1, max_size=5))
 def test_generated_streams(samples):
-    docs = [plistlib.dumps({"timestamp": datetime(2024, 1, 1, 0, 0, i), "elapsed_ns": ns,
-                            "processor": {"cpu_power": mw, "cpu_energy": int(mw * ns / 1e9)}})
-            for i, (mw, ns) in enumerate(samples)]
+    docs = [
+        plistlib.dumps(
+            {
+                "timestamp": datetime(2024, 1, 1, 0, 0, i),
+                "elapsed_ns": ns,
+                "processor": {"cpu_power": mw, "cpu_energy": int(mw * ns / 1e9)},
+            }
+        )
+        for i, (mw, ns) in enumerate(samples)
+    ]
     r = R.read(b"\x00".join(docs), name="gen.plist")
     assert r.value["watts"].to_list() == pytest.approx([mw / 1000 for mw, _ in samples])
     assert r.value["interval_s"].to_list() == pytest.approx([ns / 1e9 for _, ns in samples])

@@ -24,8 +24,12 @@ def test_m1max_one_sample(fixture_bytes, well_formed):
     well_formed(r, "power-server_sonoma-m1max.txt", "power")
     f = r.value
     # line 8: (Mon Oct 23 16:51:12 2023 +0200) (1012.07ms elapsed); lines 175-178
-    assert f["source"].to_list() == ["CPU Power", "GPU Power", "ANE Power",
-                                     "Combined Power (CPU + GPU + ANE)"]
+    assert f["source"].to_list() == [
+        "CPU Power",
+        "GPU Power",
+        "ANE Power",
+        "Combined Power (CPU + GPU + ANE)",
+    ]
     assert f["domain"].to_list() == ["cpu", "gpu", "ane", "combined"]
     assert f["watts"].to_list() == pytest.approx([0.211, 0.147, 0.0, 0.359])
     assert f["line"].to_list() == [175, 176, 177, 178]
@@ -44,9 +48,15 @@ def test_monterey_sample_without_power_and_package_line(fixture_bytes, fault_kin
     assert r.meta["samples"] == 2 and r.meta["samples_with_power"] == 1
     assert f.height == 8
     assert dict(zip(f["source"], f["domain"], strict=True)) == {
-        "E-Cluster Power": "other", "P-Cluster Power": "other", "ANE Power": "ane",
-        "DRAM Power": "dram", "DCS Power": "dcs", "CPU Power": "cpu", "GPU Power": "gpu",
-        "Package Power": "package"}
+        "E-Cluster Power": "other",
+        "P-Cluster Power": "other",
+        "ANE Power": "ane",
+        "DRAM Power": "dram",
+        "DCS Power": "dcs",
+        "CPU Power": "cpu",
+        "GPU Power": "gpu",
+        "Package Power": "package",
+    }
     assert f.filter(pl.col("domain") == "package")["watts"].item() == 0.025
     assert set(f["end"]) == {datetime(2023, 11, 28, 10, 28, 55, tzinfo=UTC)}
     assert ("warning", "empty", 8) in fault_kinds(r)
@@ -57,11 +67,26 @@ def test_monterey_sample_without_power_and_package_line(fixture_bytes, fault_kin
 def test_intel_package_power_in_watts(fixture_bytes):
     r = read(fixture_bytes, "power-server_sonoma-intel.txt")
     f = r.value
-    assert f.rows() == [(datetime(2024, 1, 15, 17, 21, 30, 997620, tzinfo=UTC),
-                         datetime(2024, 1, 15, 17, 21, 32, tzinfo=UTC), 1.00238, "package",
-                         None, 8.53, pytest.approx(8.53 * 1.00238),
-                         "Intel energy model derived package power (CPUs+GT+SA)", 21,
-                         "interval", "energy", "powermetrics", "cpu,gpu", 0, None, None)]
+    assert f.rows() == [
+        (
+            datetime(2024, 1, 15, 17, 21, 30, 997620, tzinfo=UTC),
+            datetime(2024, 1, 15, 17, 21, 32, tzinfo=UTC),
+            1.00238,
+            "package",
+            None,
+            8.53,
+            pytest.approx(8.53 * 1.00238),
+            "Intel energy model derived package power (CPUs+GT+SA)",
+            21,
+            "interval",
+            "energy",
+            "powermetrics",
+            "cpu,gpu",
+            0,
+            None,
+            None,
+        )
+    ]
     assert r.meta["units"] == ["W"]
 
 
@@ -69,9 +94,18 @@ def test_summary_only_is_unusable(fixture_bytes):
     r = read(fixture_bytes, "power-server_tahoe-m4-summary.txt")
     assert r.value is None
     assert r.meta["samples"] == 0
-    assert r.meta["summary_blocks"] == [{"line": 8, "elapsed_ms": 10458.15, "readings_w": {
-        "CPU Power": 0.42, "GPU Power": 0.098, "ANE Power": 0.0,
-        "Combined Power (CPU + GPU + ANE)": 0.519}}]
+    assert r.meta["summary_blocks"] == [
+        {
+            "line": 8,
+            "elapsed_ms": 10458.15,
+            "readings_w": {
+                "CPU Power": 0.42,
+                "GPU Power": 0.098,
+                "ANE Power": 0.0,
+                "Combined Power (CPU + GPU + ANE)": 0.519,
+            },
+        }
+    ]
     assert [(x.severity, x.kind) for x in r.errors] == [("error", "empty")]
     assert "Summary" in r.errors[0].message
 
@@ -101,9 +135,11 @@ def test_gpu_power_twice_gives_one_row(fixture_bytes):
     assert not [x for x in r.faults if x.kind == "duplicate"]
 
 
-SAMPLE = ("*** Sampled system activity ({date}) ({ms}ms elapsed) ***\n\n"
-          "**** Processor usage ****\n\nCPU Power: {cpu} mW\nGPU Power: {gpu} mW\n"
-          "ANE Power: 0 mW\nCombined Power (CPU + GPU + ANE): {comb} mW\n\n")
+SAMPLE = (
+    "*** Sampled system activity ({date}) ({ms}ms elapsed) ***\n\n"
+    "**** Processor usage ****\n\nCPU Power: {cpu} mW\nGPU Power: {gpu} mW\n"
+    "ANE Power: 0 mW\nCombined Power (CPU + GPU + ANE): {comb} mW\n\n"
+)
 
 
 def sample(date="Mon Oct 23 16:51:12 2023 +0200", ms="1000.00", cpu=100, gpu=50):
@@ -146,8 +182,11 @@ def test_duplicate_label_with_another_value_keeps_the_first():
 
 
 def test_time_going_back_and_power_outside_a_sample():
-    text = ("CPU Power: 5 mW\n" + sample(date="Mon Oct 23 16:51:12 2023 +0200")
-            + sample(date="Mon Oct 23 16:51:10 2023 +0200"))
+    text = (
+        "CPU Power: 5 mW\n"
+        + sample(date="Mon Oct 23 16:51:12 2023 +0200")
+        + sample(date="Mon Oct 23 16:51:10 2023 +0200")
+    )
     r = R.read(text.encode(), name="x.txt")
     assert r.value["end"].n_unique() == 2
     assert any(f.kind == "syntax" and f.line == 1 for f in r.faults)
@@ -161,11 +200,20 @@ def test_unreadable_header_date():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 99999), st.integers(0, 99999),
-                          st.floats(1, 100000, allow_nan=False)), min_size=1, max_size=8))
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 99999), st.integers(0, 99999), st.floats(1, 100000, allow_nan=False)
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_generated_logs(samples):
-    text = "".join(sample(date=f"Mon Oct 23 16:51:{i:02d} 2023 +0000", ms=f"{ms:.2f}", cpu=c,
-                          gpu=g) for i, (c, g, ms) in enumerate(samples))
+    text = "".join(
+        sample(date=f"Mon Oct 23 16:51:{i:02d} 2023 +0000", ms=f"{ms:.2f}", cpu=c, gpu=g)
+        for i, (c, g, ms) in enumerate(samples)
+    )
     r = R.read(text.encode(), name="gen.txt")
     f = r.value
     assert f.height == 4 * len(samples)

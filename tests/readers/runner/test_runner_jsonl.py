@@ -37,8 +37,10 @@ def test_samples_counters_markers_unavailable(well_formed):
     # 1000000 -> 1000007 -> 1000014 mJ over 0.1 s each: 7 mJ, 70 mW
     assert energy["energy_j"].to_list() == pytest.approx([0.007, 0.007])
     assert energy["watts"].to_list() == pytest.approx([0.07, 0.07])
-    assert energy["start"].to_list() == [datetime(2025, 3, 1, 10, 0, 0, 100000, tzinfo=UTC),
-                                         datetime(2025, 3, 1, 10, 0, 0, 200000, tzinfo=UTC)]
+    assert energy["start"].to_list() == [
+        datetime(2025, 3, 1, 10, 0, 0, 100000, tzinfo=UTC),
+        datetime(2025, 3, 1, 10, 0, 0, 200000, tzinfo=UTC),
+    ]
     assert [m["event"] for m in r.meta["markers"]] == ["window_start", "window_end"]
     assert r.meta["unavailable"][0]["source"] == "rapl" and r.meta["unavailable"][0]["line"] == 1
     assert not r.faults
@@ -79,9 +81,9 @@ def test_line_by_line_path_gives_the_same_frame():
 
 def test_bad_lines_are_left_out_with_their_line(fault_kinds):
     lines = (HERE / "trial-1.jsonl").read_text().splitlines()
-    lines[2] = lines[2].replace("70.5", '"seventy"')          # line 3: wrong type
-    lines[4] = lines[4].replace("71.5", "-1")                 # line 5: below the minimum
-    lines.insert(5, '{"kind": "sample", "t": "yesterday"}')   # line 6: schema
+    lines[2] = lines[2].replace("70.5", '"seventy"')  # line 3: wrong type
+    lines[4] = lines[4].replace("71.5", "-1")  # line 5: below the minimum
+    lines.insert(5, '{"kind": "sample", "t": "yesterday"}')  # line 6: schema
     lines.append('{"kind": "sample", "t": "2025-03-01T10:0')  # line 11: cut
     r = R.read("\n".join(lines).encode(), name="t.jsonl")
     kinds = fault_kinds(r)
@@ -99,10 +101,21 @@ def test_generated_counters_with_wraps(steps):
     top, value, lines = 10_000, 0, []
     for i, step in enumerate(steps):
         value = (value + step) % top
-        lines.append(json.dumps({"kind": "counter", "t": f"2025-01-01T00:{i // 60:02d}:"
-                                 f"{i % 60:02d}Z", "source": "rapl", "domain": "package",
-                                 "device": 0, "field": "energy_uj", "value": value,
-                                 "unit": "uJ", "max_range": top}))
+        lines.append(
+            json.dumps(
+                {
+                    "kind": "counter",
+                    "t": f"2025-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
+                    "source": "rapl",
+                    "domain": "package",
+                    "device": 0,
+                    "field": "energy_uj",
+                    "value": value,
+                    "unit": "uJ",
+                    "max_range": top,
+                }
+            )
+        )
     r = R.read("\n".join(lines).encode(), name="g.jsonl")
     # one wrap per interval at most can be seen: steps below the range are all recovered
     assert r.value["energy_j"].sum() == pytest.approx(sum(steps[1:]) / 1e6)

@@ -19,8 +19,9 @@ def claimed_true(row: dict[str, Any], *columns: str) -> bool:
     return any(row.get(c) is True for c in columns)
 
 
-def with_claims(view: RunView, per_file: pl.DataFrame, *columns: str
-                ) -> Iterator[tuple[dict, bool]]:
+def with_claims(
+    view: RunView, per_file: pl.DataFrame, *columns: str
+) -> Iterator[tuple[dict, bool]]:
     """Each row of PER_FILE (keyed by KEY) and whether its CSV row claims one of COLUMNS
     true. A fault in a pass the row honestly declares failed is a warning, not an error
     (A6.4); without a CSV, every fault counts as claimed."""

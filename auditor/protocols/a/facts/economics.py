@@ -49,8 +49,9 @@ def same_hardware(offer: Mapping[str, Any], view: RunView) -> bool:
     return same_gpu(offer.get("gpu_model"), gpu_models(view))
 
 
-def why_not_word(problem: str | None, verdict: str, accepted: int | None,
-                 same_hw: bool) -> str | None:
+def why_not_word(
+    problem: str | None, verdict: str, accepted: int | None, same_hw: bool
+) -> str | None:
     """Why an offer has no cost per accepted corpus, in a word or two (None: it has one)."""
     if problem is not None:
         return "per-GPU quote" if "per GPU" in problem else "lot mismatch"
@@ -136,21 +137,39 @@ def economics(view: RunView, offers: Mapping[str, Any] | None, verdict: str) -> 
             continue
         problem = offer_problem(dict(o))
         price = o.get("price_per_lot_usd_minor")
-        total = package_total(dict(o), lots) if isinstance(price, int) and problem is None \
-            else None
+        total = package_total(dict(o), lots) if isinstance(price, int) and problem is None else None
         same_hw = same_hardware(o, view)
         word = why_not_word(problem, verdict, corpora, same_hw)
-        per = (PackageCost(dict(o), lots, total, corpora).per_corpus_usd_minor
-               if total is not None and word is None else None)
-        rows.append(OfferCosting(
-            offer=o, lots=lots, example=bool(o.get("example") or (offers or {}).get("example")),
-            problem=problem, total_usd_minor=total, per_corpus_usd_minor=per, why_not=word,
-            measured_here=same_hw,
-            gpus_unused=(same_hw and isinstance(o.get("gpus_per_lot"), int)
-                         and 0 < used < o["gpus_per_lot"]),
-            chosen=o.get("offer_id") == econ.get("offer_id")))
+        per = (
+            PackageCost(dict(o), lots, total, corpora).per_corpus_usd_minor
+            if total is not None and word is None
+            else None
+        )
+        rows.append(
+            OfferCosting(
+                offer=o,
+                lots=lots,
+                example=bool(o.get("example") or (offers or {}).get("example")),
+                problem=problem,
+                total_usd_minor=total,
+                per_corpus_usd_minor=per,
+                why_not=word,
+                measured_here=same_hw,
+                gpus_unused=(
+                    same_hw
+                    and isinstance(o.get("gpus_per_lot"), int)
+                    and 0 < used < o["gpus_per_lot"]
+                ),
+                chosen=o.get("offer_id") == econ.get("offer_id"),
+            )
+        )
     return Economics(
-        verdict=verdict, lots=lots, chosen_offer_id=econ.get("offer_id"),
-        accepted_corpora=corpora, gpu_models=tuple(sorted(gpu_models(view))), gpus_used=used,
+        verdict=verdict,
+        lots=lots,
+        chosen_offer_id=econ.get("offer_id"),
+        accepted_corpora=corpora,
+        gpu_models=tuple(sorted(gpu_models(view))),
+        gpus_used=used,
         example_prices=bool((offers or {}).get("example")) or any(r.example for r in rows),
-        offers=tuple(rows))
+        offers=tuple(rows),
+    )

@@ -25,8 +25,13 @@ current device, index 0 in a run of one process per pass."""
 
 def is_gpu_device(column: str = "device") -> pl.Expr:
     """Whether a device column names a GPU (`GPU_DEVICE`), vectorized."""
-    return pl.col(column).str.strip_chars().str.to_lowercase().str.contains(
-        GPU_DEVICE.pattern).fill_null(False)
+    return (
+        pl.col(column)
+        .str.strip_chars()
+        .str.to_lowercase()
+        .str.contains(GPU_DEVICE.pattern)
+        .fill_null(False)
+    )
 
 
 def gpu_index(device: str) -> int | None:
@@ -46,22 +51,45 @@ def pass_gpus(view: RunView) -> pl.DataFrame:
     that the device map does not show)."""
     rows = []
     for k, doc in sorted(view.placement.items()):
-        held = {d for part in ("parameter_devices", "input_devices")
-                for d, n in doc[part].items() if n > 0}
+        held = {
+            d
+            for part in ("parameter_devices", "input_devices")
+            for d, n in doc[part].items()
+            if n > 0
+        }
         indices = sorted({i for d in held if (i := gpu_index(d)) is not None})
         names = {g["index"]: g["name"] for g in doc["gpus_used"]}
-        rows.append({
-            "variant_id": k[0], "phase": k[1], "run_index": k[2],
-            "file": view.placement_files[k], "pid": doc.get("pid"), "devices": sorted(held),
-            "gpu_indices": indices, "gpu_count": len(indices),
-            "gpu_models": sorted({names[i] for i in indices if i in names}),
-            "unidentified": [i for i in indices if i not in names],
-            "unbacked": sorted(set(names) - set(indices))})
-    return pl.DataFrame(rows, schema={
-        "variant_id": pl.String, "phase": pl.String, "run_index": pl.Int64, "file": pl.String,
-        "pid": pl.Int64, "devices": pl.List(pl.String), "gpu_indices": pl.List(pl.Int64),
-        "gpu_count": pl.Int64, "gpu_models": pl.List(pl.String),
-        "unidentified": pl.List(pl.Int64), "unbacked": pl.List(pl.Int64)})
+        rows.append(
+            {
+                "variant_id": k[0],
+                "phase": k[1],
+                "run_index": k[2],
+                "file": view.placement_files[k],
+                "pid": doc.get("pid"),
+                "devices": sorted(held),
+                "gpu_indices": indices,
+                "gpu_count": len(indices),
+                "gpu_models": sorted({names[i] for i in indices if i in names}),
+                "unidentified": [i for i in indices if i not in names],
+                "unbacked": sorted(set(names) - set(indices)),
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "variant_id": pl.String,
+            "phase": pl.String,
+            "run_index": pl.Int64,
+            "file": pl.String,
+            "pid": pl.Int64,
+            "devices": pl.List(pl.String),
+            "gpu_indices": pl.List(pl.Int64),
+            "gpu_count": pl.Int64,
+            "gpu_models": pl.List(pl.String),
+            "unidentified": pl.List(pl.Int64),
+            "unbacked": pl.List(pl.Int64),
+        },
+    )
 
 
 @per_view
@@ -95,7 +123,8 @@ def variant_gpus(view: RunView) -> Mapping[str, VariantGpus]:
     for mine in pass_gpus(view).partition_by("variant_id", maintain_order=True):
         models = sorted(set(mine.get_column("gpu_models").explode().drop_nulls().to_list()))
         out[mine["variant_id"][0]] = VariantGpus(
-            tuple(models), int(cast(int | None, mine.get_column("gpu_count").max()) or 0))
+            tuple(models), int(cast(int | None, mine.get_column("gpu_count").max()) or 0)
+        )
     return MappingProxyType(out)
 
 

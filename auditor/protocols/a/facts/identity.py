@@ -52,14 +52,23 @@ def run_identity(view: RunView) -> RunIdentity:
     span = _span(view)
     host = lookup(env, "host") or {}
     return RunIdentity(
-        corpus=revision(corpus), model=model, tokenizer=kept["tokenizer"].revision,
-        config=kept["config"].revision, recipe=kept["recipe"].revision if trained else None,
+        corpus=revision(corpus),
+        model=model,
+        tokenizer=kept["tokenizer"].revision,
+        config=kept["config"].revision,
+        recipe=kept["recipe"].revision if trained else None,
         trained=trained,
         name=text(lookup(m, "workload", "name")),
-        host=(text(host.get("model")) or _short("host", text(host.get("hostname_sha256")))
-              if isinstance(host, dict) else None),
-        cpu=text(lookup(env, "cpu", "model")), gpus=_gpus(view),
-        started_at=span[0], ended_at=span[1])
+        host=(
+            text(host.get("model")) or _short("host", text(host.get("hostname_sha256")))
+            if isinstance(host, dict)
+            else None
+        ),
+        cpu=text(lookup(env, "cpu", "model")),
+        gpus=_gpus(view),
+        started_at=span[0],
+        ended_at=span[1],
+    )
 
 
 def _short(what: str, sha: str | None) -> str | None:
@@ -70,8 +79,12 @@ def _gpus(view: RunView) -> tuple[str, ...]:
     """The GPUs the passes' device maps show, as their identity records name them."""
     out: set[str] = set()
     for doc in view.placement.values():
-        held = {gpu_index(d) for part in ("parameter_devices", "input_devices")
-                for d, n in (doc.get(part) or {}).items() if n > 0}
+        held = {
+            gpu_index(d)
+            for part in ("parameter_devices", "input_devices")
+            for d, n in (doc.get(part) or {}).items()
+            if n > 0
+        }
         for g in doc.get("gpus_used") or []:
             if isinstance(g, dict) and g.get("index") in held and (label := gpu_label(g)):
                 out.add(label)
@@ -86,7 +99,12 @@ def _span(view: RunView) -> tuple[str | None, str | None]:
     first, last = tl["started"].min(), tl["ended"].max()
 
     def iso(t: object) -> str | None:
-        return None if t is None else t.isoformat(  # type: ignore[attr-defined]
-            timespec="microseconds").replace("+00:00", "Z")
+        return (
+            None
+            if t is None
+            else t.isoformat(  # type: ignore[attr-defined]
+                timespec="microseconds"
+            ).replace("+00:00", "Z")
+        )
 
     return iso(first), iso(last)

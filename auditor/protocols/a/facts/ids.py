@@ -23,8 +23,7 @@ def normalized_id(column: str = "id") -> pl.Expr:
     `：` is `:`), invisible characters (`INVISIBLE`) removed, surrounding whitespace cut. Two
     IDs with the same normalized form and different bytes look the same (`ev-1`,
     `ev-1` with a U+200B or a U+FEFF, `ev-1 `) and are not."""
-    return (pl.col(column).str.normalize("NFKC").str.replace_all(INVISIBLE, "")
-            .str.strip_chars())
+    return pl.col(column).str.normalize("NFKC").str.replace_all(INVISIBLE, "").str.strip_chars()
 
 
 def casefolded_id(column: str = "id") -> pl.Expr:
@@ -41,6 +40,7 @@ def lookalikes(view: RunView, ids: list[str]) -> dict[str, str]:
         return {}
     exp = expected_index(view).select(normalized_id().alias("key"), pl.col("id").alias("to"))
     got = pl.DataFrame({"id": ids}, schema={"id": pl.String}).with_columns(
-        normalized_id().alias("key"))
+        normalized_id().alias("key")
+    )
     hits = got.join(exp.unique("key", keep="first"), on="key", how="inner")
     return dict(zip(hits["id"], hits["to"], strict=True))

@@ -21,8 +21,12 @@ if TYPE_CHECKING:
 
 PassKey = tuple[str, str, int]
 
-ALLOCATOR_CELLS = ("baseline_allocated_bytes", "baseline_reserved_bytes",
-                   "peak_allocated_bytes", "peak_reserved_bytes")
+ALLOCATOR_CELLS = (
+    "baseline_allocated_bytes",
+    "baseline_reserved_bytes",
+    "peak_allocated_bytes",
+    "peak_reserved_bytes",
+)
 """The CSV's allocator figures (source torch.cuda)."""
 
 
@@ -52,14 +56,19 @@ def allocator_figures(view: RunView) -> pl.DataFrame | None:
     measured). None without a CSV."""
     if view.results is None:
         return None
-    return (view.results.group_by(["variant_id", "phase"])
-            .agg(*[pl.col(c).cast(pl.Int64).max().alias(c) for c in ALLOCATOR_CELLS],
-                 pl.col("device").first().alias("device"))
-            .sort(["variant_id", "phase"])
-            .with_columns(pl.any_horizontal([pl.col(c).is_not_null()
-                                             for c in ALLOCATOR_CELLS]).alias("recorded"),
-                          is_gpu_device().alias("on_gpu"))
-            .drop("device"))
+    return (
+        view.results.group_by(["variant_id", "phase"])
+        .agg(
+            *[pl.col(c).cast(pl.Int64).max().alias(c) for c in ALLOCATOR_CELLS],
+            pl.col("device").first().alias("device"),
+        )
+        .sort(["variant_id", "phase"])
+        .with_columns(
+            pl.any_horizontal([pl.col(c).is_not_null() for c in ALLOCATOR_CELLS]).alias("recorded"),
+            is_gpu_device().alias("on_gpu"),
+        )
+        .drop("device")
+    )
 
 
 @dataclass(frozen=True)
@@ -101,9 +110,16 @@ def other_figures(view: RunView) -> tuple[OtherFigure, ...]:
     process (the timeline's pid of each CSV row's pass; without one each pass is its own
     process, so what may differ is never merged)."""
     table = pass_table(view)
-    pid_of = ({} if table is None else
-              {(v, ph, run): pid for v, ph, run, pid in
-               table.select("variant_id", "phase", "run_index", "pid").iter_rows()})
+    pid_of = (
+        {}
+        if table is None
+        else {
+            (v, ph, run): pid
+            for v, ph, run, pid in table.select(
+                "variant_id", "phase", "run_index", "pid"
+            ).iter_rows()
+        }
+    )
     figures: dict[tuple[str, str, str], dict[Any, dict[str, list]]] = {}
     for key, trace in (view.memory_traces or {}).items():
         if not isinstance(trace, Mapping) or not isinstance(key, tuple) or len(key) < 3:
@@ -114,8 +130,9 @@ def other_figures(view: RunView) -> tuple[OtherFigure, ...]:
                 continue
             pid = pid_of.get(pass_key)
             proc = pid if pid is not None else pass_key
-            procs = figures.setdefault((str(src.get("name")), str(src.get("source")),
-                                        str(src.get("unit"))), {})
+            procs = figures.setdefault(
+                (str(src.get("name")), str(src.get("source")), str(src.get("unit"))), {}
+            )
             g = procs.setdefault(proc, {"values": [], "passes": []})
             g["values"].append(src["value"])
             g["passes"].append(pass_key)
@@ -127,14 +144,24 @@ def other_figures(view: RunView) -> tuple[OtherFigure, ...]:
             if len(g["passes"]) == 1:
                 singles.setdefault(g["passes"][0][1], []).append((proc, g))
             else:
-                groups.append(FigureGroup(proc if isinstance(proc, int) else None, 1,
-                                          tuple(sorted(g["passes"])), tuple(g["values"])))
+                groups.append(
+                    FigureGroup(
+                        proc if isinstance(proc, int) else None,
+                        1,
+                        tuple(sorted(g["passes"])),
+                        tuple(g["values"]),
+                    )
+                )
         for group in singles.values():
             first = group[0][0]
-            groups.append(FigureGroup(
-                None if len(group) > 1 or not isinstance(first, int) else first, len(group),
-                tuple(sorted(p for _, g in group for p in g["passes"])),
-                tuple(v for _, g in group for v in g["values"])))
+            groups.append(
+                FigureGroup(
+                    None if len(group) > 1 or not isinstance(first, int) else first,
+                    len(group),
+                    tuple(sorted(p for _, g in group for p in g["passes"])),
+                    tuple(v for _, g in group for v in g["values"]),
+                )
+            )
         groups.sort(key=lambda r: (r.passes[0][1] != "cold", r.passes))
         out.append(OtherFigure(name, source, unit, tuple(groups)))
     return tuple(out)

@@ -39,8 +39,11 @@ def note_sources(view: RunView) -> tuple[Note, ...]:
     """Every free-text note: the CSV rows' in row order, then the manifest's."""
     out: list[Note] = []
     if view.results is not None:
-        for row, variant, note in view.results.select("row", "variant_id", "notes").filter(
-                pl.col("notes").is_not_null() & (pl.col("notes") != "")).iter_rows():
+        for row, variant, note in (
+            view.results.select("row", "variant_id", "notes")
+            .filter(pl.col("notes").is_not_null() & (pl.col("notes") != ""))
+            .iter_rows()
+        ):
             out.append(Note("resultats-bruts.csv", {"row": row}, note, variant))
     m = view.manifest or {}
     if isinstance(m.get("notes"), str) and m["notes"]:
@@ -58,7 +61,7 @@ def phrases(topic: str) -> re.Pattern[str]:
     # 8x faster on the default run's notes than each branch testing its own
     bounded = [p[2:] for p in words if p.startswith(r"\b")]
     rest = [p for p in words if not p.startswith(r"\b")]
-    parts = ([r"\b(?:" + "|".join(f"(?:{p})" for p in bounded) + ")"] if bounded else [])
+    parts = [r"\b(?:" + "|".join(f"(?:{p})" for p in bounded) + ")"] if bounded else []
     return re.compile("|".join(parts + [f"(?:{p})" for p in rest]), re.IGNORECASE)
 
 
@@ -79,8 +82,9 @@ def sentence_at(text: str, start: int, limit: int = 300) -> str:
     return sentence if len(sentence) <= limit else sentence[:limit] + "..."
 
 
-def note_matches(view: RunView, pattern: re.Pattern[str]
-                 ) -> Iterator[tuple[str, dict[str, Any], str, str | None, str]]:
+def note_matches(
+    view: RunView, pattern: re.Pattern[str]
+) -> Iterator[tuple[str, dict[str, Any], str, str | None, str]]:
     """The first sentence of each note PATTERN finds: (artifact, place keywords, the matched
     text, the note's variant_id or None, the sentence quoted)."""
     for artifact, loc, text, variant in note_sources(view):

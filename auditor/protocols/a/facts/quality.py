@@ -33,13 +33,21 @@ def class_counts(classes: list[str]) -> list[pl.Expr]:
     out = []
     for k, c in enumerate(classes):
         pred_c = scored & (pl.col("label") == c)
-        out += [pred_c.sum().alias(f"_npred{k}"),
-                (pred_c & (pl.col("ref") == c)).sum().alias(f"_tp{k}")]
+        out += [
+            pred_c.sum().alias(f"_npred{k}"),
+            (pred_c & (pl.col("ref") == c)).sum().alias(f"_tp{k}"),
+        ]
     return out
 
 
-def quality_values(lines: pl.DataFrame, stats: pl.DataFrame, exp: pl.DataFrame,
-                   classes: list[str], metric: str, dup_nos: pl.Series) -> pl.Series:
+def quality_values(
+    lines: pl.DataFrame,
+    stats: pl.DataFrame,
+    exp: pl.DataFrame,
+    classes: list[str],
+    metric: str,
+    dup_nos: pl.Series,
+) -> pl.Series:
     """`quality_value` for each row of STATS (per output file, `file_no`, `usable` and the
     `class_counts`), by METRIC, against the references of EXP (`passes.index_expected`).
     The files DUP_NOS answer an ID twice: their counts are redone from LINES (the indexed
@@ -51,24 +59,35 @@ def quality_values(lines: pl.DataFrame, stats: pl.DataFrame, exp: pl.DataFrame,
     cols = [f"_{w}{k}" for k in range(len(classes)) for w in ("npred", "tp")]
     counts = stats.select("file_no", *cols)
     if dup_nos.len():  # one ID answered twice: its first usable line is the prediction
-        preds = (lines.filter(pl.col("file_no").is_in(dup_nos.implode()) & pl.col("ok")
-                              & pl.col("exp").is_not_null())
-                 .unique(subset=["file_no", "exp"], keep="first", maintain_order=True))
-        redo = (dup_nos.to_frame().join(preds.group_by("file_no").agg(class_counts(classes)),
-                                        on="file_no", how="left")
-                .with_columns([pl.col(c).fill_null(0).cast(counts[c].dtype) for c in cols]))
+        preds = lines.filter(
+            pl.col("file_no").is_in(dup_nos.implode()) & pl.col("ok") & pl.col("exp").is_not_null()
+        ).unique(subset=["file_no", "exp"], keep="first", maintain_order=True)
+        redo = (
+            dup_nos.to_frame()
+            .join(preds.group_by("file_no").agg(class_counts(classes)), on="file_no", how="left")
+            .with_columns([pl.col(c).fill_null(0).cast(counts[c].dtype) for c in cols])
+        )
         counts = counts.update(redo, on="file_no")
-    long = pl.concat([counts.select("file_no", pl.lit(c).alias("cls"),
-                                    pl.col(f"_tp{k}").alias("tp"),
-                                    pl.col(f"_npred{k}").alias("npred"))
-                      for k, c in enumerate(classes)])
+    long = pl.concat(
+        [
+            counts.select(
+                "file_no",
+                pl.lit(c).alias("cls"),
+                pl.col(f"_tp{k}").alias("tp"),
+                pl.col(f"_npred{k}").alias("npred"),
+            )
+            for k, c in enumerate(classes)
+        ]
+    )
     nref = refs.group_by(pl.col("ref").alias("cls")).agg(pl.len().alias("nref"))
     per = long.join(nref, on="cls", how="left", maintain_order="left").with_columns(
-        [pl.col(c).fill_null(0).cast(pl.Float64) for c in ("tp", "nref", "npred")])
+        [pl.col(c).fill_null(0).cast(pl.Float64) for c in ("tp", "nref", "npred")]
+    )
     denom = pl.col("npred") + pl.col("nref")
     per = per.with_columns(
         pl.when(denom > 0).then(2 * pl.col("tp") / denom).otherwise(0.0).alias("f1"),
-        (denom > 0).alias("present"))
+        (denom > 0).alias("present"),
+    )
     values = {
         "macro_f1": pl.col("f1").filter(pl.col("present")).mean(),
         "weighted_f1": (pl.col("f1") * pl.col("nref")).sum() / pl.col("nref").sum(),
@@ -76,11 +95,14 @@ def quality_values(lines: pl.DataFrame, stats: pl.DataFrame, exp: pl.DataFrame,
         "accuracy": pl.col("tp").sum() / pl.col("nref").sum(),
     }
     q = per.group_by("file_no", maintain_order=True).agg(
-        values.get(metric, values["macro_f1"]).alias("qv"))
-    return (stats.select("file_no", "usable").join(q, on="file_no", how="left",
-                                                   maintain_order="left")
-            .select(pl.when(pl.col("usable") > 0).then(pl.col("qv"))
-                    .alias("quality_value")).to_series())
+        values.get(metric, values["macro_f1"]).alias("qv")
+    )
+    return (
+        stats.select("file_no", "usable")
+        .join(q, on="file_no", how="left", maintain_order="left")
+        .select(pl.when(pl.col("usable") > 0).then(pl.col("qv")).alias("quality_value"))
+        .to_series()
+    )
 
 
 def metric_of(manifest: dict[str, Any] | None) -> str:

@@ -65,8 +65,9 @@ def _shards(names: list[str], pattern: str) -> tuple[list[str], str | None]:
     missing = sorted(set(range(1, total + 1)) - indexes)
     extra = sorted(i for i in indexes if not 1 <= i <= total)
     if missing or extra:
-        return sorted(found), (f"shard(s) {missing or extra} of {total} "
-                               f"{'missing' if missing else 'out of range'}")
+        return sorted(found), (
+            f"shard(s) {missing or extra} of {total} {'missing' if missing else 'out of range'}"
+        )
     return sorted(found), None
 
 
@@ -76,8 +77,11 @@ def kept_revisions(view: RunView) -> Mapping[str, Kept]:
     revision they pin, from the hashes of the run-dir walk (never from a declaration)."""
     spec = revision_kinds()
     folder = spec["folder"]
-    on_disk = {p[len(folder):]: h for p, h in view.files_on_disk.items()
-               if p.startswith(folder) and "/" not in p[len(folder):] and h}
+    on_disk = {
+        p[len(folder) :]: h
+        for p, h in view.files_on_disk.items()
+        if p.startswith(folder) and "/" not in p[len(folder) :] and h
+    }
     names = sorted(on_disk)
     out: dict[str, Kept] = {}
     for kind, k in spec["kinds"].items():
@@ -91,8 +95,11 @@ def kept_revisions(view: RunView) -> Mapping[str, Kept]:
             if len(chosen) > 1:
                 problem = f"several weights files ({', '.join(chosen)}): which one ran?"
         files = tuple(folder + n for n in chosen)
-        revision = (combined_revision({n: on_disk[n] for n in chosen})
-                    if chosen and problem is None else None)
+        revision = (
+            combined_revision({n: on_disk[n] for n in chosen})
+            if chosen and problem is None
+            else None
+        )
         out[kind] = Kept(kind, files, revision, problem, trained)
     return MappingProxyType(out)
 
@@ -117,12 +124,17 @@ def expected_recipe(view: RunView) -> dict[str, Any]:
     rev = m.get("revisions") or {}
     workload = m.get("workload") or {}
     variants = m.get("variants") or [{}]
-    return {"code": rev.get("code"), "seed": m.get("seed"),
-            "workload": workload.get("callable"),
-            "options": workload.get("generation_options") or {},
-            "context": variants[0].get("context"),
-            "training_inputs": {"corpus": rev.get("corpus"),
-                                "ids_sha256": view.files_on_disk.get(SPLITS["train"])}}
+    return {
+        "code": rev.get("code"),
+        "seed": m.get("seed"),
+        "workload": workload.get("callable"),
+        "options": workload.get("generation_options") or {},
+        "context": variants[0].get("context"),
+        "training_inputs": {
+            "corpus": rev.get("corpus"),
+            "ids_sha256": view.files_on_disk.get(SPLITS["train"]),
+        },
+    }
 
 
 @dataclass(frozen=True)
@@ -141,8 +153,9 @@ def archived_model(view: RunView) -> ArchivedModel | None:
     model = replay.get("model") if isinstance(replay, dict) else None
     if not isinstance(model, dict) or not isinstance(model.get("file"), str):
         return None
-    return ArchivedModel(model["file"], str(model.get("sha256")),
-                         view.files_on_disk.get(model["file"]) or None)
+    return ArchivedModel(
+        model["file"], str(model.get("sha256")), view.files_on_disk.get(model["file"]) or None
+    )
 
 
 @dataclass(frozen=True)
@@ -171,8 +184,12 @@ def truncation(view: RunView) -> Truncation | None:
     tok = replay.get("tokenizer") if isinstance(replay, dict) else None
     declared = (m.get("corpus") or {}).get("truncation") or {}
     context = declared.get("context_tokens")
-    if (not isinstance(tok, dict) or view.inputs is None or not isinstance(context, int)
-            or tok.get("file") not in view.model_data):
+    if (
+        not isinstance(tok, dict)
+        or view.inputs is None
+        or not isinstance(context, int)
+        or tok.get("file") not in view.model_data
+    ):
         return None
     from auditor.replay import tokenizers  # only a run with an archived tokenizer needs it
 
@@ -180,8 +197,7 @@ def truncation(view: RunView) -> Truncation | None:
     if kind not in tokenizers.KINDS:
         return None
     texts = view.inputs["text"].to_list()
-    built, faults = tokenizers.load(view.model_data[name], name=name, kind=kind,
-                                    context=context)
+    built, faults = tokenizers.load(view.model_data[name], name=name, kind=kind, context=context)
     if built is None:
         why = faults[0].message if faults else "it does not load"
         return Truncation(name, kind, context, None, len(texts), why)

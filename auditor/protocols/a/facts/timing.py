@@ -27,13 +27,23 @@ def pass_windows(view: RunView) -> pl.DataFrame:
     `window` (ended_at - started_at, in seconds, from the RFC 3339 times to the ns)."""
     assert view.timeline is not None
     return view.timeline.select(
-        "line", *KEY, "status", pl.col("elapsed_seconds").alias("t_elapsed"),
-        ((pl.col("ended") - pl.col("started")).dt.total_nanoseconds() / 1e9).alias("window"))
+        "line",
+        *KEY,
+        "status",
+        pl.col("elapsed_seconds").alias("t_elapsed"),
+        ((pl.col("ended") - pl.col("started")).dt.total_nanoseconds() / 1e9).alias("window"),
+    )
 
 
-_SUMMARY_SCHEMA = {"variant_id": pl.String, "phase": pl.String, "passes": pl.UInt32,
-                   "median": pl.Float64, "min": pl.Float64, "max": pl.Float64,
-                   "mean": pl.Float64}
+_SUMMARY_SCHEMA = {
+    "variant_id": pl.String,
+    "phase": pl.String,
+    "passes": pl.UInt32,
+    "median": pl.Float64,
+    "min": pl.Float64,
+    "max": pl.Float64,
+    "mean": pl.Float64,
+}
 
 
 @per_view
@@ -46,20 +56,35 @@ def duration_summaries(view: RunView) -> pl.DataFrame:
         return pl.DataFrame(schema=_SUMMARY_SCHEMA)
     ok = view.timeline.filter(pl.col("status") == "ok").select(KEY).unique()
     e = pl.col("elapsed_seconds")
-    return (view.results.join(ok, on=KEY, how="semi").filter(e.is_not_null())
-            .group_by("variant_id", "phase")
-            .agg(pl.len().alias("passes"), e.median().alias("median"), e.min().alias("min"),
-                 e.max().alias("max"), e.mean().alias("mean")))
+    return (
+        view.results.join(ok, on=KEY, how="semi")
+        .filter(e.is_not_null())
+        .group_by("variant_id", "phase")
+        .agg(
+            pl.len().alias("passes"),
+            e.median().alias("median"),
+            e.min().alias("min"),
+            e.max().alias("max"),
+            e.mean().alias("mean"),
+        )
+    )
 
 
 def _status_frame(timeline: pl.DataFrame | None) -> pl.DataFrame | None:
     """Per pass of the timeline, the `status` and `pid` of its first entry."""
     if timeline is None:
         return None
-    return (timeline.filter(pl.col("phase").is_in(list(PHASES)))
-            .select("variant_id", "phase", pl.col("run_index").cast(pl.Int64), "status",
-                    pl.col("pid").cast(pl.Int64))
-            .unique(subset=KEY, keep="first"))
+    return (
+        timeline.filter(pl.col("phase").is_in(list(PHASES)))
+        .select(
+            "variant_id",
+            "phase",
+            pl.col("run_index").cast(pl.Int64),
+            "status",
+            pl.col("pid").cast(pl.Int64),
+        )
+        .unique(subset=KEY, keep="first")
+    )
 
 
 @per_view
@@ -71,20 +96,32 @@ def pass_table(view: RunView) -> pl.DataFrame | None:
     if view.results is None:
         return None
     df = view.results.select("row", *KEY, "elapsed_seconds", "notes").with_columns(
-        pl.col("run_index").cast(pl.Int64))
+        pl.col("run_index").cast(pl.Int64)
+    )
     status = _status_frame(view.timeline)
     if status is not None:
         df = df.join(status, on=KEY, how="left")
     else:
-        df = df.with_columns(pl.lit(None, dtype=pl.String).alias("status"),
-                             pl.lit(None, dtype=pl.Int64).alias("pid"))
+        df = df.with_columns(
+            pl.lit(None, dtype=pl.String).alias("status"), pl.lit(None, dtype=pl.Int64).alias("pid")
+        )
     if view.outputs is not None and view.expected_ids is not None:
-        df = df.join(pass_stats(view).select(
-            "variant_id", "phase", pl.col("run_index").cast(pl.Int64), "accepted",
-            "quality_value"), on=KEY, how="left")
+        df = df.join(
+            pass_stats(view).select(
+                "variant_id",
+                "phase",
+                pl.col("run_index").cast(pl.Int64),
+                "accepted",
+                "quality_value",
+            ),
+            on=KEY,
+            how="left",
+        )
     else:
-        df = df.with_columns(pl.lit(None, dtype=pl.Boolean).alias("accepted"),
-                             pl.lit(None, dtype=pl.Float64).alias("quality_value"))
+        df = df.with_columns(
+            pl.lit(None, dtype=pl.Boolean).alias("accepted"),
+            pl.lit(None, dtype=pl.Float64).alias("quality_value"),
+        )
     return df.sort(KEY)
 
 
@@ -102,8 +139,7 @@ class PhaseDurations:
     @property
     def spread_share(self) -> float | None:
         """(max - min) / median of at least two completed passes; None with fewer."""
-        if self.ok >= 2 and self.median_s and self.max_s is not None \
-                and self.min_s is not None:
+        if self.ok >= 2 and self.median_s and self.max_s is not None and self.min_s is not None:
             return (self.max_s - self.min_s) / self.median_s
         return None
 
@@ -127,8 +163,9 @@ def variant_durations(view: RunView) -> tuple[VariantDurations, ...]:
     table = pass_table(view)
     if table is None:
         return ()
-    summ = {(r["variant_id"], r["phase"]): r
-            for r in duration_summaries(view).iter_rows(named=True)}
+    summ = {
+        (r["variant_id"], r["phase"]): r for r in duration_summaries(view).iter_rows(named=True)
+    }
     out = []
     for passes in table.partition_by("variant_id", maintain_order=True):
         vid = passes["variant_id"][0]
@@ -136,11 +173,15 @@ def variant_durations(view: RunView) -> tuple[VariantDurations, ...]:
         for phase in PHASES:
             s = summ.get((vid, phase))
             phases[phase] = PhaseDurations(
-                passes=int((passes["phase"] == phase).sum()), ok=int(s["passes"]) if s else 0,
-                median_s=s["median"] if s else None, min_s=s["min"] if s else None,
-                max_s=s["max"] if s else None)
-        failed = int(passes.filter(pl.col("status").is_not_null()
-                                   & (pl.col("status") != "ok")).height)
+                passes=int((passes["phase"] == phase).sum()),
+                ok=int(s["passes"]) if s else 0,
+                median_s=s["median"] if s else None,
+                min_s=s["min"] if s else None,
+                max_s=s["max"] if s else None,
+            )
+        failed = int(
+            passes.filter(pl.col("status").is_not_null() & (pl.col("status") != "ok")).height
+        )
         out.append(VariantDurations(vid, phases["cold"], phases["warm"], failed))
     return tuple(sorted(out, key=lambda d: natural_key(d.variant_id)))
 
@@ -150,9 +191,13 @@ def ranking_figures(view: RunView, phase: str, statistic: str) -> dict[str, floa
     `mean`) of its PHASE durations, in seconds, from `duration_summaries`: what a ranking of
     claims.json is recomputed from. A variant with no completed pass of that phase has none."""
     accepted = variants_accepted(view)
-    return {v: value for v, ph, value in duration_summaries(view).select(
-                "variant_id", "phase", statistic).iter_rows()
-            if ph == phase and v in accepted and value is not None}
+    return {
+        v: value
+        for v, ph, value in duration_summaries(view)
+        .select("variant_id", "phase", statistic)
+        .iter_rows()
+        if ph == phase and v in accepted and value is not None
+    }
 
 
 def ranked(figures: Mapping[str, float], order: str) -> list[str]:

@@ -33,12 +33,14 @@ TEMPLATE = "protocol_a.html.j2"
 """The sections of protocol A in the report page (included by report.html.j2)."""
 
 
-def sections(view: RunView, result: AuditResult, *,
-             inputs: Mapping[str, tuple[Any, str]] | None = None) -> dict[str, Any]:
+def sections(
+    view: RunView, result: AuditResult, *, inputs: Mapping[str, tuple[Any, str]] | None = None
+) -> dict[str, Any]:
     """Protocol A's part of the report's view model; INPUTS' `offers` (data, label)
     overrides the run's own offers (`audit report --offers`)."""
     offers, offers_label = (inputs or {}).get(
-        "offers", (view.offers, "economics/offers.json (the run's own offers)"))
+        "offers", (view.offers, "economics/offers.json (the run's own offers)")
+    )
     s = summary(view, result, offers)
     econ = economics_section(s, offers_label or "not given")
     timings = timings_section(view)
@@ -47,8 +49,9 @@ def sections(view: RunView, result: AuditResult, *,
     run_notes = set(str((view.manifest or {}).get("notes") or "").split("; "))
     parts = common.split("; ") if common else []
     notes_common = "; ".join(part for part in parts if part not in run_notes)
-    qvals = [p["quality_value"] for t in timings for p in t["passes"]
-             if p["quality_value"] is not None]
+    qvals = [
+        p["quality_value"] for t in timings for p in t["passes"] if p["quality_value"] is not None
+    ]
     measured = measured_section(view, qvals)
     decimals = (measured["quality_rule"] or {}).get("decimals", 4)
     return {
@@ -77,9 +80,11 @@ def finding_scope(view: RunView, finding: Finding) -> str | None:
 
 def figures(vm: dict[str, Any]) -> dict[str, tuple[str, Any]]:
     """The figures of protocol A's sections: name -> (plot kind, its data from VM)."""
-    return {"durations": ("durations", vm["timings"]),
-            "memory": ("memory", vm["memory"]["variants"]),
-            "cost": ("cost", vm["economics"])}
+    return {
+        "durations": ("durations", vm["timings"]),
+        "memory": ("memory", vm["memory"]["variants"]),
+        "cost": ("cost", vm["economics"]),
+    }
 
 
 def _offers(path: Path) -> dict[str, Any]:
@@ -89,6 +94,11 @@ def _offers(path: Path) -> dict[str, Any]:
     return load_offers(path)
 
 
-REPORT = ReportPart(template=TEMPLATE, sections=sections, figures=figures,
-                    finding_scope=finding_scope, attachments=attachments,
-                    inputs={"offers": _offers})
+REPORT = ReportPart(
+    template=TEMPLATE,
+    sections=sections,
+    figures=figures,
+    finding_scope=finding_scope,
+    attachments=attachments,
+    inputs={"offers": _offers},
+)

@@ -31,27 +31,35 @@ def memory_section(view: RunView) -> dict[str, Any]:
         if not r["recorded"]:
             missing.append((r["variant_id"], r["phase"], r["on_gpu"]))
             continue
-        v = by_variant.setdefault(r["variant_id"], {"variant_id": r["variant_id"], "rows": [],
-                                                    "series": []})
-        v["rows"].append({
-            "phase": r["phase"],
-            "source": "torch.cuda allocator (resultats-bruts.csv, max over passes)",
-            **{c: r[c] for c in ALLOCATOR_CELLS},
-            **{c + "_text": fmt_bytes(r[c]) for c in ALLOCATOR_CELLS},
-        })
-        v["series"].append({"label": f"{r['phase']} peak reserved (torch.cuda)",
-                            "peak_bytes": r["peak_reserved_bytes"]})
+        v = by_variant.setdefault(
+            r["variant_id"], {"variant_id": r["variant_id"], "rows": [], "series": []}
+        )
+        v["rows"].append(
+            {
+                "phase": r["phase"],
+                "source": "torch.cuda allocator (resultats-bruts.csv, max over passes)",
+                **{c: r[c] for c in ALLOCATOR_CELLS},
+                **{c + "_text": fmt_bytes(r[c]) for c in ALLOCATOR_CELLS},
+            }
+        )
+        v["series"].append(
+            {
+                "label": f"{r['phase']} peak reserved (torch.cuda)",
+                "peak_bytes": r["peak_reserved_bytes"],
+            }
+        )
     not_recorded = None
     if missing:
         on_cpu = all(not gpu for _, _, gpu in missing)
-        which = ("every pass" if not by_variant
-                 else ", ".join(f"{v} {ph}" for v, ph, _ in missing))
-        not_recorded = (f"PyTorch allocator memory: not recorded for {which}"
-                        + (" (the passes ran on the CPU, where the allocator is not measured)."
-                           if on_cpu else "."))
-    return {"variants": [by_variant[k] for k in sorted(by_variant, key=natural_key)],
-            "not_recorded": not_recorded,
-            "other": [_other(f) for f in other_figures(view)]}
+        which = "every pass" if not by_variant else ", ".join(f"{v} {ph}" for v, ph, _ in missing)
+        not_recorded = f"PyTorch allocator memory: not recorded for {which}" + (
+            " (the passes ran on the CPU, where the allocator is not measured)." if on_cpu else "."
+        )
+    return {
+        "variants": [by_variant[k] for k in sorted(by_variant, key=natural_key)],
+        "not_recorded": not_recorded,
+        "other": [_other(f) for f in other_figures(view)],
+    }
 
 
 def _other(f: OtherFigure) -> dict[str, Any]:
@@ -63,12 +71,28 @@ def _other(f: OtherFigure) -> dict[str, Any]:
             return f"{v:,} {f.unit}"
         return f"{v / 2**20:,.1f} MiB" if short else fmt_bytes(int(v))
 
-    return {"name": f.name, "source": f.source, "unit": f.unit, "rows": [{
-        "process": (f"{g.processes} processes, one per pass" if g.merged
-                    else f"pid {g.pid}" if g.pid is not None else "—"),
-        "passes": [" ".join(map(str, k)) for k in g.passes],
-        "passes_text": passes_text(list(g.passes)), "max_value": max(g.values),
-        "value_text": (f"{show(min(g.values), True)} to {show(max(g.values), True)}"
-                       if g.merged and min(g.values) != max(g.values)
-                       else show(max(g.values))),
-    } for g in f.groups]}
+    return {
+        "name": f.name,
+        "source": f.source,
+        "unit": f.unit,
+        "rows": [
+            {
+                "process": (
+                    f"{g.processes} processes, one per pass"
+                    if g.merged
+                    else f"pid {g.pid}"
+                    if g.pid is not None
+                    else "—"
+                ),
+                "passes": [" ".join(map(str, k)) for k in g.passes],
+                "passes_text": passes_text(list(g.passes)),
+                "max_value": max(g.values),
+                "value_text": (
+                    f"{show(min(g.values), True)} to {show(max(g.values), True)}"
+                    if g.merged and min(g.values) != max(g.values)
+                    else show(max(g.values))
+                ),
+            }
+            for g in f.groups
+        ],
+    }

@@ -26,13 +26,20 @@ def factor_common_notes(timings: list[dict[str, Any]]) -> str:
     def template(vid: str, p: dict, part: str) -> str:
         return part.replace(f"{vid}/{p['phase']}-{p['run_index']}", PASS_TOKEN)
 
-    split = [[template(vid, p, part) for part in p["notes"].split("; ")] if p["notes"] else []
-             for vid, p in passes]
+    split = [
+        [template(vid, p, part) for part in p["notes"].split("; ")] if p["notes"] else []
+        for vid, p in passes
+    ]
     common = set(split[0]).intersection(*split[1:])
-    for (_, p), raw, parts in zip(passes, [p["notes"].split("; ") if p["notes"] else []
-                                           for _, p in passes], split, strict=True):
+    for (_, p), raw, parts in zip(
+        passes,
+        [p["notes"].split("; ") if p["notes"] else [] for _, p in passes],
+        split,
+        strict=True,
+    ):
         p["notes"] = "; ".join(r for r, t in zip(raw, parts, strict=True) if t not in common)
     return "; ".join(part for part in split[0] if part in common)
+
 
 def own_notes(timings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The notes that say more than what every pass shares, each once with the passes that
@@ -42,14 +49,21 @@ def own_notes(timings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for t in timings:
         for p in t["passes"]:
             if p["notes"]:
-                by_note.setdefault(p["notes"], []).append((t["variant_id"], p["phase"],
-                                                           p["run_index"]))
+                by_note.setdefault(p["notes"], []).append(
+                    (t["variant_id"], p["phase"], p["run_index"])
+                )
                 rows.setdefault(p["notes"], []).append(p["row"])
     out = []
     for note, passes in by_note.items():
         nums = {r for r in rows[note] if r is not None}
-        out.append({"passes": passes_text(passes), "count": len(passes), "notes": note,
-                    "rows": (f"CSV row{'s' if len(nums) > 1 else ''} {runs_text(nums)}"
-                             if nums else None)})
+        out.append(
+            {
+                "passes": passes_text(passes),
+                "count": len(passes),
+                "notes": note,
+                "rows": (
+                    f"CSV row{'s' if len(nums) > 1 else ''} {runs_text(nums)}" if nums else None
+                ),
+            }
+        )
     return out
-

@@ -27,19 +27,30 @@ def fmt_rate(per_s: float | None) -> str:
     return f"{per_s:,.0f} texts/s" if per_s >= 100 else f"{per_s:,.1f} texts/s"
 
 
-def decimals_for(values: list[float], *, reference: float | None = None,
-                 tolerance: float | None = None, least: int = 4, most: int = 10) -> int:
+def decimals_for(
+    values: list[float],
+    *,
+    reference: float | None = None,
+    tolerance: float | None = None,
+    least: int = 4,
+    most: int = 10,
+) -> int:
     """The fewest decimals (at least LEAST) at which VALUES printed keep their order (no two
     different values print equal or the other way round) and `reference - tolerance` printed
     equals the printed reference minus the tolerance: the arithmetic on the page adds up."""
     for d in range(least, most + 1):
         shown = [Decimal(f"{v:.{d}f}") for v in values]
-        ordered = all((a < b) == (sa < sb) and (a == b) == (sa == sb)
-                      for a, sa in zip(values, shown, strict=True)
-                      for b, sb in zip(values, shown, strict=True))
-        adds_up = (reference is None or tolerance is None
-                   or Decimal(f"{reference:.{d}f}") - Decimal(str(tolerance))
-                   == Decimal(f"{reference - tolerance:.{d}f}"))
+        ordered = all(
+            (a < b) == (sa < sb) and (a == b) == (sa == sb)
+            for a, sa in zip(values, shown, strict=True)
+            for b, sb in zip(values, shown, strict=True)
+        )
+        adds_up = (
+            reference is None
+            or tolerance is None
+            or Decimal(f"{reference:.{d}f}") - Decimal(str(tolerance))
+            == Decimal(f"{reference - tolerance:.{d}f}")
+        )
         if ordered and adds_up:
             return d
     return most
@@ -51,7 +62,8 @@ def corpus_name(source: Any) -> str | None:
     if not isinstance(source, str):
         return None
     looks_like_path = re.match(r"^(/|~|[A-Za-z]:[\\/]|\.{1,2}[\\/])", source) or (
-        re.search(r"[\\/]", source) and re.search(r"\.\w{2,8}$", source))
+        re.search(r"[\\/]", source) and re.search(r"\.\w{2,8}$", source)
+    )
     return PureWindowsPath(source).name if looks_like_path else source
 
 
@@ -77,8 +89,9 @@ def passes_text(passes: list[tuple[str, str, int]]) -> str:
     for phase in sorted(by_phase, key=lambda ph: (ph != "cold", ph)):
         runs = by_phase[phase]
         if len({frozenset(r) for r in runs.values()}) == 1:
-            parts.append(f"{phase} {runs_text(next(iter(runs.values())))} of "
-                         + ", ".join(sorted(runs)))
+            parts.append(
+                f"{phase} {runs_text(next(iter(runs.values())))} of " + ", ".join(sorted(runs))
+            )
         else:
             parts.extend(f"{vid} {phase} {runs_text(r)}" for vid, r in sorted(runs.items()))
     return "; ".join(parts)

@@ -8,11 +8,13 @@ from collections.abc import Iterator, Mapping
 import polars as pl
 
 
-def differing_cells(results: pl.DataFrame, want: Mapping[str, str], *,
-                    null_as: str | None = None) -> Iterator[tuple[str, str, pl.DataFrame]]:
+def differing_cells(
+    results: pl.DataFrame, want: Mapping[str, str], *, null_as: str | None = None
+) -> Iterator[tuple[str, str, pl.DataFrame]]:
     """For each column of WANT with cells other than its value: (column, value, its rows
     that differ, as `row` and the column). An empty cell differs, or reads as NULL_AS when
     given. One query flags every column, so a clean table costs one, not one per column."""
+
     def differs(col: str, value: str) -> pl.Expr:
         if null_as is None:
             return (pl.col(col) != value).fill_null(True)

@@ -21,8 +21,13 @@ from auditor.protocols.sealed import manifest_findings
 from auditor.rule import rule
 
 
-@rule(code="A0001", title="manifest present and valid", protocol_ref="A10.1", severity="error",
-      fix="Re-run so the runner writes manifest.json; never write or patch it by hand.")
+@rule(
+    code="A0001",
+    title="manifest present and valid",
+    protocol_ref="A10.1",
+    severity="error",
+    fix="Re-run so the runner writes manifest.json; never write or patch it by hand.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from manifest_findings(RULE, view)
 

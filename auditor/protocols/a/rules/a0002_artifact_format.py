@@ -23,9 +23,15 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0002", title="artifact malformed", protocol_ref="A1.4", severity="error",
-      fix=("Re-create the artifact with the tool that wrote it; a hand-repaired file is not "
-           "evidence."))
+@rule(
+    code="A0002",
+    title="artifact malformed",
+    protocol_ref="A1.4",
+    severity="error",
+    fix=(
+        "Re-create the artifact with the tool that wrote it; a hand-repaired file is not evidence."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from (f for f in view.load_findings if f.code == RULE.code)
 

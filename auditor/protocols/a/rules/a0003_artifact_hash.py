@@ -19,10 +19,17 @@ from auditor.protocols.sealed import hash_mismatches
 from auditor.rule import rule
 
 
-@rule(code="A0003", title="file hash differs from the manifest", protocol_ref="A10.1",
-      severity="error", requires=("manifest",),
-      fix=("Re-run: a file changed after the run is not what was measured. Never fix an output "
-           "by hand."))
+@rule(
+    code="A0003",
+    title="file hash differs from the manifest",
+    protocol_ref="A10.1",
+    severity="error",
+    requires=("manifest",),
+    fix=(
+        "Re-run: a file changed after the run is not what was measured. Never fix an output "
+        "by hand."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from hash_mismatches(RULE, view)
 

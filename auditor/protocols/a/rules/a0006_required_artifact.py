@@ -22,15 +22,25 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0006", title="required artifact absent", protocol_ref="A1.4", severity="error",
-      fix="Re-run with the runner, which writes every required artifact.")
+@rule(
+    code="A0006",
+    title="required artifact absent",
+    protocol_ref="A1.4",
+    severity="error",
+    fix="Re-run with the runner, which writes every required artifact.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for kind in sorted(view.absent - {"manifest"}):
-        path = {"offers": view.offers_path, "inputs": view.inputs_path}.get(
-            kind) or BY_KIND[kind].path
-        yield RULE.finding(f"no {kind} artifact ({path}): the run cannot be fully audited",
-                           artifact=path, missing_evidence=True, observed="absent",
-                           expected="present")
+        path = {"offers": view.offers_path, "inputs": view.inputs_path}.get(kind) or BY_KIND[
+            kind
+        ].path
+        yield RULE.finding(
+            f"no {kind} artifact ({path}): the run cannot be fully audited",
+            artifact=path,
+            missing_evidence=True,
+            observed="absent",
+            expected="present",
+        )
 
 
 RULE = check

@@ -23,30 +23,54 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0102", title="revisions and seed pinned", protocol_ref="A1.2", severity="error",
-      requires=("manifest", "results"),
-      fix=("Pin every revision and the seed once, and use the same ones in every row; re-run the "
-           "rows that differ."))
+@rule(
+    code="A0102",
+    title="revisions and seed pinned",
+    protocol_ref="A1.2",
+    severity="error",
+    requires=("manifest", "results"),
+    fix=(
+        "Pin every revision and the seed once, and use the same ones in every row; re-run the "
+        "rows that differ."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     rev = m["revisions"]
-    want = {"corpus_revision": rev["corpus"], "model_revision": rev["model"],
-            # a seed is an integer of any size: the CSV types it as canonical decimal text
-            "tokenizer_revision": rev["tokenizer"], "seed": str(m["seed"])}
+    want = {
+        "corpus_revision": rev["corpus"],
+        "model_revision": rev["model"],
+        # a seed is an integer of any size: the CSV types it as canonical decimal text
+        "tokenizer_revision": rev["tokenizer"],
+        "seed": str(m["seed"]),
+    }
     for col, value, bad in differing_cells(view.results, want):
         for row, got in bad.iter_rows():
-            yield RULE.finding(f"{col} differs from the revision pinned in the manifest",
-                               artifact=RESULTS, row=row, observed=got,
-                               expected=value, evidence={"field": col})
+            yield RULE.finding(
+                f"{col} differs from the revision pinned in the manifest",
+                artifact=RESULTS,
+                row=row,
+                observed=got,
+                expected=value,
+                evidence={"field": col},
+            )
     if m["corpus"]["revision"] != rev["corpus"]:
-        yield RULE.finding("corpus.revision differs from revisions.corpus", artifact=MANIFEST,
-                           pointer="/corpus/revision", observed=m["corpus"]["revision"],
-                           expected=rev["corpus"])
+        yield RULE.finding(
+            "corpus.revision differs from revisions.corpus",
+            artifact=MANIFEST,
+            pointer="/corpus/revision",
+            observed=m["corpus"]["revision"],
+            expected=rev["corpus"],
+        )
     env = view.environment
     if env is not None and env["code_version"] != rev["code"]:
-        yield RULE.finding("the code version observed differs from the one pinned",
-                           artifact=ENVIRONMENT, pointer="/code_version",
-                           observed=env["code_version"], expected=rev["code"])
+        yield RULE.finding(
+            "the code version observed differs from the one pinned",
+            artifact=ENVIRONMENT,
+            pointer="/code_version",
+            observed=env["code_version"],
+            expected=rev["code"],
+        )
 
 
 RULE = check

@@ -24,35 +24,52 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0103", title="train, tune and evaluation IDs disjoint", protocol_ref="A1.3",
-      severity="error", requires=("splits", "expected_ids"),
-      fix=("Rebuild the splits so no ID is in two of them, then re-run (and re-fix the threshold "
-           "on the new tune split)."))
+@rule(
+    code="A0103",
+    title="train, tune and evaluation IDs disjoint",
+    protocol_ref="A1.3",
+    severity="error",
+    requires=("splits", "expected_ids"),
+    fix=(
+        "Rebuild the splits so no ID is in two of them, then re-run (and re-fix the threshold "
+        "on the new tune split)."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
-    sets = {"train": (SPLITS["train"], view.splits["train"]),
-            "tune": (SPLITS["tune"], view.splits["tune"]),
-            "evaluation": (EXPECTED, view.expected_ids)}
+    sets = {
+        "train": (SPLITS["train"], view.splits["train"]),
+        "tune": (SPLITS["tune"], view.splits["tune"]),
+        "evaluation": (EXPECTED, view.expected_ids),
+    }
     names = list(sets)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             (pa, fa), (pb, fb) = sets[a], sets[b]
             na = fa.with_columns(normalized_id().alias("key"))
             nb = fb.select(normalized_id().alias("key"))
             both = na.join(nb, on="key", how="semi").unique("id").sort("line")
             if both.height:
                 yield RULE.finding(
-                    f"{both.height} ID(s) are in both the {a} and the {b} set", artifact=pa,
-                    line=both['line'][0], observed=both["id"].head(20).to_list(),
-                    expected="no shared ID", evidence={"other": pb, "count": both.height})
+                    f"{both.height} ID(s) are in both the {a} and the {b} set",
+                    artifact=pa,
+                    line=both["line"][0],
+                    observed=both["id"].head(20).to_list(),
+                    expected="no shared ID",
+                    evidence={"other": pb, "count": both.height},
+                )
     corpus = (view.manifest or {}).get("corpus") if "manifest" in view.available else None
     for name in ("train", "tune"):
         declared = corpus.get(f"{name}_size") if isinstance(corpus, dict) else None
         listed = view.splits[name].height
         if declared is not None and declared != listed:
-            yield RULE.finding(f"corpus.{name}_size differs from the IDs archived in "
-                               f"{SPLITS[name]}", artifact=MANIFEST,
-                               pointer=f"/corpus/{name}_size", observed=declared,
-                               expected=listed, evidence={"list_file": SPLITS[name]})
+            yield RULE.finding(
+                f"corpus.{name}_size differs from the IDs archived in {SPLITS[name]}",
+                artifact=MANIFEST,
+                pointer=f"/corpus/{name}_size",
+                observed=declared,
+                expected=listed,
+                evidence={"list_file": SPLITS[name]},
+            )
 
 
 RULE = check

@@ -20,20 +20,36 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0104", title="pass rows and output files match", protocol_ref="A1.4",
-      severity="error", requires=("results",),
-      fix=("Keep one output file per pass row: re-run the pass whose output is missing, or drop "
-           "the stray file."))
+@rule(
+    code="A0104",
+    title="pass rows and output files match",
+    protocol_ref="A1.4",
+    severity="error",
+    requires=("results",),
+    fix=(
+        "Keep one output file per pass row: re-run the pass whose output is missing, or drop "
+        "the stray file."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     rows = view.results.select([*KEY, "row"])
     idx = view.output_index
     for v, p, r, row in rows.join(idx, on=KEY, how="anti").iter_rows():
-        yield RULE.finding(f"pass {pass_name(v, p, r)} has a row but no output file",
-                           artifact=RESULTS, row=row, missing_evidence=True,
-                           observed="no file", expected=f"outputs/{pass_name(v, p, r)}.jsonl")
+        yield RULE.finding(
+            f"pass {pass_name(v, p, r)} has a row but no output file",
+            artifact=RESULTS,
+            row=row,
+            missing_evidence=True,
+            observed="no file",
+            expected=f"outputs/{pass_name(v, p, r)}.jsonl",
+        )
     for v, p, r, f in idx.join(rows, on=KEY, how="anti").iter_rows():
-        yield RULE.finding(f"output file of pass {pass_name(v, p, r)} has no row in {RESULTS}",
-                           artifact=f, observed="no row", expected="one row per pass")
+        yield RULE.finding(
+            f"output file of pass {pass_name(v, p, r)} has no row in {RESULTS}",
+            artifact=f,
+            observed="no row",
+            expected="one row per pass",
+        )
 
 
 RULE = check

@@ -26,12 +26,20 @@ from auditor.protocols.a.facts.passes import KEY, pass_name
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
-_OWN = {"output_file": (OUTPUTS, "jsonl"), "memory_trace": (MEMORY_TRACES, "json"),
-        "placement": (PLACEMENT, "json")}
+_OWN = {
+    "output_file": (OUTPUTS, "jsonl"),
+    "memory_trace": (MEMORY_TRACES, "json"),
+    "placement": (PLACEMENT, "json"),
+}
 
 
-@rule(code="A0105", title="each pass's own files and process", protocol_ref="A1.4",
-      severity="error", requires=("timeline",))
+@rule(
+    code="A0105",
+    title="each pass's own files and process",
+    protocol_ref="A1.4",
+    severity="error",
+    requires=("timeline",),
+)
 def check(view: RunView) -> Iterator[Finding]:
     passes = view.timeline.filter(pl.col("phase").is_in(["cold", "warm"]))
     for e in passes.iter_rows(named=True):
@@ -39,19 +47,30 @@ def check(view: RunView) -> Iterator[Finding]:
         for field, (folder, ext) in _OWN.items():
             own = f"{folder}{name}.{ext}"
             if e[field] is not None and e[field] != own:
-                yield RULE.finding(f"pass {name} names {e[field]} as its {field}, not its own "
-                                   "file", artifact=TIMELINE, line=e["line"],
-                                   pointer=f"/{field}", observed=e[field], expected=own)
+                yield RULE.finding(
+                    f"pass {name} names {e[field]} as its {field}, not its own file",
+                    artifact=TIMELINE,
+                    line=e["line"],
+                    pointer=f"/{field}",
+                    observed=e[field],
+                    expected=own,
+                )
     if not view.placement:
         return
     placed = pass_gpus(view).select(*KEY, "file", pl.col("pid").alias("placement_pid"))
     both = passes.join(placed, on=KEY, how="inner").filter(
-        pl.col("placement_pid").is_not_null() & (pl.col("placement_pid") != pl.col("pid")))
+        pl.col("placement_pid").is_not_null() & (pl.col("placement_pid") != pl.col("pid"))
+    )
     for r in both.iter_rows(named=True):
-        yield RULE.finding(f"the placement evidence of {pass_name(*(r[k] for k in KEY))} was "
-                           f"written by pid {r['placement_pid']}, not by the pass's process",
-                           artifact=r["file"], pointer="/pid", observed=r["placement_pid"],
-                           expected=r["pid"], evidence={"timeline_line": r["line"]})
+        yield RULE.finding(
+            f"the placement evidence of {pass_name(*(r[k] for k in KEY))} was "
+            f"written by pid {r['placement_pid']}, not by the pass's process",
+            artifact=r["file"],
+            pointer="/pid",
+            observed=r["placement_pid"],
+            expected=r["pid"],
+            evidence={"timeline_line": r["line"]},
+        )
 
 
 RULE = check

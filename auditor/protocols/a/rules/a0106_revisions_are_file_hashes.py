@@ -27,16 +27,25 @@ from auditor.rule import rule
 
 
 def _names(spec: dict) -> str:
-    parts = list(spec["files"]) + (["every shard model-NNNNN-of-NNNNN.safetensors"]
-                                   if spec.get("shards") else []) + list(
-        spec.get("trained_files") or ())
+    parts = (
+        list(spec["files"])
+        + (["every shard model-NNNNN-of-NNNNN.safetensors"] if spec.get("shards") else [])
+        + list(spec.get("trained_files") or ())
+    )
     return " or ".join(parts)
 
 
-@rule(code="A0106", title="revisions are the hashes of their files", protocol_ref="A1.2",
-      severity="error", requires=("manifest",),
-      fix=("Write each revision as sha256 of the file(s) its kind names (schemas/"
-           "revision-kinds.json) and keep those files under model/."))
+@rule(
+    code="A0106",
+    title="revisions are the hashes of their files",
+    protocol_ref="A1.2",
+    severity="error",
+    requires=("manifest",),
+    fix=(
+        "Write each revision as sha256 of the file(s) its kind names (schemas/"
+        "revision-kinds.json) and keep those files under model/."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     if not keeps_model_files(view):
         return
@@ -45,30 +54,48 @@ def check(view: RunView) -> Iterator[Finding]:
     for kind, kept in kept_revisions(view).items():
         spec, declared, pointer = kinds[kind], rev.get(kind), f"/revisions/{kind}"
         if kept.problem is not None:
-            yield RULE.finding(f"the {spec['what']} kept cannot pin revisions.{kind}: "
-                               f"{kept.problem}", artifact=kept.files[0],
-                               observed=list(kept.files), expected=_names(spec))
+            yield RULE.finding(
+                f"the {spec['what']} kept cannot pin revisions.{kind}: {kept.problem}",
+                artifact=kept.files[0],
+                observed=list(kept.files),
+                expected=_names(spec),
+            )
         elif not kept.files:
             if spec["required"]:
                 yield RULE.finding(
                     f"the run keeps files under model/ but not {spec['what']} "
                     f"({_names(spec)}): revisions.{kind} pins no file the run keeps",
-                    artifact=MANIFEST, pointer=pointer, observed=declared,
-                    expected=_names(spec))
+                    artifact=MANIFEST,
+                    pointer=pointer,
+                    observed=declared,
+                    expected=_names(spec),
+                )
             elif declared is not None:
-                yield RULE.finding(f"revisions.{kind} pins {spec['what']}, which the run does "
-                                   f"not keep ({_names(spec)})", artifact=MANIFEST,
-                                   pointer=pointer, observed=declared,
-                                   expected=f"model/{_names(spec)} kept")
+                yield RULE.finding(
+                    f"revisions.{kind} pins {spec['what']}, which the run does "
+                    f"not keep ({_names(spec)})",
+                    artifact=MANIFEST,
+                    pointer=pointer,
+                    observed=declared,
+                    expected=f"model/{_names(spec)} kept",
+                )
         elif declared is None:
-            yield RULE.finding(f"the run keeps {', '.join(kept.files)} but pins no "
-                               f"revisions.{kind}", artifact=MANIFEST, pointer=pointer,
-                               observed=None, expected=kept.revision)
+            yield RULE.finding(
+                f"the run keeps {', '.join(kept.files)} but pins no revisions.{kind}",
+                artifact=MANIFEST,
+                pointer=pointer,
+                observed=None,
+                expected=kept.revision,
+            )
         elif declared != kept.revision:
-            yield RULE.finding(f"revisions.{kind} is not the SHA-256 of "
-                               f"{', '.join(kept.files)} ({spec['what']})", artifact=MANIFEST,
-                               pointer=pointer, observed=declared, expected=kept.revision,
-                               evidence={"files": list(kept.files)})
+            yield RULE.finding(
+                f"revisions.{kind} is not the SHA-256 of {', '.join(kept.files)} ({spec['what']})",
+                artifact=MANIFEST,
+                pointer=pointer,
+                observed=declared,
+                expected=kept.revision,
+                evidence={"files": list(kept.files)},
+            )
 
 
 RULE = check

@@ -24,53 +24,85 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0107", title="archived model files as declared", protocol_ref="A1.2",
-      severity="error", requires=("manifest",),
-      fix=("Archive the exported model and tokenizer under the names and SHA-256 the replay "
-           "section records, exported from the pinned weights; re-run if they changed."))
+@rule(
+    code="A0107",
+    title="archived model files as declared",
+    protocol_ref="A1.2",
+    severity="error",
+    requires=("manifest",),
+    fix=(
+        "Archive the exported model and tokenizer under the names and SHA-256 the replay "
+        "section records, exported from the pinned weights; re-run if they changed."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     rev = m["revisions"]
     onnx = archived_model(view)
     if onnx is not None:
         if onnx.actual is None:
-            yield RULE.finding(f"the replay section names {onnx.file}, which the run does not "
-                               "keep", artifact=MANIFEST, pointer="/replay/model/file",
-                               observed=onnx.file, expected="a kept file")
+            yield RULE.finding(
+                f"the replay section names {onnx.file}, which the run does not keep",
+                artifact=MANIFEST,
+                pointer="/replay/model/file",
+                observed=onnx.file,
+                expected="a kept file",
+            )
         elif onnx.actual != onnx.declared:
-            yield RULE.finding(f"{onnx.file} does not hash to the SHA-256 the replay section "
-                               "records for it: the archived model is not the one exported",
-                               artifact=onnx.file, pointer="/replay/model/sha256",
-                               observed=onnx.actual, expected=onnx.declared)
+            yield RULE.finding(
+                f"{onnx.file} does not hash to the SHA-256 the replay section "
+                "records for it: the archived model is not the one exported",
+                artifact=onnx.file,
+                pointer="/replay/model/sha256",
+                observed=onnx.actual,
+                expected=onnx.declared,
+            )
     replay = m.get("replay") if isinstance(m.get("replay"), dict) else {}
     model = replay.get("model") if isinstance(replay.get("model"), dict) else {}
     exported = model.get("exported_from")
     if isinstance(exported, str) and exported != rev["model"]:
-        yield RULE.finding("the replay model was exported from another model than "
-                           "revisions.model", artifact=MANIFEST,
-                           pointer="/replay/model/exported_from", observed=exported,
-                           expected=rev["model"])
+        yield RULE.finding(
+            "the replay model was exported from another model than revisions.model",
+            artifact=MANIFEST,
+            pointer="/replay/model/exported_from",
+            observed=exported,
+            expected=rev["model"],
+        )
     tok = replay.get("tokenizer") if isinstance(replay.get("tokenizer"), dict) else {}
     tok_file = tok.get("file")
     actual = view.files_on_disk.get(tok_file) if isinstance(tok_file, str) else None
     if not actual:
         if isinstance(tok_file, str):
-            yield RULE.finding(f"the replay section names {tok_file}, which the run does not "
-                               "keep", artifact=MANIFEST, pointer="/replay/tokenizer/file",
-                               observed=tok_file, expected="a kept file")
+            yield RULE.finding(
+                f"the replay section names {tok_file}, which the run does not keep",
+                artifact=MANIFEST,
+                pointer="/replay/tokenizer/file",
+                observed=tok_file,
+                expected="a kept file",
+            )
         return
     if isinstance(tok.get("sha256"), str) and actual != tok["sha256"]:
-        yield RULE.finding(f"{tok_file} does not hash to the SHA-256 the replay section "
-                           "records for it", artifact=tok_file,
-                           pointer="/replay/tokenizer/sha256", observed=f"sha256:{actual}",
-                           expected=f"sha256:{tok['sha256']}")
+        yield RULE.finding(
+            f"{tok_file} does not hash to the SHA-256 the replay section records for it",
+            artifact=tok_file,
+            pointer="/replay/tokenizer/sha256",
+            observed=f"sha256:{actual}",
+            expected=f"sha256:{tok['sha256']}",
+        )
     # the tokenizer the kinds name is A0106's; another file the section names is checked here
-    if tok_file not in kept_revisions(view)["tokenizer"].files \
-            and rev["tokenizer"] != f"sha256:{actual}":
-        yield RULE.finding(f"revisions.tokenizer is not the SHA-256 of {tok_file}, the "
-                           "tokenizer the replay section names", artifact=MANIFEST,
-                           pointer="/revisions/tokenizer", observed=rev["tokenizer"],
-                           expected=f"sha256:{actual}", evidence={"tokenizer_file": tok_file})
+    if (
+        tok_file not in kept_revisions(view)["tokenizer"].files
+        and rev["tokenizer"] != f"sha256:{actual}"
+    ):
+        yield RULE.finding(
+            f"revisions.tokenizer is not the SHA-256 of {tok_file}, the "
+            "tokenizer the replay section names",
+            artifact=MANIFEST,
+            pointer="/revisions/tokenizer",
+            observed=rev["tokenizer"],
+            expected=f"sha256:{actual}",
+            evidence={"tokenizer_file": tok_file},
+        )
 
 
 RULE = check

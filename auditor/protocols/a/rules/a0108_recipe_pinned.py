@@ -27,30 +27,48 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0108", title="recipe of a workload trained at run time", protocol_ref="A1.2",
-      severity="error", requires=("manifest",),
-      fix=("Keep model/recipe.json (code, seed, workload, options, context, training inputs) "
-           "as the run made it, and pin its SHA-256 as revisions.recipe."))
+@rule(
+    code="A0108",
+    title="recipe of a workload trained at run time",
+    protocol_ref="A1.2",
+    severity="error",
+    requires=("manifest",),
+    fix=(
+        "Keep model/recipe.json (code, seed, workload, options, context, training inputs) "
+        "as the run made it, and pin its SHA-256 as revisions.recipe."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     kept = RECIPE in view.files_on_disk
     if trained_at_run_time(view) and not kept:
-        yield RULE.finding("the workload trained its weights during the run but the run keeps "
-                           f"no {RECIPE}: nothing pins how they were made", artifact=MANIFEST,
-                           pointer="/revisions/recipe",
-                           observed=view.manifest["revisions"].get("recipe"),
-                           expected=f"{RECIPE} pinned as revisions.recipe")
+        yield RULE.finding(
+            "the workload trained its weights during the run but the run keeps "
+            f"no {RECIPE}: nothing pins how they were made",
+            artifact=MANIFEST,
+            pointer="/revisions/recipe",
+            observed=view.manifest["revisions"].get("recipe"),
+            expected=f"{RECIPE} pinned as revisions.recipe",
+        )
     if view.recipe is None:  # absent, or off its schema (A0002 says where)
         return
     want = expected_recipe(view)
     got = view.recipe
-    pairs = [(f"/{k}", got.get(k), want[k]) for k in ("code", "seed", "workload", "options",
-                                                       "context")]
-    pairs += [(f"/training_inputs/{k}", got["training_inputs"].get(k),
-               want["training_inputs"][k]) for k in ("corpus", "ids_sha256")]
+    pairs = [
+        (f"/{k}", got.get(k), want[k]) for k in ("code", "seed", "workload", "options", "context")
+    ]
+    pairs += [
+        (f"/training_inputs/{k}", got["training_inputs"].get(k), want["training_inputs"][k])
+        for k in ("corpus", "ids_sha256")
+    ]
     for pointer, observed, expected in pairs:
         if observed != expected:
-            yield RULE.finding(f"the recipe's {pointer[1:]} is not the run's", artifact=RECIPE,
-                               pointer=pointer, observed=observed, expected=expected)
+            yield RULE.finding(
+                f"the recipe's {pointer[1:]} is not the run's",
+                artifact=RECIPE,
+                pointer=pointer,
+                observed=observed,
+                expected=expected,
+            )
 
 
 RULE = check

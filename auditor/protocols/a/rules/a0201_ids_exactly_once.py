@@ -25,25 +25,41 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0201", title="each expected ID exactly once", protocol_ref="A2.1",
-      severity="error", requires=("outputs", "expected_ids", "manifest"),
-      fix=("Find why the pass repeated or skipped IDs (a retried batch, a dropped one), fix the "
-           "pipeline and re-run the variant."))
+@rule(
+    code="A0201",
+    title="each expected ID exactly once",
+    protocol_ref="A2.1",
+    severity="error",
+    requires=("outputs", "expected_ids", "manifest"),
+    fix=(
+        "Find why the pass repeated or skipped IDs (a retried batch, a dropped one), fix the "
+        "pipeline and re-run the variant."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     stats = pass_stats(view).filter((pl.col("n_missing") > 0) | (pl.col("n_dup") > 0))
     for s, claimed in with_claims(view, stats, "ids_match", "corpus_accepted"):
         sev: Severity = "error" if claimed else "warning"
         tail = "" if claimed else " (declared by the row: not accepted)"
         if s["n_missing"]:
-            yield RULE.finding(f"{s['n_missing']} expected ID(s) missing from the output{tail}",
-                               artifact=s["file"], severity=sev, observed=s["missing_ids"],
-                               expected="every expected ID once",
-                               evidence={"count": s["n_missing"]})
+            yield RULE.finding(
+                f"{s['n_missing']} expected ID(s) missing from the output{tail}",
+                artifact=s["file"],
+                severity=sev,
+                observed=s["missing_ids"],
+                expected="every expected ID once",
+                evidence={"count": s["n_missing"]},
+            )
         if s["n_dup"]:
-            yield RULE.finding(f"{s['n_dup']} ID(s) answered more than once{tail}",
-                               artifact=s["file"], line=s['dup_line'],
-                               severity=sev, observed=s["dup_ids"],
-                               expected="each ID once", evidence={"count": s["n_dup"]})
+            yield RULE.finding(
+                f"{s['n_dup']} ID(s) answered more than once{tail}",
+                artifact=s["file"],
+                line=s["dup_line"],
+                severity=sev,
+                observed=s["dup_ids"],
+                expected="each ID once",
+                evidence={"count": s["n_dup"]},
+            )
 
 
 RULE = check

@@ -25,27 +25,39 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0202", title="no extra output ID", protocol_ref="A2.2", severity="error",
-      requires=("outputs", "expected_ids", "manifest"),
-      fix=("Classify only the expected IDs: check the input file and split, then re-run the "
-           "variant."))
+@rule(
+    code="A0202",
+    title="no extra output ID",
+    protocol_ref="A2.2",
+    severity="error",
+    requires=("outputs", "expected_ids", "manifest"),
+    fix=(
+        "Classify only the expected IDs: check the input file and split, then re-run the variant."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     stats = pass_stats(view).filter(pl.col("n_extra") > 0)
     for s, claimed in with_claims(view, stats, "ids_match", "corpus_accepted"):
         twins = lookalikes(view, list(s["extra_ids"]))
-        hint = "" if not twins else (
-            f"; {len(twins)} of them differ from an expected ID only by Unicode normalisation "
-            f"or surrounding whitespace (e.g. {next(iter(twins))!r} for "
-            f"{next(iter(twins.values()))!r})")
+        hint = (
+            ""
+            if not twins
+            else (
+                f"; {len(twins)} of them differ from an expected ID only by Unicode normalisation "
+                f"or surrounding whitespace (e.g. {next(iter(twins))!r} for "
+                f"{next(iter(twins.values()))!r})"
+            )
+        )
         yield RULE.finding(
             f"{s['n_extra']} output ID(s) are not in the expected list{hint}"
             + ("" if claimed else " (declared by the row: not accepted)"),
-            artifact=s["file"], line=s['extra_line'],
+            artifact=s["file"],
+            line=s["extra_line"],
             severity="error" if claimed else "warning",
-            observed=s["extra_ids"], expected="only expected IDs",
-
-                           evidence={"count": s["n_extra"],
-                           **({"lookalikes": twins} if twins else {})})
+            observed=s["extra_ids"],
+            expected="only expected IDs",
+            evidence={"count": s["n_extra"], **({"lookalikes": twins} if twins else {})},
+        )
 
 
 RULE = check

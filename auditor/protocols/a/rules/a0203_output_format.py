@@ -26,10 +26,16 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0203", title="output lines valid", protocol_ref="A2.3", severity="error",
-      requires=("outputs", "manifest"),
-      fix=("Make the classifier write one valid JSON line per ID with a declared label, then "
-           "re-run."))
+@rule(
+    code="A0203",
+    title="output lines valid",
+    protocol_ref="A2.3",
+    severity="error",
+    requires=("outputs", "manifest"),
+    fix=(
+        "Make the classifier write one valid JSON line per ID with a declared label, then re-run."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     classes = list(view.classes)
     if "expected_ids" in view.available:  # the grouped pass already counted the bad lines
@@ -40,19 +46,30 @@ def check(view: RunView) -> Iterator[Finding]:
     bad = o.filter(~pl.col("valid") | ~pl.col("label").is_in(classes).fill_null(False))
     if not bad.height:
         return
-    first = (bad.sort("file", "line").group_by("file", maintain_order=True)
-             .agg(pl.len().alias("n"), pl.col("line").first(), pl.col("error").first(),
-                  pl.col("label").first(), pl.col("valid").first(), *[pl.col(k).first()
-                                                                      for k in KEY]))
+    first = (
+        bad.sort("file", "line")
+        .group_by("file", maintain_order=True)
+        .agg(
+            pl.len().alias("n"),
+            pl.col("line").first(),
+            pl.col("error").first(),
+            pl.col("label").first(),
+            pl.col("valid").first(),
+            *[pl.col(k).first() for k in KEY],
+        )
+    )
     for s, claimed in with_claims(view, first, "format_valid", "corpus_accepted"):
         why = s["error"] if not s["valid"] else f"label {s['label']!r} is not a declared class"
         yield RULE.finding(
             f"{s['n']} invalid output line(s); the first: {why}"
             + ("" if claimed else " (declared by the row: not valid)"),
-            artifact=s["file"], line=s['line'],
-            severity="error" if claimed else "warning", observed=why,
+            artifact=s["file"],
+            line=s["line"],
+            severity="error" if claimed else "warning",
+            observed=why,
             expected=f"JSON object with string id and a label among {classes}",
-                           evidence={"count": s["n"]})
+            evidence={"count": s["n"]},
+        )
 
 
 RULE = check

@@ -28,10 +28,17 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0204", title="quality rule met", protocol_ref="A2.4", severity="error",
-      requires=("outputs", "expected_ids", "references", "manifest", "results"),
-      fix=("The configuration does not meet the quality rule: fix the model or its settings and "
-           "re-run; never lower the threshold afterwards."))
+@rule(
+    code="A0204",
+    title="quality rule met",
+    protocol_ref="A2.4",
+    severity="error",
+    requires=("outputs", "expected_ids", "references", "manifest", "results"),
+    fix=(
+        "The configuration does not meet the quality rule: fix the model or its settings and "
+        "re-run; never lower the threshold afterwards."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     qr = view.manifest["quality_rule"]
     floor = qr["reference"]["value"] - qr["tolerance"]
@@ -41,10 +48,13 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(
             f"claimed accepted but the recomputed {qr['metric']} "
             f"{'is not computable' if q is None else f'{q:.4f}'} fails the quality rule",
-            artifact=RESULTS, row=r["row"], observed=q,
+            artifact=RESULTS,
+            row=r["row"],
+            observed=q,
             expected=f">= {qr['threshold']} and >= {floor:.4f} "
-                     f"({qr['reference']['name']} {qr['reference']['value']} - {qr['tolerance']})",
-            evidence={"output": r["file"]})
+            f"({qr['reference']['name']} {qr['reference']['value']} - {qr['tolerance']})",
+            evidence={"output": r["file"]},
+        )
 
 
 RULE = check

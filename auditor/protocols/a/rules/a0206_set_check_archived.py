@@ -23,29 +23,52 @@ from auditor.protocols.a.facts.passes import pass_stats
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
-_LISTS = {"duplicate_ids": ("n_dup", "dup_ids"), "missing_ids": ("n_missing", "missing_ids"),
-          "extra_ids": ("n_extra", "extra_ids")}
-_SCALARS = {"lines": "lines", "observed_ids": "observed_ids", "unique_ids": "unique_ids",
-            "ids_match": "ids_match", "format_valid": "format_valid",
-            "corpus_accepted": "accepted"}
+_LISTS = {
+    "duplicate_ids": ("n_dup", "dup_ids"),
+    "missing_ids": ("n_missing", "missing_ids"),
+    "extra_ids": ("n_extra", "extra_ids"),
+}
+_SCALARS = {
+    "lines": "lines",
+    "observed_ids": "observed_ids",
+    "unique_ids": "unique_ids",
+    "ids_match": "ids_match",
+    "format_valid": "format_valid",
+    "corpus_accepted": "accepted",
+}
 
 
-@rule(code="A0206", title="set check archived and right", protocol_ref="A2.6",
-      severity="error", requires=("set_check", "outputs", "expected_ids", "manifest"),
-      fix=("Find what changed after the set check was written (an output or the check itself); "
-           "re-run so both come from the same files."))
+@rule(
+    code="A0206",
+    title="set check archived and right",
+    protocol_ref="A2.6",
+    severity="error",
+    requires=("set_check", "outputs", "expected_ids", "manifest"),
+    fix=(
+        "Find what changed after the set check was written (an output or the check itself); "
+        "re-run so both come from the same files."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     sc = view.set_check
     exp = view.expected_ids
     dups = exp.filter(pl.col("id").is_duplicated())["id"].unique().sort().to_list()
     if sc["expected_count"] != exp.height:
-        yield RULE.finding("expected_count differs from corpus/expected_ids.txt",
-                           artifact=SET_CHECK, pointer="/expected_count",
-                           observed=sc["expected_count"], expected=exp.height)
+        yield RULE.finding(
+            "expected_count differs from corpus/expected_ids.txt",
+            artifact=SET_CHECK,
+            pointer="/expected_count",
+            observed=sc["expected_count"],
+            expected=exp.height,
+        )
     if sorted(sc["expected_duplicates"]) != dups:
-        yield RULE.finding("expected_duplicates differs from corpus/expected_ids.txt",
-                           artifact=SET_CHECK, pointer="/expected_duplicates",
-                           observed=sc["expected_duplicates"][:20], expected=dups[:20])
+        yield RULE.finding(
+            "expected_duplicates differs from corpus/expected_ids.txt",
+            artifact=SET_CHECK,
+            pointer="/expected_duplicates",
+            observed=sc["expected_duplicates"][:20],
+            expected=dups[:20],
+        )
     stats = {s["file"]: s for s in pass_stats(view).iter_rows(named=True)}
     seen: set[str] = set()
     for n, p in enumerate(sc["passes"]):
@@ -55,18 +78,30 @@ def check(view: RunView) -> Iterator[Finding]:
             continue  # an entry for a pass without output: A0104 reports the missing file
         seen.add(f)
         wrong = [k for k, c in _SCALARS.items() if p[k] != s[c]]
-        wrong += [k for k, (cnt, _) in _LISTS.items() if len(p[k]) != s[cnt]
-                  or sorted(p[k])[:20] != list(s[_LISTS[k][1]])]
+        wrong += [
+            k
+            for k, (cnt, _) in _LISTS.items()
+            if len(p[k]) != s[cnt] or sorted(p[k])[:20] != list(s[_LISTS[k][1]])
+        ]
         if len(p["invalid_lines"]) != s["n_invalid"] + s["n_bad_label"]:
             wrong.append("invalid_lines")
         for k in wrong:
-            yield RULE.finding(f"archived {k} of {f} differs from the recomputation",
-                               artifact=SET_CHECK, pointer=f"/passes/{n}/{k}",
-                               observed=p[k] if not isinstance(p[k], list) else p[k][:20],
-                               expected=_expected(k, s), evidence={"output": f})
+            yield RULE.finding(
+                f"archived {k} of {f} differs from the recomputation",
+                artifact=SET_CHECK,
+                pointer=f"/passes/{n}/{k}",
+                observed=p[k] if not isinstance(p[k], list) else p[k][:20],
+                expected=_expected(k, s),
+                evidence={"output": f},
+            )
     for f in sorted(set(stats) - seen):
-        yield RULE.finding(f"no archived set check for {f}", artifact=SET_CHECK,
-                           pointer="/passes", observed="no entry", expected=f)
+        yield RULE.finding(
+            f"no archived set check for {f}",
+            artifact=SET_CHECK,
+            pointer="/passes",
+            observed="no entry",
+            expected=f,
+        )
 
 
 def _expected(key: str, s: dict) -> object:

@@ -21,27 +21,45 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0208", title="references cover the expected IDs", protocol_ref="A2.4",
-      severity="error", requires=("references", "expected_ids", "manifest"),
-      fix="Give every expected ID one reference label among the declared classes, then re-run.")
+@rule(
+    code="A0208",
+    title="references cover the expected IDs",
+    protocol_ref="A2.4",
+    severity="error",
+    requires=("references", "expected_ids", "manifest"),
+    fix="Give every expected ID one reference label among the declared classes, then re-run.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     refs, exp = view.references, view.expected_ids.select("id").unique()
     missing = exp.join(refs, on="id", how="anti")["id"].sort()
     if missing.len():
-        yield RULE.finding(f"{missing.len()} expected ID(s) have no reference label",
-                           artifact=REFERENCES, observed=missing.head(20).to_list(),
-                           expected="one reference per expected ID",
-                           evidence={"count": missing.len()})
+        yield RULE.finding(
+            f"{missing.len()} expected ID(s) have no reference label",
+            artifact=REFERENCES,
+            observed=missing.head(20).to_list(),
+            expected="one reference per expected ID",
+            evidence={"count": missing.len()},
+        )
     dup = refs.filter(pl.col("id").is_duplicated()).filter(
-        pl.col("line") > pl.col("line").min().over("id"))
+        pl.col("line") > pl.col("line").min().over("id")
+    )
     for line, i in dup.select("line", "id").head(20).iter_rows():
-        yield RULE.finding(f"{i} has more than one reference line", artifact=REFERENCES,
-                           line=line, observed=i, expected="one reference")
+        yield RULE.finding(
+            f"{i} has more than one reference line",
+            artifact=REFERENCES,
+            line=line,
+            observed=i,
+            expected="one reference",
+        )
     bad = refs.filter(~pl.col("label").is_in(list(view.classes)))
     for line, lab in bad.select("line", "label").head(20).iter_rows():
-        yield RULE.finding(f"reference label {lab!r} is not a declared class",
-                           artifact=REFERENCES, line=line, observed=lab,
-                           expected=list(view.classes))
+        yield RULE.finding(
+            f"reference label {lab!r} is not a declared class",
+            artifact=REFERENCES,
+            line=line,
+            observed=lab,
+            expected=list(view.classes),
+        )
 
 
 RULE = check

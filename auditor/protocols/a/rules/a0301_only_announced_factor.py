@@ -23,10 +23,17 @@ from auditor.rule import rule
 _SETTINGS = ("batch", "precision", "context", "device", "input_order")
 
 
-@rule(code="A0301", title="only the announced factor varies", protocol_ref="A3.1",
-      severity="error", requires=("manifest",),
-      fix=("Keep everything but the announced factor identical; study any other factor as a "
-           "separate experiment."))
+@rule(
+    code="A0301",
+    title="only the announced factor varies",
+    protocol_ref="A3.1",
+    severity="error",
+    requires=("manifest",),
+    fix=(
+        "Keep everything but the announced factor identical; study any other factor as a "
+        "separate experiment."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     announced = m["announced_variable"]
@@ -37,9 +44,12 @@ def check(view: RunView) -> Iterator[Finding]:
             if key != announced and v.get(key) != first.get(key):
                 yield RULE.finding(
                     f"variant {v['variant_id']} differs from {first['variant_id']} in {key}, "
-                    f"which is not the announced factor ({announced})", artifact=MANIFEST,
-                    pointer=f"/variants/{n}/{key}", observed=v.get(key),
-                    expected=first.get(key))
+                    f"which is not the announced factor ({announced})",
+                    artifact=MANIFEST,
+                    pointer=f"/variants/{n}/{key}",
+                    observed=v.get(key),
+                    expected=first.get(key),
+                )
 
 
 RULE = check

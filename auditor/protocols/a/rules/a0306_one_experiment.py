@@ -20,20 +20,34 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0306", title="one experiment throughout", protocol_ref="A3.2", severity="error",
-      requires=("manifest", "results"))
+@rule(
+    code="A0306",
+    title="one experiment throughout",
+    protocol_ref="A3.2",
+    severity="error",
+    requires=("manifest", "results"),
+)
 def check(view: RunView) -> Iterator[Finding]:
     want = view.manifest["experiment_id"]
     bad = view.results.filter(pl.col("experiment_id") != want)
     for row, got in bad.select("row", "experiment_id").head(20).iter_rows():
-        yield RULE.finding("experiment_id differs from the manifest's: a row of another "
-                           "experiment", artifact=RESULTS, row=row, observed=got, expected=want,
-                           evidence={"field": "experiment_id"})
+        yield RULE.finding(
+            "experiment_id differs from the manifest's: a row of another experiment",
+            artifact=RESULTS,
+            row=row,
+            observed=got,
+            expected=want,
+            evidence={"field": "experiment_id"},
+        )
     claims = view.claims
     if claims is not None and claims["experiment_id"] != want:
-        yield RULE.finding("claims.json is about another experiment", artifact=CLAIMS,
-                           pointer="/experiment_id", observed=claims["experiment_id"],
-                           expected=want)
+        yield RULE.finding(
+            "claims.json is about another experiment",
+            artifact=CLAIMS,
+            pointer="/experiment_id",
+            observed=claims["experiment_id"],
+            expected=want,
+        )
 
 
 RULE = check

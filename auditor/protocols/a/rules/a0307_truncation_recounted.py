@@ -28,10 +28,17 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0307", title="truncation count recomputed", protocol_ref="A3.3",
-      severity="error", requires=("manifest",),
-      fix=("Declare the number of evaluation texts the archived tokenizer cuts at the context "
-           "limit (count them with that tokenizer), or archive the tokenizer that ran."))
+@rule(
+    code="A0307",
+    title="truncation count recomputed",
+    protocol_ref="A3.3",
+    severity="error",
+    requires=("manifest",),
+    fix=(
+        "Declare the number of evaluation texts the archived tokenizer cuts at the context "
+        "limit (count them with that tokenizer), or archive the tokenizer that ran."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     t = truncation(view)
     if t is None:
@@ -39,17 +46,26 @@ def check(view: RunView) -> Iterator[Finding]:
     pointer = "/corpus/truncation/truncated_texts"
     declared = view.manifest["corpus"]["truncation"]["truncated_texts"]
     if t.counted is None:
-        yield RULE.finding(f"the truncated texts could not be recounted: {t.tokenizer} "
-                           f"({t.kind}) does not apply ({t.problem})", artifact=MANIFEST,
-                           pointer=pointer, severity="warning", observed=declared,
-                           expected=f"a count by {t.tokenizer}")
+        yield RULE.finding(
+            f"the truncated texts could not be recounted: {t.tokenizer} "
+            f"({t.kind}) does not apply ({t.problem})",
+            artifact=MANIFEST,
+            pointer=pointer,
+            severity="warning",
+            observed=declared,
+            expected=f"a count by {t.tokenizer}",
+        )
     elif t.counted != declared:
-        yield RULE.finding(f"{declared} truncated text(s) declared; {t.tokenizer} ({t.kind}) "
-                           f"cuts {t.counted} of the {t.texts} evaluation texts at "
-                           f"{t.context} tokens", artifact=MANIFEST, pointer=pointer,
-                           observed=declared, expected=t.counted,
-                           evidence={"tokenizer": t.tokenizer, "kind": t.kind,
-                                     "context_tokens": t.context})
+        yield RULE.finding(
+            f"{declared} truncated text(s) declared; {t.tokenizer} ({t.kind}) "
+            f"cuts {t.counted} of the {t.texts} evaluation texts at "
+            f"{t.context} tokens",
+            artifact=MANIFEST,
+            pointer=pointer,
+            observed=declared,
+            expected=t.counted,
+            evidence={"tokenizer": t.tokenizer, "kind": t.kind, "context_tokens": t.context},
+        )
 
 
 RULE = check

@@ -23,29 +23,53 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0401", title="environment recorded", protocol_ref="A4.1", severity="error",
-      requires=("environment", "results"),
-      fix=("Record the environment observed on the machine (GPU, driver, runtime), never an "
-           "offer's promise."))
+@rule(
+    code="A0401",
+    title="environment recorded",
+    protocol_ref="A4.1",
+    severity="error",
+    requires=("environment", "results"),
+    fix=(
+        "Record the environment observed on the machine (GPU, driver, runtime), never an "
+        "offer's promise."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     env = view.environment
     gpu = env["runtime"]["name"] in ("cuda", "rocm") or env["device"].startswith("cuda")
     if gpu:
-        for key, value in (("gpu_model", env["gpu_model"]), ("driver_version",
-                           env["driver_version"]), ("runtime/version",
-                           env["runtime"]["version"])):
+        for key, value in (
+            ("gpu_model", env["gpu_model"]),
+            ("driver_version", env["driver_version"]),
+            ("runtime/version", env["runtime"]["version"]),
+        ):
             if not value:
-                yield RULE.finding(f"{key} not recorded for a GPU run", artifact=ENVIRONMENT,
-                                   pointer=f"/{key}", observed=value, expected="a value",
-                                   missing_evidence=True)
-    want = {"gpu_model": env["gpu_model"] or "", "device": env["device"],
-            "driver_version": env["driver_version"] or "",
-            "python_version": env["python_version"], "torch_version": env["torch_version"],
-            "runtime_version": env["runtime"]["version"] or ""}
+                yield RULE.finding(
+                    f"{key} not recorded for a GPU run",
+                    artifact=ENVIRONMENT,
+                    pointer=f"/{key}",
+                    observed=value,
+                    expected="a value",
+                    missing_evidence=True,
+                )
+    want = {
+        "gpu_model": env["gpu_model"] or "",
+        "device": env["device"],
+        "driver_version": env["driver_version"] or "",
+        "python_version": env["python_version"],
+        "torch_version": env["torch_version"],
+        "runtime_version": env["runtime"]["version"] or "",
+    }
     for col, value, bad in differing_cells(view.results, want, null_as=""):
         for row, got in bad.head(20).iter_rows():
-            yield RULE.finding(f"{col} differs from the environment observed",
-                               artifact=RESULTS, row=row, observed=got,
-                               expected=value, evidence={"field": col, "environment": ENVIRONMENT})
+            yield RULE.finding(
+                f"{col} differs from the environment observed",
+                artifact=RESULTS,
+                row=row,
+                observed=got,
+                expected=value,
+                evidence={"field": col, "environment": ENVIRONMENT},
+            )
+
 
 RULE = check

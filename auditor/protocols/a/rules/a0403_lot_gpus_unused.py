@@ -22,10 +22,17 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0403", title="GPUs of the lot not used", protocol_ref="A4.2", severity="warning",
-      requires=("manifest", "offers", "placement"),
-      fix=("Use every GPU of the lot, or price the unused ones honestly: the lot costs the same "
-           "either way."))
+@rule(
+    code="A0403",
+    title="GPUs of the lot not used",
+    protocol_ref="A4.2",
+    severity="warning",
+    requires=("manifest", "offers", "placement"),
+    fix=(
+        "Use every GPU of the lot, or price the unused ones honestly: the lot costs the same "
+        "either way."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     chosen = chosen_offer(view)
     if chosen is None:
@@ -36,8 +43,12 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(
             f"the lot holds {offer['gpus_per_lot']} GPUs and the program used {used}: the "
             "package price covers the whole lot, idle GPUs included",
-            artifact=view.offers_path, pointer=f"/offers/{n}/gpus_per_lot",
-            observed=used, expected=offer["gpus_per_lot"], evidence={"offer_id": offer["offer_id"]})
+            artifact=view.offers_path,
+            pointer=f"/offers/{n}/gpus_per_lot",
+            observed=used,
+            expected=offer["gpus_per_lot"],
+            evidence={"offer_id": offer["offer_id"]},
+        )
 
 
 RULE = check

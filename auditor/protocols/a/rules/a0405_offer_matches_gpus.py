@@ -34,8 +34,13 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0405", title="offer matches the GPUs used", protocol_ref="A4.2",
-      severity="error", requires=("manifest", "offers", "placement"))
+@rule(
+    code="A0405",
+    title="offer matches the GPUs used",
+    protocol_ref="A4.2",
+    severity="error",
+    requires=("manifest", "offers", "placement"),
+)
 def check(view: RunView) -> Iterator[Finding]:
     chosen = chosen_offer(view)
     if chosen is None:
@@ -44,41 +49,63 @@ def check(view: RunView) -> Iterator[Finding]:
     used = gpus_used(view)
     models = gpu_models(view)
     measured = (device_class(offer) == "cpu" and used == 0) or bool(
-        used and models and same_gpu(offer["gpu_model"], models))
+        used and models and same_gpu(offer["gpu_model"], models)
+    )
     if not measured:
         for k, p in enumerate((view.claims or {}).get("projections") or []):
             if p["figure"] == "cost_per_accepted_corpus":
                 yield RULE.finding(
                     f"a cost per accepted corpus is stated for offer {offer['offer_id']} "
                     f"({hardware_text(offer)}), hardware the run did not measure "
-                    f"({', '.join(sorted(models)) if used else 'no GPU'})", artifact=CLAIMS,
-                    pointer=f"/projections/{k}", observed=p["value"],
-                    expected="the package cost only", protocol_ref="A9.1",
-                    evidence={"offer_id": offer["offer_id"]})
+                    f"({', '.join(sorted(models)) if used else 'no GPU'})",
+                    artifact=CLAIMS,
+                    pointer=f"/projections/{k}",
+                    observed=p["value"],
+                    expected="the package cost only",
+                    protocol_ref="A9.1",
+                    evidence={"offer_id": offer["offer_id"]},
+                )
     if used == 0:
         return  # a CPU run: its economics are the package cost only
     if models and not same_gpu(offer["gpu_model"], models):
-        yield RULE.finding(f"offer {offer['offer_id']} is for {offer['gpu_model']}; the run "
-                           f"used {', '.join(sorted(models))}: only its package cost can be "
-                           "given, no cost per accepted corpus", artifact=view.offers_path,
-                           pointer=f"/offers/{n}/gpu_model", observed=offer["gpu_model"],
-                           expected=sorted(models), protocol_ref="A9.1", severity="warning")
+        yield RULE.finding(
+            f"offer {offer['offer_id']} is for {offer['gpu_model']}; the run "
+            f"used {', '.join(sorted(models))}: only its package cost can be "
+            "given, no cost per accepted corpus",
+            artifact=view.offers_path,
+            pointer=f"/offers/{n}/gpu_model",
+            observed=offer["gpu_model"],
+            expected=sorted(models),
+            protocol_ref="A9.1",
+            severity="warning",
+        )
     lots = view.manifest["economics"]["lots"]
     per_lot = offer["gpus_per_lot"]
     if used > per_lot * lots:
-        yield RULE.finding(f"the run used {used} GPUs; {lots} lot(s) of offer "
-                           f"{offer['offer_id']} hold {per_lot * lots}",
-                           artifact=view.offers_path, pointer=f"/offers/{n}/gpus_per_lot",
-                           observed=used, expected=f"<= {per_lot * lots}",
-                           evidence={"lots": lots})
+        yield RULE.finding(
+            f"the run used {used} GPUs; {lots} lot(s) of offer "
+            f"{offer['offer_id']} hold {per_lot * lots}",
+            artifact=view.offers_path,
+            pointer=f"/offers/{n}/gpus_per_lot",
+            observed=used,
+            expected=f"<= {per_lot * lots}",
+            evidence={"lots": lots},
+        )
     elif per_lot > 0 and lots > -(-used // per_lot):
         need = -(-used // per_lot)
-        yield RULE.finding(f"{lots} lots billed for {used} GPU(s) used; {need} lot(s) of "
-                           f"{per_lot} GPU(s) hold them"
-                           + (": a B200 lot of two GPUs counted as one" if is_b200(offer)
-                              and lots == used else ""),
-                           artifact=MANIFEST, pointer="/economics/lots", observed=lots,
-                           expected=need, protocol_ref="A9.2" if is_b200(offer) else "A9.1",
-                           evidence={"gpus_per_lot": per_lot, "gpus_used": used})
+        yield RULE.finding(
+            f"{lots} lots billed for {used} GPU(s) used; {need} lot(s) of "
+            f"{per_lot} GPU(s) hold them"
+            + (
+                ": a B200 lot of two GPUs counted as one" if is_b200(offer) and lots == used else ""
+            ),
+            artifact=MANIFEST,
+            pointer="/economics/lots",
+            observed=lots,
+            expected=need,
+            protocol_ref="A9.2" if is_b200(offer) else "A9.1",
+            evidence={"gpus_per_lot": per_lot, "gpus_used": used},
+        )
+
 
 RULE = check

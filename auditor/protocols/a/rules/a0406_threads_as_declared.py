@@ -26,34 +26,53 @@ from auditor.protocols.machine import ThreadsSeen, threads_differ
 from auditor.rule import rule
 
 
-@rule(code="A0406", title="threads as declared", protocol_ref="A4.1", severity="error",
-      requires=("manifest", "timeline", "environment"),
-      fix=("Declare the threads in the config ([threads] torch) and run every pass with "
-           "them (torch.set_num_threads in each process that measures)."))
+@rule(
+    code="A0406",
+    title="threads as declared",
+    protocol_ref="A4.1",
+    severity="error",
+    requires=("manifest", "timeline", "environment"),
+    fix=(
+        "Declare the threads in the config ([threads] torch) and run every pass with "
+        "them (torch.set_num_threads in each process that measures)."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     env = view.environment or {}
     seen = [ThreadsSeen("torch", ENVIRONMENT, "/torch_threads", env.get("torch_threads"))]
     tl = view.timeline
     if tl is not None and "torch_threads" in tl.columns:
         rows = tl.filter(tl["torch_threads"].is_not_null()).select(
-            "line", "variant_id", "phase", "run_index", "torch_threads")
-        seen += [ThreadsSeen("torch", TIMELINE, f"{line}|{v}|{ph}|{n}", t)
-                 for line, v, ph, n, t in rows.iter_rows()]
+            "line", "variant_id", "phase", "run_index", "torch_threads"
+        )
+        seen += [
+            ThreadsSeen("torch", TIMELINE, f"{line}|{v}|{ph}|{n}", t)
+            for line, v, ph, n, t in rows.iter_rows()
+        ]
     for d in threads_differ(view.manifest, seen):
         s = d.seen
         if s.artifact == TIMELINE:
             line, v, ph, n = s.pointer.split("|")
             yield RULE.finding(
                 f"{v} {ph}-{n} ran with {s.observed} torch thread(s); the manifest declares "
-                f"{d.declared}", artifact=TIMELINE, line=int(line), observed=s.observed,
-                expected=d.declared, subject=variant_subject(v),
-                evidence={"manifest": MANIFEST, "pointer": "/threads/torch_intra_op"})
+                f"{d.declared}",
+                artifact=TIMELINE,
+                line=int(line),
+                observed=s.observed,
+                expected=d.declared,
+                subject=variant_subject(v),
+                evidence={"manifest": MANIFEST, "pointer": "/threads/torch_intra_op"},
+            )
         else:
             yield RULE.finding(
                 f"{ENVIRONMENT} observed {s.observed} torch thread(s); the manifest declares "
-                f"{d.declared}", artifact=ENVIRONMENT, pointer=s.pointer,
-                observed=s.observed, expected=d.declared,
-                evidence={"manifest": MANIFEST, "pointer": "/threads/torch_intra_op"})
+                f"{d.declared}",
+                artifact=ENVIRONMENT,
+                pointer=s.pointer,
+                observed=s.observed,
+                expected=d.declared,
+                evidence={"manifest": MANIFEST, "pointer": "/threads/torch_intra_op"},
+            )
 
 
 RULE = check

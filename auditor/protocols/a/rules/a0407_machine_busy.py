@@ -25,19 +25,32 @@ from auditor.protocols.machine import load_of
 from auditor.rule import rule
 
 
-@rule(code="A0407", title="machine busy while measuring", protocol_ref="A4.1",
-      severity="warning", requires=("environment",),
-      fix=("Measure on a machine with no other work running (or pin the run and the other "
-           "work to separate CPUs), and compare only runs measured under the same load."))
+@rule(
+    code="A0407",
+    title="machine busy while measuring",
+    protocol_ref="A4.1",
+    severity="warning",
+    requires=("environment",),
+    fix=(
+        "Measure on a machine with no other work running (or pin the run and the other "
+        "work to separate CPUs), and compare only runs measured under the same load."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     load = load_of(view.environment)
     if load is not None and load.busy:
         yield RULE.finding(
-            f"{load.sentence()}: the pass times are slower and more spread than on an idle "
-            "machine", artifact=ENVIRONMENT, pointer="/concurrent_load/while_measuring",
-            observed=load.other_cpus_mean, expected=f"< {load.threshold_cpus:g} CPUs",
-            evidence={"cpus": load.cpus, "other_cpus_max": load.other_cpus_max,
-                      "loadavg_1min_max": load.loadavg_1min_max})
+            f"{load.sentence()}: the pass times are slower and more spread than on an idle machine",
+            artifact=ENVIRONMENT,
+            pointer="/concurrent_load/while_measuring",
+            observed=load.other_cpus_mean,
+            expected=f"< {load.threshold_cpus:g} CPUs",
+            evidence={
+                "cpus": load.cpus,
+                "other_cpus_max": load.other_cpus_max,
+                "loadavg_1min_max": load.loadavg_1min_max,
+            },
+        )
 
 
 RULE = check

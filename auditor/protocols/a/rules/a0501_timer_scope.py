@@ -36,29 +36,46 @@ FULL_CHAIN_SLACK_FRACTION = 0.02
 clock: a few milliseconds on a loaded machine."""
 
 
-@rule(code="A0501", title="duration within the timer's scope", protocol_ref="A5.1",
-      severity="error", requires=("results", "timeline"),
-      fix=("Time exactly the announced scope (start and stop the timer around the pass only) and "
-           "re-run."))
+@rule(
+    code="A0501",
+    title="duration within the timer's scope",
+    protocol_ref="A5.1",
+    severity="error",
+    requires=("results", "timeline"),
+    fix=(
+        "Time exactly the announced scope (start and stop the timer around the pass only) and "
+        "re-run."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     scope = view.manifest.get("timer_scope") if view.manifest else None
     r = view.results.join(pass_windows(view).select(*KEY, "window"), on=KEY, how="inner")
     e, w = pl.col("elapsed_seconds"), pl.col("window")
-    for row, got, window in r.filter(e > w + SLACK_S).select(
-            "row", "elapsed_seconds", "window").iter_rows():
-        yield RULE.finding("elapsed_seconds is longer than the pass lasted in the timeline",
-                           artifact=RESULTS, row=row, observed=got,
-                           expected=f"<= {window:.6f} s", evidence={"timer_scope": scope})
+    for row, got, window in (
+        r.filter(e > w + SLACK_S).select("row", "elapsed_seconds", "window").iter_rows()
+    ):
+        yield RULE.finding(
+            "elapsed_seconds is longer than the pass lasted in the timeline",
+            artifact=RESULTS,
+            row=row,
+            observed=got,
+            expected=f"<= {window:.6f} s",
+            evidence={"timer_scope": scope},
+        )
     if scope != "full_chain":
         return
     short = e < w - FULL_CHAIN_SLACK_S - FULL_CHAIN_SLACK_FRACTION * w
-    for row, got, window in r.filter(short).select("row", "elapsed_seconds",
-                                                   "window").iter_rows():
+    for row, got, window in r.filter(short).select("row", "elapsed_seconds", "window").iter_rows():
         floor = window - FULL_CHAIN_SLACK_S - FULL_CHAIN_SLACK_FRACTION * window
-        yield RULE.finding("elapsed_seconds is shorter than its full-chain window allows: the "
-                           "timer left part of the announced chain out", artifact=RESULTS,
-                           row=row, observed=got, expected=f">= {floor:.6f} s (window "
-                           f"{window:.6f} s)", evidence={"timer_scope": scope})
+        yield RULE.finding(
+            "elapsed_seconds is shorter than its full-chain window allows: the "
+            "timer left part of the announced chain out",
+            artifact=RESULTS,
+            row=row,
+            observed=got,
+            expected=f">= {floor:.6f} s (window {window:.6f} s)",
+            evidence={"timer_scope": scope},
+        )
 
 
 RULE = check

@@ -28,44 +28,73 @@ from auditor.rule import rule
 WARM_PASSES = schemas.convention("A", "warm_passes_per_variant")
 
 
-@rule(code="A0601", title="warm-up then five warm passes", protocol_ref="A6.1",
-      severity="error", requires=("manifest", "results", "timeline"),
-      fix="Run the announced warm-up, then five measured warm passes per variant.")
+@rule(
+    code="A0601",
+    title="warm-up then five warm passes",
+    protocol_ref="A6.1",
+    severity="error",
+    requires=("manifest", "results", "timeline"),
+    fix="Run the announced warm-up, then five measured warm passes per variant.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
     n_warm, warmup = m["warm_passes_per_variant"], m["warmup_iterations"]
     if n_warm < WARM_PASSES:
-        yield RULE.finding("fewer than five warm passes per variant are planned",
-                           artifact=MANIFEST, pointer="/warm_passes_per_variant",
-                           observed=n_warm, expected=f">= {WARM_PASSES}")
+        yield RULE.finding(
+            "fewer than five warm passes per variant are planned",
+            artifact=MANIFEST,
+            pointer="/warm_passes_per_variant",
+            observed=n_warm,
+            expected=f">= {WARM_PASSES}",
+        )
     warm = view.results.filter(pl.col("phase") == "warm")
     for v in [x["variant_id"] for x in m["variants"]]:
         runs = sorted(warm.filter(pl.col("variant_id") == v)["run_index"].to_list())
         if runs != list(range(1, n_warm + 1)):
-            yield RULE.finding(f"variant {v} has warm passes {runs}", artifact=RESULTS,
-                               observed=runs, expected=list(range(1, n_warm + 1)),
-                               subject=variant_subject(v))
+            yield RULE.finding(
+                f"variant {v} has warm passes {runs}",
+                artifact=RESULTS,
+                observed=runs,
+                expected=list(range(1, n_warm + 1)),
+                subject=variant_subject(v),
+            )
         tl = view.timeline.filter(pl.col("variant_id") == v)
         block = tl.filter(pl.col("phase") == "warmup")
         first_warm = cast(int | None, tl.filter(pl.col("phase") == "warm")["order_index"].min())
         if warmup > 0 and block.height == 0:
-            yield RULE.finding(f"variant {v} has no warm-up entry", artifact=TIMELINE,
-                               observed="none", expected=f"{warmup} iterations",
-                               subject=variant_subject(v))
+            yield RULE.finding(
+                f"variant {v} has no warm-up entry",
+                artifact=TIMELINE,
+                observed="none",
+                expected=f"{warmup} iterations",
+                subject=variant_subject(v),
+            )
         for line, it, oi in block.select("line", "iterations", "order_index").iter_rows():
             if it != warmup:
-                yield RULE.finding(f"variant {v} warmed up {it} iterations, not the announced "
-                                   f"{warmup}", artifact=TIMELINE, line=line,
-                                   observed=it, expected=warmup)
+                yield RULE.finding(
+                    f"variant {v} warmed up {it} iterations, not the announced {warmup}",
+                    artifact=TIMELINE,
+                    line=line,
+                    observed=it,
+                    expected=warmup,
+                )
             if first_warm is not None and oi > first_warm:
-                yield RULE.finding(f"variant {v}'s warm-up ran after its first warm pass",
-                                   artifact=TIMELINE, line=line, observed=oi,
-                                   expected=f"< {first_warm}")
+                yield RULE.finding(
+                    f"variant {v}'s warm-up ran after its first warm pass",
+                    artifact=TIMELINE,
+                    line=line,
+                    observed=oi,
+                    expected=f"< {first_warm}",
+                )
     bad = view.results.filter(pl.col("warmup_iterations") != warmup)
     for row, got in bad.select("row", "warmup_iterations").iter_rows():
-        yield RULE.finding("warmup_iterations differs from the announced warm-up",
-                           artifact=RESULTS, row=row, observed=got,
-                           expected=warmup)
+        yield RULE.finding(
+            "warmup_iterations differs from the announced warm-up",
+            artifact=RESULTS,
+            row=row,
+            observed=got,
+            expected=warmup,
+        )
 
 
 RULE = check

@@ -32,47 +32,81 @@ from auditor.readers import timestamps
 from auditor.rule import rule
 
 
-@rule(code="A0602", title="pass order recorded and followed", protocol_ref="A6.2",
-      severity="error", requires=("manifest", "timeline"),
-      fix=("Draw or alternate the pass order in advance, record it, and run the passes in that "
-           "order."))
+@rule(
+    code="A0602",
+    title="pass order recorded and followed",
+    protocol_ref="A6.2",
+    severity="error",
+    requires=("manifest", "timeline"),
+    fix=(
+        "Draw or alternate the pass order in advance, record it, and run the passes in that order."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     m = view.manifest
-    planned = pl.DataFrame(m["pass_order"], schema={
-        "order_index": pl.Int64, "variant_id": pl.String, "phase": pl.String,
-        "run_index": pl.Int64}).rename({k: f"p_{k}" for k in KEY})
+    planned = pl.DataFrame(
+        m["pass_order"],
+        schema={
+            "order_index": pl.Int64,
+            "variant_id": pl.String,
+            "phase": pl.String,
+            "run_index": pl.Int64,
+        },
+    ).rename({k: f"p_{k}" for k in KEY})
     t = view.timeline.sort("order_index").join(planned, on="order_index", how="left")
-    off = t.filter(pl.any_horizontal([(pl.col(k) != pl.col(f"p_{k}")).fill_null(True)
-                                      for k in KEY]))
+    off = t.filter(
+        pl.any_horizontal([(pl.col(k) != pl.col(f"p_{k}")).fill_null(True) for k in KEY])
+    )
     for r in off.iter_rows(named=True):
-        yield RULE.finding(f"order_index {r['order_index']} ran another pass than planned",
-                           artifact=TIMELINE, line=r['line'],
-                           observed=f"{r['variant_id']}/{r['phase']}-{r['run_index']}",
-                           expected=None if r["p_variant_id"] is None else
-                           f"{r['p_variant_id']}/{r['p_phase']}-{r['p_run_index']}")
+        yield RULE.finding(
+            f"order_index {r['order_index']} ran another pass than planned",
+            artifact=TIMELINE,
+            line=r["line"],
+            observed=f"{r['variant_id']}/{r['phase']}-{r['run_index']}",
+            expected=None
+            if r["p_variant_id"] is None
+            else f"{r['p_variant_id']}/{r['p_phase']}-{r['p_run_index']}",
+        )
     back = t.filter(pl.col("started") < pl.col("ended").shift(1))
     for line, oi in back.select("line", "order_index").iter_rows():
-        yield RULE.finding(f"pass at order_index {oi} started before the previous one ended",
-                           artifact=TIMELINE, line=line, observed=oi,
-                           expected="times increasing with order_index")
-    done = timestamps.column([m["completed_at"]])[0] if isinstance(
-        m.get("completed_at"), str) else None
+        yield RULE.finding(
+            f"pass at order_index {oi} started before the previous one ended",
+            artifact=TIMELINE,
+            line=line,
+            observed=oi,
+            expected="times increasing with order_index",
+        )
+    done = (
+        timestamps.column([m["completed_at"]])[0]
+        if isinstance(m.get("completed_at"), str)
+        else None
+    )
     last = cast(datetime | None, view.timeline["ended"].max())
     if done is not None and last is not None and done < last:
-        yield RULE.finding("the run is declared complete before its last pass ended",
-                           artifact=MANIFEST, pointer="/completed_at",
-                           observed=m["completed_at"],
-                           expected=f"at or after {last.isoformat()} ({TIMELINE})")
-    warm = [p["variant_id"] for p in sorted(m["pass_order"], key=lambda p: p["order_index"])
-            if p["phase"] == "warm"]
+        yield RULE.finding(
+            "the run is declared complete before its last pass ended",
+            artifact=MANIFEST,
+            pointer="/completed_at",
+            observed=m["completed_at"],
+            expected=f"at or after {last.isoformat()} ({TIMELINE})",
+        )
+    warm = [
+        p["variant_id"]
+        for p in sorted(m["pass_order"], key=lambda p: p["order_index"])
+        if p["phase"] == "warm"
+    ]
     switches = sum(a != b for a, b in itertools.pairwise(warm))
     n_variants = len(set(warm))
     if n_variants > 1 and switches == n_variants - 1:
         method = m.get("pass_order_method")
         said = f" (the recorded method: {method!r})" if isinstance(method, str) else ""
-        yield RULE.finding("warm passes run in blocks, one variant after the other" + said,
-                           artifact=MANIFEST, pointer="/pass_order", observed="blocked",
-                           expected="alternating or drawn in advance")
+        yield RULE.finding(
+            "warm passes run in blocks, one variant after the other" + said,
+            artifact=MANIFEST,
+            pointer="/pass_order",
+            observed="blocked",
+            expected="alternating or drawn in advance",
+        )
 
 
 RULE = check

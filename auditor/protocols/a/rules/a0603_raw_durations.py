@@ -22,27 +22,47 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0603", title="raw durations kept", protocol_ref="A6.3", severity="error",
-      requires=("results", "timeline"),
-      fix="Write the timer's raw duration for every pass; never round, average or clean it.")
+@rule(
+    code="A0603",
+    title="raw durations kept",
+    protocol_ref="A6.3",
+    severity="error",
+    requires=("results", "timeline"),
+    fix="Write the timer's raw duration for every pass; never round, average or clean it.",
+)
 def check(view: RunView) -> Iterator[Finding]:
-    t = view.timeline.select(*KEY, pl.col("elapsed_seconds").alias("t_elapsed"),
-                             pl.col("load_seconds").fill_null(0.0), "status")
+    t = view.timeline.select(
+        *KEY,
+        pl.col("elapsed_seconds").alias("t_elapsed"),
+        pl.col("load_seconds").fill_null(0.0),
+        "status",
+    )
     r = view.results.join(t, on=KEY, how="inner")
     e, te = pl.col("elapsed_seconds"), pl.col("t_elapsed")
     plus_load = (pl.col("load_seconds") > 0) & ((e - te - pl.col("load_seconds")).abs() <= 1e-3)
     differs = (e.is_not_null() & te.is_not_null() & ((e - te).abs() > 1e-3) & ~plus_load) | (
-        e.is_null() != te.is_null())
-    for row, got, want in r.filter(differs).select("row", "elapsed_seconds",
-                                                   "t_elapsed").iter_rows():
-        yield RULE.finding("elapsed_seconds differs from the duration the timer recorded",
-                           artifact=RESULTS, row=row, observed=got,
-                           expected=want)
+        e.is_null() != te.is_null()
+    )
+    for row, got, want in (
+        r.filter(differs).select("row", "elapsed_seconds", "t_elapsed").iter_rows()
+    ):
+        yield RULE.finding(
+            "elapsed_seconds differs from the duration the timer recorded",
+            artifact=RESULTS,
+            row=row,
+            observed=got,
+            expected=want,
+        )
     none = r.filter((pl.col("status") == "ok") & e.is_null() & te.is_null())
     for row in none["row"]:
-        yield RULE.finding("a completed pass has no duration", artifact=RESULTS,
-                           row=row, observed=None, expected="seconds",
-                           missing_evidence=True)
+        yield RULE.finding(
+            "a completed pass has no duration",
+            artifact=RESULTS,
+            row=row,
+            observed=None,
+            expected="seconds",
+            missing_evidence=True,
+        )
 
 
 RULE = check

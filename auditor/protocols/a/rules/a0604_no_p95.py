@@ -35,16 +35,24 @@ def passes_needed(statistic: str) -> int:
     return 1 if p <= 50 else math.ceil(100 / (100 - p) - 1e-9)
 
 
-@rule(code="A0604", title="no p95 from five passes", protocol_ref="A6.3", severity="error",
-      requires=("manifest",),
-      fix=("Report the median and the min-max range; drop the p95 (five passes cannot support "
-           "it)."))
+@rule(
+    code="A0604",
+    title="no p95 from five passes",
+    protocol_ref="A6.3",
+    severity="error",
+    requires=("manifest",),
+    fix=("Report the median and the min-max range; drop the p95 (five passes cannot support it)."),
+)
 def check(view: RunView) -> Iterator[Finding]:
     summaries = (view.claims or {}).get("summaries") or []
     counted: dict[tuple[str, str], int] = {}
     if summaries and view.results is not None and view.timeline is not None:
-        counted = {(v, p): n for v, p, n in
-                   duration_summaries(view).select("variant_id", "phase", "passes").iter_rows()}
+        counted = {
+            (v, p): n
+            for v, p, n in duration_summaries(view)
+            .select("variant_id", "phase", "passes")
+            .iter_rows()
+        }
     for n, s in enumerate(summaries):
         need = passes_needed(s["statistic"])
         have = counted.get((s["variant_id"], s["phase"]), s["passes"])
@@ -52,15 +60,23 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(
                 f"a {s['statistic']} of {s['variant_id']} {s['phase']} passes is claimed from "
                 f"{have} completed pass(es); it needs at least {need}: five passes support a "
-                "median and a min-max range only", artifact=CLAIMS,
-                pointer=f"/summaries/{n}/statistic", observed=s["statistic"],
+                "median and a min-max range only",
+                artifact=CLAIMS,
+                pointer=f"/summaries/{n}/statistic",
+                observed=s["statistic"],
                 expected=f"median and min-max (or at least {need} passes)",
-                               evidence={"passes": have})
+                evidence={"passes": have},
+            )
     for artifact, loc, hit, _, sentence in note_matches(view, phrases("tail_percentile")):
-        yield RULE.finding(f"a note mentions a tail percentile ({hit!r}); notes are not judged: "
-                           "state summaries in claims.json", artifact=artifact, **loc,
-                           severity="warning", observed=sentence,
-                           expected="median and min-max")
+        yield RULE.finding(
+            f"a note mentions a tail percentile ({hit!r}); notes are not judged: "
+            "state summaries in claims.json",
+            artifact=artifact,
+            **loc,
+            severity="warning",
+            observed=sentence,
+            expected="median and min-max",
+        )
 
 
 RULE = check

@@ -30,44 +30,76 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0605", title="no pass dropped silently", protocol_ref="A6.4", severity="error",
-      requires=("results", "timeline"),
-      fix="Keep the row of every pass, failed or slow, and explain the incident in notes.")
+@rule(
+    code="A0605",
+    title="no pass dropped silently",
+    protocol_ref="A6.4",
+    severity="error",
+    requires=("results", "timeline"),
+    fix="Keep the row of every pass, failed or slow, and explain the incident in notes.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     passes = view.timeline.filter(pl.col("phase").is_in(["cold", "warm"]))
-    for line, v, p, r, status in passes.join(view.results.select(KEY), on=KEY, how="anti").select(
-            "line", *KEY, "status").iter_rows():
-        yield RULE.finding(f"pass {pass_name(v, p, r)} ran ({status}) but has no row",
-                           artifact=TIMELINE, line=line, observed="no row",
-                           expected=f"a row in {RESULTS}", evidence={"status": status})
+    for line, v, p, r, status in (
+        passes.join(view.results.select(KEY), on=KEY, how="anti")
+        .select("line", *KEY, "status")
+        .iter_rows()
+    ):
+        yield RULE.finding(
+            f"pass {pass_name(v, p, r)} ran ({status}) but has no row",
+            artifact=TIMELINE,
+            line=line,
+            observed="no row",
+            expected=f"a row in {RESULTS}",
+            evidence={"status": status},
+        )
     ooms = pass_ooms(view)
     for f in passes.filter(pl.col("status") == "ok").iter_rows(named=True):
         key = (f["variant_id"], f["phase"], f["run_index"])
         if ooms.get(key) and f["incident_kind"] != "oom":
-            yield RULE.finding(f"pass {pass_name(*key)} is recorded ok, but its allocator "
-                               f"counted {ooms[key]} out-of-memory event(s) during it",
-                               artifact=TIMELINE, line=f["line"], pointer="/status",
-                               observed="ok without an oom incident",
-                               expected="status oom, or an oom incident saying how the pass "
-                                        "recovered", protocol_ref="A10.3",
-                               evidence={"trace": view.memory_trace_files.get(key)})
+            yield RULE.finding(
+                f"pass {pass_name(*key)} is recorded ok, but its allocator "
+                f"counted {ooms[key]} out-of-memory event(s) during it",
+                artifact=TIMELINE,
+                line=f["line"],
+                pointer="/status",
+                observed="ok without an oom incident",
+                expected="status oom, or an oom incident saying how the pass recovered",
+                protocol_ref="A10.3",
+                evidence={"trace": view.memory_trace_files.get(key)},
+            )
     failed = view.timeline.filter(pl.col("status") != "ok")
     for f in failed.iter_rows(named=True):
         name = pass_name(f["variant_id"], f["phase"], f["run_index"])
         if not f["incident_kind"]:
-            yield RULE.finding(f"failed pass {name} ({f['status']}) has no incident recorded",
-                               artifact=TIMELINE, line=f["line"], pointer="/incident",
-                               observed=None, expected="incident with kind and message")
+            yield RULE.finding(
+                f"failed pass {name} ({f['status']}) has no incident recorded",
+                artifact=TIMELINE,
+                line=f["line"],
+                pointer="/incident",
+                observed=None,
+                expected="incident with kind and message",
+            )
             continue
         if f["incident_kind"] != f["status"]:
-            yield RULE.finding(f"the incident of {name} is {f['incident_kind']!r} while its "
-                               f"status is {f['status']!r}", artifact=TIMELINE,
-                               line=f["line"], pointer="/incident/kind",
-                               observed=f["incident_kind"], expected=f["status"])
+            yield RULE.finding(
+                f"the incident of {name} is {f['incident_kind']!r} while its "
+                f"status is {f['status']!r}",
+                artifact=TIMELINE,
+                line=f["line"],
+                pointer="/incident/kind",
+                observed=f["incident_kind"],
+                expected=f["status"],
+            )
         if not (f["incident_message"] or "").strip():
-            yield RULE.finding(f"the incident of {name} has no message", artifact=TIMELINE,
-                               line=f["line"], pointer="/incident/message", observed="",
-                               expected="what happened")
+            yield RULE.finding(
+                f"the incident of {name} has no message",
+                artifact=TIMELINE,
+                line=f["line"],
+                pointer="/incident/message",
+                observed="",
+                expected="what happened",
+            )
 
 
 RULE = check

@@ -27,9 +27,14 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0606", title="cold passes in fresh processes", protocol_ref="A6.5",
-      severity="error", requires=("timeline",),
-      fix="Start each cold pass in a fresh process, or compare no first passes.")
+@rule(
+    code="A0606",
+    title="cold passes in fresh processes",
+    protocol_ref="A6.5",
+    severity="error",
+    requires=("timeline",),
+    fix="Start each cold pass in a fresh process, or compare no first passes.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     t = view.timeline
     shared = t.group_by("pid").agg(pl.len().alias("uses"))  # warm-ups count too
@@ -37,20 +42,32 @@ def check(view: RunView) -> Iterator[Finding]:
     for c in cold.iter_rows(named=True):
         name = pass_name(c["variant_id"], "cold", c["run_index"])
         if not c["fresh_process"]:
-            yield RULE.finding(f"cold pass {name} did not run in a fresh process",
-                               artifact=TIMELINE, line=c['line'],
-                               observed=False, expected=True)
+            yield RULE.finding(
+                f"cold pass {name} did not run in a fresh process",
+                artifact=TIMELINE,
+                line=c["line"],
+                observed=False,
+                expected=True,
+            )
         elif (c["uses"] or 0) > 1:
-            yield RULE.finding(f"cold pass {name} shares its process (pid {c['pid']}) with "
-                               "another pass", artifact=TIMELINE, line=c['line'],
-                               observed=c["pid"], expected="a pid of its own")
+            yield RULE.finding(
+                f"cold pass {name} shares its process (pid {c['pid']}) with another pass",
+                artifact=TIMELINE,
+                line=c["line"],
+                observed=c["pid"],
+                expected="a pid of its own",
+            )
         elif c["load_seconds"] == 0:
-            yield RULE.finding(f"cold pass {name} ran in a fresh process but its model load "
-                               "took 0 s: a new process loads the model first, so either it "
-                               "was already loaded or the clock was too coarse to see it",
-                               artifact=TIMELINE, line=c["line"], severity="warning",
-                               observed=0, expected="load_seconds > 0 (or empty: not "
-                                                    "recorded)")
+            yield RULE.finding(
+                f"cold pass {name} ran in a fresh process but its model load "
+                "took 0 s: a new process loads the model first, so either it "
+                "was already loaded or the clock was too coarse to see it",
+                artifact=TIMELINE,
+                line=c["line"],
+                severity="warning",
+                observed=0,
+                expected="load_seconds > 0 (or empty: not recorded)",
+            )
 
 
 RULE = check

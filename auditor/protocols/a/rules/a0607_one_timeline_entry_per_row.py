@@ -24,22 +24,38 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0607", title="one timeline entry per row", protocol_ref="A6.3",
-      severity="error", requires=("results", "timeline"))
+@rule(
+    code="A0607",
+    title="one timeline entry per row",
+    protocol_ref="A6.3",
+    severity="error",
+    requires=("results", "timeline"),
+)
 def check(view: RunView) -> Iterator[Finding]:
     entries = view.timeline.filter(pl.col("phase").is_in(["cold", "warm"]))
-    for row, *key in view.results.join(entries.select(KEY), on=KEY, how="anti").select(
-            "row", *KEY).iter_rows():
-        yield RULE.finding(f"pass {pass_name(*key)} has a row but no timeline entry: its "
-                           "duration and status were not recorded by the timer",
-                           artifact=RESULTS, row=row, observed="no entry",
-                           expected=f"one entry in {TIMELINE}", missing_evidence=True)
+    for row, *key in (
+        view.results.join(entries.select(KEY), on=KEY, how="anti").select("row", *KEY).iter_rows()
+    ):
+        yield RULE.finding(
+            f"pass {pass_name(*key)} has a row but no timeline entry: its "
+            "duration and status were not recorded by the timer",
+            artifact=RESULTS,
+            row=row,
+            observed="no entry",
+            expected=f"one entry in {TIMELINE}",
+            missing_evidence=True,
+        )
     twice = entries.filter(pl.struct(KEY).is_duplicated()).filter(
-        pl.col("line") > pl.col("line").min().over(KEY))
+        pl.col("line") > pl.col("line").min().over(KEY)
+    )
     for line, *key in twice.select("line", *KEY).iter_rows():
-        yield RULE.finding(f"pass {pass_name(*key)} has more than one timeline entry",
-                           artifact=TIMELINE, line=line, observed="a second entry",
-                           expected="one entry per pass")
+        yield RULE.finding(
+            f"pass {pass_name(*key)} has more than one timeline entry",
+            artifact=TIMELINE,
+            line=line,
+            observed="a second entry",
+            expected="one entry per pass",
+        )
 
 
 RULE = check

@@ -22,24 +22,42 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0608", title="warm passes in the warmed process", protocol_ref="A6.1",
-      severity="error", requires=("timeline",))
+@rule(
+    code="A0608",
+    title="warm passes in the warmed process",
+    protocol_ref="A6.1",
+    severity="error",
+    requires=("timeline",),
+)
 def check(view: RunView) -> Iterator[Finding]:
     t = view.timeline
-    warmed = (t.filter(pl.col("phase") == "warmup").group_by("variant_id")
-              .agg(pl.col("pid").unique().alias("warm_pids")))
+    warmed = (
+        t.filter(pl.col("phase") == "warmup")
+        .group_by("variant_id")
+        .agg(pl.col("pid").unique().alias("warm_pids"))
+    )
     warm = t.filter(pl.col("phase") == "warm").join(warmed, on="variant_id", how="left")
     for w in warm.iter_rows(named=True):
         name = pass_name(w["variant_id"], "warm", w["run_index"])
         if w["fresh_process"]:
-            yield RULE.finding(f"warm pass {name} ran in a fresh process: no warm-up warmed it",
-                               artifact=TIMELINE, line=w["line"], pointer="/fresh_process",
-                               observed=True, expected=False)
+            yield RULE.finding(
+                f"warm pass {name} ran in a fresh process: no warm-up warmed it",
+                artifact=TIMELINE,
+                line=w["line"],
+                pointer="/fresh_process",
+                observed=True,
+                expected=False,
+            )
         elif w["warm_pids"] and w["pid"] not in w["warm_pids"]:
-            yield RULE.finding(f"warm pass {name} ran in pid {w['pid']}, not in the process "
-                               f"its warm-up warmed ({', '.join(map(str, w['warm_pids']))})",
-                               artifact=TIMELINE, line=w["line"], pointer="/pid",
-                               observed=w["pid"], expected=w["warm_pids"])
+            yield RULE.finding(
+                f"warm pass {name} ran in pid {w['pid']}, not in the process "
+                f"its warm-up warmed ({', '.join(map(str, w['warm_pids']))})",
+                artifact=TIMELINE,
+                line=w["line"],
+                pointer="/pid",
+                observed=w["pid"],
+                expected=w["warm_pids"],
+            )
 
 
 RULE = check

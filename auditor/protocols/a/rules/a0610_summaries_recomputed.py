@@ -27,36 +27,51 @@ _SCALE = {"s": 1.0, "ms": 1e-3}
 _STAT = {"median": "median", "p50": "median", "min": "min", "max": "max", "mean": "mean"}
 
 
-@rule(code="A0610", title="summaries equal the raw durations", protocol_ref="A6.3",
-      severity="error", requires=("results", "timeline"))
+@rule(
+    code="A0610",
+    title="summaries equal the raw durations",
+    protocol_ref="A6.3",
+    severity="error",
+    requires=("results", "timeline"),
+)
 def check(view: RunView) -> Iterator[Finding]:
     summaries = (view.claims or {}).get("summaries") or []
     if not summaries:
         return
-    got = {(r["variant_id"], r["phase"]): r for r in duration_summaries(view).iter_rows(
-        named=True)}
+    got = {(r["variant_id"], r["phase"]): r for r in duration_summaries(view).iter_rows(named=True)}
     for n, s in enumerate(summaries):
         name = f"{s['variant_id']} {s['phase']}"
         r = got.get((s["variant_id"], s["phase"]))
         if r is None:
-            yield RULE.finding(f"a summary of {name} passes, of which no completed pass has a "
-                               "duration", artifact=CLAIMS, pointer=f"/summaries/{n}",
-                               observed=s["passes"], expected=0)
+            yield RULE.finding(
+                f"a summary of {name} passes, of which no completed pass has a duration",
+                artifact=CLAIMS,
+                pointer=f"/summaries/{n}",
+                observed=s["passes"],
+                expected=0,
+            )
             continue
         if s["passes"] != r["passes"]:
-            yield RULE.finding(f"the {s['statistic']} of {name} is claimed over "
-                               f"{s['passes']} passes; {r['passes']} completed",
-                               artifact=CLAIMS, pointer=f"/summaries/{n}/passes",
-                               observed=s["passes"], expected=r["passes"])
+            yield RULE.finding(
+                f"the {s['statistic']} of {name} is claimed over "
+                f"{s['passes']} passes; {r['passes']} completed",
+                artifact=CLAIMS,
+                pointer=f"/summaries/{n}/passes",
+                observed=s["passes"],
+                expected=r["passes"],
+            )
         stat = _STAT.get(s["statistic"])
         if stat is None:
             continue
         value = s["value"] * _SCALE[s["unit"]]
         if abs(value - r[stat]) > SLACK_S:
-            yield RULE.finding(f"the {s['statistic']} of {name} differs from the one of its "
-                               "kept durations", artifact=CLAIMS, pointer=f"/summaries/{n}/value",
-                               observed=f"{s['value']} {s['unit']}",
-                               expected=f"{r[stat] / _SCALE[s['unit']]:.6g} {s['unit']}")
+            yield RULE.finding(
+                f"the {s['statistic']} of {name} differs from the one of its kept durations",
+                artifact=CLAIMS,
+                pointer=f"/summaries/{n}/value",
+                observed=f"{s['value']} {s['unit']}",
+                expected=f"{r[stat] / _SCALE[s['unit']]:.6g} {s['unit']}",
+            )
 
 
 RULE = check

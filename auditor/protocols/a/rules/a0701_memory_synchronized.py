@@ -18,10 +18,17 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0701", title="memory read after synchronize and reset", protocol_ref="A7.1",
-      severity="error", requires=("memory_traces",),
-      fix=("Synchronize the device before the baseline and after the operation, and reset the "
-           "peak statistics."))
+@rule(
+    code="A0701",
+    title="memory read after synchronize and reset",
+    protocol_ref="A7.1",
+    severity="error",
+    requires=("memory_traces",),
+    fix=(
+        "Synchronize the device before the baseline and after the operation, and reset the "
+        "peak statistics."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     for key in sorted(view.memory_traces):
         doc = view.memory_traces[key]
@@ -29,9 +36,14 @@ def check(view: RunView) -> Iterator[Finding]:
             continue
         for flag, ref in (("synchronized", "A7.1"), ("peak_stats_reset", "A7.2")):
             if doc.get(flag) is not True:
-                yield RULE.finding(f"{flag} is not true for a measured pass",
-                                   artifact=view.memory_trace_files[key], pointer=f"/{flag}",
-                                   observed=doc.get(flag), expected=True, protocol_ref=ref)
+                yield RULE.finding(
+                    f"{flag} is not true for a measured pass",
+                    artifact=view.memory_trace_files[key],
+                    pointer=f"/{flag}",
+                    observed=doc.get(flag),
+                    expected=True,
+                    protocol_ref=ref,
+                )
 
 
 RULE = check

@@ -21,34 +21,52 @@ from auditor.protocols.a.artifacts import RESULTS
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
-PAIRS = (("baseline_allocated_bytes", "baseline_reserved_bytes"),
-         ("peak_allocated_bytes", "peak_reserved_bytes"),
-         ("baseline_allocated_bytes", "peak_allocated_bytes"),
-         ("baseline_reserved_bytes", "peak_reserved_bytes"))
+PAIRS = (
+    ("baseline_allocated_bytes", "baseline_reserved_bytes"),
+    ("peak_allocated_bytes", "peak_reserved_bytes"),
+    ("baseline_allocated_bytes", "peak_allocated_bytes"),
+    ("baseline_reserved_bytes", "peak_reserved_bytes"),
+)
 
 
-@rule(code="A0703", title="memory invariants", protocol_ref="A7.3", severity="error",
-      requires=("results",),
-      fix=("Read the figures again from the allocator (allocated <= reserved, baseline <= peak); "
-           "re-run the pass."))
+@rule(
+    code="A0703",
+    title="memory invariants",
+    protocol_ref="A7.3",
+    severity="error",
+    requires=("results",),
+    fix=(
+        "Read the figures again from the allocator (allocated <= reserved, baseline <= peak); "
+        "re-run the pass."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     # One query flags every pair: a clean table costs one, not one per pair.
-    flags = view.results.filter(pl.any_horizontal(
-        (pl.col(low) > pl.col(high)).fill_null(False) for low, high in PAIRS))
+    flags = view.results.filter(
+        pl.any_horizontal((pl.col(low) > pl.col(high)).fill_null(False) for low, high in PAIRS)
+    )
     for low, high in PAIRS if flags.height else ():
         bad = flags.filter((pl.col(low) > pl.col(high)).fill_null(False))
         for row, a, b in bad.select("row", low, high).iter_rows():
-            yield RULE.finding(f"{low} is greater than {high}", artifact=RESULTS,
-                               row=row, observed={low: a, high: b},
-                               expected=f"{low} <= {high}")
+            yield RULE.finding(
+                f"{low} is greater than {high}",
+                artifact=RESULTS,
+                row=row,
+                observed={low: a, high: b},
+                expected=f"{low} <= {high}",
+            )
     for key in sorted(view.memory_traces):
         doc = view.memory_traces[key]
         for low, high in PAIRS:
             a, b = doc.get(low), doc.get(high)
             if a is not None and b is not None and a > b:
-                yield RULE.finding(f"{low} is greater than {high}",
-                                   artifact=view.memory_trace_files[key], pointer=f"/{low}",
-                                   observed={low: a, high: b}, expected=f"{low} <= {high}")
+                yield RULE.finding(
+                    f"{low} is greater than {high}",
+                    artifact=view.memory_trace_files[key],
+                    pointer=f"/{low}",
+                    observed={low: a, high: b},
+                    expected=f"{low} <= {high}",
+                )
 
 
 RULE = check

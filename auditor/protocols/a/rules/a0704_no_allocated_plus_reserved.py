@@ -32,8 +32,11 @@ from auditor.protocols.a.rules._memory import (
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
-_WORDING = re.compile(r"alloc\w*\s*(\+|plus)\s*reserv\w*|reserv\w*\s*(\+|plus)\s*alloc\w*"
-                      r"|sum of (the )?alloc\w* and reserv\w*", re.IGNORECASE)
+_WORDING = re.compile(
+    r"alloc\w*\s*(\+|plus)\s*reserv\w*|reserv\w*\s*(\+|plus)\s*alloc\w*"
+    r"|sum of (the )?alloc\w* and reserv\w*",
+    re.IGNORECASE,
+)
 _MEMORY = re.compile(r"alloc|reserv|memory|\bmem\b|vram", re.IGNORECASE)
 
 
@@ -48,28 +51,51 @@ def _sums(d: dict) -> list[int]:
     return out
 
 
-@rule(code="A0704", title="no allocated + reserved figure", protocol_ref="A7.3",
-      severity="error", requires=("results",),
-      fix="Report allocated and reserved apart; never add them.")
+@rule(
+    code="A0704",
+    title="no allocated + reserved figure",
+    protocol_ref="A7.3",
+    severity="error",
+    requires=("results",),
+    fix="Report allocated and reserved apart; never add them.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for artifact, where, fig, targets in claimed_figures(view, _sums):
         if targets and equals_figure(fig["value"], fig["unit"], targets):
-            yield RULE.finding(f"memory figure {fig['name']!r} equals allocated + reserved",
-                               artifact=artifact, pointer=where,
-                               observed=f"{fig['value']} {fig['unit']}",
-                               expected="allocated and reserved reported separately")
+            yield RULE.finding(
+                f"memory figure {fig['name']!r} equals allocated + reserved",
+                artifact=artifact,
+                pointer=where,
+                observed=f"{fig['value']} {fig['unit']}",
+                expected="allocated and reserved reported separately",
+            )
     for trace, where, value in trace_figures_equal_to(view, _sums):
-        yield RULE.finding("a trace figure equals allocated + reserved", artifact=trace,
-                           pointer=where, observed=value, expected="no summed figure")
+        yield RULE.finding(
+            "a trace figure equals allocated + reserved",
+            artifact=trace,
+            pointer=where,
+            observed=value,
+            expected="no summed figure",
+        )
     for artifact, loc, text, targets in note_targets(view, _sums):
         m = _WORDING.search(text)
-        quoted = (sentence_at(text, m.start()) if m else
-                  quote_match(text, targets) if _MEMORY.search(text) else None)
+        quoted = (
+            sentence_at(text, m.start())
+            if m
+            else quote_match(text, targets)
+            if _MEMORY.search(text)
+            else None
+        )
         if quoted is not None:
-            yield RULE.finding("a note may add allocated and reserved memory (notes are not "
-                               "judged: state memory figures in claims.json)",
-                               artifact=artifact, **loc, severity="warning", observed=quoted,
-                               expected="allocated and reserved reported separately")
+            yield RULE.finding(
+                "a note may add allocated and reserved memory (notes are not "
+                "judged: state memory figures in claims.json)",
+                artifact=artifact,
+                **loc,
+                severity="warning",
+                observed=quoted,
+                expected="allocated and reserved reported separately",
+            )
 
 
 RULE = check

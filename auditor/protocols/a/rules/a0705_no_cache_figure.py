@@ -38,27 +38,44 @@ def _diff(d: dict) -> list[int]:
     return [r - a] if a is not None and r is not None and r > a else []
 
 
-@rule(code="A0705", title="no cache = peak reserved - peak allocated", protocol_ref="A7.4",
-      severity="error", requires=("results",),
-      fix="Drop the cache figure: the two peaks are not at the same instant.")
+@rule(
+    code="A0705",
+    title="no cache = peak reserved - peak allocated",
+    protocol_ref="A7.4",
+    severity="error",
+    requires=("results",),
+    fix="Drop the cache figure: the two peaks are not at the same instant.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for artifact, where, fig, targets in claimed_figures(view, _diff):
         if targets and equals_figure(fig["value"], fig["unit"], targets):
-            yield RULE.finding(f"memory figure {fig['name']!r} is peak reserved - peak "
-                               "allocated, not a measure of anything at one instant",
-                               artifact=artifact, pointer=where,
-                               observed=f"{fig['value']} {fig['unit']}",
-                               expected="no figure from two peaks")
+            yield RULE.finding(
+                f"memory figure {fig['name']!r} is peak reserved - peak "
+                "allocated, not a measure of anything at one instant",
+                artifact=artifact,
+                pointer=where,
+                observed=f"{fig['value']} {fig['unit']}",
+                expected="no figure from two peaks",
+            )
     for trace, where, value in trace_figures_equal_to(view, _diff, name_pattern=_CACHE):
-        yield RULE.finding("a cache figure is peak reserved - peak allocated", artifact=trace,
-                           pointer=where, observed=value,
-                           expected="no cache figure from two peaks")
+        yield RULE.finding(
+            "a cache figure is peak reserved - peak allocated",
+            artifact=trace,
+            pointer=where,
+            observed=value,
+            expected="no cache figure from two peaks",
+        )
     for artifact, loc, text, targets in note_targets(view, _diff):
         if _CACHE.search(text) and (quoted := quote_match(text, targets)) is not None:
-            yield RULE.finding("a note may give peak reserved - peak allocated as a cache "
-                               "(notes are not judged: state memory figures in claims.json)",
-                               artifact=artifact, **loc, severity="warning", observed=quoted,
-                               expected="no cache figure from two peaks")
+            yield RULE.finding(
+                "a note may give peak reserved - peak allocated as a cache "
+                "(notes are not judged: state memory figures in claims.json)",
+                artifact=artifact,
+                **loc,
+                severity="warning",
+                observed=quoted,
+                expected="no cache figure from two peaks",
+            )
 
 
 RULE = check

@@ -24,21 +24,32 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0706", title="zero means really zero", protocol_ref="A7.2", severity="error",
-      requires=("results",),
-      fix="Leave a cell empty when it was not measured; write 0 only for a real zero.")
+@rule(
+    code="A0706",
+    title="zero means really zero",
+    protocol_ref="A7.2",
+    severity="error",
+    requires=("results",),
+    fix="Leave a cell empty when it was not measured; write 0 only for a real zero.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     gpu = pl.col("device").str.starts_with("cuda") | pl.col("device").str.starts_with("rocm")
     # One query finds the rows with any zero cell: a clean table costs one, not one per cell.
-    zeros = view.results.filter(gpu & pl.any_horizontal((pl.col(c) == 0).fill_null(False)
-                                                        for c in CELLS))
+    zeros = view.results.filter(
+        gpu & pl.any_horizontal((pl.col(c) == 0).fill_null(False) for c in CELLS)
+    )
     for c in CELLS if zeros.height else ():
         zero = zeros.filter(gpu & (pl.col(c) == 0))
         for row, dev in zero.select("row", "device").iter_rows():
-            yield RULE.finding(f"{c} is 0 bytes on {dev}: a GPU pass holds memory; an "
-                               "unmeasured figure is an empty cell", artifact=RESULTS,
-                               row=row, observed=0,
-                               expected="the measured bytes, or empty", evidence={"field": c})
+            yield RULE.finding(
+                f"{c} is 0 bytes on {dev}: a GPU pass holds memory; an "
+                "unmeasured figure is an empty cell",
+                artifact=RESULTS,
+                row=row,
+                observed=0,
+                expected="the measured bytes, or empty",
+                evidence={"field": c},
+            )
     unmeasured = {k for k, d in view.memory_traces.items() if not d["allocator_measured"]}
     cpu = view.results.filter(~gpu)
     for r in cpu.select("row", "variant_id", "phase", "run_index", *CELLS).iter_rows(named=True):
@@ -47,10 +58,14 @@ def check(view: RunView) -> Iterator[Finding]:
             continue
         for c in CELLS:
             if r[c] is not None:
-                yield RULE.finding(f"{c} is filled on a device whose allocator was not "
-                                   "measured", artifact=RESULTS, row=r["row"],
-                                   observed=r[c], expected="empty (not recorded)",
-                                   evidence={"field": c})
+                yield RULE.finding(
+                    f"{c} is filled on a device whose allocator was not measured",
+                    artifact=RESULTS,
+                    row=r["row"],
+                    observed=r[c],
+                    expected="empty (not recorded)",
+                    evidence={"field": c},
+                )
 
 
 RULE = check

@@ -20,19 +20,27 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0707", title="GPU memory recorded", protocol_ref="A7.2", severity="warning",
-      requires=("results",),
-      fix="Record the allocator's baselines and peaks on every GPU pass.")
+@rule(
+    code="A0707",
+    title="GPU memory recorded",
+    protocol_ref="A7.2",
+    severity="warning",
+    requires=("results",),
+    fix="Record the allocator's baselines and peaks on every GPU pass.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     gpu = pl.col("device").str.starts_with("cuda") | pl.col("device").str.starts_with("rocm")
     empty = pl.any_horizontal([pl.col(c).is_null() for c in CELLS])
-    for r in view.results.filter(gpu & empty).select("row", "device", *CELLS).iter_rows(
-            named=True):
+    for r in view.results.filter(gpu & empty).select("row", "device", *CELLS).iter_rows(named=True):
         missing = [c for c in CELLS if r[c] is None]
-        yield RULE.finding(f"GPU pass on {r['device']} without memory recorded "
-                           f"({', '.join(missing)})", artifact=RESULTS,
-                           row=r["row"], observed=None, expected="bytes",
-                           evidence={"columns": missing})
+        yield RULE.finding(
+            f"GPU pass on {r['device']} without memory recorded ({', '.join(missing)})",
+            artifact=RESULTS,
+            row=r["row"],
+            observed=None,
+            expected="bytes",
+            evidence={"columns": missing},
+        )
 
 
 RULE = check

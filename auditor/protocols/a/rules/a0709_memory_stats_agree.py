@@ -25,14 +25,21 @@ from auditor.model import Finding
 from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
-COUNTERS = (("baseline_allocated_bytes", "memory_stats_before", "allocated_bytes.all.current"),
-            ("baseline_reserved_bytes", "memory_stats_before", "reserved_bytes.all.current"),
-            ("peak_allocated_bytes", "memory_stats_after", "allocated_bytes.all.peak"),
-            ("peak_reserved_bytes", "memory_stats_after", "reserved_bytes.all.peak"))
+COUNTERS = (
+    ("baseline_allocated_bytes", "memory_stats_before", "allocated_bytes.all.current"),
+    ("baseline_reserved_bytes", "memory_stats_before", "reserved_bytes.all.current"),
+    ("peak_allocated_bytes", "memory_stats_after", "allocated_bytes.all.peak"),
+    ("peak_reserved_bytes", "memory_stats_after", "reserved_bytes.all.peak"),
+)
 
 
-@rule(code="A0709", title="memory figures agree with memory_stats", protocol_ref="A7.2",
-      severity="error", requires=("memory_traces",))
+@rule(
+    code="A0709",
+    title="memory figures agree with memory_stats",
+    protocol_ref="A7.2",
+    severity="error",
+    requires=("memory_traces",),
+)
 def check(view: RunView) -> Iterator[Finding]:
     for key in sorted(view.memory_traces):
         doc, rel = view.memory_traces[key], view.memory_trace_files[key]
@@ -44,15 +51,23 @@ def check(view: RunView) -> Iterator[Finding]:
                 continue
             stats = doc.get(snapshot)
             if not isinstance(stats, dict) or counter not in stats:
-                yield RULE.finding(f"{figure} is recorded without the {snapshot} counter that "
-                                   "backs it", artifact=rel, pointer=f"/{snapshot}",
-                                   observed=None, expected=f"{counter} = {value}",
-                                   missing_evidence=True)
+                yield RULE.finding(
+                    f"{figure} is recorded without the {snapshot} counter that backs it",
+                    artifact=rel,
+                    pointer=f"/{snapshot}",
+                    observed=None,
+                    expected=f"{counter} = {value}",
+                    missing_evidence=True,
+                )
             elif stats[counter] != value:
-                yield RULE.finding(f"{figure} differs from the allocator's own {counter}",
-                                   artifact=rel, pointer=f"/{figure}", observed=value,
-                                   expected=stats[counter],
-                                   evidence={"counter": f"/{snapshot}/{counter}"})
+                yield RULE.finding(
+                    f"{figure} differs from the allocator's own {counter}",
+                    artifact=rel,
+                    pointer=f"/{figure}",
+                    observed=value,
+                    expected=stats[counter],
+                    evidence={"counter": f"/{snapshot}/{counter}"},
+                )
 
 
 RULE = check

@@ -25,11 +25,20 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0801", title="CSV file and header", protocol_ref="A8.1", severity="error",
-      fix="Write resultats-bruts.csv with exactly the protocol's header, in order.")
+@rule(
+    code="A0801",
+    title="CSV file and header",
+    protocol_ref="A8.1",
+    severity="error",
+    fix="Write resultats-bruts.csv with exactly the protocol's header, in order.",
+)
 def check(view: RunView) -> Iterator[Finding]:
-    yield from faults(RULE, view, ("limit", "encoding", "quoting", "header"),
-                      "UTF-8, RFC 4180, header exactly as RUN_DIR.md")
+    yield from faults(
+        RULE,
+        view,
+        ("limit", "encoding", "quoting", "header"),
+        "UTF-8, RFC 4180, header exactly as RUN_DIR.md",
+    )
 
 
 RULE = check

@@ -20,8 +20,13 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0802", title="CSV cell count", protocol_ref="A8.4", severity="error",
-      fix="Quote notes that hold commas, quotes or line breaks (any CSV writer does).")
+@rule(
+    code="A0802",
+    title="CSV cell count",
+    protocol_ref="A8.4",
+    severity="error",
+    fix="Quote notes that hold commas, quotes or line breaks (any CSV writer does).",
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from faults(RULE, view, ("cells",), "as many cells as the header (38)")
 

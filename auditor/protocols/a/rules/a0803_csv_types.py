@@ -22,11 +22,17 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0803", title="CSV cell types", protocol_ref="A8.2", severity="error",
-      fix="Write plain numbers: seconds, bytes, USD cents, true/false; no units in cells.")
+@rule(
+    code="A0803",
+    title="CSV cell types",
+    protocol_ref="A8.2",
+    severity="error",
+    fix="Write plain numbers: seconds, bytes, USD cents, true/false; no units in cells.",
+)
 def check(view: RunView) -> Iterator[Finding]:
-    yield from faults(RULE, view, ("type",), "the column's type (resultats-bruts.table.json)",
-                      by_column=True)
+    yield from faults(
+        RULE, view, ("type",), "the column's type (resultats-bruts.table.json)", by_column=True
+    )
 
 
 RULE = check

@@ -18,8 +18,13 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0804", title="decimal point", protocol_ref="A8.2", severity="error",
-      fix="Write decimals with a point (0.5), never a comma.")
+@rule(
+    code="A0804",
+    title="decimal point",
+    protocol_ref="A8.2",
+    severity="error",
+    fix="Write decimals with a point (0.5), never a comma.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from faults(RULE, view, ("decimal_comma",), "a decimal point, e.g. 1.042")
 

@@ -20,12 +20,17 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0805", title="empty only where allowed", protocol_ref="A8.3", severity="error",
-      fix=("Fill the required cell, or leave it empty only where the protocol allows "
-           "\"not recorded\"."))
+@rule(
+    code="A0805",
+    title="empty only where allowed",
+    protocol_ref="A8.3",
+    severity="error",
+    fix=(
+        'Fill the required cell, or leave it empty only where the protocol allows "not recorded".'
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
-    yield from faults(RULE, view, ("empty",), "a value (empty means not recorded)",
-                      by_column=True)
+    yield from faults(RULE, view, ("empty",), "a value (empty means not recorded)", by_column=True)
 
 
 RULE = check

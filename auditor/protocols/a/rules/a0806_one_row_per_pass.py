@@ -18,8 +18,13 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0806", title="one row per pass", protocol_ref="A8.1", severity="error",
-      fix="Keep one row per pass: remove the repeated row and keep the real measurement.")
+@rule(
+    code="A0806",
+    title="one row per pass",
+    protocol_ref="A8.1",
+    severity="error",
+    fix="Keep one row per pass: remove the repeated row and keep the real measurement.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from faults(RULE, view, ("duplicate_row",), "one row per pass")
 

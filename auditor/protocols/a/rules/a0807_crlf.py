@@ -18,8 +18,13 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0807", title="CRLF line ends", protocol_ref="A8.4", severity="warning",
-      fix="Write CRLF line ends (RFC 4180), as the runner does.")
+@rule(
+    code="A0807",
+    title="CRLF line ends",
+    protocol_ref="A8.4",
+    severity="warning",
+    fix="Write CRLF line ends (RFC 4180), as the runner does.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from faults(RULE, view, ("line_ending",), "CRLF")
 

@@ -19,9 +19,14 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0902", title="package cost not accumulated", protocol_ref="A9.3",
-      severity="error", requires=("results",),
-      fix="Write the package cost once per package, never summed over passes.")
+@rule(
+    code="A0902",
+    title="package cost not accumulated",
+    protocol_ref="A9.3",
+    severity="error",
+    requires=("results",),
+    fix="Write the package cost once per package, never summed over passes.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     r = view.results.sort("row")
     if r.height < 2:
@@ -30,9 +35,13 @@ def check(view: RunView) -> Iterator[Finding]:
     col = pl.col("package_total_usd_minor")
     bad = r.filter(col.ne_missing(first))
     for row, got in bad.select("row", "package_total_usd_minor").iter_rows():
-        yield RULE.finding("package_total_usd_minor differs from the first row's: the package "
-                           "is one expense", artifact=RESULTS, row=row,
-                           observed=got, expected=first)
+        yield RULE.finding(
+            "package_total_usd_minor differs from the first row's: the package is one expense",
+            artifact=RESULTS,
+            row=row,
+            observed=got,
+            expected=first,
+        )
 
 
 RULE = check

@@ -24,17 +24,27 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0903", title="accepted corpora not over-counted", protocol_ref="A9.3",
-      severity="error", requires=("results", "outputs", "expected_ids", "manifest"),
-      fix="Count distinct accepted corpora only, never repetitions or failed passes.")
+@rule(
+    code="A0903",
+    title="accepted corpora not over-counted",
+    protocol_ref="A9.3",
+    severity="error",
+    requires=("results", "outputs", "expected_ids", "manifest"),
+    fix="Count distinct accepted corpora only, never repetitions or failed passes.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     r = view.results.join(variant_accepted(view), on="variant_id", how="left")
     bad = r.filter(pl.col("accepted_unique_corpora") > pl.col("accepted_corpora"))
-    for row, got, want in bad.select("row", "accepted_unique_corpora",
-                                     "accepted_corpora").iter_rows():
-        yield RULE.finding("accepted_unique_corpora is more than the distinct corpora "
-                           "recomputed as accepted", artifact=RESULTS, row=row,
-                           observed=got, expected=f"<= {want}")
+    for row, got, want in bad.select(
+        "row", "accepted_unique_corpora", "accepted_corpora"
+    ).iter_rows():
+        yield RULE.finding(
+            "accepted_unique_corpora is more than the distinct corpora recomputed as accepted",
+            artifact=RESULTS,
+            row=row,
+            observed=got,
+            expected=f"<= {want}",
+        )
 
 
 RULE = check

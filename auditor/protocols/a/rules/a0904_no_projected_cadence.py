@@ -71,9 +71,14 @@ def _cost_mismatch(view: RunView, p: dict) -> str | None:
     return None if abs(Decimal(repr(float(p["value"]))) - want) <= Decimal("0.01") else text
 
 
-@rule(code="A0904", title="no projected cadence", protocol_ref="A9.5", severity="error",
-      requires=("manifest",),
-      fix="Give only the package cost without a measured accepted count; project no cadence.")
+@rule(
+    code="A0904",
+    title="no projected cadence",
+    protocol_ref="A9.5",
+    severity="error",
+    requires=("manifest",),
+    fix="Give only the package cost without a measured accepted count; project no cadence.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     projections = (view.claims or {}).get("projections") or []
     measured = _measured(view) if projections else {}
@@ -82,35 +87,56 @@ def check(view: RunView) -> Iterator[Finding]:
         have = measured.get(p.get("variant_id"), 0)
         basis = p["accepted_corpora"]
         if not basis:
-            yield RULE.finding(f"a {p['figure']} is stated without a measured accepted count; "
-                               "only the package cost may be computed", artifact=CLAIMS,
-                               pointer=f"{where}/accepted_corpora", observed=basis,
-                               expected="a measured count of accepted corpora, or no "
-                                        "projection")
+            yield RULE.finding(
+                f"a {p['figure']} is stated without a measured accepted count; "
+                "only the package cost may be computed",
+                artifact=CLAIMS,
+                pointer=f"{where}/accepted_corpora",
+                observed=basis,
+                expected="a measured count of accepted corpora, or no projection",
+            )
         elif not measured:  # the CSV or the outputs did not load: nothing to compare with
-            continue        # (their own findings say why; 0 would be a count never made)
+            continue  # (their own findings say why; 0 would be a count never made)
         elif basis > have:
-            yield RULE.finding(f"the {p['figure']} rests on {basis} accepted corpora; the "
-                               f"outputs show {have}", artifact=CLAIMS,
-                               pointer=f"{where}/accepted_corpora", observed=basis,
-                               expected=f"<= {have}")
-        elif p["figure"] == "cost_per_accepted_corpus" and (
-                wrong := _cost_mismatch(view, p)) is not None:
-            yield RULE.finding(f"the cost per accepted corpus is not the package total divided "
-                               f"by the {basis} accepted corpora it rests on", artifact=CLAIMS,
-                               pointer=f"{where}/value", observed=f"{p['value']:g} {p['unit']}",
-                               expected=wrong, protocol_ref="A9.3")
+            yield RULE.finding(
+                f"the {p['figure']} rests on {basis} accepted corpora; the outputs show {have}",
+                artifact=CLAIMS,
+                pointer=f"{where}/accepted_corpora",
+                observed=basis,
+                expected=f"<= {have}",
+            )
+        elif (
+            p["figure"] == "cost_per_accepted_corpus"
+            and (wrong := _cost_mismatch(view, p)) is not None
+        ):
+            yield RULE.finding(
+                f"the cost per accepted corpus is not the package total divided "
+                f"by the {basis} accepted corpora it rests on",
+                artifact=CLAIMS,
+                pointer=f"{where}/value",
+                observed=f"{p['value']:g} {p['unit']}",
+                expected=wrong,
+                protocol_ref="A9.3",
+            )
         elif p["figure"] in _COUNTS and p["value"] > have:
-            yield RULE.finding(f"the {p['figure']} states {p['value']:g} corpora while "
-                               f"{have} were accepted: production projected, not measured",
-                               artifact=CLAIMS, pointer=f"{where}/value", observed=p["value"],
-                               expected=f"<= {have} (the accepted corpora measured)")
+            yield RULE.finding(
+                f"the {p['figure']} states {p['value']:g} corpora while "
+                f"{have} were accepted: production projected, not measured",
+                artifact=CLAIMS,
+                pointer=f"{where}/value",
+                observed=p["value"],
+                expected=f"<= {have} (the accepted corpora measured)",
+            )
     for artifact, loc, hit, _, sentence in note_matches(view, phrases("cadence")):
-        yield RULE.finding(f"a note may project a cadence ({hit!r}); notes are not judged: "
-                           "state projections in claims.json", artifact=artifact, **loc,
-                           severity="warning", observed=sentence,
-                           expected="the package cost, and per accepted corpus only if "
-                                    "measured")
+        yield RULE.finding(
+            f"a note may project a cadence ({hit!r}); notes are not judged: "
+            "state projections in claims.json",
+            artifact=artifact,
+            **loc,
+            severity="warning",
+            observed=sentence,
+            expected="the package cost, and per accepted corpus only if measured",
+        )
 
 
 RULE = check

@@ -20,16 +20,26 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A0905", title="same unit of work", protocol_ref="A9.4", severity="error",
-      requires=("results", "expected_ids"),
-      fix="Measure every variant on the same unit of work (the same corpus).")
+@rule(
+    code="A0905",
+    title="same unit of work",
+    protocol_ref="A9.4",
+    severity="error",
+    requires=("results", "expected_ids"),
+    fix="Measure every variant on the same unit of work (the same corpus).",
+)
 def check(view: RunView) -> Iterator[Finding]:
     n = view.expected_ids["id"].n_unique()  # the distinct IDs: a duplicate line is A0207's
     bad = view.results.filter(pl.col("expected_ids") != n)
     for row, got in bad.select("row", "expected_ids").iter_rows():
-        yield RULE.finding("expected_ids differs from the evaluation corpus every variant "
-                           "must process", artifact=RESULTS, row=row,
-                           observed=got, expected=n, evidence={"expected_file": EXPECTED})
+        yield RULE.finding(
+            "expected_ids differs from the evaluation corpus every variant must process",
+            artifact=RESULTS,
+            row=row,
+            observed=got,
+            expected=n,
+            evidence={"expected_file": EXPECTED},
+        )
 
 
 RULE = check

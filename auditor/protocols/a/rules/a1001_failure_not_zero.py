@@ -21,21 +21,37 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A1001", title="failure never a time of 0", protocol_ref="A10.3", severity="error",
-      requires=("results",),
-      fix="Record a failed pass as failed, with its time to failure, never as 0 s.")
+@rule(
+    code="A1001",
+    title="failure never a time of 0",
+    protocol_ref="A10.3",
+    severity="error",
+    requires=("results",),
+    fix="Record a failed pass as failed, with its time to failure, never as 0 s.",
+)
 def check(view: RunView) -> Iterator[Finding]:
-    for row, v, p, r in view.results.filter(pl.col("elapsed_seconds") == 0).select(
-            "row", "variant_id", "phase", "run_index").iter_rows():
-        yield RULE.finding(f"pass {v}/{p}-{r} has a time of 0 seconds", artifact=RESULTS,
-                           row=row, observed=0,
-                           expected="the time until failure, or empty")
+    for row, v, p, r in (
+        view.results.filter(pl.col("elapsed_seconds") == 0)
+        .select("row", "variant_id", "phase", "run_index")
+        .iter_rows()
+    ):
+        yield RULE.finding(
+            f"pass {v}/{p}-{r} has a time of 0 seconds",
+            artifact=RESULTS,
+            row=row,
+            observed=0,
+            expected="the time until failure, or empty",
+        )
     if view.timeline is not None:
         t = view.timeline.filter((pl.col("status") != "ok") & (pl.col("elapsed_seconds") == 0))
         for line, status in t.select("line", "status").iter_rows():
-            yield RULE.finding(f"a pass that ended in {status} records 0 seconds",
-                               artifact=TIMELINE, line=line, observed=0,
-                               expected="the time until failure, or null")
+            yield RULE.finding(
+                f"a pass that ended in {status} records 0 seconds",
+                artifact=TIMELINE,
+                line=line,
+                observed=0,
+                expected="the time until failure, or null",
+            )
 
 
 RULE = check

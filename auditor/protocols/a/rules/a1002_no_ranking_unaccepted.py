@@ -29,28 +29,42 @@ from auditor.protocols.a.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="A1002", title="no ranking of unaccepted configurations", protocol_ref="A10.2",
-      severity="error", requires=("results", "outputs", "expected_ids", "manifest"),
-      fix="Rank only accepted configurations; list the others apart.")
+@rule(
+    code="A1002",
+    title="no ranking of unaccepted configurations",
+    protocol_ref="A10.2",
+    severity="error",
+    requires=("results", "outputs", "expected_ids", "manifest"),
+    fix="Rank only accepted configurations; list the others apart.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     accepted = variants_accepted(view)
     for n, ranking in enumerate((view.claims or {}).get("rankings") or []):
         for k, v in enumerate(ranking["variants"]):
             if v not in accepted:
-                yield RULE.finding(f"variant {v} is ranked ({basis_text(ranking['basis'])}) "
-                                   "but is not accepted", artifact=CLAIMS,
-                                   pointer=f"/rankings/{n}/variants/{k}", observed=v,
-                                   expected=f"only accepted variants: {sorted(accepted)}",
-                                   subject=variant_subject(v))
+                yield RULE.finding(
+                    f"variant {v} is ranked ({basis_text(ranking['basis'])}) but is not accepted",
+                    artifact=CLAIMS,
+                    pointer=f"/rankings/{n}/variants/{k}",
+                    observed=v,
+                    expected=f"only accepted variants: {sorted(accepted)}",
+                    subject=variant_subject(v),
+                )
     rejected = sorted({v for v in view.results["variant_id"].unique()} - accepted)
     for artifact, loc, hit, variant, sentence in note_matches(view, phrases("ranking")):
         named = [v for v in rejected if v == variant or (variant is None and v in sentence)]
         if named:
-            yield RULE.finding(f"a note may rank variant {named[0]}, which is not accepted "
-                               f"({hit!r}); notes are not judged: state rankings in "
-                               "claims.json", artifact=artifact, **loc, severity="warning",
-                               observed=sentence, expected="no ranking of a variant that is "
-                               "not accepted", subject=variant_subject(named[0]))
+            yield RULE.finding(
+                f"a note may rank variant {named[0]}, which is not accepted "
+                f"({hit!r}); notes are not judged: state rankings in "
+                "claims.json",
+                artifact=artifact,
+                **loc,
+                severity="warning",
+                observed=sentence,
+                expected="no ranking of a variant that is not accepted",
+                subject=variant_subject(named[0]),
+            )
 
 
 RULE = check

@@ -37,27 +37,40 @@ SLACK_S = 1e-3
 _SCALE = {"s": 1.0, "ms": 1e-3}
 
 
-@rule(code="A1003", title="rankings recomputed from the passes", protocol_ref="A10.2",
-      severity="error", requires=("results", "timeline", "outputs", "expected_ids", "manifest"),
-      fix=("Rank every accepted variant by the figure the basis names, recomputed from the "
-           "kept durations, in the stated order, with those figures."))
+@rule(
+    code="A1003",
+    title="rankings recomputed from the passes",
+    protocol_ref="A10.2",
+    severity="error",
+    requires=("results", "timeline", "outputs", "expected_ids", "manifest"),
+    fix=(
+        "Rank every accepted variant by the figure the basis names, recomputed from the "
+        "kept durations, in the stated order, with those figures."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     rankings = (view.claims or {}).get("rankings") or []
     accepted = variants_accepted(view) if rankings else frozenset()
     for n, r in enumerate(rankings):
         where, basis = f"/rankings/{n}", r["basis"]
         if isinstance(basis, str):
-            yield RULE.finding(f"the basis of this ranking is free text ({basis!r}): its order "
-                               "is not recomputed", artifact=CLAIMS, pointer=f"{where}/basis",
-                               severity="warning", observed=basis,
-                               expected="a typed basis (claims.json schema_version 2)")
+            yield RULE.finding(
+                f"the basis of this ranking is free text ({basis!r}): its order is not recomputed",
+                artifact=CLAIMS,
+                pointer=f"{where}/basis",
+                severity="warning",
+                observed=basis,
+                expected="a typed basis (claims.json schema_version 2)",
+            )
             continue
-        yield from _judge(r, where, accepted, ranking_figures(view, basis["phase"],
-                                                              basis["statistic"]))
+        yield from _judge(
+            r, where, accepted, ranking_figures(view, basis["phase"], basis["statistic"])
+        )
 
 
-def _judge(r: dict, where: str, accepted: frozenset[str], figures: dict[str, float]
-           ) -> Iterator[Finding]:
+def _judge(
+    r: dict, where: str, accepted: frozenset[str], figures: dict[str, float]
+) -> Iterator[Finding]:
     basis, listed, values = r["basis"], r["variants"], r.get("values")
     unit, scale = basis["unit"], _SCALE[basis["unit"]]
     what = basis_text(basis)
@@ -70,36 +83,56 @@ def _judge(r: dict, where: str, accepted: frozenset[str], figures: dict[str, flo
     own = [(k, v) for k, v in enumerate(listed) if v in accepted]  # the others: A1002
     for k, v in own:
         if v not in figures:
-            yield RULE.finding(f"variant {v} is ranked by its {figure}, but none of its "
-                               f"{basis['phase']} passes completed with a duration",
-                               artifact=CLAIMS, pointer=f"{where}/variants/{k}", observed=v,
-                               expected=f"a variant ranked by its {basis['phase']} passes")
+            yield RULE.finding(
+                f"variant {v} is ranked by its {figure}, but none of its "
+                f"{basis['phase']} passes completed with a duration",
+                artifact=CLAIMS,
+                pointer=f"{where}/variants/{k}",
+                observed=v,
+                expected=f"a variant ranked by its {basis['phase']} passes",
+            )
     missing = [v for v in want if v not in listed]
     if missing:
-        yield RULE.finding(f"the ranking ({what}) leaves out accepted variant(s) "
-                           f"{', '.join(missing)}", artifact=CLAIMS,
-                           pointer=f"{where}/variants", observed=listed, expected=want)
+        yield RULE.finding(
+            f"the ranking ({what}) leaves out accepted variant(s) {', '.join(missing)}",
+            artifact=CLAIMS,
+            pointer=f"{where}/variants",
+            observed=listed,
+            expected=want,
+        )
     if values is not None and len(values) != len(listed):
-        yield RULE.finding(f"the ranking gives {len(values)} figure(s) for {len(listed)} "
-                           "variants", artifact=CLAIMS, pointer=f"{where}/values",
-                           observed=len(values), expected=len(listed))
+        yield RULE.finding(
+            f"the ranking gives {len(values)} figure(s) for {len(listed)} variants",
+            artifact=CLAIMS,
+            pointer=f"{where}/values",
+            observed=len(values),
+            expected=len(listed),
+        )
     elif values is not None:
         for k, v in own:
             if v in figures and abs(values[k] * scale - figures[v]) > SLACK_S:
-                yield RULE.finding(f"the {figure} of {v} in the ranking differs from the one of "
-                                   "its kept durations", artifact=CLAIMS,
-                                   pointer=f"{where}/values/{k}",
-                                   observed=f"{values[k]} {unit}", expected=shown(figures[v]))
+                yield RULE.finding(
+                    f"the {figure} of {v} in the ranking differs from the one of "
+                    "its kept durations",
+                    artifact=CLAIMS,
+                    pointer=f"{where}/values/{k}",
+                    observed=f"{values[k]} {unit}",
+                    expected=shown(figures[v]),
+                )
     sign = 1 if basis["order"] == "ascending" else -1
     seq = [(k, v, figures[v]) for k, v in own if v in figures]
     for j, (k, b, fb) in enumerate(seq):
         worse = [(a, fa) for _, a, fa in seq[:j] if sign * (fa - fb) > SLACK_S]
         if worse:
             a, fa = worse[0]
-            yield RULE.finding(f"{a} is ranked before {b} ({what}), but its {figure} is "
-                               f"{shown(fa)} against {shown(fb)}", artifact=CLAIMS,
-                               pointer=f"{where}/variants/{k}", observed=listed,
-                               expected=[v for v in want if v in listed])
+            yield RULE.finding(
+                f"{a} is ranked before {b} ({what}), but its {figure} is "
+                f"{shown(fa)} against {shown(fb)}",
+                artifact=CLAIMS,
+                pointer=f"{where}/variants/{k}",
+                observed=listed,
+                expected=[v for v in want if v in listed],
+            )
             break
 
 

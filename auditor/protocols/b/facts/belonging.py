@@ -76,10 +76,13 @@ def _ident(value: Any) -> str | None:
 
 def _parts(ident: Identity) -> dict[str, tuple[str, ...]]:
     """What IDENT names, part by part."""
-    return {"machine": ident.machines, "cpu": ident.cpus,
-            "gpu": tuple(g.name for g in ident.gpus if g.name),
-            "gpu uuid": tuple(x for g in ident.gpus if (x := _ident(g.uuid))),
-            "gpu serial": tuple(x for g in ident.gpus if (x := _ident(g.serial)))}
+    return {
+        "machine": ident.machines,
+        "cpu": ident.cpus,
+        "gpu": tuple(g.name for g in ident.gpus if g.name),
+        "gpu uuid": tuple(x for g in ident.gpus if (x := _ident(g.uuid))),
+        "gpu serial": tuple(x for g in ident.gpus if (x := _ident(g.serial))),
+    }
 
 
 @dataclass(frozen=True)
@@ -124,11 +127,13 @@ def _environment(view: RunView) -> dict[str, tuple[str, ...]]:
     machine = got if isinstance(got := env.get("machine"), Mapping) else {}
     cpu = got if isinstance(got := env.get("cpu"), Mapping) else {}
     gpus = [g for g in env.get("gpus") or [] if isinstance(g, Mapping)]
-    out = {"machine": tuple(filter(None, [known(machine.get("value"))])),
-           "cpu": tuple(filter(None, [known(cpu.get("model"))])),
-           "gpu": tuple(n for g in gpus if (n := known(g.get("name")))),
-           "gpu uuid": tuple(x for g in gpus if (x := _ident(g.get("uuid")))),
-           "gpu serial": tuple(x for g in gpus if (x := _ident(g.get("serial"))))}
+    out = {
+        "machine": tuple(filter(None, [known(machine.get("value"))])),
+        "cpu": tuple(filter(None, [known(cpu.get("model"))])),
+        "gpu": tuple(n for g in gpus if (n := known(g.get("name")))),
+        "gpu uuid": tuple(x for g in gpus if (x := _ident(g.get("uuid")))),
+        "gpu serial": tuple(x for g in gpus if (x := _ident(g.get("serial")))),
+    }
     return out
 
 
@@ -154,10 +159,12 @@ def run_machine(view: RunView) -> RunMachine:
             top = max(votes.values())
             pick = min((k for k, n in votes.items() if n == top), key=lambda k: first[k])
             parts[part] = (pick,)
-            holders = [path for path, p in named.items()
-                       if any(_same(part, pick, v) for v in p[part])]
-            sources[part] = (f"{holders[0]}" + (f" and {len(holders) - 1} other evidence "
-                                                 "file(s)" if len(holders) > 1 else ""))
+            holders = [
+                path for path, p in named.items() if any(_same(part, pick, v) for v in p[part])
+            ]
+            sources[part] = f"{holders[0]}" + (
+                f" and {len(holders) - 1} other evidence file(s)" if len(holders) > 1 else ""
+            )
     return RunMachine(parts, sources)
 
 
@@ -182,8 +189,9 @@ def machine_mismatches(view: RunView) -> tuple[Mismatch, ...]:
         for part in PARTS:
             mine = run.parts.get(part, ())
             if _mismatch(part, named[part], mine):
-                out.append(Mismatch(path, part, tuple(dict.fromkeys(named[part])), mine,
-                                    run.sources[part]))
+                out.append(
+                    Mismatch(path, part, tuple(dict.fromkeys(named[part])), mine, run.sources[part])
+                )
     return tuple(out)
 
 
@@ -204,16 +212,29 @@ def model_mismatches(view: RunView) -> tuple[Mismatch, ...]:
             continue  # the policy's own artifact: B0401 compares it
         for ev in evs:
             sha = ev.meta.get("model_sha256")
-            if isinstance(sha, str) and isinstance(manifest, str) \
-                    and sha.lower() != manifest.lower():
-                out.append(Mismatch(ev.path, "model", (sha,), (manifest,),
-                                    "manifest.json /artifact_sha256"))
+            if (
+                isinstance(sha, str)
+                and isinstance(manifest, str)
+                and sha.lower() != manifest.lower()
+            ):
+                out.append(
+                    Mismatch(
+                        ev.path, "model", (sha,), (manifest,), "manifest.json /artifact_sha256"
+                    )
+                )
     models = _models(view)
     for path, ev in view.power_state.items():
         sha = ev.meta.get("model_sha256")
         if isinstance(sha, str) and models and sha.lower() not in models:
-            out.append(Mismatch(path, "model", (sha,), tuple(sorted(models)),
-                                "manifest.json /artifact_sha256 and /policies/*/artifact_sha256"))
+            out.append(
+                Mismatch(
+                    path,
+                    "model",
+                    (sha,),
+                    tuple(sorted(models)),
+                    "manifest.json /artifact_sha256 and /policies/*/artifact_sha256",
+                )
+            )
     return tuple(sorted(out, key=lambda m: m.path))
 
 
@@ -243,16 +264,18 @@ def span_outside(view: RunView, ev: Evidence) -> str | None:
     if start is not None and span[0] < start - CLOCK_TOLERANCE_S:
         return "it begins before the run was declared"
     if end is not None and span[1] > end + CAPTURE_MARGIN_S:
-        return (f"it ends more than {CAPTURE_MARGIN_S:g} s after the run's last trial")
+        return f"it ends more than {CAPTURE_MARGIN_S:g} s after the run's last trial"
     return None
 
 
 @per_view
 def time_mismatches(view: RunView) -> tuple[Mismatch, ...]:
     """Each power-state file outside the session's time span."""
-    return tuple(Mismatch(path, "time", (why,), ("within the session",), "the trials")
-                 for path, ev in sorted(view.power_state.items())
-                 if (why := span_outside(view, ev)))
+    return tuple(
+        Mismatch(path, "time", (why,), ("within the session",), "the trials")
+        for path, ev in sorted(view.power_state.items())
+        if (why := span_outside(view, ev))
+    )
 
 
 def foreign(view: RunView) -> dict[str, list[Mismatch]]:
@@ -267,5 +290,7 @@ def describe(m: Mismatch) -> str:
     """One mismatch in words."""
     if m.part == "time":
         return m.named[0]
-    return (f"it names the {m.part} {', '.join(m.named)}; the run's is "
-            f"{', '.join(m.expected)} ({m.source})")
+    return (
+        f"it names the {m.part} {', '.join(m.named)}; the run's is "
+        f"{', '.join(m.expected)} ({m.source})"
+    )

@@ -55,8 +55,10 @@ def revision_mismatches(view: RunView) -> tuple[RevisionMismatch, ...]:
     m = view.m
     revisions = _section(m, "revisions")
     tok = _section(_section(m, "replay"), "tokenizer").get("file")
-    files = {"model": _section(m, "artifact").get("file"),
-             "tokenizer": tok if isinstance(tok, str) else TOKENIZER_FILE}
+    files = {
+        "model": _section(m, "artifact").get("file"),
+        "tokenizer": tok if isinstance(tok, str) else TOKENIZER_FILE,
+    }
     out = []
     for kind, rel in files.items():
         recorded = _sha(revisions.get(kind))
@@ -87,12 +89,18 @@ def label_mismatch(view: RunView) -> LabelMismatch | None:
     classes = _section(view.m, "task").get("classes")
     order = _section(view.m, "replay").get("labels")
     if isinstance(classes, list) and set(labels) != {str(c) for c in classes}:
-        return LabelMismatch(labels, tuple(map(str, classes)),
-                             f"{CHECKPOINT_CONFIG} labels its outputs {', '.join(labels)}; "
-                             f"the run's classes are {', '.join(map(str, classes))}")
+        return LabelMismatch(
+            labels,
+            tuple(map(str, classes)),
+            f"{CHECKPOINT_CONFIG} labels its outputs {', '.join(labels)}; "
+            f"the run's classes are {', '.join(map(str, classes))}",
+        )
     if isinstance(order, list) and list(labels) != [str(x) for x in order]:
-        return LabelMismatch(labels, tuple(map(str, order)),
-                             f"{CHECKPOINT_CONFIG} maps outputs 0..{len(labels) - 1} to "
-                             f"{', '.join(labels)}; the run maps them to "
-                             f"{', '.join(map(str, order))} (replay.labels)")
+        return LabelMismatch(
+            labels,
+            tuple(map(str, order)),
+            f"{CHECKPOINT_CONFIG} maps outputs 0..{len(labels) - 1} to "
+            f"{', '.join(labels)}; the run maps them to "
+            f"{', '.join(map(str, order))} (replay.labels)",
+        )
     return None

@@ -27,8 +27,7 @@ def claim_tolerance(text: str | None, value: float) -> float:
         decimals = len(mantissa.partition(".")[2])
         digits = decimals - (int(exponent) if exponent and len(exponent) < 6 else 0)
     rounding = 0.5 * 10.0 ** (-min(max(digits, -300), 300))
-    return (min(rounding, CLAIM_REL_CAP * abs(value)) + CLAIM_REL_FLOOR * abs(value)
-            + FLOAT_EPS)
+    return min(rounding, CLAIM_REL_CAP * abs(value)) + CLAIM_REL_FLOOR * abs(value) + FLOAT_EPS
 
 
 def agrees(claim: float | None, text: str | None, value: float | None) -> bool:

@@ -44,27 +44,42 @@ def _compare(f: PolicyFacts, base: PolicyFacts) -> tuple[str, str]:
     for column, what in (("power_source", "power source"), ("power_mode", "power mode")):
         mine, theirs = _recorded(f, column), _recorded(base, column)
         if mine and theirs and mine != theirs:
-            return "invalid", (f"measured on {'/'.join(sorted(mine))}, the baseline on "
-                               f"{'/'.join(sorted(theirs))}: not the same {what}")
+            return "invalid", (
+                f"measured on {'/'.join(sorted(mine))}, the baseline on "
+                f"{'/'.join(sorted(theirs))}: not the same {what}"
+            )
     if f.energy_missing or base.energy_missing:
-        return "incomplete", (f"{pid}: {f.energy_missing}" if f.energy_missing
-                              else f"baseline {base.policy.policy_id}: {base.energy_missing}")
+        return "incomplete", (
+            f"{pid}: {f.energy_missing}"
+            if f.energy_missing
+            else f"baseline {base.policy.policy_id}: {base.energy_missing}"
+        )
     if f.domains != base.domains:
-        return "incomplete", (f"{pid} sums {', '.join(f.domains)}, the baseline "
-                              f"{', '.join(base.domains)}: not the same domains")
-    lacking = sorted(f.policy.accelerator - f.includes) \
-        if f.policy.accelerator <= DEVICES else []
+        return "incomplete", (
+            f"{pid} sums {', '.join(f.domains)}, the baseline "
+            f"{', '.join(base.domains)}: not the same domains"
+        )
+    lacking = sorted(f.policy.accelerator - f.includes) if f.policy.accelerator <= DEVICES else []
     if lacking or "cpu" not in f.includes:
-        return "incomplete", (f"the summed domains ({', '.join(f.domains)}) leave out the "
-                              f"{'/'.join(lacking) or 'CPU'} the policies run on")
-    if None in (f.average_power_w, base.average_power_w, f.joules_per_inference,
-                base.joules_per_inference):
+        return "incomplete", (
+            f"the summed domains ({', '.join(f.domains)}) leave out the "
+            f"{'/'.join(lacking) or 'CPU'} the policies run on"
+        )
+    if None in (
+        f.average_power_w,
+        base.average_power_w,
+        f.joules_per_inference,
+        base.joules_per_inference,
+    ):
         return "incomplete", "a pooled figure is missing (no answer or no wall time to divide by)"
-    lower = (f.average_power_w < base.average_power_w  # type: ignore[operator]
-             and f.joules_per_inference < base.joules_per_inference)  # type: ignore[operator]
+    lower = (
+        f.average_power_w < base.average_power_w  # type: ignore[operator]
+        and f.joules_per_inference < base.joules_per_inference  # type: ignore[operator]
+    )
     return ("lower" if lower else "not_lower"), (
         f"{f.average_power_w:.4g} W and {f.joules_per_inference:.4g} J per inference against "
-        f"the baseline's {base.average_power_w:.4g} W and {base.joules_per_inference:.4g} J")
+        f"the baseline's {base.average_power_w:.4g} W and {base.joules_per_inference:.4g} J"
+    )
 
 
 @per_view
@@ -80,7 +95,14 @@ def comparisons(view: RunView) -> dict[str, Comparison]:
             out[pid] = Comparison(pid, "", "incomplete", "no declared cpu-only baseline")
             continue
         status, reason = _compare(f, base)
-        out[pid] = Comparison(pid, base.policy.policy_id, status, reason, f.average_power_w,
-                              base.average_power_w, f.joules_per_inference,
-                              base.joules_per_inference)
+        out[pid] = Comparison(
+            pid,
+            base.policy.policy_id,
+            status,
+            reason,
+            f.average_power_w,
+            base.average_power_w,
+            f.joules_per_inference,
+            base.joules_per_inference,
+        )
     return out

@@ -52,50 +52,86 @@ class Inconsistency:
 
 def _first_sources(frame: pl.DataFrame) -> pl.DataFrame:
     """FRAME's readings of the best-ranked source of each domain and device."""
-    best = (frame.select("domain", "device", "source", "rank").unique()
-            .sort("rank", "source").unique(subset=["domain", "device"], keep="first"))
-    return frame.join(best.select("domain", "device", "source"),
-                      on=["domain", "device", "source"], how="semi", nulls_equal=True)
+    best = (
+        frame.select("domain", "device", "source", "rank")
+        .unique()
+        .sort("rank", "source")
+        .unique(subset=["domain", "device"], keep="first")
+    )
+    return frame.join(
+        best.select("domain", "device", "source"),
+        on=["domain", "device", "source"],
+        how="semi",
+        nulls_equal=True,
+    )
 
 
 def inconsistencies_of(frame: pl.DataFrame) -> tuple[Inconsistency, ...]:
     """Every impossible reading of one power frame (the module's rules), in line order."""
     found: list[Inconsistency] = []
-    for line, domain, watts, energy in frame.select("line", "domain", "watts",
-                                                    "energy_j").iter_rows():
+    for line, domain, watts, energy in frame.select(
+        "line", "domain", "watts", "energy_j"
+    ).iter_rows():
         signed = domain in SIGNED
         for name, value in (("power", watts), ("energy", energy)):
             if value is None:
                 continue
             if not math.isfinite(value) or (value < 0 and not signed):
-                found.append(Inconsistency(line, f"{domain} {name} {value!r}", value,
-                                           "a finite reading, zero or more"))
+                found.append(
+                    Inconsistency(
+                        line, f"{domain} {name} {value!r}", value, "a finite reading, zero or more"
+                    )
+                )
             elif name == "power" and value > MAX_DEVICE_WATTS:
-                found.append(Inconsistency(line, f"{domain} power {value:.6g} W", value,
-                                           f"at most {MAX_DEVICE_WATTS:g} W for one device"))
-    timed = _first_sources(frame.filter(pl.col("end").is_not_null()
-                                        & pl.col("watts").is_not_null()))
-    by = (timed.group_by("end", "device")
-          .agg(pl.col("line").min(),
-               *[pl.col("watts").filter(pl.col("domain") == d).first().alias(d)
-                 for d in ("package", "combined", "cpu", "gpu", "ane")],
-               pl.col("watts").filter(pl.col("domain") == "core").sum().alias("cores"),
-               (pl.col("domain") == "core").any().alias("has_cores"))
-          .sort("line"))
+                found.append(
+                    Inconsistency(
+                        line,
+                        f"{domain} power {value:.6g} W",
+                        value,
+                        f"at most {MAX_DEVICE_WATTS:g} W for one device",
+                    )
+                )
+    timed = _first_sources(
+        frame.filter(pl.col("end").is_not_null() & pl.col("watts").is_not_null())
+    )
+    by = (
+        timed.group_by("end", "device")
+        .agg(
+            pl.col("line").min(),
+            *[
+                pl.col("watts").filter(pl.col("domain") == d).first().alias(d)
+                for d in ("package", "combined", "cpu", "gpu", "ane")
+            ],
+            pl.col("watts").filter(pl.col("domain") == "core").sum().alias("cores"),
+            (pl.col("domain") == "core").any().alias("has_cores"),
+        )
+        .sort("line")
+    )
     for r in by.iter_rows(named=True):
         if r["package"] is not None and r["has_cores"]:
             slack = CORES_SLACK[0] + CORES_SLACK[1] * r["cores"]
             if r["package"] < r["cores"] - slack:
-                found.append(Inconsistency(
-                    r["line"], f"package {r['package']:.6g} W below its cores' "
-                    f"{r['cores']:.6g} W", r["package"], f"at least {r['cores'] - slack:.6g} W"))
+                found.append(
+                    Inconsistency(
+                        r["line"],
+                        f"package {r['package']:.6g} W below its cores' {r['cores']:.6g} W",
+                        r["package"],
+                        f"at least {r['cores'] - slack:.6g} W",
+                    )
+                )
         parts = [r[d] for d in ("cpu", "gpu", "ane") if r[d] is not None]
         if r["combined"] is not None and len(parts) == 3:
             total = sum(parts)
             if abs(r["combined"] - total) > ROUNDING_W + 1e-3 * total:
-                found.append(Inconsistency(
-                    r["line"], f"combined {r['combined']:.6g} W, its parts (CPU + GPU + ANE) "
-                    f"{total:.6g} W", r["combined"], f"{total:.6g} W"))
+                found.append(
+                    Inconsistency(
+                        r["line"],
+                        f"combined {r['combined']:.6g} W, its parts (CPU + GPU + ANE) "
+                        f"{total:.6g} W",
+                        r["combined"],
+                        f"{total:.6g} W",
+                    )
+                )
     return tuple(sorted(found, key=lambda x: x.line))
 
 

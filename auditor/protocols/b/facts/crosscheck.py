@@ -67,19 +67,26 @@ class Series:
         return f"{self.domain}{dev} ({self.source})"
 
 
-def series(g: pl.DataFrame, dom: str, dev: int | None, src: str, kind: str, t0: float,
-           t1: float, period: float | None, max_watts: float | None = None) -> Series:
+def series(
+    g: pl.DataFrame,
+    dom: str,
+    dev: int | None,
+    src: str,
+    kind: str,
+    t0: float,
+    t1: float,
+    period: float | None,
+    max_watts: float | None = None,
+) -> Series:
     """The series of rows G (columns `s`, `e`: seconds from the window's start) over the
     window [T0, T1]. A wrapping counter (`wrap_j`) read less often than it can wrap at
     MAX_WATTS (the declared ceiling of its zone) does not cover the window: a second wrap
     between two reads would hide a whole range."""
     rows = g.select("s", "e", "energy_j", "watts", "interval_s").rows()
     if kind == "counter":
-        wrap = (cast(float | None, g["wrap_j"].drop_nulls().min()) if "wrap_j" in g.columns
-                else None)
+        wrap = cast(float | None, g["wrap_j"].drop_nulls().min()) if "wrap_j" in g.columns else None
         safe = wrap / max_watts if wrap and max_watts else None
-        inside = [(a, b, en) for a, b, en, _, _ in rows
-                  if a is not None and t0 <= a and b <= t1]
+        inside = [(a, b, en) for a, b, en, _, _ in rows if a is not None and t0 <= a and b <= t1]
         reads = sorted({x for a, b, _ in inside for x in (a, b)})
         steps = [b - a for a, b, _ in inside]
         edge = period if period else 0.0
@@ -88,21 +95,31 @@ def series(g: pl.DataFrame, dom: str, dev: int | None, src: str, kind: str, t0: 
         if len(reads) < 2:
             uncovered = f"{len(reads)} reading(s) inside the window, fewer than the two needed"
         elif safe is not None and longest > safe:
-            uncovered = (f"{longest:.3f} s between two reads, longer than the {safe:.3f} s in "
-                         f"which the counter cannot wrap twice (its {wrap:g} J range at the "
-                         f"declared {max_watts:g} W)")
+            uncovered = (
+                f"{longest:.3f} s between two reads, longer than the {safe:.3f} s in "
+                f"which the counter cannot wrap twice (its {wrap:g} J range at the "
+                f"declared {max_watts:g} W)"
+            )
         elif reads[0] - t0 > edge or t1 - reads[-1] > edge:
-            uncovered = (f"first reading {reads[0] - t0:.3f} s after the window starts, last "
-                         f"{t1 - reads[-1]:.3f} s before it ends (more than one sampling "
-                         "period unobserved)")
+            uncovered = (
+                f"first reading {reads[0] - t0:.3f} s after the window starts, last "
+                f"{t1 - reads[-1]:.3f} s before it ends (more than one sampling "
+                "period unobserved)"
+            )
         return Series(
-            dom, dev, src, kind, readings=len(reads),
+            dom,
+            dev,
+            src,
+            kind,
+            readings=len(reads),
             updates=sum(1 for _, _, en in inside if en),
             energy_j=sum(en for _, _, en in inside if en),
-            max_interval_s=max(steps) if steps else None, covered=uncovered is None,
+            max_interval_s=max(steps) if steps else None,
+            covered=uncovered is None,
             uncovered=uncovered,
             observed=(reads[0], reads[-1]) if len(reads) >= 2 else None,
-            observed_s=reads[-1] - reads[0] if len(reads) >= 2 else 0.0)
+            observed_s=reads[-1] - reads[0] if len(reads) >= 2 else 0.0,
+        )
     timed = sorted((a, b, en, w) for a, b, en, w, _ in rows if a is not None and b > a)
     over = [(a, b, en, w) for a, b, en, w in timed if min(b, t1) - max(a, t0) > 0]
     energy = 0.0
@@ -119,15 +136,23 @@ def series(g: pl.DataFrame, dom: str, dev: int | None, src: str, kind: str, t0: 
     if first is None or last is None:
         uncovered = "no reading covers an interval"
     elif first > t0 or last < t1:
-        uncovered = (f"the trace spans {_span_text(first, last)}, the window "
-                     f"{_span_text(t0, t1)}: the window is not inside it")
+        uncovered = (
+            f"the trace spans {_span_text(first, last)}, the window "
+            f"{_span_text(t0, t1)}: the window is not inside it"
+        )
     return Series(
-        dom, dev, src, kind, readings=len(over), energy_j=energy,
-        max_interval_s=max(spacing) if spacing else None, covered=uncovered is None,
+        dom,
+        dev,
+        src,
+        kind,
+        readings=len(over),
+        energy_j=energy,
+        max_interval_s=max(spacing) if spacing else None,
+        covered=uncovered is None,
         uncovered=uncovered,
-        observed=((max(over[0][0], t0), min(max(b for _, b, _, _ in over), t1))
-                  if over else None),
-        observed_s=sum(min(b, t1) - max(a, t0) for a, b, _, _ in over))
+        observed=((max(over[0][0], t0), min(max(b for _, b, _, _ in over), t1)) if over else None),
+        observed_s=sum(min(b, t1) - max(a, t0) for a, b, _, _ in over),
+    )
 
 
 def _span_text(a: float, b: float) -> str:
@@ -171,8 +196,9 @@ class CrossCheck:
         return self.counter_w / self.samples_w
 
 
-def counter_cross_checks(frame: pl.DataFrame, summed: tuple[Series, ...], t0: float,
-                         t1: float, mins: Mapping[str, float]) -> list[CrossCheck]:
+def counter_cross_checks(
+    frame: pl.DataFrame, summed: tuple[Series, ...], t0: float, t1: float, mins: Mapping[str, float]
+) -> list[CrossCheck]:
     """Each covered counter of SUMMED against the interval readings of the same instrument,
     domain and device in FRAME over the window [T0, T1] (seconds from its start), where the
     trace has such samples (our runner writes NVML's; RAPL gives none)."""
@@ -186,13 +212,19 @@ def counter_cross_checks(frame: pl.DataFrame, summed: tuple[Series, ...], t0: fl
         if c.kind != "counter" or not c.covered or c.observed_s <= 0 or wall <= 0:
             continue
         instrument = frame.filter(pl.col("source") == c.source)["instrument"].first()
-        mine = samples.filter((pl.col("instrument") == instrument)
-                              & (pl.col("domain") == c.domain)
-                              & pl.col("device").eq_missing(c.device))
+        mine = samples.filter(
+            (pl.col("instrument") == instrument)
+            & (pl.col("domain") == c.domain)
+            & pl.col("device").eq_missing(c.device)
+        )
         if mine.is_empty():
             continue
-        best = (mine.select("source", "rank", "averaging_s").unique()
-                .sort(pl.col("averaging_s").is_not_null(), "rank", "source").row(0))
+        best = (
+            mine.select("source", "rank", "averaging_s")
+            .unique()
+            .sort(pl.col("averaging_s").is_not_null(), "rank", "source")
+            .row(0)
+        )
         src, averaging = best[0], best[2]
         g = mine.filter(pl.col("source") == src).sort("e")
         sm = series(g, c.domain, c.device, src, "interval", t0, t1, period)
@@ -202,27 +234,55 @@ def counter_cross_checks(frame: pl.DataFrame, summed: tuple[Series, ...], t0: fl
         elif sm.readings < need or sm.observed is None:
             reason = f"{sm.readings} sample(s) over the window, fewer than {need}"
         elif sm.max_interval_s is not None and sm.max_interval_s > gap:
-            reason = (f"{sm.max_interval_s:.3f} s between two samples, more than "
-                      f"{mins['gap_factor']:g} x the declared {period:g} s")
+            reason = (
+                f"{sm.max_interval_s:.3f} s between two samples, more than "
+                f"{mins['gap_factor']:g} x the declared {period:g} s"
+            )
         elif sm.observed[0] - t0 > gap or t1 - sm.observed[1] > gap:
-            reason = (f"the samples leave {sm.observed[0] - t0:.3f} s at the window's start "
-                      f"and {t1 - sm.observed[1]:.3f} s at its end unobserved")
+            reason = (
+                f"the samples leave {sm.observed[0] - t0:.3f} s at the window's start "
+                f"and {t1 - sm.observed[1]:.3f} s at its end unobserved"
+            )
         if reason is not None:
-            out.append(CrossCheck(c.source, src, c.domain, c.device, "sparse", reason,
-                                  readings=sm.readings))
+            out.append(
+                CrossCheck(
+                    c.source, src, c.domain, c.device, "sparse", reason, readings=sm.readings
+                )
+            )
             continue
-        top = cast(float | None, g.filter((pl.col("e") > t0) & (pl.col("s") < t1))["watts"].max()
-                   ) or 0.0
+        top = (
+            cast(float | None, g.filter((pl.col("e") > t0) & (pl.col("s") < t1))["watts"].max())
+            or 0.0
+        )
         counter_w = c.energy_j / c.observed_s
         samples_w = sm.energy_j / sm.observed_s
-        allowance = (CROSS_REL * max(counter_w, samples_w) + CROSS_ABS_W
-                     + top * max(0.0, wall - sm.observed_s) / wall)
+        allowance = (
+            CROSS_REL * max(counter_w, samples_w)
+            + CROSS_ABS_W
+            + top * max(0.0, wall - sm.observed_s) / wall
+        )
         if averaging:
             allowance += top * averaging / wall
         diff = abs(counter_w - samples_w)
-        status = ("agrees" if diff <= allowance + FLOAT_EPS else
-                  "grey" if diff <= CROSS_ERROR_FACTOR * allowance + FLOAT_EPS
-                  else "disagrees")
-        out.append(CrossCheck(c.source, src, c.domain, c.device, status, None, counter_w,
-                              samples_w, sm.readings, allowance))
+        status = (
+            "agrees"
+            if diff <= allowance + FLOAT_EPS
+            else "grey"
+            if diff <= CROSS_ERROR_FACTOR * allowance + FLOAT_EPS
+            else "disagrees"
+        )
+        out.append(
+            CrossCheck(
+                c.source,
+                src,
+                c.domain,
+                c.device,
+                status,
+                None,
+                counter_w,
+                samples_w,
+                sm.readings,
+                allowance,
+            )
+        )
     return out

@@ -72,14 +72,26 @@ class Policy:
 WINDOWS_ML_RUNTIMES = frozenset({"windows-ml", "windowsml", "winml"})
 """How a manifest names the Windows ML runtime (`policies[].runtime`, lower case)."""
 
-_COREML_UNITS = {"cpuandneuralengine": {"ane"}, "cpu-and-ne": {"ane"},
-                 "cpuandgpu": {"gpu"}, "cpu-and-gpu": {"gpu"}, "all": {"ane", "gpu"}}
-_WINDOWS_POLICIES = {"default", "prefer_npu", "prefer_gpu", "max_performance",
-                     "max_efficiency", "min_overall_power"}
+_COREML_UNITS = {
+    "cpuandneuralengine": {"ane"},
+    "cpu-and-ne": {"ane"},
+    "cpuandgpu": {"gpu"},
+    "cpu-and-gpu": {"gpu"},
+    "all": {"ane", "gpu"},
+}
+_WINDOWS_POLICIES = {
+    "default",
+    "prefer_npu",
+    "prefer_gpu",
+    "max_performance",
+    "max_efficiency",
+    "min_overall_power",
+}
 
 
-def accelerator_of(role: str, runtime: str, compute_units: str) -> tuple[frozenset[str],
-                                                                         str | None]:
+def accelerator_of(
+    role: str, runtime: str, compute_units: str
+) -> tuple[frozenset[str], str | None]:
     """(the devices a policy's operations count as on its accelerator, the execution
     provider it names, if any)."""
     if role != "accelerator":
@@ -107,12 +119,19 @@ def _recorded_fallback(p: dict[str, Any], role: str, provider: str | None) -> st
         return f"the manifest records a policy fault ({p.get('reason') or 'no reason given'})"
     active = p.get("active_providers")
     requested = p.get("requested_providers")
-    asked = (requested[0] if isinstance(requested, list) and requested
-             and isinstance(requested[0], str) else provider)
-    if isinstance(active, list) and active and isinstance(active[0], str) and asked \
-            and active[0] != asked:
-        return (f"the manifest records {active[0]} as its active provider, not the "
-                f"{asked} asked for")
+    asked = (
+        requested[0]
+        if isinstance(requested, list) and requested and isinstance(requested[0], str)
+        else provider
+    )
+    if (
+        isinstance(active, list)
+        and active
+        and isinstance(active[0], str)
+        and asked
+        and active[0] != asked
+    ):
+        return f"the manifest records {active[0]} as its active provider, not the {asked} asked for"
     device = p.get("device")
     if isinstance(device, str) and device_of(device) == "cpu":
         return f"the manifest records its device as {device!r}"
@@ -124,8 +143,9 @@ def package_sha256(files: Mapping[str, str], folder: str) -> str | None:
     its files' `<path inside it>\0<SHA-256 hex>\n`, sorted by path (the runner's
     `runner.b.coreml_convert.package_sha256`); None when no file lies under it."""
     prefix = folder.rstrip("/") + "/"
-    inside = sorted((rel[len(prefix):], sha) for rel, sha in files.items()
-                    if rel.startswith(prefix))
+    inside = sorted(
+        (rel[len(prefix) :], sha) for rel, sha in files.items() if rel.startswith(prefix)
+    )
     if not inside:
         return None
     h = hashlib.sha256()
@@ -152,19 +172,30 @@ def policies(view: RunView) -> dict[str, Policy]:
         role, runtime = str(p.get("role")), str(p.get("runtime"))
         units = str(p.get("compute_units"))
         accel, provider = accelerator_of(role, runtime, units)
-        retry = (role == "accelerator" and (isinstance(p.get("retry_of"), str)
-                                            or (runtime.lower() == "coreml"
-                                                and units.lower() == "all")))
+        retry = role == "accelerator" and (
+            isinstance(p.get("retry_of"), str)
+            or (runtime.lower() == "coreml" and units.lower() == "all")
+        )
         own = number(p.get("operation_share_floor"))
         out[p["policy_id"]] = Policy(
-            policy_id=p["policy_id"], role=role, runtime=runtime, compute_units=units,
-            status=p.get("status"), reason=p.get("reason"), precision=p.get("precision"),
-            is_baseline=p["policy_id"] == baseline, accelerator=accel, provider=provider,
+            policy_id=p["policy_id"],
+            role=role,
+            runtime=runtime,
+            compute_units=units,
+            status=p.get("status"),
+            reason=p.get("reason"),
+            precision=p.get("precision"),
+            is_baseline=p["policy_id"] == baseline,
+            accelerator=accel,
+            provider=provider,
             floor=(own if own is not None else run_floor) if role == "accelerator" else None,
-            gpu_floor=number(p.get("gpu_operation_share_floor")), is_gpu_retry=retry,
-            placement_file=p.get("placement_file"), artifact_file=p.get("artifact_file"),
+            gpu_floor=number(p.get("gpu_operation_share_floor")),
+            is_gpu_retry=retry,
+            placement_file=p.get("placement_file"),
+            artifact_file=p.get("artifact_file"),
             artifact_sha256=p.get("artifact_sha256"),
-            recorded_fallback=_recorded_fallback(p, role, provider))
+            recorded_fallback=_recorded_fallback(p, role, provider),
+        )
     return out
 
 
@@ -180,9 +211,11 @@ class Declared:
     text: Any
 
 
-SECTIONS = (("the compute policies' floors and gates", "/gates"),
-            ("the placement floor", "/placement"),
-            ("the energy window and its minimums", "/energy"))
+SECTIONS = (
+    ("the compute policies' floors and gates", "/gates"),
+    ("the placement floor", "/placement"),
+    ("the energy window and its minimums", "/energy"),
+)
 """The manifest sections that may carry a `declared_at` of their own (B1), beside the
 manifest's."""
 
@@ -193,18 +226,39 @@ def declarations(view: RunView) -> list[Declared]:
     `declared_at` a section (`gates`, `placement`, `energy`) or a policy
     (`policies[i].declared_at`) records when it was fixed later than the rest."""
     m = view.m
-    out = [Declared("the declaration", "/declared_at", timestamps.epoch_s(m.get("declared_at")),
-                    m.get("declared_at"))] if "declared_at" in m else []
+    out = (
+        [
+            Declared(
+                "the declaration",
+                "/declared_at",
+                timestamps.epoch_s(m.get("declared_at")),
+                m.get("declared_at"),
+            )
+        ]
+        if "declared_at" in m
+        else []
+    )
     for what, pointer in SECTIONS:
         sec = m.get(pointer[1:])
         if isinstance(sec, dict) and "declared_at" in sec:
-            out.append(Declared(what, f"{pointer}/declared_at",
-                                timestamps.epoch_s(sec["declared_at"]), sec["declared_at"]))
+            out.append(
+                Declared(
+                    what,
+                    f"{pointer}/declared_at",
+                    timestamps.epoch_s(sec["declared_at"]),
+                    sec["declared_at"],
+                )
+            )
     for i, p in enumerate(m.get("policies") or []):
         if isinstance(p, dict) and "declared_at" in p:
-            out.append(Declared(f"policy {p.get('policy_id')!r}",
-                                f"/policies/{i}/declared_at",
-                                timestamps.epoch_s(p["declared_at"]), p["declared_at"]))
+            out.append(
+                Declared(
+                    f"policy {p.get('policy_id')!r}",
+                    f"/policies/{i}/declared_at",
+                    timestamps.epoch_s(p["declared_at"]),
+                    p["declared_at"],
+                )
+            )
     return out
 
 
@@ -219,7 +273,10 @@ def repetitions(view: RunView) -> int:
 
 def minimums(view: RunView) -> dict[str, float]:
     mins = (view.m.get("energy") or {}).get("minimums") or {}
-    out = {k: float(v) for k, v in mins.items()
-           if isinstance(v, int | float) and not isinstance(v, bool)}
+    out = {
+        k: float(v)
+        for k, v in mins.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
     out.setdefault("gap_factor", GAP_FACTOR)
     return out

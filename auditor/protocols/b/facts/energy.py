@@ -60,9 +60,11 @@ HOSTS = ("combined", "package", "ppt", "psys")
 """Domains that hold the CPU (and what their `includes` says), in the order one is chosen."""
 PARTS = ("cpu", "gpu", "ane", "npu")
 """Device domains, summed beside a host domain where it does not hold them."""
-SUMMED = ("one reading that holds the CPU (combined, else package, else PPT, else the "
-          "platform) with the accelerators' own readings it does not hold; without one, the "
-          "CPU, GPU, Neural Engine and NPU readings")
+SUMMED = (
+    "one reading that holds the CPU (combined, else package, else PPT, else the "
+    "platform) with the accelerators' own readings it does not hold; without one, the "
+    "CPU, GPU, Neural Engine and NPU readings"
+)
 """What a window's energy sums, in words."""
 MIN_SAMPLES = schemas.convention("B", "min_samples_per_window")
 """The protocol's floor (its decision on B6): any power source gives at least this many
@@ -70,9 +72,12 @@ samples inside each inference window, else the window has no energy figure; a ru
 declared `sample_periods` can only raise it."""
 CURVE_PAD = 0.5
 """The power curve shows this many windows of trace before and after the window."""
-UNIT_NAMES = {"cpu": "the CPU packages (RAPL, or a tool's CPU package reading)",
-              "gpu": "the GPU (NVML, or a tool's GPU board reading)",
-              "ane": "the Neural Engine", "npu": "the NPU"}
+UNIT_NAMES = {
+    "cpu": "the CPU packages (RAPL, or a tool's CPU package reading)",
+    "gpu": "the GPU (NVML, or a tool's GPU board reading)",
+    "ane": "the Neural Engine",
+    "npu": "the NPU",
+}
 
 
 @dataclass(frozen=True)
@@ -132,26 +137,35 @@ def choose(frame: pl.DataFrame) -> tuple[pl.DataFrame, str | None]:
     energy = frame.filter(pl.col("role") == "energy")
     checks = frame.filter(pl.col("role") != "energy")
     have = set(energy.select("instrument", "device").unique().iter_rows())
-    lacking = sorted(set(checks.select("instrument", "device").unique().iter_rows()) - have,
-                     key=str)
+    lacking = sorted(
+        set(checks.select("instrument", "device").unique().iter_rows()) - have, key=str
+    )
     if lacking:
         return frame.clear(), "; ".join(
             f"{i} device {d}: power samples but no energy counter (samples are a cross-check, "
-            "never the energy)" for i, d in lacking)
-    best = (energy.select("domain", "device", "source", "kind", "rank").unique()
-            .sort(pl.col("kind") != "counter", "rank", "source")
-            .unique(subset=["domain", "device"], keep="first", maintain_order=True))
+            "never the energy)"
+            for i, d in lacking
+        )
+    best = (
+        energy.select("domain", "device", "source", "kind", "rank")
+        .unique()
+        .sort(pl.col("kind") != "counter", "rank", "source")
+        .unique(subset=["domain", "device"], keep="first", maintain_order=True)
+    )
     present = set(best["domain"].to_list())
     host = next((d for d in HOSTS if d in present), None)
     if host is None:
         wanted = [d for d in PARTS if d in present]
     else:
-        held = set().union(*(set(filter(None, x.split(","))) for x in energy.filter(
-            pl.col("domain") == host)["includes"].unique().to_list()))
+        held = set().union(
+            *(
+                set(filter(None, x.split(",")))
+                for x in energy.filter(pl.col("domain") == host)["includes"].unique().to_list()
+            )
+        )
         wanted = [host, *[d for d in PARTS if d in present and d not in held]]
     keep = best.filter(pl.col("domain").is_in(wanted)).select("domain", "device", "source")
-    return energy.join(keep, on=["domain", "device", "source"], how="semi",
-                       nulls_equal=True), None
+    return energy.join(keep, on=["domain", "device", "source"], how="semi", nulls_equal=True), None
 
 
 def _includes(rows: pl.DataFrame) -> frozenset[str]:
@@ -180,80 +194,122 @@ def trial_energy(view: RunView, ev: Evidence | None, w: Window) -> Energy:
         return Energy("fault", f"{ev.path} could not be read (see its B0002 findings)", **base)
     if ev.time_back:
         lines = ", ".join(str(n) for n in ev.time_back[:5])
-        return Energy("disordered", f"{ev.path}: time goes back at line(s) {lines} (an edited "
-                      "or merged trace, or a clock step): its intervals are not the tool's",
-                      **base)
+        return Energy(
+            "disordered",
+            f"{ev.path}: time goes back at line(s) {lines} (an edited "
+            "or merged trace, or a clock step): its intervals are not the tool's",
+            **base,
+        )
     bad = inconsistencies(view).get(ev.path)
     if bad:
-        return Energy("inconsistent", f"{ev.path}: {len(bad)} reading(s) no instrument gives, "
-                      f"the first at line {bad[0].line}: {bad[0].what} (expected "
-                      f"{bad[0].expected})", **base)
+        return Energy(
+            "inconsistent",
+            f"{ev.path}: {len(bad)} reading(s) no instrument gives, "
+            f"the first at line {bad[0].line}: {bad[0].what} (expected "
+            f"{bad[0].expected})",
+            **base,
+        )
     if ev.frame is None or ev.frame.is_empty():
-        reasons = [f"{u.get('source')}: {u.get('reason')}" for u in
-                   ev.meta.get("unavailable") or [] if isinstance(u, Mapping)]
-        return Energy("unavailable", "; ".join(reasons) or "; ".join(ev.content)
-                      or "the trace holds no power reading", **base)
+        reasons = [
+            f"{u.get('source')}: {u.get('reason')}"
+            for u in ev.meta.get("unavailable") or []
+            if isinstance(u, Mapping)
+        ]
+        return Energy(
+            "unavailable",
+            "; ".join(reasons) or "; ".join(ev.content) or "the trace holds no power reading",
+            **base,
+        )
     return window_energy(ev.frame, w, minimums(view), base)
 
 
-def window_energy(frame: pl.DataFrame, w: Window, mins: Mapping[str, float],
-                  base: Mapping[str, Any] | None = None) -> Energy:
+def window_energy(
+    frame: pl.DataFrame, w: Window, mins: Mapping[str, float], base: Mapping[str, Any] | None = None
+) -> Energy:
     """The energy over window W from a power frame's readings (the module's rules), whoever
     wrote the frame; MINS: the run's declared `energy.minimums`. The one computation of a
     window's energy: `trial_energy` calls it for a trial, and the runner's own analysis
     (`runner.b.energy.window`) is held to agree with it (tests/test_window_agreement.py)."""
     base = dict(base or {})
     if w.start is None or w.end is None or w.end <= w.start:
-        return Energy("no_window", "the trial's window is not known (no markers in the trace, "
-                      "no started_at/ended_at)", **base)
+        return Energy(
+            "no_window",
+            "the trial's window is not known (no markers in the trace, no started_at/ended_at)",
+            **base,
+        )
     # seconds from the window's start: float epoch seconds would lose the microseconds
     origin = w.start // 1000
     frame = frame.with_columns(
         ((pl.col("start").dt.epoch("us") - origin) / 1e6).alias("s"),
-        ((pl.col("end").dt.epoch("us") - origin) / 1e6).alias("e"))
+        ((pl.col("end").dt.epoch("us") - origin) / 1e6).alias("e"),
+    )
     t0, t1 = (w.start - origin * 1000) / 1e9, (w.end - origin * 1000) / 1e9
     chosen, why = choose(frame)
     if why:
         return Energy("unavailable", why, **base)
     source = "+".join(sorted(set(chosen["instrument"].to_list()))) or None
     if chosen.is_empty():
-        return Energy("no_domain", f"no power domain the auditor sums in this "
-                      f"{base.get('tool')} trace (it sums {SUMMED})", **base, source=source)
+        return Energy(
+            "no_domain",
+            f"no power domain the auditor sums in this {base.get('tool')} trace (it sums {SUMMED})",
+            **base,
+            source=source,
+        )
     includes = _includes(chosen)
     period = mins.get("sampling_interval_s")
-    found = tuple(series(g, dom, dev, src, str(g["kind"][0]), t0, t1, period,
-                         mins.get("rapl_max_watts"))
-                  for (dom, dev, src), g in chosen.sort("e").group_by(
-                      "domain", "device", "source", maintain_order=True))
+    found = tuple(
+        series(g, dom, dev, src, str(g["kind"][0]), t0, t1, period, mins.get("rapl_max_watts"))
+        for (dom, dev, src), g in chosen.sort("e").group_by(
+            "domain", "device", "source", maintain_order=True
+        )
+    )
     energy = sum(s.energy_j for s in found)
     # Float64 columns: a group's bounds are floats (`s` null where a reading has no start)
-    spans = [(cast(float | None, g["s"].min()), cast(float, g["e"].max()))
-             for _, g in chosen.group_by("domain", "device")]
+    spans = [
+        (cast(float | None, g["s"].min()), cast(float, g["e"].max()))
+        for _, g in chosen.group_by("domain", "device")
+    ]
     starts = [a if a is not None else b for a, b in spans]
     wall = t1 - t0
     e = Energy(
-        "measured", None, **base, source=source, includes=includes,
-        domains=tuple(sorted({s.domain + ("" if s.device is None else f":{s.device}")
-                              for s in found})),
-        series=found, energy_j=energy,
+        "measured",
+        None,
+        **base,
+        source=source,
+        includes=includes,
+        domains=tuple(
+            sorted({s.domain + ("" if s.device is None else f":{s.device}") for s in found})
+        ),
+        series=found,
+        energy_j=energy,
         span=(max(starts), min(b for _, b in spans)) if spans else None,
         curve=_curve(chosen, -CURVE_PAD * wall, t1 + CURVE_PAD * wall),
         average_power_w=energy / wall if wall > 0 else None,
         joules_per_inference=energy / w.answers if w.answers else None,
-        cross_checks=(tuple(counter_cross_checks(frame, found, t0, t1, mins))
-                      if any(s.kind == "counter" for s in found) else ()))
+        cross_checks=(
+            tuple(counter_cross_checks(frame, found, t0, t1, mins))
+            if any(s.kind == "counter" for s in found)
+            else ()
+        ),
+    )
     status, reason = _covered(found, mins, period)
     lacking = unit_not_measured(w.policy, includes)
     if status is None and lacking:
-        status, reason = "no_domain", (f"{lacking}, where this policy computes, is not "
-                                       f"measured: {source} alone would misstate its cost")
+        status, reason = (
+            "no_domain",
+            (
+                f"{lacking}, where this policy computes, is not "
+                f"measured: {source} alone would misstate its cost"
+            ),
+        )
     if status is None:
         status, reason = _resolved(found, wall, mins)
     return replace(e, status=status, reason=reason) if status else e
 
 
-def _covered(found: tuple[Series, ...], mins: Mapping[str, float], period: float | None
-             ) -> tuple[str | None, str | None]:
+def _covered(
+    found: tuple[Series, ...], mins: Mapping[str, float], period: float | None
+) -> tuple[str | None, str | None]:
     """Why the series cannot measure the window at all (`not_covered`, `gap`), or (None,
     None)."""
     uncovered = [f"{s.name}: {s.uncovered}" for s in found if not s.covered]
@@ -261,40 +317,61 @@ def _covered(found: tuple[Series, ...], mins: Mapping[str, float], period: float
         return "not_covered", "; ".join(uncovered)
     if period:
         limit = mins["gap_factor"] * period
-        gaps = [s for s in found if s.kind == "interval" and s.max_interval_s is not None
-                and s.max_interval_s > limit]
+        gaps = [
+            s
+            for s in found
+            if s.kind == "interval" and s.max_interval_s is not None and s.max_interval_s > limit
+        ]
         if gaps:
-            return "gap", "; ".join(f"{s.name}: {s.max_interval_s:.3f} s between two readings, "
-                                    f"more than {mins['gap_factor']:g} x the declared "
-                                    f"{period:g} s" for s in gaps)
+            return "gap", "; ".join(
+                f"{s.name}: {s.max_interval_s:.3f} s between two readings, "
+                f"more than {mins['gap_factor']:g} x the declared "
+                f"{period:g} s"
+                for s in gaps
+            )
     return None, None
 
 
-def _resolved(found: tuple[Series, ...], wall: float, mins: Mapping[str, float]
-              ) -> tuple[str | None, str | None]:
+def _resolved(
+    found: tuple[Series, ...], wall: float, mins: Mapping[str, float]
+) -> tuple[str | None, str | None]:
     """Why the window is too short or too coarsely read for a figure (`below_resolution`),
     or (None, None)."""
     short = []
     if wall < mins.get("window_seconds", 0.0):
-        short.append(f"window {wall:.3f} s is shorter than the declared minimum of "
-                     f"{mins['window_seconds']:g} s")
+        short.append(
+            f"window {wall:.3f} s is shorter than the declared minimum of "
+            f"{mins['window_seconds']:g} s"
+        )
     declared = mins.get("sample_periods", 0)
     need = max(MIN_SAMPLES, declared)
-    short += [f"{s.name}: {s.readings} reading(s) over the window, fewer than "
-              + (f"the declared {declared:g}" if declared >= MIN_SAMPLES else
-                 f"the protocol's {MIN_SAMPLES} samples per window")
-              for s in found if s.readings < need]
-    short += [f"{s.name}: updated {s.updates} time(s) inside the window, fewer than the "
-              f"declared {mins['counter_updates']:g}" for s in found
-              if s.kind == "counter" and s.updates < mins.get("counter_updates", 0)]
+    short += [
+        f"{s.name}: {s.readings} reading(s) over the window, fewer than "
+        + (
+            f"the declared {declared:g}"
+            if declared >= MIN_SAMPLES
+            else f"the protocol's {MIN_SAMPLES} samples per window"
+        )
+        for s in found
+        if s.readings < need
+    ]
+    short += [
+        f"{s.name}: updated {s.updates} time(s) inside the window, fewer than the "
+        f"declared {mins['counter_updates']:g}"
+        for s in found
+        if s.kind == "counter" and s.updates < mins.get("counter_updates", 0)
+    ]
     return ("below_resolution", "; ".join(short)) if short else (None, None)
 
 
 def _curve(chosen: pl.DataFrame, lo: float, hi: float) -> tuple[tuple[float, float], ...]:
     """Steps of the summed power of CHOSEN's series over [LO, HI]: at every interval edge,
     the sum of each series' reading over the interval that holds the next instant."""
-    rows = [r for r in chosen.select("domain", "device", "source", "s", "e", "watts").rows()
-            if r[3] is not None and r[5] is not None and r[4] > lo and r[3] < hi]
+    rows = [
+        r
+        for r in chosen.select("domain", "device", "source", "s", "e", "watts").rows()
+        if r[3] is not None and r[5] is not None and r[4] > lo and r[3] < hi
+    ]
     by: dict[tuple, list[tuple[float, float, float]]] = {}
     for d, dev, src, a, b, w in rows:
         by.setdefault((d, dev, src), []).append((a, b, w))

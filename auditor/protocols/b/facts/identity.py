@@ -47,14 +47,19 @@ def run_identity(view: RunView) -> RunIdentity:
     windows = [t for t in trials(view) if t.start is not None and t.end is not None]
     gpus = lookup(env, "gpus")
     return RunIdentity(
-        corpus=revision(kinds["corpus"]), model=revision(kinds["model"]),
-        tokenizer=revision(kinds["tokenizer"]), config=revision(kinds["config"]),
+        corpus=revision(kinds["corpus"]),
+        model=revision(kinds["model"]),
+        tokenizer=revision(kinds["tokenizer"]),
+        config=revision(kinds["config"]),
         name=text(lookup(m, "workload", "name")),
-        host=text(env.get("machine")), cpu=text(lookup(env, "cpu", "model")),
-        gpus=tuple(sorted({g for g in map(gpu_label, gpus if isinstance(gpus, list) else [])
-                           if g})),
+        host=text(env.get("machine")),
+        cpu=text(lookup(env, "cpu", "model")),
+        gpus=tuple(
+            sorted({g for g in map(gpu_label, gpus if isinstance(gpus, list) else []) if g})
+        ),
         started_at=iso_utc(min((t.start for t in windows), default=None)),  # type: ignore[type-var]
-        ended_at=iso_utc(max((t.end for t in windows), default=None)))  # type: ignore[type-var]
+        ended_at=iso_utc(max((t.end for t in windows), default=None)),  # type: ignore[type-var]
+    )
 
 
 def context(view: RunView) -> int | None:

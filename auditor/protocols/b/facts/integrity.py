@@ -83,14 +83,22 @@ def samples_of(ev: Evidence) -> Samples | None:
     f = ev.frame.filter(pl.col("end").is_not_null() & pl.col("watts").is_not_null())
     if f.is_empty():
         return None
-    g = (f.with_columns(pl.col("end").dt.epoch("us").alias("t"),
-                        pl.col("device").fill_null(-1), pl.col("watts").round(6))
-         .group_by("t").agg(pl.col("line").min(),
-                            pl.struct("source", "device", "watts").sort_by(
-                                "source", "device", "watts").alias("r"))
-         .sort("t", "line"))
-    values = tuple(tuple((d["source"], d["device"], d["watts"]) for d in r)
-                   for r in g["r"].to_list())
+    g = (
+        f.with_columns(
+            pl.col("end").dt.epoch("us").alias("t"),
+            pl.col("device").fill_null(-1),
+            pl.col("watts").round(6),
+        )
+        .group_by("t")
+        .agg(
+            pl.col("line").min(),
+            pl.struct("source", "device", "watts").sort_by("source", "device", "watts").alias("r"),
+        )
+        .sort("t", "line")
+    )
+    values = tuple(
+        tuple((d["source"], d["device"], d["watts"]) for d in r) for r in g["r"].to_list()
+    )
     return Samples(ev.path, values, tuple(g["line"].to_list()), tuple(g["t"].to_list()))
 
 
@@ -114,12 +122,13 @@ def duplicated_readings(view: RunView) -> tuple[Duplicated, ...]:
                 runs[-1][1] += 1
             else:
                 runs.append([i, 1])
-        pairs = [i for i, n in runs
-                 if n == 2 and len(s.values[i]) >= DUPLICATED["min_readings"]]
-        if len(pairs) >= DUPLICATED["min_count"] \
-                and 2 * len(pairs) >= DUPLICATED["min_share"] * len(s.values):
-            out.append(Duplicated(s.path, len(s.values), len(pairs),
-                                  tuple(s.lines[i + 1] for i in pairs)))
+        pairs = [i for i, n in runs if n == 2 and len(s.values[i]) >= DUPLICATED["min_readings"]]
+        if len(pairs) >= DUPLICATED["min_count"] and 2 * len(pairs) >= DUPLICATED[
+            "min_share"
+        ] * len(s.values):
+            out.append(
+                Duplicated(s.path, len(s.values), len(pairs), tuple(s.lines[i + 1] for i in pairs))
+            )
     return tuple(out)
 
 
@@ -127,9 +136,11 @@ def _runs(s: Samples) -> Iterator[tuple[int, tuple[Sample, ...]]]:
     """(start index, run) of each run of `SPLICED["run"]` samples that can show a splice."""
     n = SPLICED["run"]
     for i in range(len(s.values) - n + 1):
-        run = s.values[i:i + n]
-        if all(len(v) >= SPLICED["min_readings"] for v in run) \
-                and len(set(run)) >= SPLICED["distinct"]:
+        run = s.values[i : i + n]
+        if (
+            all(len(v) >= SPLICED["min_readings"] for v in run)
+            and len(set(run)) >= SPLICED["distinct"]
+        ):
             yield i, run
 
 
@@ -151,10 +162,14 @@ def spliced_readings(view: RunView) -> tuple[Splice, ...]:
                 continue  # a trace repeating a run of its own: a periodic load, not judged
             if other.values == s.values:
                 continue  # a whole copy: B0607's
-            if s.times[i:i + n] == other.times[j:j + n]:
+            if s.times[i : i + n] == other.times[j : j + n]:
                 continue  # the same instants: two files cut from one log, not a copy
             key = (s.path, other.path)
             if key not in found:
-                found[key] = Splice(s.path, (s.lines[i], s.lines[i + n - 1]), other.path,
-                                    (other.lines[j], other.lines[j + n - 1]))
+                found[key] = Splice(
+                    s.path,
+                    (s.lines[i], s.lines[i + n - 1]),
+                    other.path,
+                    (other.lines[j], other.lines[j + n - 1]),
+                )
     return tuple(found.values())

@@ -46,19 +46,31 @@ def network_loads(view: RunView) -> tuple[NetworkLoad, ...]:
     for t in trials(view):
         ev = view.power.get(t.key)
         net = ev.meta.get("network") if ev is not None else None
-        if t.status != "ok" or t.start is None or t.end is None \
-                or not isinstance(net, pl.DataFrame) or net.is_empty():
+        if (
+            t.status != "ok"
+            or t.start is None
+            or t.end is None
+            or not isinstance(net, pl.DataFrame)
+            or net.is_empty()
+        ):
             continue
         lo = pl.lit(t.start).cast(pl.Datetime("ns", "UTC"))
         hi = pl.lit(t.end).cast(pl.Datetime("ns", "UTC"))
-        inside = net.filter((pl.col("end") >= lo) & (pl.col("end") <= hi)
-                            & pl.col("kbps").is_not_null())
+        inside = net.filter(
+            (pl.col("end") >= lo) & (pl.col("end") <= hi) & pl.col("kbps").is_not_null()
+        )
         if inside.is_empty():
             continue
-        per = (inside.group_by("source")
-               .agg(pl.col("kbps").mean().alias("mean"), pl.col("kbps").max().alias("max"),
-                    pl.len().alias("n"), pl.col("line").min().alias("line"))
-               .sort("mean", "source", descending=[True, False]))
+        per = (
+            inside.group_by("source")
+            .agg(
+                pl.col("kbps").mean().alias("mean"),
+                pl.col("kbps").max().alias("max"),
+                pl.len().alias("n"),
+                pl.col("line").min().alias("line"),
+            )
+            .sort("mean", "source", descending=[True, False])
+        )
         src, mean, top, n, line = per.row(0)
         out.append(NetworkLoad(t, ev.path, src, mean, top, n, line))  # type: ignore[union-attr]
     return tuple(out)

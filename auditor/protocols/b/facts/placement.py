@@ -70,12 +70,36 @@ CLOCK_TOLERANCE_S = 1.0
 """A capture time this far before the declaration is still after it: a time written to the
 second."""
 
-COMPUTE_OPS = frozenset({
-    "Gather", "GatherElements", "GatherND", "Gemm", "MatMul", "MatMulInteger", "FusedMatMul",
-    "QGemm", "QLinearMatMul", "Conv", "ConvTranspose", "FusedConv", "QLinearConv", "Loop",
-    "Attention", "MultiHeadAttention", "Softmax", "Einsum", "EmbedLayerNormalization",
-    "LayerNormalization", "SkipLayerNormalization", "EmbeddingBag", "ios17.conv",
-    "ios17.linear", "ios17.matmul", "ios16.softmax"})
+COMPUTE_OPS = frozenset(
+    {
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "Gemm",
+        "MatMul",
+        "MatMulInteger",
+        "FusedMatMul",
+        "QGemm",
+        "QLinearMatMul",
+        "Conv",
+        "ConvTranspose",
+        "FusedConv",
+        "QLinearConv",
+        "Loop",
+        "Attention",
+        "MultiHeadAttention",
+        "Softmax",
+        "Einsum",
+        "EmbedLayerNormalization",
+        "LayerNormalization",
+        "SkipLayerNormalization",
+        "EmbeddingBag",
+        "ios17.conv",
+        "ios17.linear",
+        "ios17.matmul",
+        "ios16.softmax",
+    }
+)
 """Operator types that do a model's arithmetic (embedding gathers, matrix products,
 convolutions, reductions (`Reduce*`), attention), as against shape and cast operations an
 execution provider may leave on the CPU on purpose."""
@@ -83,14 +107,26 @@ TENSOR_KINDS = frozenset({"parameter", "buffer"})
 """`op_type` of a placement row that is a model tensor (torch: where every parameter and
 buffer lies), not an operation."""
 
-COREML_DEVICES = frozenset({"mlcpucomputedevice", "mlgpucomputedevice",
-                            "mlneuralenginecomputedevice", "ane", "bnns", "classic_cpu",
-                            "mps_graph"})
+COREML_DEVICES = frozenset(
+    {
+        "mlcpucomputedevice",
+        "mlgpucomputedevice",
+        "mlneuralenginecomputedevice",
+        "ane",
+        "bnns",
+        "classic_cpu",
+        "mps_graph",
+    }
+)
 """The compute devices and backends Core ML's compute plan and E5RT profiling name."""
 TORCH_DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "rocm", "meta"})
 
-RUNTIME_FAMILY = {"coreml": "coreml", "torch": "torch", "onnxruntime": "onnxruntime",
-                  **dict.fromkeys(WINDOWS_ML_RUNTIMES, "onnxruntime")}
+RUNTIME_FAMILY = {
+    "coreml": "coreml",
+    "torch": "torch",
+    "onnxruntime": "onnxruntime",
+    **dict.fromkeys(WINDOWS_ML_RUNTIMES, "onnxruntime"),
+}
 """Runtime -> the family whose evidence it writes (Windows ML runs ONNX Runtime)."""
 
 
@@ -172,18 +208,23 @@ def _text(meta: Mapping[str, Any], key: str) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def _dispatched(meta: PlacementMeta, accel: frozenset[str]
-                ) -> tuple[float | None, float | None]:
+def _dispatched(meta: PlacementMeta, accel: frozenset[str]) -> tuple[float | None, float | None]:
     """(accelerator share, CPU share) of a record of dispatched operators: the operators
     whose outputs all lie on the accelerator (on the CPU) over every dispatched one."""
     disp = meta.get("dispatched_by_devices") or {}
     total = sum(c for d, c in disp.items() if d != "none")
     if not total:
         return None, None
-    on = sum(c for d, c in disp.items() if d != "none" and all(
-        device_of(x) in accel for x in d.split(",")))
-    cpu = sum(c for d, c in disp.items() if d != "none" and all(
-        device_of(x) == "cpu" for x in d.split(",")))
+    on = sum(
+        c
+        for d, c in disp.items()
+        if d != "none" and all(device_of(x) in accel for x in d.split(","))
+    )
+    cpu = sum(
+        c
+        for d, c in disp.items()
+        if d != "none" and all(device_of(x) == "cpu" for x in d.split(","))
+    )
     return on / total, cpu / total
 
 
@@ -198,8 +239,11 @@ def _runtime(meta: PlacementMeta, frame: pl.DataFrame | None) -> str | None:
     """The runtime the file is evidence of (module docstring), or None."""
     if meta.get("runtime"):
         return meta.get("runtime")
-    provs = ({p.lower() for p in frame["provider"].drop_nulls().unique().to_list()}
-             if frame is not None else set())
+    provs = (
+        {p.lower() for p in frame["provider"].drop_nulls().unique().to_list()}
+        if frame is not None
+        else set()
+    )
     if not provs:
         return None
     if provs <= COREML_DEVICES:
@@ -217,10 +261,15 @@ def _invalid(frame: pl.DataFrame, accel: frozenset[str]) -> pl.Series:
     placed = pl.col("device") != "unknown"
     if frame.filter(placed & pl.col("cost").is_not_null()).is_empty():
         return pl.Series("invalid", [False] * frame.height, dtype=pl.Boolean)
-    return frame.select((pl.col("device").is_in(list(accel)) & pl.col("cost").is_null()
-                         & (pl.col("op_type").is_null()
-                            | ~pl.col("op_type").is_in(list(TENSOR_KINDS))))
-                        .fill_null(False).alias("invalid")).to_series()
+    return frame.select(
+        (
+            pl.col("device").is_in(list(accel))
+            & pl.col("cost").is_null()
+            & (pl.col("op_type").is_null() | ~pl.col("op_type").is_in(list(TENSOR_KINDS)))
+        )
+        .fill_null(False)
+        .alias("invalid")
+    ).to_series()
 
 
 def _one(pid: str, pol: Policy | None, names: tuple[str, ...], ev: Evidence) -> Placement:
@@ -228,43 +277,58 @@ def _one(pid: str, pol: Policy | None, names: tuple[str, ...], ev: Evidence) -> 
     meta = cast(PlacementMeta, ev.meta)
     diag = got if isinstance(got := meta.get("diagnostic"), Mapping) else {}
     known: dict[str, Any] = {
-        "policy_id": pid, "files": names, "used": ev.path, "reader": ev.reader,
-        "tool": ev.tool, "record_policy": _text(meta, "policy_id"),
-        "model_sha256": _text(meta, "model_sha256"), "model_path": _text(meta, "model"),
+        "policy_id": pid,
+        "files": names,
+        "used": ev.path,
+        "reader": ev.reader,
+        "tool": ev.tool,
+        "record_policy": _text(meta, "policy_id"),
+        "model_sha256": _text(meta, "model_sha256"),
+        "model_path": _text(meta, "model"),
         "captured_at": timestamps.epoch_s(meta.get("captured_at"))
         or timestamps.epoch_s(diag.get("started_at")),
         "fallback": meta.get("fallback_reason"),
         "assigned": tuple(a for a in meta.get("assigned") or [] if isinstance(a, Mapping)),
         "session_recorded": meta.get("session_recorded") is True,
-        "session_provider": meta.get("session_provider"), "compiled_aot": _aot(meta),
-        "runtime": _runtime(meta, ev.frame), "truncated": ev.truncated}
+        "session_provider": meta.get("session_provider"),
+        "compiled_aot": _aot(meta),
+        "runtime": _runtime(meta, ev.frame),
+        "truncated": ev.truncated,
+    }
     frame = ev.frame
     if frame is None or frame.filter(pl.col("device") != "unknown").is_empty():
-        return Placement(**known,
-                         problem="; ".join(ev.content)
-                         or "no operation with placement information")
+        return Placement(
+            **known, problem="; ".join(ev.content) or "no operation with placement information"
+        )
     accel = pol.accelerator if pol and pol.accelerator else ACCELERATORS
     accelerator_policy = pol is None or pol.role == "accelerator"
     invalid = _invalid(frame, accel) if accelerator_policy else None
     counted = frame
     if invalid is not None and invalid.any():
-        counted = frame.with_columns(pl.when(invalid).then(pl.lit("other"))
-                                     .otherwise(pl.col("device")).alias("device"))
+        counted = frame.with_columns(
+            pl.when(invalid).then(pl.lit("other")).otherwise(pl.col("device")).alias("device")
+        )
     if pol and pol.provider and frame["provider"].is_not_null().any():
         # the nodes of exactly the provider asked for (the runner's rule)
         counted = counted.with_columns(
-            pl.when(pl.col("device").is_in(["unknown", "other"])).then(pl.col("device"))
-            .when(pl.col("provider") == pol.provider).then(pl.lit("accel"))
-            .when(pl.col("device").is_in(list(accel))).then(pl.lit("other"))
-            .otherwise(pl.col("device")).alias("device"))
+            pl.when(pl.col("device").is_in(["unknown", "other"]))
+            .then(pl.col("device"))
+            .when(pl.col("provider") == pol.provider)
+            .then(pl.lit("accel"))
+            .when(pl.col("device").is_in(list(accel)))
+            .then(pl.lit("other"))
+            .otherwise(pl.col("device"))
+            .alias("device")
+        )
         accel = frozenset({"accel"})
     shares = placement_shares(counted, accel)
     op_share = shares["operation_share"] if accelerator_policy else None
     cost_share = shares["cost_share"] if accelerator_policy else None
     cpu_share = shares["cpu_node_share"]
     if "dispatched_by_devices" in meta and accelerator_policy:
-        op_share, cpu_share = _dispatched(meta, pol.accelerator if pol and pol.accelerator
-                                          else ACCELERATORS)
+        op_share, cpu_share = _dispatched(
+            meta, pol.accelerator if pol and pol.accelerator else ACCELERATORS
+        )
         cost_share = None  # a record of dispatched operators carries no cost estimate
     compute: dict[str, dict[str, int]] = {}
     tensors: dict[str, int] = {}
@@ -274,14 +338,24 @@ def _one(pid: str, pol: Policy | None, names: tuple[str, ...], ev: Evidence) -> 
             by[dev] = by.get(dev, 0) + 1
         elif op in TENSOR_KINDS:
             tensors[dev] = tensors.get(dev, 0) + 1
-    bad = (frame.filter(invalid).select("line", "op_type").rows()
-           if invalid is not None and invalid.any() else [])
-    return Placement(**known, nodes=shares["nodes"], placed=shares["ops_with_placement"],
-                     operation_share=op_share, cost_share=cost_share, cpu_node_share=cpu_share,
-                     by_device=placement_shares(frame)["by_device"], compute_ops=compute,
-                     tensors=tensors,
-                     invalid=tuple((line, op or "") for line, op in bad),
-                     gpu_share=placement_shares(frame, {"gpu"})["operation_share"])
+    bad = (
+        frame.filter(invalid).select("line", "op_type").rows()
+        if invalid is not None and invalid.any()
+        else []
+    )
+    return Placement(
+        **known,
+        nodes=shares["nodes"],
+        placed=shares["ops_with_placement"],
+        operation_share=op_share,
+        cost_share=cost_share,
+        cpu_node_share=cpu_share,
+        by_device=placement_shares(frame)["by_device"],
+        compute_ops=compute,
+        tensors=tensors,
+        invalid=tuple((line, op or "") for line, op in bad),
+        gpu_share=placement_shares(frame, {"gpu"})["operation_share"],
+    )
 
 
 def _resident(p: Placement, pol: Policy | None) -> bool | None:
@@ -290,8 +364,7 @@ def _resident(p: Placement, pol: Policy | None) -> bool | None:
         return None
     if p.fallback:
         return False
-    if pol is None or pol.role != "accelerator" or pol.floor is None \
-            or p.operation_share is None:
+    if pol is None or pol.role != "accelerator" or pol.floor is None or p.operation_share is None:
         return None
     return p.operation_share >= pol.floor - FLOAT_EPS
 
@@ -301,8 +374,11 @@ def _named_devices(ev: Evidence) -> dict[str, frozenset[str]]:
     unknown devices left out)."""
     if ev.frame is None:
         return {}
-    g = (ev.frame.filter((pl.col("node") != "") & (pl.col("device") != "unknown"))
-         .group_by("node").agg(pl.col("device").unique()))
+    g = (
+        ev.frame.filter((pl.col("node") != "") & (pl.col("device") != "unknown"))
+        .group_by("node")
+        .agg(pl.col("device").unique())
+    )
     return {n: frozenset(d) for n, d in g.iter_rows()}
 
 
@@ -313,8 +389,9 @@ def _residency_words(p: Placement, pol: Policy | None) -> str:
     return f"{p.operation_share or 0.0:.2%} of the operations on the accelerator{floor}"
 
 
-def _disagree(a: Placement, ea: Evidence, b: Placement, eb: Evidence, pol: Policy | None
-              ) -> str | None:
+def _disagree(
+    a: Placement, ea: Evidence, b: Placement, eb: Evidence, pol: Policy | None
+) -> str | None:
     """What two files of one policy say differently, or None. A fallback one file notes is
     judged as what it means, the policy off its accelerator: a raw profile cannot note a
     fallback (it does not know what was asked for), only show where the nodes ran."""
@@ -325,9 +402,11 @@ def _disagree(a: Placement, ea: Evidence, b: Placement, eb: Evidence, pol: Polic
     clash = sorted(n for n in na.keys() & nb.keys() if not na[n] & nb[n])
     if clash:
         n = clash[0]
-        return (f"{len(clash)} node(s) placed on other devices, e.g. {n!r}: "
-                f"{'/'.join(sorted(na[n]))} in {a.used}, {'/'.join(sorted(nb[n]))} in "
-                f"{b.used}")
+        return (
+            f"{len(clash)} node(s) placed on other devices, e.g. {n!r}: "
+            f"{'/'.join(sorted(na[n]))} in {a.used}, {'/'.join(sorted(nb[n]))} in "
+            f"{b.used}"
+        )
     return None
 
 
@@ -336,18 +415,19 @@ def _less_resident(a: Placement, b: Placement) -> bool:
     if bool(a.fallback) != bool(b.fallback):
         return bool(a.fallback)
     return (a.operation_share if a.operation_share is not None else 1.0) < (
-        b.operation_share if b.operation_share is not None else 1.0)
+        b.operation_share if b.operation_share is not None else 1.0
+    )
 
 
 def _placement(pid: str, pol: Policy | None, files: tuple[Evidence, ...]) -> Placement:
     declared = pol.placement_file if pol else None
     usable = [f for f in files if f.usable]
     pick = next((f for f in usable if f.path == declared), None) or (
-        min(usable, key=lambda f: f.rank) if usable else None)
+        min(usable, key=lambda f: f.rank) if usable else None
+    )
     names = tuple(f.path for f in files)
     if pick is None:
-        return Placement(pid, names, None, None, None,
-                         problem="no placement file could be read")
+        return Placement(pid, names, None, None, None, problem="no placement file could be read")
     read = {f.path: (_one(pid, pol, names, f), f) for f in usable}
     chosen, chosen_ev = read[pick.path]
     disagreements: list[Disagreement] = []
@@ -359,8 +439,10 @@ def _placement(pid: str, pol: Policy | None, files: tuple[Evidence, ...]) -> Pla
             continue
         source = _text(chosen_ev.meta, "profile_file")
         raw_is_other = path == source or (
-            source is None and _text(ev.meta, "profile_file") != chosen.used
-            and _less_resident(other, chosen))
+            source is None
+            and _text(ev.meta, "profile_file") != chosen.used
+            and _less_resident(other, chosen)
+        )
         if raw_is_other:
             disagreements.append(Disagreement(chosen.used or "", path, why))
             chosen, chosen_ev = other, ev
@@ -373,8 +455,7 @@ def _placement(pid: str, pol: Policy | None, files: tuple[Evidence, ...]) -> Pla
 def placements(view: RunView) -> dict[str, Placement]:
     """Per policy with placement files, its shares (the module's rules)."""
     pols = policies(view)
-    return {pid: _placement(pid, pols.get(pid), files)
-            for pid, files in view.placement.items()}
+    return {pid: _placement(pid, pols.get(pid), files) for pid, files in view.placement.items()}
 
 
 def runtime_of(view: RunView, pid: str) -> str:
@@ -391,14 +472,16 @@ def is_windows_ml(view: RunView, pid: str) -> bool:
     """Whether PID is a Windows ML session: declared so, or its evidence records one."""
     pol = policies(view).get(pid)
     return runtime_of(view, pid) == "windows-ml" or (
-        pol is not None and pol.runtime.lower() in WINDOWS_ML_RUNTIMES)
+        pol is not None and pol.runtime.lower() in WINDOWS_ML_RUNTIMES
+    )
 
 
 def is_coreml(view: RunView, pid: str) -> bool:
     """Whether PID runs Core ML: declared so, or its evidence is a Core ML report."""
     pol = policies(view).get(pid)
-    return runtime_of(view, pid) == "coreml" or (pol is not None
-                                                 and pol.runtime.lower() == "coreml")
+    return runtime_of(view, pid) == "coreml" or (
+        pol is not None and pol.runtime.lower() == "coreml"
+    )
 
 
 def runtime_mismatch(view: RunView, p: Placement) -> str | None:
@@ -429,8 +512,14 @@ def _package(path: str) -> str | None:
     `purposedeepf16`: a compiled `.mlmodelc` is its `.mlpackage`'s), None when the path
     names no Core ML package."""
     name = PurePosixPath(path.removeprefix("file://").rstrip("/")).name.lower()
-    return next((name[: -len(ext)] for ext in (".mlmodelc", ".mlpackage", ".mlmodel")
-                 if name.endswith(ext)), None)
+    return next(
+        (
+            name[: -len(ext)]
+            for ext in (".mlmodelc", ".mlpackage", ".mlmodel")
+            if name.endswith(ext)
+        ),
+        None,
+    )
 
 
 def placement_of_other(view: RunView, p: Placement) -> str | None:
@@ -444,18 +533,25 @@ def placement_of_other(view: RunView, p: Placement) -> str | None:
     if p.record_policy is not None and p.record_policy != p.policy_id:
         return f"it records policy {p.record_policy!r}, not {p.policy_id!r}"
     want = pol.artifact_sha256 if pol is not None else None
-    if p.model_sha256 is not None and isinstance(want, str) \
-            and p.model_sha256.lower() != want.lower():
-        return (f"it placed the model {p.model_sha256[:16]}..., the policy runs the artifact "
-                f"{want[:16]}...")
+    if (
+        p.model_sha256 is not None
+        and isinstance(want, str)
+        and p.model_sha256.lower() != want.lower()
+    ):
+        return (
+            f"it placed the model {p.model_sha256[:16]}..., the policy runs the artifact "
+            f"{want[:16]}..."
+        )
     art = pol.artifact_file if pol is not None else None
     if not isinstance(art, str):
         art = (view.m.get("artifact") or {}).get("file")
     placed = _package(p.model_path) if p.model_path else None
     runs = _package(art) if isinstance(art, str) else None
     if placed is not None and runs is not None and placed != runs:
-        return (f"it is the plan of the package "
-                f"{PurePosixPath(str(p.model_path).rstrip('/')).name}, the policy runs {art}")
+        return (
+            f"it is the plan of the package "
+            f"{PurePosixPath(str(p.model_path).rstrip('/')).name}, the policy runs {art}"
+        )
     return None
 
 
@@ -475,17 +571,23 @@ def residency(view: RunView, pid: str) -> str | None:
     if p is None or p.problem:
         return None
     if pol.provider and p.session_provider and p.session_provider != pol.provider:
-        return (f"its session holds {p.session_provider} first ({p.used}), not the "
-                f"{pol.provider} declared")
+        return (
+            f"its session holds {p.session_provider} first ({p.used}), not the "
+            f"{pol.provider} declared"
+        )
     if pol.floor is None:
         return "no operation-share floor is declared for it"
     if p.operation_share is None:
         return "its placement evidence gives no operation share"
     if p.operation_share < pol.floor - FLOAT_EPS:
         where = "/".join(sorted(pol.accelerator))
-        return (f"{p.operation_share:.2%} of its operations ran on {where}, below the "
-                f"declared floor of {pol.floor:.2%}")
+        return (
+            f"{p.operation_share:.2%} of its operations ran on {where}, below the "
+            f"declared floor of {pol.floor:.2%}"
+        )
     if p.truncated:
-        return (f"its placement report {p.used} is cut short (line {p.truncated[0]}): a share "
-                f"over part of the operations cannot show the floor is met")
+        return (
+            f"its placement report {p.used} is cut short (line {p.truncated[0]}): a share "
+            f"over part of the operations cannot show the floor is met"
+        )
     return None

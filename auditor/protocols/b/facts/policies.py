@@ -85,13 +85,14 @@ def _latencies(view: RunView) -> dict[str, tuple[float | None, int]]:
     ok = [t.key for t in trials(view) if t.status == "ok"]
     if not ok:
         return {}
-    keys = pl.DataFrame(ok, schema={"policy_id": pl.String, "trial_index": pl.Int64},
-                        orient="row")
+    keys = pl.DataFrame(ok, schema={"policy_id": pl.String, "trial_index": pl.Int64}, orient="row")
     lat = pl.col("latency_ms").drop_nulls()
-    per = (view.outputs.filter(pl.col("valid"))
-           .join(keys, on=["policy_id", "trial_index"], how="semi")
-           .group_by("policy_id").agg(nearest_rank_expr(lat).alias("p95"),
-                                      lat.len().alias("n")))
+    per = (
+        view.outputs.filter(pl.col("valid"))
+        .join(keys, on=["policy_id", "trial_index"], how="semi")
+        .group_by("policy_id")
+        .agg(nearest_rank_expr(lat).alias("p95"), lat.len().alias("n"))
+    )
     return {pid: (p95, n) for pid, p95, n in per.iter_rows()}
 
 
@@ -107,12 +108,15 @@ def _by_domain(ok: tuple[Trial, ...], wall_s: float | None) -> tuple[tuple[str, 
     return tuple((name, e / wall_s) for name, e in sorted(energy.items()))
 
 
-def _passes(acc: float | None, agr: float | None, acc_floor: float | None,
-            agr_floor: float | None) -> bool | None:
+def _passes(
+    acc: float | None, agr: float | None, acc_floor: float | None, agr_floor: float | None
+) -> bool | None:
     if None in (acc, agr, acc_floor, agr_floor):
         return None
-    return (acc >= acc_floor - FLOAT_EPS  # type: ignore[operator]
-            and agr >= agr_floor - FLOAT_EPS)  # type: ignore[operator]
+    return (
+        acc >= acc_floor - FLOAT_EPS  # type: ignore[operator]
+        and agr >= agr_floor - FLOAT_EPS  # type: ignore[operator]
+    )
 
 
 def _missing(ok: tuple[Trial, ...]) -> str | None:
@@ -122,8 +126,9 @@ def _missing(ok: tuple[Trial, ...]) -> str | None:
     bad = next((t for t in ok if t.energy is None or not t.energy.measured), None)
     if bad is not None:
         e = bad.energy
-        return (f"{bad.name}: energy {e.status if e else 'none'}"
-                + (f" ({e.reason})" if e and e.reason else ""))
+        return f"{bad.name}: energy {e.status if e else 'none'}" + (
+            f" ({e.reason})" if e and e.reason else ""
+        )
     if len({t.energy.domains for t in ok if t.energy}) > 1:
         return "the trials summed different power domains"
     return None
@@ -139,8 +144,7 @@ def policy_facts(view: RunView) -> dict[str, PolicyFacts]:
             texts = raw.row(i, named=True) if raw is not None and i < raw.height else {}
             rows.setdefault(r["policy_id"], (r, texts))
     gates = view.m.get("gates") or {}
-    acc_floor, agr_floor = number(gates.get("accuracy_floor")), number(
-        gates.get("agreement_floor"))
+    acc_floor, agr_floor = number(gates.get("accuracy_floor")), number(gates.get("agreement_floor"))
     lats = _latencies(view)
     out = {}
     for pid, pol in policies(view).items():
@@ -154,12 +158,12 @@ def policy_facts(view: RunView) -> dict[str, PolicyFacts]:
             if g.height:
                 given, source = g.select("id", "label"), "gate pass"
         acc = share_equal(given, view.references) if source and given is not None else None
-        agr = (share_equal(given, view.reference_outputs) if source and given is not None
-               else None)
+        agr = share_equal(given, view.reference_outputs) if source and given is not None else None
         passed = _passes(acc, agr, acc_floor, agr_floor)
         gated = gate_pass(view).get(pid)
-        gated_passed = (_passes(gated.accuracy, gated.agreement, acc_floor, agr_floor)
-                        if gated else None)
+        gated_passed = (
+            _passes(gated.accuracy, gated.agreement, acc_floor, agr_floor) if gated else None
+        )
         verdicts = {passed, gated_passed} - {None}
         missing = _missing(ok)
         first = ok[0].energy if ok and missing is None else None
@@ -171,16 +175,31 @@ def policy_facts(view: RunView) -> dict[str, PolicyFacts]:
         r, texts = rows.get(pid, ({}, {}))
         p95, n_lat = lats.get(pid, (None, 0))
         out[pid] = PolicyFacts(
-            policy=pol, trials=mine, ok=ok, median_wall_s=median(walls) if walls else None,
-            p95_ms=p95, n_latencies=n_lat, accuracy=acc, agreement=agr,
-            answers_from=source, answers_passed=passed,
-            gate_passed=(False not in verdicts) if verdicts else None, gated=gated,
-            gated_passed=gated_passed, energy_j=e_j, wall_s=s, inferences=n,
+            policy=pol,
+            trials=mine,
+            ok=ok,
+            median_wall_s=median(walls) if walls else None,
+            p95_ms=p95,
+            n_latencies=n_lat,
+            accuracy=acc,
+            agreement=agr,
+            answers_from=source,
+            answers_passed=passed,
+            gate_passed=(False not in verdicts) if verdicts else None,
+            gated=gated,
+            gated_passed=gated_passed,
+            energy_j=e_j,
+            wall_s=s,
+            inferences=n,
             average_power_w=e_j / s if e_j is not None and s else None,
             joules_per_inference=e_j / n if e_j is not None and n else None,
             energy_source=first.source if first else None,
             domains=first.domains if first else (),
             includes=first.includes if first else frozenset(),
             domain_power_w=_by_domain(ok, s) if missing is None else (),
-            energy_missing=missing, claims=r, texts=texts, row=r.get("row"))
+            energy_missing=missing,
+            claims=r,
+            texts=texts,
+            row=r.get("row"),
+        )
     return out

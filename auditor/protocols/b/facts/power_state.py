@@ -46,8 +46,10 @@ schemas/conventions.json; D3cold reads about 0 W, an awake idle laptop GPU
 several watts)."""
 BATTERY = "battery_skips_discrete_gpu"
 IDLE = "idle_unloads_discrete_gpu"
-CHECKS = {BATTERY: "on battery the discrete-GPU rung is skipped",
-          IDLE: "an idle session unloads without keeping the discrete GPU awake"}
+CHECKS = {
+    BATTERY: "on battery the discrete-GPU rung is skipped",
+    IDLE: "an idle session unloads without keeping the discrete GPU awake",
+}
 RESULTS = ("passed", "failed", "not_applicable")
 
 
@@ -72,8 +74,9 @@ class CheckEvidence:
 
 def _gpu_names(view: RunView) -> frozenset[str]:
     gpus = (view.environment or {}).get("gpus")
-    return frozenset(str(g.get("name")).lower() for g in gpus or []
-                     if isinstance(g, Mapping) and g.get("name"))
+    return frozenset(
+        str(g.get("name")).lower() for g in gpus or [] if isinstance(g, Mapping) and g.get("name")
+    )
 
 
 @per_view
@@ -111,9 +114,13 @@ def _record_gpus(ev: Evidence, names: frozenset[str]) -> list[str] | None:
     assigned = [a for a in ev.meta.get("assigned") or [] if isinstance(a, Mapping)]
     if assigned:
         gpus = [a for a in assigned if str(a.get("device_type")).upper() == "GPU"]
-        return [f"{a.get('execution_provider')} on {a.get('device_name') or 'a GPU'}"
-                for a in gpus if not names or str(a.get("device_name") or "").lower() in names
-                or not a.get("device_name")]
+        return [
+            f"{a.get('execution_provider')} on {a.get('device_name') or 'a GPU'}"
+            for a in gpus
+            if not names
+            or str(a.get("device_name") or "").lower() in names
+            or not a.get("device_name")
+        ]
     if ev.frame is None:
         return []
     on = ev.frame.filter(pl.col("device") == "gpu")
@@ -131,16 +138,21 @@ def _battery(ev: Evidence) -> tuple[bool | None, str]:
     charging = b.filter(pl.col("watts") > 0)
     if charging.height:
         r = charging.row(0, named=True)
-        return False, (f"{ev.path}: its battery sensor ({r['source']}) reads +{r['watts']:.3g} "
-                       f"W at line {r['line']}: the battery charges, the machine was on AC")
+        return False, (
+            f"{ev.path}: its battery sensor ({r['source']}) reads +{r['watts']:.3g} "
+            f"W at line {r['line']}: the battery charges, the machine was on AC"
+        )
     if b.filter(pl.col("watts") >= 0).height:
-        return None, (f"{ev.path}: its battery sensor does not discharge throughout: it does "
-                      "not show the machine on battery")
+        return None, (
+            f"{ev.path}: its battery sensor does not discharge throughout: it does "
+            "not show the machine on battery"
+        )
     return True, f"{ev.path}: its battery sensor discharges throughout"
 
 
-def _judge(key: str, evs: list[Evidence], limit: float, names: frozenset[str],
-           last_end: float | None) -> tuple[str | None, str | None, list[str]]:
+def _judge(
+    key: str, evs: list[Evidence], limit: float, names: frozenset[str], last_end: float | None
+) -> tuple[str | None, str | None, list[str]]:
     """(what the evidence shows for check KEY, what it shows against it, why cited files
     show nothing)."""
     shows: list[str] = []
@@ -153,9 +165,11 @@ def _judge(key: str, evs: list[Evidence], limit: float, names: frozenset[str],
                 selection = ev.meta.get("selection")
                 mode = selection.get("mode") if isinstance(selection, Mapping) else None
                 if mode != "policy":
-                    nothing.append(f"{ev.path} records a session told its providers "
-                                   f"(selection mode {mode!r}), not one the runtime chose by "
-                                   "policy: it shows nothing of the discrete-GPU rung skipped")
+                    nothing.append(
+                        f"{ev.path} records a session told its providers "
+                        f"(selection mode {mode!r}), not one the runtime chose by "
+                        "policy: it shows nothing of the discrete-GPU rung skipped"
+                    )
                     continue
                 if held:
                     return None, f"{ev.path}: the session holds {', '.join(held)}", nothing
@@ -176,15 +190,25 @@ def _judge(key: str, evs: list[Evidence], limit: float, names: frozenset[str],
         elif gpu is not None:
             span = trace_span(ev)
             if last_end is not None and span is not None and span[0] < last_end:
-                nothing.append(f"{ev.path} begins {last_end - span[0]:.3g} s before the last "
-                               "trial ended: it is not the idle session after the trials")
+                nothing.append(
+                    f"{ev.path} begins {last_end - span[0]:.3g} s before the last "
+                    "trial ended: it is not the idle session after the trials"
+                )
                 continue
             last = gpu["watts"][-1]
             if last > limit:
-                return None, (f"{ev.path}: the discrete GPU still draws {last:.3g} W at the "
-                              f"trace's last reading (released: at most {limit:g} W)"), nothing
-            shows.append(f"{ev.path}: the discrete GPU reads {last:.3g} W at the end "
-                         f"(released at or below {limit:g} W)")
+                return (
+                    None,
+                    (
+                        f"{ev.path}: the discrete GPU still draws {last:.3g} W at the "
+                        f"trace's last reading (released: at most {limit:g} W)"
+                    ),
+                    nothing,
+                )
+            shows.append(
+                f"{ev.path}: the discrete GPU reads {last:.3g} W at the end "
+                f"(released at or below {limit:g} W)"
+            )
     return ("; ".join(shows) or None), None, nothing
 
 
@@ -201,19 +225,35 @@ def power_state_checks(view: RunView) -> dict[str, CheckEvidence]:
     for key in CHECKS:
         entry = got if isinstance(got := recorded.get(key), dict) else {}
         cited_raw = entry.get("evidence")
-        cited = tuple(c for c in ([cited_raw] if isinstance(cited_raw, str) else
-                                  cited_raw if isinstance(cited_raw, list) else [])
-                      if isinstance(c, str))
+        cited = tuple(
+            c
+            for c in (
+                [cited_raw]
+                if isinstance(cited_raw, str)
+                else cited_raw
+                if isinstance(cited_raw, list)
+                else []
+            )
+            if isinstance(c, str)
+        )
         readable = [files[c] for c in cited if c in files and files[c].usable]
         unreadable = tuple(c for c in cited if c not in files or not files[c].usable)
-        rejected = [f"{ev.path}: {describe(others[ev.path][0])}" for ev in readable
-                    if ev.path in others]
+        rejected = [
+            f"{ev.path}: {describe(others[ev.path][0])}" for ev in readable if ev.path in others
+        ]
         found = [ev for ev in readable if ev.path not in others]
         # the release level is the protocol's: a `released_below_w` the run declares is
         # never read
         shows, against, nothing = _judge(key, found, RELEASED_BELOW_W, names, last_end)
         detail = entry.get("detail")
-        out[key] = CheckEvidence(key, entry.get("result"),
-                                 detail if isinstance(detail, str) else None, cited,
-                                 unreadable, tuple(rejected + nothing), shows, against)
+        out[key] = CheckEvidence(
+            key,
+            entry.get("result"),
+            detail if isinstance(detail, str) else None,
+            cited,
+            unreadable,
+            tuple(rejected + nothing),
+            shows,
+            against,
+        )
     return out

@@ -44,8 +44,16 @@ def sequence(view: RunView) -> Sequence:
     return Sequence(ids, view.files_on_disk.get(PROMPTS), tuple(sorted(dups)))
 
 
-_COUNTS = ("lines", "n_invalid", "invalid_first_line", "n_bad_label", "bad_label_first_line",
-           "n_latencies", "order_diffs", "order_first_line")
+_COUNTS = (
+    "lines",
+    "n_invalid",
+    "invalid_first_line",
+    "n_bad_label",
+    "bad_label_first_line",
+    "n_latencies",
+    "order_diffs",
+    "order_first_line",
+)
 
 
 @per_view
@@ -63,12 +71,14 @@ def trial_outputs(view: RunView) -> pl.DataFrame:
             pl.lit(None, dtype=pl.String).alias("invalid_error"),
             pl.lit(None, dtype=pl.Float64).alias("p95_ms"),
             pl.lit(None, dtype=pl.Float64).alias("sum_ms"),
-            pl.lit(None, dtype=pl.String).alias("order_first_id"))
+            pl.lit(None, dtype=pl.String).alias("order_first_id"),
+        )
     classes = list((view.m.get("task") or {}).get("classes") or [])
     if seq.n:
         expected = pl.Series("expected", seq.ids, dtype=pl.String)
-        o = o.with_columns(expected.gather(((o["line"] - 1) % seq.n).cast(pl.Int64))
-                           .alias("expected"))
+        o = o.with_columns(
+            expected.gather(((o["line"] - 1) % seq.n).cast(pl.Int64)).alias("expected")
+        )
         off = (pl.col("id") != pl.col("expected")).fill_null(True)
     else:  # no readable sequence: the order cannot be judged (B1002 is skipped)
         off = pl.lit(False)
@@ -86,21 +96,25 @@ def trial_outputs(view: RunView) -> pl.DataFrame:
         lat.sum().alias("sum_ms"),
         off.sum().alias("order_diffs"),
         pl.col("line").filter(off).first().alias("order_first_line"),
-        pl.col("id").filter(off).first().alias("order_first_id"))
+        pl.col("id").filter(off).first().alias("order_first_id"),
+    )
     out = view.output_index.join(agg, on="file_no", how="left", maintain_order="left")
     counts = ["lines", "n_invalid", "n_bad_label", "n_latencies", "order_diffs"]
-    return out.with_columns([pl.col(c).fill_null(0).cast(pl.Int64) for c in counts]).drop(
-        "file_no")
+    return out.with_columns([pl.col(c).fill_null(0).cast(pl.Int64) for c in counts]).drop("file_no")
 
 
 def answers(view: RunView, keys: Iterable[tuple[str, int]]) -> pl.DataFrame | None:
     """The valid answers (`id`, `label`) of the trials KEYS ((policy_id, trial_index))."""
     if view.outputs is None:
         return None
-    want = pl.DataFrame(list(keys), schema={"policy_id": pl.String, "trial_index": pl.Int64},
-                        orient="row")
-    return view.outputs.filter(pl.col("valid")).join(
-        want, on=["policy_id", "trial_index"], how="semi").select("id", "label")
+    want = pl.DataFrame(
+        list(keys), schema={"policy_id": pl.String, "trial_index": pl.Int64}, orient="row"
+    )
+    return (
+        view.outputs.filter(pl.col("valid"))
+        .join(want, on=["policy_id", "trial_index"], how="semi")
+        .select("id", "label")
+    )
 
 
 def share_equal(answers: pl.DataFrame, ref: pl.DataFrame | None) -> float | None:
@@ -129,10 +143,12 @@ def gate_pass(view: RunView) -> dict[str, GatePass]:
     if view.gate_outputs is None:
         return out
     for (pid,), g in view.gate_outputs.filter(pl.col("valid")).group_by(
-            "policy_id", maintain_order=True):
+        "policy_id", maintain_order=True
+    ):
         got = g.select("id", "label")
-        out[pid] = GatePass(share_equal(got, view.references),
-                            share_equal(got, view.reference_outputs), got.height)
+        out[pid] = GatePass(
+            share_equal(got, view.references), share_equal(got, view.reference_outputs), got.height
+        )
     return out
 
 
@@ -158,14 +174,19 @@ def trials_against_gate(view: RunView) -> dict[tuple[str, int], AgainstGate]:
     first valid gate answer); one join over every outputs file."""
     if view.outputs is None or view.gate_outputs is None:
         return {}
-    gate = (view.gate_outputs.filter(pl.col("valid")).unique(subset=["policy_id", "id"],
-                                                             keep="first")
-            .select("policy_id", "id", pl.col("label").alias("gated")))
-    per = (view.outputs.filter(pl.col("valid"))
-           .join(gate, on=["policy_id", "id"], how="inner")
-           .group_by("policy_id", "trial_index")
-           .agg(pl.len().alias("n"), (pl.col("label") == pl.col("gated")).sum().alias("same"),
-                pl.col("line").filter(pl.col("label") != pl.col("gated")).min()
-                .alias("first")))
-    return {(pid, k): AgainstGate(n, same, first)
-            for pid, k, n, same, first in per.iter_rows()}
+    gate = (
+        view.gate_outputs.filter(pl.col("valid"))
+        .unique(subset=["policy_id", "id"], keep="first")
+        .select("policy_id", "id", pl.col("label").alias("gated"))
+    )
+    per = (
+        view.outputs.filter(pl.col("valid"))
+        .join(gate, on=["policy_id", "id"], how="inner")
+        .group_by("policy_id", "trial_index")
+        .agg(
+            pl.len().alias("n"),
+            (pl.col("label") == pl.col("gated")).sum().alias("same"),
+            pl.col("line").filter(pl.col("label") != pl.col("gated")).min().alias("first"),
+        )
+    )
+    return {(pid, k): AgainstGate(n, same, first) for pid, k, n, same, first in per.iter_rows()}

@@ -80,8 +80,11 @@ def markers(ev: Evidence | None) -> tuple[int, int] | None:
     both."""
     if ev is None:
         return None
-    marks = {m.get("event"): timestamps.epoch_ns(m.get("t"))
-             for m in ev.meta.get("markers") or [] if isinstance(m, Mapping)}
+    marks = {
+        m.get("event"): timestamps.epoch_ns(m.get("t"))
+        for m in ev.meta.get("markers") or []
+        if isinstance(m, Mapping)
+    }
     start, end = marks.get("window_start"), marks.get("window_end")
     return (start, end) if start is not None and end is not None else None
 
@@ -92,13 +95,13 @@ def trials(view: RunView) -> list[Trial]:
     if view.trials is None:
         return []
     raw = view.trials_raw
-    outs = {(r["policy_id"], r["trial_index"]): r
-            for r in trial_outputs(view).iter_rows(named=True)}
+    outs = {
+        (r["policy_id"], r["trial_index"]): r for r in trial_outputs(view).iter_rows(named=True)
+    }
     pols = policies(view)
     out = []
     for i, r in enumerate(view.trials.iter_rows(named=True)):
-        texts = (dict(raw.row(i, named=True).items())
-                 if raw is not None and i < raw.height else {})
+        texts = dict(raw.row(i, named=True).items()) if raw is not None and i < raw.height else {}
         key = (r["policy_id"], r["trial_index"])
         o = outs.get(key) or {}
         ev = view.power.get(key)
@@ -115,14 +118,30 @@ def trials(view: RunView) -> list[Trial]:
         wall = (end - start) / 1e9 if start is not None and end is not None else None
         energy = None
         if r["status"] == "ok":
-            energy = trial_energy(view, ev, Window(
-                start, end, pols.get(r["policy_id"]), o.get("lines") or 0))
-        out.append(Trial(
-            policy_id=r["policy_id"], trial_index=r["trial_index"], row=r["row"],
-            line=r.get("line"), status=r["status"], claims=r, texts=texts,
-            outputs_file=o.get("file"), lines=o.get("lines"), p95_ms=o.get("p95_ms"),
-            sum_ms=o.get("sum_ms"), n_latencies=o.get("n_latencies") or 0, start=start,
-            end=end, window_from=window_from, wall_s=wall, energy=energy))
+            energy = trial_energy(
+                view, ev, Window(start, end, pols.get(r["policy_id"]), o.get("lines") or 0)
+            )
+        out.append(
+            Trial(
+                policy_id=r["policy_id"],
+                trial_index=r["trial_index"],
+                row=r["row"],
+                line=r.get("line"),
+                status=r["status"],
+                claims=r,
+                texts=texts,
+                outputs_file=o.get("file"),
+                lines=o.get("lines"),
+                p95_ms=o.get("p95_ms"),
+                sum_ms=o.get("sum_ms"),
+                n_latencies=o.get("n_latencies") or 0,
+                start=start,
+                end=end,
+                window_from=window_from,
+                wall_s=wall,
+                energy=energy,
+            )
+        )
     return out
 
 
@@ -136,12 +155,16 @@ def copied_latencies(view: RunView) -> list[list[Trial]]:
         return []
     ok = {t.key: t for t in trials(view) if t.status == "ok"}
     lat = pl.col("latency_ms")
-    per_file = (view.outputs.filter(pl.col("valid") & lat.is_not_null())
-                .group_by("policy_id", "trial_index", maintain_order=True)
-                .agg(lat.sort().alias("lats"), lat.n_unique().alias("distinct"))
-                .filter((pl.col("distinct") >= MIN_DISTINCT_COPIED)
-                        & (pl.col("lats").list.len() >= MIN_P95_VALUES))
-                .with_columns(pl.col("lats").hash().alias("digest")))
+    per_file = (
+        view.outputs.filter(pl.col("valid") & lat.is_not_null())
+        .group_by("policy_id", "trial_index", maintain_order=True)
+        .agg(lat.sort().alias("lats"), lat.n_unique().alias("distinct"))
+        .filter(
+            (pl.col("distinct") >= MIN_DISTINCT_COPIED)
+            & (pl.col("lats").list.len() >= MIN_P95_VALUES)
+        )
+        .with_columns(pl.col("lats").hash().alias("digest"))
+    )
     return _groups(per_file, ok)
 
 
@@ -149,8 +172,9 @@ def _groups(per_file: pl.DataFrame, ok: dict[tuple[str, int], Trial]) -> list[li
     """PER_FILE's trials (`policy_id`, `trial_index`, `lats`, `digest`) grouped by equal
     `lats` (equal lists, not only equal hashes), groups of two or more, in trials.csv order."""
     groups: dict[int, list[tuple[list[float], list[Trial]]]] = {}
-    for pid, k, lats, digest in per_file.select("policy_id", "trial_index", "lats",
-                                                "digest").iter_rows():
+    for pid, k, lats, digest in per_file.select(
+        "policy_id", "trial_index", "lats", "digest"
+    ).iter_rows():
         t = ok.get((pid, k))
         if t is None:
             continue
@@ -161,8 +185,12 @@ def _groups(per_file: pl.DataFrame, ok: dict[tuple[str, int], Trial]) -> list[li
         else:
             hit[1].append(t)
     order = {t.key: i for i, t in enumerate(ok.values())}
-    return [sorted(ts, key=lambda t: order[t.key]) for gs in groups.values() for _, ts in gs
-            if len(ts) > 1]
+    return [
+        sorted(ts, key=lambda t: order[t.key])
+        for gs in groups.values()
+        for _, ts in gs
+        if len(ts) > 1
+    ]
 
 
 MIN_COPIED_READINGS = 20
@@ -188,8 +216,11 @@ def copied_traces(view: RunView) -> list[list[Trial]]:
             rows.append((*key, watts))
     if not rows:
         return []
-    per_file = pl.DataFrame(rows, schema={"policy_id": pl.String, "trial_index": pl.Int64,
-                                          "lats": pl.List(pl.Float64)}, orient="row")
+    per_file = pl.DataFrame(
+        rows,
+        schema={"policy_id": pl.String, "trial_index": pl.Int64, "lats": pl.List(pl.Float64)},
+        orient="row",
+    )
     return _groups(per_file.with_columns(pl.col("lats").hash().alias("digest")), ok)
 
 

@@ -18,11 +18,18 @@ def unsupported(rule: Rule, view: RunView, status: str, what: str) -> Iterator[F
     for t, cols in unsupported_trials(view, frozenset({status})):
         e = t.energy
         assert e is not None
-        yield rule.finding(f"{t.name}: {', '.join(cols)} claimed, but {what}: {e.reason}",
-                           **at_trial(t), observed=e.reason,
-                           expected="empty energy cells, or a trace that supports them",
-                           evidence={"trace": e.trace})
+        yield rule.finding(
+            f"{t.name}: {', '.join(cols)} claimed, but {what}: {e.reason}",
+            **at_trial(t),
+            observed=e.reason,
+            expected="empty energy cells, or a trace that supports them",
+            evidence={"trace": e.trace},
+        )
     for f, cols, bad in unsupported_policies(view, frozenset({status})):
-        yield rule.finding(f"policy {f.policy.policy_id}: {', '.join(cols)} claimed, but for "
-                           f"{bad.name if bad else 'a trial'} {what}", **at_policy(f),
-                           observed=cols, expected="empty energy cells")
+        yield rule.finding(
+            f"policy {f.policy.policy_id}: {', '.join(cols)} claimed, but for "
+            f"{bad.name if bad else 'a trial'} {what}",
+            **at_policy(f),
+            observed=cols,
+            expected="empty energy cells",
+        )

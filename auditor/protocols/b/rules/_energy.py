@@ -14,26 +14,28 @@ from auditor.protocols.b.view import RunView
 
 TRIAL_CLAIMS = ("energy_j", "average_power_w", "joules_per_inference")
 POLICY_CLAIMS = ("average_power_w", "joules_per_inference")
-NO_MEASUREMENT = frozenset({"no_trace", "fault", "disordered", "unavailable", "no_window",
-                            "no_domain"})
+NO_MEASUREMENT = frozenset(
+    {"no_trace", "fault", "disordered", "unavailable", "no_window", "no_domain"}
+)
 
 
 def claimed(row: Mapping[str, Any], columns: tuple[str, ...]) -> list[str]:
     return [c for c in columns if row.get(c) is not None]
 
 
-def unsupported_trials(view: RunView, statuses: frozenset[str]
-                       ) -> Iterator[tuple[Trial, list[str]]]:
+def unsupported_trials(
+    view: RunView, statuses: frozenset[str]
+) -> Iterator[tuple[Trial, list[str]]]:
     """Ok trials whose row claims energy and whose window's energy shows one of STATUSES."""
     for t in trials(view):
         cols = claimed(t.claims, TRIAL_CLAIMS)
-        if t.status == "ok" and cols and t.energy is not None \
-                and t.energy.status in statuses:
+        if t.status == "ok" and cols and t.energy is not None and t.energy.status in statuses:
             yield t, cols
 
 
-def unsupported_policies(view: RunView, statuses: frozenset[str]
-                         ) -> Iterator[tuple[PolicyFacts, list[str], Trial | None]]:
+def unsupported_policies(
+    view: RunView, statuses: frozenset[str]
+) -> Iterator[tuple[PolicyFacts, list[str], Trial | None]]:
     """Policies claiming pooled energy without it, the first ok trial at fault showing one of
     STATUSES (no ok trial, or trials summing other domains: `NO_MEASUREMENT`'s rule)."""
     for f in policy_facts(view).values():

@@ -15,15 +15,17 @@ from auditor.protocols.b.subject import policy_subject
 
 
 def at_trial(t: Trial) -> dict[str, Any]:
-    return {"artifact": TRIALS, "row": t.row,
-            "subject": policy_subject(t.policy_id, t.trial_index)}
+    return {"artifact": TRIALS, "row": t.row, "subject": policy_subject(t.policy_id, t.trial_index)}
 
 
 def at_policy(f: PolicyFacts) -> dict[str, Any]:
     if f.row is not None:
         return {"artifact": POLICIES, "row": f.row, "subject": policy_subject(f.policy.policy_id)}
-    return {"artifact": MANIFEST, "pointer": "/policies",
-            "subject": policy_subject(f.policy.policy_id)}
+    return {
+        "artifact": MANIFEST,
+        "pointer": "/policies",
+        "subject": policy_subject(f.policy.policy_id),
+    }
 
 
 def claim(row: Mapping[str, Any], texts: Mapping[str, Any], column: str) -> tuple[Any, str | None]:

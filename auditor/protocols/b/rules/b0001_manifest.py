@@ -21,8 +21,13 @@ from auditor.protocols.sealed import manifest_findings
 from auditor.rule import rule
 
 
-@rule(code="B0001", title="manifest present and valid", protocol_ref="B1", severity="error",
-      fix="Re-run so the runner (or the harness) writes manifest.json; never patch it by hand.")
+@rule(
+    code="B0001",
+    title="manifest present and valid",
+    protocol_ref="B1",
+    severity="error",
+    fix="Re-run so the runner (or the harness) writes manifest.json; never patch it by hand.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from manifest_findings(RULE, view)
 

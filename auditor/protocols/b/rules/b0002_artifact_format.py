@@ -26,9 +26,16 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0002", title="artifact malformed", protocol_ref="B10", severity="error",
-      fix=("Re-create the artifact with the tool that wrote it, unedited; a hand-repaired "
-           "file is not evidence."))
+@rule(
+    code="B0002",
+    title="artifact malformed",
+    protocol_ref="B10",
+    severity="error",
+    fix=(
+        "Re-create the artifact with the tool that wrote it, unedited; a hand-repaired "
+        "file is not evidence."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from (f for f in view.load_findings if f.code == RULE.code)
 

@@ -19,9 +19,14 @@ from auditor.protocols.sealed import hash_mismatches
 from auditor.rule import rule
 
 
-@rule(code="B0003", title="file hash differs from the manifest", protocol_ref="B1",
-      severity="error", requires=("manifest",),
-      fix="Re-run: a file changed after the run is not what was measured.")
+@rule(
+    code="B0003",
+    title="file hash differs from the manifest",
+    protocol_ref="B1",
+    severity="error",
+    requires=("manifest",),
+    fix="Re-run: a file changed after the run is not what was measured.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from hash_mismatches(RULE, view)
 

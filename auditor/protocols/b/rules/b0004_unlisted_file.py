@@ -18,9 +18,14 @@ from auditor.protocols.sealed import unlisted_files
 from auditor.rule import rule
 
 
-@rule(code="B0004", title="file not listed in the manifest", protocol_ref="B1",
-      severity="error", requires=("manifest",),
-      fix="Remove the added file, or re-run so the manifest lists it.")
+@rule(
+    code="B0004",
+    title="file not listed in the manifest",
+    protocol_ref="B1",
+    severity="error",
+    requires=("manifest",),
+    fix="Remove the added file, or re-run so the manifest lists it.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from unlisted_files(RULE, view)
 

@@ -17,9 +17,14 @@ from auditor.protocols.sealed import listed_missing
 from auditor.rule import rule
 
 
-@rule(code="B0005", title="listed file missing", protocol_ref="B1", severity="error",
-      requires=("manifest",),
-      fix="Restore the file from the original run directory, or re-run.")
+@rule(
+    code="B0005",
+    title="listed file missing",
+    protocol_ref="B1",
+    severity="error",
+    requires=("manifest",),
+    fix="Restore the file from the original run directory, or re-run.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from listed_missing(RULE, view)
 

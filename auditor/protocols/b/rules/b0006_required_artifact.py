@@ -20,14 +20,24 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0006", title="required artifact absent", protocol_ref="B10", severity="error",
-      fix="Re-run with the runner or the harness, which writes every required artifact.")
+@rule(
+    code="B0006",
+    title="required artifact absent",
+    protocol_ref="B10",
+    severity="error",
+    fix="Re-run with the runner or the harness, which writes every required artifact.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for kind in sorted(view.absent - {"manifest"}):
         a = BY_KIND[kind]
-        yield RULE.finding(f"no {kind} artifact ({a.path}: {a.what}): the run cannot be fully "
-                           "audited", artifact=a.path, missing_evidence=True,
-                           protocol_ref=a.ref, observed="absent", expected="present")
+        yield RULE.finding(
+            f"no {kind} artifact ({a.path}: {a.what}): the run cannot be fully audited",
+            artifact=a.path,
+            missing_evidence=True,
+            protocol_ref=a.ref,
+            observed="absent",
+            expected="present",
+        )
 
 
 RULE = check

@@ -23,35 +23,60 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0007", title="run not complete", protocol_ref="B3", severity="error",
-      requires=("manifest", "trials", "policies"),
-      fix="Finish the run, or re-run it; keep a row for every trial, failed ones included.")
+@rule(
+    code="B0007",
+    title="run not complete",
+    protocol_ref="B3",
+    severity="error",
+    requires=("manifest", "trials", "policies"),
+    fix="Finish the run, or re-run it; keep a row for every trial, failed ones included.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     m = view.m
     aborted = m["status"] != "complete"
     if aborted:
-        yield RULE.finding(f"the run is {m['status']}, not complete", artifact=MANIFEST,
-                           pointer="/status", observed=m["status"], expected="complete",
-                           missing_evidence=True)
+        yield RULE.finding(
+            f"the run is {m['status']}, not complete",
+            artifact=MANIFEST,
+            pointer="/status",
+            observed=m["status"],
+            expected="complete",
+            missing_evidence=True,
+        )
     rows = {t.key for t in trials(view)}
     for i, (pid, n) in enumerate(m["trial_order"]):
         if (pid, n) not in rows:
-            yield RULE.finding(f"trial {pid} {n} of trial_order has no trials.csv row",
-                               artifact=TRIALS, pointer=f"/trial_order/{i}", observed="no row",
-                               expected=f"{pid} trial {n}",
-                               missing_evidence=aborted, subject=policy_subject(pid, n))
+            yield RULE.finding(
+                f"trial {pid} {n} of trial_order has no trials.csv row",
+                artifact=TRIALS,
+                pointer=f"/trial_order/{i}",
+                observed="no row",
+                expected=f"{pid} trial {n}",
+                missing_evidence=aborted,
+                subject=policy_subject(pid, n),
+            )
     per = m["trials_per_policy"]
     listed = set(view.policies["policy_id"].to_list())
     for pid in policies(view):
         have = sum(1 for k in rows if k[0] == pid)
         if have < per:
-            yield RULE.finding(f"policy {pid} has {have} trials.csv row(s), {per} declared",
-                               artifact=TRIALS, observed=have, expected=per,
-                               missing_evidence=aborted, subject=policy_subject(pid))
+            yield RULE.finding(
+                f"policy {pid} has {have} trials.csv row(s), {per} declared",
+                artifact=TRIALS,
+                observed=have,
+                expected=per,
+                missing_evidence=aborted,
+                subject=policy_subject(pid),
+            )
         if pid not in listed:
-            yield RULE.finding(f"policy {pid} has no policies.csv row", artifact=POLICIES,
-                               observed="no row", expected=pid,
-                               missing_evidence=aborted, subject=policy_subject(pid))
+            yield RULE.finding(
+                f"policy {pid} has no policies.csv row",
+                artifact=POLICIES,
+                observed="no row",
+                expected=pid,
+                missing_evidence=aborted,
+                subject=policy_subject(pid),
+            )
 
 
 RULE = check

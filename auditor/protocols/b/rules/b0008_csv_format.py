@@ -22,17 +22,38 @@ from auditor.protocols.b.view import RunView
 from auditor.protocols.sealed import csv_fault_findings
 from auditor.rule import rule
 
-KINDS = ("limit", "encoding", "quoting", "header", "cells", "type", "decimal_comma", "empty",
-         "duplicate_row", "line_ending")
+KINDS = (
+    "limit",
+    "encoding",
+    "quoting",
+    "header",
+    "cells",
+    "type",
+    "decimal_comma",
+    "empty",
+    "duplicate_row",
+    "line_ending",
+)
 
 
-@rule(code="B0008", title="CSV format", protocol_ref="B3", severity="error",
-      fix=("Write trials.csv and policies.csv with exactly RUN_DIR.md's header, any CSV writer's "
-           "quoting, plain numbers with a decimal point and no units."))
+@rule(
+    code="B0008",
+    title="CSV format",
+    protocol_ref="B3",
+    severity="error",
+    fix=(
+        "Write trials.csv and policies.csv with exactly RUN_DIR.md's header, any CSV writer's "
+        "quoting, plain numbers with a decimal point and no units."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
-    yield from csv_fault_findings(RULE, view.csv_faults, KINDS,
-                                  "RFC 4180, RUN_DIR.md's header, the column's type",
-                                  COLUMN_REFS)
+    yield from csv_fault_findings(
+        RULE,
+        view.csv_faults,
+        KINDS,
+        "RFC 4180, RUN_DIR.md's header, the column's type",
+        COLUMN_REFS,
+    )
 
 
 RULE = check

@@ -26,26 +26,41 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0103", title="artifact SHA-256 matches the file", protocol_ref="B1",
-      severity="error", requires=("manifest",),
-      fix="Record the SHA-256 of the very artifact each policy ran (sha256sum of the file).")
+@rule(
+    code="B0103",
+    title="artifact SHA-256 matches the file",
+    protocol_ref="B1",
+    severity="error",
+    requires=("manifest",),
+    fix="Record the SHA-256 of the very artifact each policy ran (sha256sum of the file).",
+)
 def check(view: RunView) -> Iterator[Finding]:
     m = view.m
     art = (m.get("artifact") or {}).get("file")
     pairs: list[tuple[Any, Any, str, str | None]] = [
-        (art, m["artifact_sha256"], "/artifact_sha256", None)]
+        (art, m["artifact_sha256"], "/artifact_sha256", None)
+    ]
     for i, p in enumerate(policies(view).values()):
         if p.artifact_file and p.artifact_sha256:
-            pairs.append((p.artifact_file, p.artifact_sha256,
-                          f"/policies/{i}/artifact_sha256", p.policy_id))
+            pairs.append(
+                (p.artifact_file, p.artifact_sha256, f"/policies/{i}/artifact_sha256", p.policy_id)
+            )
     for rel, recorded, pointer, pid in pairs:
-        actual = (view.files_on_disk.get(rel) or package_sha256(view.files_on_disk, rel)
-                  if isinstance(rel, str) else None)
+        actual = (
+            view.files_on_disk.get(rel) or package_sha256(view.files_on_disk, rel)
+            if isinstance(rel, str)
+            else None
+        )
         if actual and actual != recorded:
-            yield RULE.finding(f"{rel} hashes to another SHA-256 than the one recorded for it",
-                               artifact=MANIFEST, pointer=pointer, observed=actual,
-                               expected=recorded, subject=policy_subject(pid) if pid else None,
-                               evidence={"file": rel})
+            yield RULE.finding(
+                f"{rel} hashes to another SHA-256 than the one recorded for it",
+                artifact=MANIFEST,
+                pointer=pointer,
+                observed=actual,
+                expected=recorded,
+                subject=policy_subject(pid) if pid else None,
+                evidence={"file": rel},
+            )
 
 
 RULE = check

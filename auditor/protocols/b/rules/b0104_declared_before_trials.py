@@ -30,10 +30,15 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0104", title="declared before the first trial", protocol_ref="B1",
-      severity="error", requires=("manifest", "trials"),
-      fix="Fix the policies, floors and thresholds before the first trial, and record when "
-          "(declared_at); a change after that is a new run.")
+@rule(
+    code="B0104",
+    title="declared before the first trial",
+    protocol_ref="B1",
+    severity="error",
+    requires=("manifest", "trials"),
+    fix="Fix the policies, floors and thresholds before the first trial, and record when "
+    "(declared_at); a change after that is a new run.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     started = [t for t in trials(view) if t.start is not None]
     if not started:
@@ -43,17 +48,26 @@ def check(view: RunView) -> Iterator[Finding]:
     when = datetime.fromtimestamp(t0, UTC).isoformat(timespec="milliseconds")
     for d in declarations(view):
         if d.at is None:
-            yield RULE.finding(f"{d.what}: its declaration time {d.text!r} is not a date-time "
-                               "with a UTC offset: it cannot be shown to precede the trials",
-                               artifact=MANIFEST, pointer=d.pointer, observed=d.text,
-                               expected="an RFC 3339 date-time", missing_evidence=True)
+            yield RULE.finding(
+                f"{d.what}: its declaration time {d.text!r} is not a date-time "
+                "with a UTC offset: it cannot be shown to precede the trials",
+                artifact=MANIFEST,
+                pointer=d.pointer,
+                observed=d.text,
+                expected="an RFC 3339 date-time",
+                missing_evidence=True,
+            )
         elif d.at > t0 + CLOCK_TOLERANCE_S:
-            yield RULE.finding(f"{d.what} was declared at {d.text}, {d.at - t0:,.1f} s after "
-                               f"the first trial ({first.name}) started at {when}: declared "
-                               "after measuring", artifact=MANIFEST, pointer=d.pointer,
-                               observed=d.text, expected=f"<= {when}",
-                               evidence={"first_trial": at_trial(first)["row"],
-                                         "first_trial_name": first.name})
+            yield RULE.finding(
+                f"{d.what} was declared at {d.text}, {d.at - t0:,.1f} s after "
+                f"the first trial ({first.name}) started at {when}: declared "
+                "after measuring",
+                artifact=MANIFEST,
+                pointer=d.pointer,
+                observed=d.text,
+                expected=f"<= {when}",
+                evidence={"first_trial": at_trial(first)["row"], "first_trial_name": first.name},
+            )
 
 
 RULE = check

@@ -28,15 +28,24 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0105", title="evidence of this machine", protocol_ref="B1", severity="error",
-      requires=("manifest",),
-      fix="Keep only the traces and records taken on the machine of the run (the one "
-          "environment.json describes); re-measure what was taken elsewhere.")
+@rule(
+    code="B0105",
+    title="evidence of this machine",
+    protocol_ref="B1",
+    severity="error",
+    requires=("manifest",),
+    fix="Keep only the traces and records taken on the machine of the run (the one "
+    "environment.json describes); re-measure what was taken elsewhere.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for m in machine_mismatches(view):
-        yield RULE.finding(f"{m.path} is not evidence of this run's machine: {describe(m)}",
-                           artifact=m.path, observed=list(m.named), expected=list(m.expected),
-                           evidence={"part": m.part, "run_machine_from": m.source})
+        yield RULE.finding(
+            f"{m.path} is not evidence of this run's machine: {describe(m)}",
+            artifact=m.path,
+            observed=list(m.named),
+            expected=list(m.expected),
+            evidence={"part": m.part, "run_machine_from": m.source},
+        )
 
 
 RULE = check

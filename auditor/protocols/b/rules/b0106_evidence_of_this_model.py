@@ -24,15 +24,25 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0106", title="evidence of this model", protocol_ref="B1", severity="error",
-      requires=("manifest",),
-      fix="Record the session of the very model the run measures (its SHA-256), and keep "
-          "records of other models out of the run.")
+@rule(
+    code="B0106",
+    title="evidence of this model",
+    protocol_ref="B1",
+    severity="error",
+    requires=("manifest",),
+    fix="Record the session of the very model the run measures (its SHA-256), and keep "
+    "records of other models out of the run.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for m in model_mismatches(view):
-        yield RULE.finding(f"{m.path} is a record of another model: {describe(m)}",
-                           artifact=m.path, pointer="/model_sha256", observed=m.named[0],
-                           expected=list(m.expected), evidence={"run_model_from": m.source})
+        yield RULE.finding(
+            f"{m.path} is a record of another model: {describe(m)}",
+            artifact=m.path,
+            pointer="/model_sha256",
+            observed=m.named[0],
+            expected=list(m.expected),
+            evidence={"run_model_from": m.source},
+        )
 
 
 RULE = check

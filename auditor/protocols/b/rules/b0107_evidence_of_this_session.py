@@ -22,15 +22,24 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0107", title="evidence of this session", protocol_ref="B1", severity="error",
-      requires=("manifest", "trials"),
-      fix="Record the power-state checks in the session that runs the trials, and keep "
-          "files of other sessions out of the run.")
+@rule(
+    code="B0107",
+    title="evidence of this session",
+    protocol_ref="B1",
+    severity="error",
+    requires=("manifest", "trials"),
+    fix="Record the power-state checks in the session that runs the trials, and keep "
+    "files of other sessions out of the run.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for m in time_mismatches(view):
-        yield RULE.finding(f"{m.path} is not of this session: {m.named[0]}", artifact=m.path,
-                           observed=m.named[0], expected="within the session's time span",
-                           evidence={"declared_at": view.m.get("declared_at")})
+        yield RULE.finding(
+            f"{m.path} is not of this session: {m.named[0]}",
+            artifact=m.path,
+            observed=m.named[0],
+            expected="within the session's time span",
+            evidence={"declared_at": view.m.get("declared_at")},
+        )
 
 
 RULE = check

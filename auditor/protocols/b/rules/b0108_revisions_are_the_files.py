@@ -22,17 +22,26 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0108", title="revisions are the run's files", protocol_ref="B1",
-      severity="error", requires=("manifest",),
-      fix="Keep the very files the run measured; a revision is the SHA-256 of its file "
-          "(sha256sum), recorded when the run is declared.")
+@rule(
+    code="B0108",
+    title="revisions are the run's files",
+    protocol_ref="B1",
+    severity="error",
+    requires=("manifest",),
+    fix="Keep the very files the run measured; a revision is the SHA-256 of its file "
+    "(sha256sum), recorded when the run is declared.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for r in revision_mismatches(view):
-        yield RULE.finding(f"the {r.kind} revision is sha256:{r.recorded[:16]}..., but "
-                           f"{r.file}, the file it names, hashes to {r.actual[:16]}...: the "
-                           "file kept is not the one the revision pins", artifact=r.file,
-                           observed=r.actual, expected=r.recorded,
-                           evidence={"revision": f"/revisions/{r.kind}"})
+        yield RULE.finding(
+            f"the {r.kind} revision is sha256:{r.recorded[:16]}..., but "
+            f"{r.file}, the file it names, hashes to {r.actual[:16]}...: the "
+            "file kept is not the one the revision pins",
+            artifact=r.file,
+            observed=r.actual,
+            expected=r.recorded,
+            evidence={"revision": f"/revisions/{r.kind}"},
+        )
 
 
 RULE = check

@@ -22,15 +22,25 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0109", title="checkpoint labels are the run's classes", protocol_ref="B1",
-      severity="error", requires=("manifest",),
-      fix="Keep the checkpoint the run measured, whose id2label names the run's classes in "
-          "the order its outputs are read.")
+@rule(
+    code="B0109",
+    title="checkpoint labels are the run's classes",
+    protocol_ref="B1",
+    severity="error",
+    requires=("manifest",),
+    fix="Keep the checkpoint the run measured, whose id2label names the run's classes in "
+    "the order its outputs are read.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     m = label_mismatch(view)
     if m is not None:
-        yield RULE.finding(m.why, artifact=CHECKPOINT_CONFIG, pointer="/id2label",
-                           observed=list(m.labels), expected=list(m.expected))
+        yield RULE.finding(
+            m.why,
+            artifact=CHECKPOINT_CONFIG,
+            pointer="/id2label",
+            observed=list(m.labels),
+            expected=list(m.expected),
+        )
 
 
 RULE = check

@@ -25,10 +25,17 @@ from auditor.protocols.machine import THREAD_KEYS, ThreadsSeen, threads_differ
 from auditor.rule import rule
 
 
-@rule(code="B0110", title="threads as declared", protocol_ref="B1", severity="error",
-      requires=("manifest", "environment"),
-      fix=("Declare the threads in the config ([threads] torch, onnxruntime) and run every "
-           "policy with them (torch.set_num_threads, SessionOptions.intra_op_num_threads)."))
+@rule(
+    code="B0110",
+    title="threads as declared",
+    protocol_ref="B1",
+    severity="error",
+    requires=("manifest", "environment"),
+    fix=(
+        "Declare the threads in the config ([threads] torch, onnxruntime) and run every "
+        "policy with them (torch.set_num_threads, SessionOptions.intra_op_num_threads)."
+    ),
+)
 def check(view: RunView) -> Iterator[Finding]:
     env = view.environment or {}
     seen = [ThreadsSeen("torch", ENVIRONMENT, "/torch_threads", env.get("torch_threads"))]
@@ -37,9 +44,14 @@ def check(view: RunView) -> Iterator[Finding]:
         for ev in files:
             opts = ev.meta.get("session_options")
             if ev.meta.get("format") == "ort-placement/1" and isinstance(opts, dict):
-                seen.append(ThreadsSeen("onnxruntime", ev.path,
-                                        "/session_options/intra_op_num_threads",
-                                        opts.get("intra_op_num_threads")))
+                seen.append(
+                    ThreadsSeen(
+                        "onnxruntime",
+                        ev.path,
+                        "/session_options/intra_op_num_threads",
+                        opts.get("intra_op_num_threads"),
+                    )
+                )
                 policy_of[ev.path] = pid
     for d in threads_differ(view.manifest, seen):
         s = d.seen
@@ -47,9 +59,13 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(
             f"{'policy ' + pid + ' ran' if pid else s.artifact + ' observed'} {s.observed} "
             f"{s.runtime} intra-op thread(s); the manifest declares {d.declared}",
-            artifact=s.artifact, pointer=s.pointer, observed=s.observed, expected=d.declared,
+            artifact=s.artifact,
+            pointer=s.pointer,
+            observed=s.observed,
+            expected=d.declared,
             subject=policy_subject(pid) if pid else None,
-            evidence={"manifest": MANIFEST, "pointer": f"/threads/{THREAD_KEYS[s.runtime]}"})
+            evidence={"manifest": MANIFEST, "pointer": f"/threads/{THREAD_KEYS[s.runtime]}"},
+        )
 
 
 RULE = check

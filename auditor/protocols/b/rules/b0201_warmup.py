@@ -22,23 +22,35 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0201", title="warm-up of 100 classifications", protocol_ref="B2",
-      severity="error", requires=("manifest", "trials"),
-      fix="Run 100 batch-one classifications before each trial's window, and record them.")
+@rule(
+    code="B0201",
+    title="warm-up of 100 classifications",
+    protocol_ref="B2",
+    severity="error",
+    requires=("manifest", "trials"),
+    fix="Run 100 batch-one classifications before each trial's window, and record them.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     declared = view.m["warmup_iterations"]
     floor = PROTOCOL_WARMUP
     if declared < floor:
-        yield RULE.finding(f"{declared} warm-up iteration(s) declared, the protocol asks "
-                           f"{floor}", artifact=MANIFEST, pointer="/warmup_iterations",
-                           observed=declared, expected=floor)
+        yield RULE.finding(
+            f"{declared} warm-up iteration(s) declared, the protocol asks {floor}",
+            artifact=MANIFEST,
+            pointer="/warmup_iterations",
+            observed=declared,
+            expected=floor,
+        )
     for t in trials(view):
         done = t.claims.get("warmup_iterations")
         if t.status == "ok" and (done is None or done < max(floor, declared)):
-            yield RULE.finding(f"{t.name} records {done} warm-up iteration(s)", **at_trial(t),
-                               observed=done,
-                               expected=max(floor, declared),
-                               evidence={"field": "warmup_iterations"})
+            yield RULE.finding(
+                f"{t.name} records {done} warm-up iteration(s)",
+                **at_trial(t),
+                observed=done,
+                expected=max(floor, declared),
+                evidence={"field": "warmup_iterations"},
+            )
 
 
 RULE = check

@@ -24,28 +24,46 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0202", title="prompt sequence as declared", protocol_ref="B2", severity="error",
-      requires=("manifest", "prompts"),
-      fix="Keep prompts/sequence.jsonl exactly as declared; declare its SHA-256 and length.")
+@rule(
+    code="B0202",
+    title="prompt sequence as declared",
+    protocol_ref="B2",
+    severity="error",
+    requires=("manifest", "prompts"),
+    fix="Keep prompts/sequence.jsonl exactly as declared; declare its SHA-256 and length.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     seq = sequence(view)
     declared = view.m["prompt_sequence"]
     if seq.sha256 != declared["sha256"]:
-        yield RULE.finding("prompts/sequence.jsonl does not hash to the declared SHA-256",
-                           artifact=MANIFEST, pointer="/prompt_sequence/sha256",
-                           observed=seq.sha256, expected=declared["sha256"])
+        yield RULE.finding(
+            "prompts/sequence.jsonl does not hash to the declared SHA-256",
+            artifact=MANIFEST,
+            pointer="/prompt_sequence/sha256",
+            observed=seq.sha256,
+            expected=declared["sha256"],
+        )
     if seq.n != declared["prompts"]:
-        yield RULE.finding(f"the sequence holds {seq.n} prompts, {declared['prompts']} "
-                           "declared", artifact=PROMPTS, observed=seq.n,
-                           expected=declared["prompts"])
+        yield RULE.finding(
+            f"the sequence holds {seq.n} prompts, {declared['prompts']} declared",
+            artifact=PROMPTS,
+            observed=seq.n,
+            expected=declared["prompts"],
+        )
     if seq.duplicates:
-        yield RULE.finding(f"{len(seq.duplicates)} prompt ID(s) listed twice",
-                           artifact=PROMPTS, observed=list(seq.duplicates[:20]),
-                           expected="unique IDs")
+        yield RULE.finding(
+            f"{len(seq.duplicates)} prompt ID(s) listed twice",
+            artifact=PROMPTS,
+            observed=list(seq.duplicates[:20]),
+            expected="unique IDs",
+        )
     if seq.n != PROTOCOL_PROMPTS:
-        yield RULE.finding(f"the sequence holds {seq.n} prompts; the protocol's is "
-                           f"{PROTOCOL_PROMPTS}", artifact=PROMPTS,
-                           observed=seq.n, expected=PROTOCOL_PROMPTS)
+        yield RULE.finding(
+            f"the sequence holds {seq.n} prompts; the protocol's is {PROTOCOL_PROMPTS}",
+            artifact=PROMPTS,
+            observed=seq.n,
+            expected=PROTOCOL_PROMPTS,
+        )
 
 
 RULE = check

@@ -27,42 +27,66 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0203", title="trial answers complete and valid", protocol_ref="B2",
-      severity="error", requires=("manifest", "trials", "prompts"),
-      fix="Keep every answer of every trial, one valid line each, the sequence r times.")
+@rule(
+    code="B0203",
+    title="trial answers complete and valid",
+    protocol_ref="B2",
+    severity="error",
+    requires=("manifest", "trials", "prompts"),
+    fix="Keep every answer of every trial, one valid line each, the sequence r times.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     n = sequence(view).n * repetitions(view)
-    stats = {(r["policy_id"], r["trial_index"]): r
-             for r in trial_outputs(view).iter_rows(named=True)}
+    stats = {
+        (r["policy_id"], r["trial_index"]): r for r in trial_outputs(view).iter_rows(named=True)
+    }
     for t in trials(view):
         if t.status != "ok":
             continue
         s = stats.get(t.key)
         if s is None:
-            yield RULE.finding(f"{t.name} is ok but has no outputs file", **at_trial(t),
-                               observed="absent",
-                               expected=f"outputs/{t.policy_id}/trial-{t.trial_index}.jsonl",
-                               missing_evidence=True)
+            yield RULE.finding(
+                f"{t.name} is ok but has no outputs file",
+                **at_trial(t),
+                observed="absent",
+                expected=f"outputs/{t.policy_id}/trial-{t.trial_index}.jsonl",
+                missing_evidence=True,
+            )
             continue
         where = {"artifact": s["file"], "subject": policy_subject(t.policy_id, t.trial_index)}
         if s["lines"] != n:
-            yield RULE.finding(f"{t.name}: {s['lines']} answers, the sequence "
-                               f"{repetitions(view)} time(s) is {n}", **where,
-                               observed=s["lines"], expected=n)
+            yield RULE.finding(
+                f"{t.name}: {s['lines']} answers, the sequence {repetitions(view)} time(s) is {n}",
+                **where,
+                observed=s["lines"],
+                expected=n,
+            )
         if s["n_invalid"]:
-            yield RULE.finding(f"{t.name}: {s['n_invalid']} invalid line(s), the first: "
-                               f"{s['invalid_error']}", **where, line=s["invalid_first_line"],
-                               observed=s["n_invalid"], expected=0)
+            yield RULE.finding(
+                f"{t.name}: {s['n_invalid']} invalid line(s), the first: {s['invalid_error']}",
+                **where,
+                line=s["invalid_first_line"],
+                observed=s["n_invalid"],
+                expected=0,
+            )
         if s["n_bad_label"]:
-            yield RULE.finding(f"{t.name}: {s['n_bad_label']} label(s) outside the declared "
-                               "classes", **where, line=s["bad_label_first_line"],
-                               observed=s["n_bad_label"], expected=0)
+            yield RULE.finding(
+                f"{t.name}: {s['n_bad_label']} label(s) outside the declared classes",
+                **where,
+                line=s["bad_label_first_line"],
+                observed=s["n_bad_label"],
+                expected=0,
+            )
         claimed = t.claims.get("inferences")
         if claimed != s["lines"]:
-            yield RULE.finding(f"{t.name}: the row claims {claimed} inferences, its outputs "
-                               f"file holds {s['lines']} answers", **at_trial(t),
-                               observed=claimed, expected=s["lines"],
-                               evidence={"field": "inferences", "output": s["file"]})
+            yield RULE.finding(
+                f"{t.name}: the row claims {claimed} inferences, its outputs "
+                f"file holds {s['lines']} answers",
+                **at_trial(t),
+                observed=claimed,
+                expected=s["lines"],
+                evidence={"field": "inferences", "output": s["file"]},
+            )
 
 
 RULE = check

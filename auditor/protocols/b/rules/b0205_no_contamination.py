@@ -53,63 +53,98 @@ def _discharge(view: RunView, key: tuple[str, int], start: int, end: int) -> flo
         return None
     lo = pl.lit(start).cast(pl.Datetime("ns", "UTC"))
     hi = pl.lit(end).cast(pl.Datetime("ns", "UTC"))
-    low = cast(float | None, ev.frame.filter(
-        (pl.col("domain") == "battery") & pl.col("end").is_not_null()
-        & (pl.col("end") >= lo) & (pl.col("end") <= hi))["watts"].min())
+    low = cast(
+        float | None,
+        ev.frame.filter(
+            (pl.col("domain") == "battery")
+            & pl.col("end").is_not_null()
+            & (pl.col("end") >= lo)
+            & (pl.col("end") <= hi)
+        )["watts"].min(),
+    )
     return low if low is not None and low < DISCHARGE_W else None
 
 
-@rule(code="B0205", title="no other load or power source during the trials",
-      protocol_ref="B2", severity="error", requires=("trials",),
-      fix="Measure on an idle machine (no other GPU process, network and foreground work "
-          "off) on the power source each trial records; re-run the trials that were not.")
+@rule(
+    code="B0205",
+    title="no other load or power source during the trials",
+    protocol_ref="B2",
+    severity="error",
+    requires=("trials",),
+    fix="Measure on an idle machine (no other GPU process, network and foreground work "
+    "off) on the power source each trial records; re-run the trials that were not.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     env = view.environment or {}
     load = env.get("concurrent_load") if isinstance(env.get("concurrent_load"), Mapping) else {}
     procs = load.get("gpu_processes")
     if isinstance(procs, list) and procs:
-        yield RULE.finding(f"{len(procs)} other process(es) held the GPU when the run started "
-                           "(NVML): the trials shared the accelerator", artifact=ENVIRONMENT,
-                           pointer="/concurrent_load/gpu_processes", observed=procs[:5],
-                           expected="no other process on the GPU")
+        yield RULE.finding(
+            f"{len(procs)} other process(es) held the GPU when the run started "
+            "(NVML): the trials shared the accelerator",
+            artifact=ENVIRONMENT,
+            pointer="/concurrent_load/gpu_processes",
+            observed=procs[:5],
+            expected="no other process on the GPU",
+        )
     cpus = (env.get("cpu") or {}).get("count") if isinstance(env.get("cpu"), Mapping) else None
-    ones = [x[0] for x in (load.get("loadavg_before"), load.get("loadavg_after"))
-            if isinstance(x, list) and x and isinstance(x[0], int | float)]
+    ones = [
+        x[0]
+        for x in (load.get("loadavg_before"), load.get("loadavg_after"))
+        if isinstance(x, list) and x and isinstance(x[0], int | float)
+    ]
     # a run that measured other processes' CPU (B0206 judges it) is not judged again by a
     # load average that counts the run's own threads too
     measured = machine.load_of(env) is not None
     if not measured and ones and isinstance(cpus, int) and cpus > 0 and max(ones) > cpus:
-        yield RULE.finding(f"a 1-minute load average of {max(ones):.2f} on {cpus} CPUs around "
-                           "the trials: other work shared the machine", artifact=ENVIRONMENT,
-                           pointer="/concurrent_load", severity="warning",
-                           observed=max(ones), expected=f"at most {cpus}")
+        yield RULE.finding(
+            f"a 1-minute load average of {max(ones):.2f} on {cpus} CPUs around "
+            "the trials: other work shared the machine",
+            artifact=ENVIRONMENT,
+            pointer="/concurrent_load",
+            severity="warning",
+            observed=max(ones),
+            expected=f"at most {cpus}",
+        )
     for n in network_loads(view):
         if n.mean_kbps > NETWORK_KBPS_MAX:
-            yield RULE.finding(f"{n.trial.name}: its trace logs {n.mean_kbps:,.1f} KB/s of "
-                               f"network traffic on average over its window ({n.source}, up "
-                               f"to {n.max_kbps:,.1f} KB/s): the trial shared the machine with "
-                               "a network load", artifact=n.trace, line=n.first_line,
-                               subject=at_trial(n.trial)["subject"],
-                               observed=round(n.mean_kbps, 3),
-                               expected=f"at most {NETWORK_KBPS_MAX:g} KB/s",
-                               evidence={"column": n.source, "readings": n.readings})
+            yield RULE.finding(
+                f"{n.trial.name}: its trace logs {n.mean_kbps:,.1f} KB/s of "
+                f"network traffic on average over its window ({n.source}, up "
+                f"to {n.max_kbps:,.1f} KB/s): the trial shared the machine with "
+                "a network load",
+                artifact=n.trace,
+                line=n.first_line,
+                subject=at_trial(n.trial)["subject"],
+                observed=round(n.mean_kbps, 3),
+                expected=f"at most {NETWORK_KBPS_MAX:g} KB/s",
+                evidence={"column": n.source, "readings": n.readings},
+            )
     for t in trials(view):
         said = str(t.claims.get("power_source") or "").lower()
         rel, os_said = view.power_source.get(t.key, (None, None))
         if t.status == "ok" and rel is not None and os_said is not None and said != os_said:
-            yield RULE.finding(f"{t.name} records {said or 'no'} power source, but the OS "
-                               f"reported {os_said} at its start ({rel})", **at_trial(t),
-                               observed=said or None, expected=os_said,
-                               evidence={"field": "power_source", "os_reading": rel})
+            yield RULE.finding(
+                f"{t.name} records {said or 'no'} power source, but the OS "
+                f"reported {os_said} at its start ({rel})",
+                **at_trial(t),
+                observed=said or None,
+                expected=os_said,
+                evidence={"field": "power_source", "os_reading": rel},
+            )
         if t.status != "ok" or said != "ac" or t.start is None or t.end is None:
             continue
         low = _discharge(view, t.key, t.start, t.end)
         if low is not None:
-            yield RULE.finding(f"{t.name} records AC power, but its own trace shows the battery "
-                               f"discharging ({low:.3g} W) during its window: it ran on "
-                               "battery", **at_trial(t), observed=low, expected="ac",
-                               evidence={"field": "power_source",
-                                         "trace": view.power[t.key].path})
+            yield RULE.finding(
+                f"{t.name} records AC power, but its own trace shows the battery "
+                f"discharging ({low:.3g} W) during its window: it ran on "
+                "battery",
+                **at_trial(t),
+                observed=low,
+                expected="ac",
+                evidence={"field": "power_source", "trace": view.power[t.key].path},
+            )
 
 
 RULE = check

@@ -23,19 +23,30 @@ from auditor.protocols.machine import load_of
 from auditor.rule import rule
 
 
-@rule(code="B0206", title="no foreground load", protocol_ref="B2", severity="warning",
-      requires=("environment",),
-      fix="Measure with no other work running on the machine (B2), then run the trials again.")
+@rule(
+    code="B0206",
+    title="no foreground load",
+    protocol_ref="B2",
+    severity="warning",
+    requires=("environment",),
+    fix="Measure with no other work running on the machine (B2), then run the trials again.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     load = load_of(view.environment)
     if load is not None and load.busy:
         yield RULE.finding(
             f"{load.sentence()}: latencies and power include other work (B2 asks for no "
-            "foreground load)", artifact=ENVIRONMENT,
-            pointer="/concurrent_load/while_measuring", observed=load.other_cpus_mean,
+            "foreground load)",
+            artifact=ENVIRONMENT,
+            pointer="/concurrent_load/while_measuring",
+            observed=load.other_cpus_mean,
             expected=f"< {load.threshold_cpus:g} CPUs",
-            evidence={"cpus": load.cpus, "other_cpus_max": load.other_cpus_max,
-                      "loadavg_1min_max": load.loadavg_1min_max})
+            evidence={
+                "cpus": load.cpus,
+                "other_cpus_max": load.other_cpus_max,
+                "loadavg_1min_max": load.loadavg_1min_max,
+            },
+        )
 
 
 RULE = check

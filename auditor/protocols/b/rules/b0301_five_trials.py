@@ -22,18 +22,27 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0301", title="five ok trials per policy", protocol_ref="B3", severity="error",
-      requires=("manifest", "trials"),
-      fix="Re-run the policy until five trials complete; explain every failed trial in notes.")
+@rule(
+    code="B0301",
+    title="five ok trials per policy",
+    protocol_ref="B3",
+    severity="error",
+    requires=("manifest", "trials"),
+    fix="Re-run the policy until five trials complete; explain every failed trial in notes.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for f in policy_facts(view).values():
         if f.trials and all(t.status == "skipped" for t in f.trials):
             continue  # a candidate rejected at a gate: B8 says so
         if len(f.ok) < MIN_TRIALS:
             why = f" ({f.policy.status}: {f.policy.reason})" if f.policy.reason else ""
-            yield RULE.finding(f"policy {f.policy.policy_id} has {len(f.ok)} ok trial(s), "
-                               f"at least {MIN_TRIALS} are needed{why}", **at_policy(f),
-                               observed=len(f.ok), expected=MIN_TRIALS)
+            yield RULE.finding(
+                f"policy {f.policy.policy_id} has {len(f.ok)} ok trial(s), "
+                f"at least {MIN_TRIALS} are needed{why}",
+                **at_policy(f),
+                observed=len(f.ok),
+                expected=MIN_TRIALS,
+            )
 
 
 RULE = check

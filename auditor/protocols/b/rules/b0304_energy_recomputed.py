@@ -35,50 +35,78 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0304", title="energy recomputed from the trace", protocol_ref="B3",
-      severity="error", requires=("trials", "power"),
-      fix="Compute energy from the raw trace over each trial's window only (counters, or "
-          "watts x time), and pool a policy's trials as sums.")
+@rule(
+    code="B0304",
+    title="energy recomputed from the trace",
+    protocol_ref="B3",
+    severity="error",
+    requires=("trials", "power"),
+    fix="Compute energy from the raw trace over each trial's window only (counters, or "
+    "watts x time), and pool a policy's trials as sums.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for t, cols in unsupported_trials(view, NO_MEASUREMENT):
         assert t.energy is not None
-        yield RULE.finding(f"{t.name}: {', '.join(cols)} claimed, but no energy can be "
-                           f"computed for its window ({t.energy.status}: {t.energy.reason})",
-                           **at_trial(t), observed=cols, expected="empty energy cells",
-                           evidence={"trace": t.energy.trace})
+        yield RULE.finding(
+            f"{t.name}: {', '.join(cols)} claimed, but no energy can be "
+            f"computed for its window ({t.energy.status}: {t.energy.reason})",
+            **at_trial(t),
+            observed=cols,
+            expected="empty energy cells",
+            evidence={"trace": t.energy.trace},
+        )
     for t in trials(view):
         e = t.energy
         if t.status != "ok" or e is None or not e.measured:
             continue
-        for col, value in (("energy_j", e.energy_j), ("average_power_w", e.average_power_w),
-                           ("joules_per_inference", e.joules_per_inference)):
+        for col, value in (
+            ("energy_j", e.energy_j),
+            ("average_power_w", e.average_power_w),
+            ("joules_per_inference", e.joules_per_inference),
+        ):
             said, text = claim(t.claims, t.texts, col)
             if said is not None and not agrees(said, text, value):
-                yield RULE.finding(f"{t.name}: {col} {text}, the trace gives {fmt(value)} "
-                                   f"({e.source} over {', '.join(e.domains)})", **at_trial(t),
-                                   observed=said, expected=value,
-                                   evidence={"field": col, "trace": e.trace})
+                yield RULE.finding(
+                    f"{t.name}: {col} {text}, the trace gives {fmt(value)} "
+                    f"({e.source} over {', '.join(e.domains)})",
+                    **at_trial(t),
+                    observed=said,
+                    expected=value,
+                    evidence={"field": col, "trace": e.trace},
+                )
         src = t.claims.get("energy_source")
         if src and (src or "").casefold() != (e.source or "").casefold():
-            yield RULE.finding(f"{t.name}: energy_source {src!r}, the trace is {e.source!r}",
-                               **at_trial(t), observed=src,
-                               expected=e.source,
-                               evidence={"field": "energy_source", "trace": e.trace})
+            yield RULE.finding(
+                f"{t.name}: energy_source {src!r}, the trace is {e.source!r}",
+                **at_trial(t),
+                observed=src,
+                expected=e.source,
+                evidence={"field": "energy_source", "trace": e.trace},
+            )
     for f, cols, _bad in unsupported_policies(view, NO_MEASUREMENT):
-        yield RULE.finding(f"policy {f.policy.policy_id}: {', '.join(cols)} claimed, but "
-                           f"{f.energy_missing}", **at_policy(f), observed=cols,
-                           expected="empty energy cells")
+        yield RULE.finding(
+            f"policy {f.policy.policy_id}: {', '.join(cols)} claimed, but {f.energy_missing}",
+            **at_policy(f),
+            observed=cols,
+            expected="empty energy cells",
+        )
     for f in policy_facts(view).values():
         if f.energy_missing is not None:
             continue
-        for col, value in (("average_power_w", f.average_power_w),
-                           ("joules_per_inference", f.joules_per_inference)):
+        for col, value in (
+            ("average_power_w", f.average_power_w),
+            ("joules_per_inference", f.joules_per_inference),
+        ):
             said, text = claim(f.claims, f.texts, col)
             if said is not None and not agrees(said, text, value):
-                yield RULE.finding(f"policy {f.policy.policy_id}: {col} {text}, its ok trials "
-                                   f"pool to {fmt(value)}", **at_policy(f), observed=said,
-                                   expected=value,
-                                   evidence={"field": col})
+                yield RULE.finding(
+                    f"policy {f.policy.policy_id}: {col} {text}, its ok trials "
+                    f"pool to {fmt(value)}",
+                    **at_policy(f),
+                    observed=said,
+                    expected=value,
+                    evidence={"field": col},
+                )
 
 
 RULE = check

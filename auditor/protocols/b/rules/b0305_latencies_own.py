@@ -24,21 +24,32 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0305", title="latencies of their own trial", protocol_ref="B3", severity="error",
-      requires=("trials", "outputs"),
-      fix="Time every trial and keep its own latencies; a trial that did not run is a failed "
-          "row, not a copy of another.")
+@rule(
+    code="B0305",
+    title="latencies of their own trial",
+    protocol_ref="B3",
+    severity="error",
+    requires=("trials", "outputs"),
+    fix="Time every trial and keep its own latencies; a trial that did not run is a failed "
+    "row, not a copy of another.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for group in copied_latencies(view):
         first = group[0]
         for t in group[1:]:
-            yield RULE.finding(f"{t.name}: its {t.n_latencies} latencies are, value for value, "
-                               f"those of {first.name} (in any order): they were not timed "
-                               "in this trial",
-                               **at_trial(t), observed=t.outputs_file,
-                               expected="latencies of its own",
-                               evidence={"field": "p95_latency_ms", "copy_of": first.outputs_file,
-                                         "output": t.outputs_file})
+            yield RULE.finding(
+                f"{t.name}: its {t.n_latencies} latencies are, value for value, "
+                f"those of {first.name} (in any order): they were not timed "
+                "in this trial",
+                **at_trial(t),
+                observed=t.outputs_file,
+                expected="latencies of its own",
+                evidence={
+                    "field": "p95_latency_ms",
+                    "copy_of": first.outputs_file,
+                    "output": t.outputs_file,
+                },
+            )
 
 
 RULE = check

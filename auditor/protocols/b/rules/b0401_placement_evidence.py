@@ -44,45 +44,66 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0401", title="placement evidence per accelerator policy", protocol_ref="B4",
-      severity="error", requires=("manifest",),
-      fix="Capture the runtime's placement report (compute plan, ORT profile or graph "
-          "assignment, Windows ML EP record) in the session that runs the trials, and keep it.")
+@rule(
+    code="B0401",
+    title="placement evidence per accelerator policy",
+    protocol_ref="B4",
+    severity="error",
+    requires=("manifest",),
+    fix="Capture the runtime's placement report (compute plan, ORT profile or graph "
+    "assignment, Windows ML EP record) in the session that runs the trials, and keep it.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     places = placements(view)
     for pol in policies(view).values():
         p = places.get(pol.policy_id)
-        other = (placement_of_other(view, p) or runtime_mismatch(view, p)
-                 if p is not None else None)
+        other = placement_of_other(view, p) or runtime_mismatch(view, p) if p is not None else None
         if p is not None and other:
-            yield RULE.finding(f"policy {pol.policy_id}: its placement evidence {p.used} is "
-                               f"not its own: {other}", artifact=p.used or p.files[0],
-                               observed=other,
-                               expected="a record of this policy and its artifact",
-                               subject=policy_subject(pol.policy_id))
+            yield RULE.finding(
+                f"policy {pol.policy_id}: its placement evidence {p.used} is not its own: {other}",
+                artifact=p.used or p.files[0],
+                observed=other,
+                expected="a record of this policy and its artifact",
+                subject=policy_subject(pol.policy_id),
+            )
         if pol.role != "accelerator" or pol.status == "cannot_start":
             continue
         p = places.get(pol.policy_id)
         if p is None:
-            yield RULE.finding(f"accelerator policy {pol.policy_id} has no placement evidence "
-                               f"(placement/{pol.policy_id}.<ext>): where it ran is not shown",
-                               artifact=MANIFEST, pointer="/policies", observed="absent",
-                               expected=f"placement/{pol.policy_id}.*",
-                               missing_evidence=True, subject=policy_subject(pol.policy_id))
+            yield RULE.finding(
+                f"accelerator policy {pol.policy_id} has no placement evidence "
+                f"(placement/{pol.policy_id}.<ext>): where it ran is not shown",
+                artifact=MANIFEST,
+                pointer="/policies",
+                observed="absent",
+                expected=f"placement/{pol.policy_id}.*",
+                missing_evidence=True,
+                subject=policy_subject(pol.policy_id),
+            )
             continue
-        where: dict[str, Any] = {"artifact": p.used or p.files[0],
-                                 "subject": policy_subject(pol.policy_id)}
+        where: dict[str, Any] = {
+            "artifact": p.used or p.files[0],
+            "subject": policy_subject(pol.policy_id),
+        }
         if p.problem:
-            yield RULE.finding(f"policy {pol.policy_id}: its placement evidence places no "
-                               f"operation ({p.problem})", **where, observed=p.problem,
-                               expected="operations with a device", missing_evidence=True)
+            yield RULE.finding(
+                f"policy {pol.policy_id}: its placement evidence places no operation ({p.problem})",
+                **where,
+                observed=p.problem,
+                expected="operations with a device",
+                missing_evidence=True,
+            )
             continue
         outside = capture_outside(view, p)
         if outside:
-            yield RULE.finding(f"policy {pol.policy_id}: its placement evidence was {outside}: "
-                               "it is not of this session", **where, observed=p.captured_at,
-                               expected="within the run",
-                               evidence={"declared_at": view.m.get("declared_at")})
+            yield RULE.finding(
+                f"policy {pol.policy_id}: its placement evidence was {outside}: "
+                "it is not of this session",
+                **where,
+                observed=p.captured_at,
+                expected="within the run",
+                evidence={"declared_at": view.m.get("declared_at")},
+            )
 
 
 RULE = check

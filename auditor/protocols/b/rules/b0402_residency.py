@@ -38,10 +38,15 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0402", title="accelerator residency", protocol_ref="B4", severity="error",
-      requires=("manifest",),
-      fix="Fix the export or the runtime settings until the accelerator takes the model "
-          "(operation share at or above the floor), or declare the policy CPU-only.")
+@rule(
+    code="B0402",
+    title="accelerator residency",
+    protocol_ref="B4",
+    severity="error",
+    requires=("manifest",),
+    fix="Fix the export or the runtime settings until the accelerator takes the model "
+    "(operation share at or above the floor), or declare the policy CPU-only.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     facts = policy_facts(view)
     places = placements(view)
@@ -50,19 +55,30 @@ def check(view: RunView) -> Iterator[Finding]:
         if why is None or (why == f.policy.recorded_fallback and not f.ok):
             continue  # a fault the runner recorded and never measured: B0301 says so
         p = places.get(pid)
-        fast = (f" (p95 {f.p95_ms:.3g} ms: a residency failure however fast)"
-                if f.p95_ms is not None else "")
+        fast = (
+            f" (p95 {f.p95_ms:.3g} ms: a residency failure however fast)"
+            if f.p95_ms is not None
+            else ""
+        )
         tier = model_tier(view)
         # the manifest's own record of a fallback is cited there, the rest in the evidence
-        where: dict[str, Any] = ({"artifact": p.used} if p is not None and p.used
-                 and why != f.policy.recorded_fallback
-                 else {"artifact": MANIFEST, "pointer": "/policies"})
-        yield RULE.finding(f"accelerator policy {pid} did not run on its accelerator: {why}"
-                           f"{fast}" + (" for a deep-tier model" if tier == "deep" else ""),
-                           **where, observed=p.operation_share if p else None,
-                           expected=f.policy.floor, subject=policy_subject(pid),
-                           evidence={"fallback": p.fallback if p else None,
-                                     "recorded_fallback": f.policy.recorded_fallback})
+        where: dict[str, Any] = (
+            {"artifact": p.used}
+            if p is not None and p.used and why != f.policy.recorded_fallback
+            else {"artifact": MANIFEST, "pointer": "/policies"}
+        )
+        yield RULE.finding(
+            f"accelerator policy {pid} did not run on its accelerator: {why}"
+            f"{fast}" + (" for a deep-tier model" if tier == "deep" else ""),
+            **where,
+            observed=p.operation_share if p else None,
+            expected=f.policy.floor,
+            subject=policy_subject(pid),
+            evidence={
+                "fallback": p.fallback if p else None,
+                "recorded_fallback": f.policy.recorded_fallback,
+            },
+        )
 
 
 RULE = check

@@ -28,38 +28,52 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0403", title="share claims recomputed", protocol_ref="B4", severity="error",
-      requires=("policies",),
-      fix="Write the shares computed from the policy's own placement file, and its declared "
-          "floor.")
+@rule(
+    code="B0403",
+    title="share claims recomputed",
+    protocol_ref="B4",
+    severity="error",
+    requires=("policies",),
+    fix="Write the shares computed from the policy's own placement file, and its declared floor.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     places = placements(view)
     for pid, f in policy_facts(view).items():
         if f.policy.role != "accelerator" or not f.claims:
             continue
         p = places.get(pid)
-        shares = {"operation_share": p.operation_share if p else None,
-                  "estimated_cost_share": p.cost_share if p else None,
-                  "operation_share_floor": f.policy.floor}
-        claimed = [c for c in ("operation_share", "estimated_cost_share")
-                   if f.claims.get(c) is not None]
+        shares = {
+            "operation_share": p.operation_share if p else None,
+            "estimated_cost_share": p.cost_share if p else None,
+            "operation_share_floor": f.policy.floor,
+        }
+        claimed = [
+            c for c in ("operation_share", "estimated_cost_share") if f.claims.get(c) is not None
+        ]
         if p is not None and p.truncated and claimed:
-            yield RULE.finding(f"policy {pid}: policies.csv claims {' and '.join(claimed)} "
-                               f"from {p.used}, a report cut short at line {p.truncated[0]}: "
-                               "a share over part of the operations supports no claim",
-                               **at_policy(f), observed={c: f.claims[c] for c in claimed},
-                               expected="shares from a whole report",
-                               evidence={"placement": p.used, "truncated_at": p.truncated[0]})
+            yield RULE.finding(
+                f"policy {pid}: policies.csv claims {' and '.join(claimed)} "
+                f"from {p.used}, a report cut short at line {p.truncated[0]}: "
+                "a share over part of the operations supports no claim",
+                **at_policy(f),
+                observed={c: f.claims[c] for c in claimed},
+                expected="shares from a whole report",
+                evidence={"placement": p.used, "truncated_at": p.truncated[0]},
+            )
         for col, value in shares.items():
             said, text = claim(f.claims, f.texts, col)
             if said is None and col != "operation_share_floor":
                 continue  # not claimed: nothing to check (B0402 judges the share itself)
             if not agrees(said, text, value):
-                yield RULE.finding(f"policy {pid}: {col} {text or 'empty'}, the "
-                                   + ("declaration says" if col.endswith("floor")
-                                      else "placement evidence gives") + f" {fmt(value)}",
-                                   **at_policy(f), observed=said, expected=value,
-                                   evidence={"field": col, "placement": p.used if p else None})
+                yield RULE.finding(
+                    f"policy {pid}: {col} {text or 'empty'}, the "
+                    + ("declaration says" if col.endswith("floor") else "placement evidence gives")
+                    + f" {fmt(value)}",
+                    **at_policy(f),
+                    observed=said,
+                    expected=value,
+                    evidence={"field": col, "placement": p.used if p else None},
+                )
 
 
 RULE = check

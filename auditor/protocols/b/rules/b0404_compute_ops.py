@@ -37,11 +37,16 @@ def _linux(view: RunView) -> bool:
     return isinstance(os_, dict) and str(os_.get("platform") or "").lower() == "linux"
 
 
-@rule(code="B0404", title="compute operations on the accelerator", protocol_ref="B4",
-      severity="error", requires=("manifest",),
-      fix="Make the accelerator's provider take the compute operators (a supported opset, "
-          "static shapes, the right data types) and the model's tensors, or declare the "
-          "policy CPU-only.")
+@rule(
+    code="B0404",
+    title="compute operations on the accelerator",
+    protocol_ref="B4",
+    severity="error",
+    requires=("manifest",),
+    fix="Make the accelerator's provider take the compute operators (a supported opset, "
+    "static shapes, the right data types) and the model's tensors, or declare the "
+    "policy CPU-only.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     deep = model_tier(view) == "deep"
     gpu_only = deep and _linux(view)
@@ -51,8 +56,10 @@ def check(view: RunView) -> Iterator[Finding]:
         if pol.role != "accelerator" or p is None or p.problem or p.fallback:
             continue  # no evidence (B0401) or a fallback (B0402): said there
         want = frozenset({"gpu"}) if gpu_only else pol.accelerator
-        off = {op: sum(n for d, n in by.items() if d not in want and d != "unknown")
-               for op, by in sorted(p.compute_ops.items())}
+        off = {
+            op: sum(n for d, n in by.items() if d not in want and d != "unknown")
+            for op, by in sorted(p.compute_ops.items())
+        }
         off = {op: n for op, n in off.items() if n}
         tensors = sum(n for d, n in p.tensors.items() if d not in want and d != "unknown")
         if tensors:
@@ -61,14 +68,22 @@ def check(view: RunView) -> Iterator[Finding]:
             continue
         which = ", ".join(f"{op} x{n}" for op, n in off.items())
         where = "/".join(sorted(want)) or "the accelerator"
-        linux = (" (on Linux a deep-tier model needs a GPU execution provider or torch CUDA "
-                 "for every compute node)" if gpu_only else "")
-        yield RULE.finding(f"accelerator policy {pol.policy_id}: compute operations ran off "
-                           f"{where} ({which}); CPU-node share "
-                           f"{(p.cpu_node_share or 0):.1%}{linux}", artifact=p.used,
-                           observed=off, expected=f"compute operations on {where}",
-                           severity="error" if deep else "warning",
-                           subject=policy_subject(pol.policy_id))
+        linux = (
+            " (on Linux a deep-tier model needs a GPU execution provider or torch CUDA "
+            "for every compute node)"
+            if gpu_only
+            else ""
+        )
+        yield RULE.finding(
+            f"accelerator policy {pol.policy_id}: compute operations ran off "
+            f"{where} ({which}); CPU-node share "
+            f"{(p.cpu_node_share or 0):.1%}{linux}",
+            artifact=p.used,
+            observed=off,
+            expected=f"compute operations on {where}",
+            severity="error" if deep else "warning",
+            subject=policy_subject(pol.policy_id),
+        )
 
 
 RULE = check

@@ -28,18 +28,27 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0405", title="placement records agree with the raw evidence", protocol_ref="B4",
-      severity="error", requires=("manifest",),
-      fix="Write the placement record from the same session as the profile it names, and "
-          "keep both as the tools wrote them; never edit one without the other.")
+@rule(
+    code="B0405",
+    title="placement records agree with the raw evidence",
+    protocol_ref="B4",
+    severity="error",
+    requires=("manifest",),
+    fix="Write the placement record from the same session as the profile it names, and "
+    "keep both as the tools wrote them; never edit one without the other.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for pid, p in placements(view).items():
         for d in p.disagreements:
-            yield RULE.finding(f"policy {pid}: {d.file} and {d.decides} disagree ({d.why}): "
-                               f"the raw evidence, {d.decides}, decides", artifact=d.file,
-                               observed=d.why, expected=f"what {d.decides} says",
-                               subject=policy_subject(pid),
-                               evidence={"decides": d.decides})
+            yield RULE.finding(
+                f"policy {pid}: {d.file} and {d.decides} disagree ({d.why}): "
+                f"the raw evidence, {d.decides}, decides",
+                artifact=d.file,
+                observed=d.why,
+                expected=f"what {d.decides} says",
+                subject=policy_subject(pid),
+                evidence={"decides": d.decides},
+            )
 
 
 RULE = check

@@ -31,10 +31,15 @@ SHOWN = 5
 """Operations named in the message; the evidence lists the lines of all (up to 100)."""
 
 
-@rule(code="B0406", title="operations the report marks invalid", protocol_ref="B4",
-      severity="error", requires=("manifest",),
-      fix="Keep the tool's report as it wrote it: an operation its report cannot run on the "
-          "accelerator runs elsewhere, and the share must say so.")
+@rule(
+    code="B0406",
+    title="operations the report marks invalid",
+    protocol_ref="B4",
+    severity="error",
+    requires=("manifest",),
+    fix="Keep the tool's report as it wrote it: an operation its report cannot run on the "
+    "accelerator runs elsewhere, and the share must say so.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     pols = policies(view)
     for pid, p in placements(view).items():
@@ -44,12 +49,17 @@ def check(view: RunView) -> Iterator[Finding]:
         where = "/".join(sorted(pol.accelerator)) or "the accelerator"
         shown = ", ".join(f"line {line} {op}" for line, op in p.invalid[:SHOWN])
         more = f" and {len(p.invalid) - SHOWN} more" if len(p.invalid) > SHOWN else ""
-        yield RULE.finding(f"policy {pid}: {p.used} places {len(p.invalid)} operation(s) on "
-                           f"{where} with no estimate there ({shown}{more}): the report does "
-                           "not show the accelerator can run them; counted off it",
-                           artifact=p.used, line=p.invalid[0][0], observed=len(p.invalid),
-                           expected=0, subject=policy_subject(pid),
-                           evidence={"lines": [line for line, _ in p.invalid[:100]]})
+        yield RULE.finding(
+            f"policy {pid}: {p.used} places {len(p.invalid)} operation(s) on "
+            f"{where} with no estimate there ({shown}{more}): the report does "
+            "not show the accelerator can run them; counted off it",
+            artifact=p.used,
+            line=p.invalid[0][0],
+            observed=len(p.invalid),
+            expected=0,
+            subject=policy_subject(pid),
+            evidence={"lines": [line for line, _ in p.invalid[:100]]},
+        )
 
 
 RULE = check

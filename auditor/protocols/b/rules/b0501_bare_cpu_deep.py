@@ -32,66 +32,98 @@ from auditor.protocols.b.subject import policy_subject
 from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
-DEEP_PROVIDERS = {"qnnexecutionprovider": {"NPU"}, "openvinoexecutionprovider": {"NPU", "GPU"},
-                  "nvtensorrtrtxexecutionprovider": {"GPU"},
-                  "migraphxexecutionprovider": {"GPU"}}
+DEEP_PROVIDERS = {
+    "qnnexecutionprovider": {"NPU"},
+    "openvinoexecutionprovider": {"NPU", "GPU"},
+    "nvtensorrtrtxexecutionprovider": {"GPU"},
+    "migraphxexecutionprovider": {"GPU"},
+}
 """Execution provider -> the device types it may be bound to for a deep model (B5)."""
 
 
-@rule(code="B0501", title="deep model on an NPU or GPU provider", protocol_ref="B5",
-      severity="error", requires=("manifest",),
-      fix="Run the deep model on an allowed NPU/GPU provider (or ship the lite model for CPU).")
+@rule(
+    code="B0501",
+    title="deep model on an NPU or GPU provider",
+    protocol_ref="B5",
+    severity="error",
+    requires=("manifest",),
+    fix="Run the deep model on an allowed NPU/GPU provider (or ship the lite model for CPU).",
+)
 def check(view: RunView) -> Iterator[Finding]:
     deep = model_tier(view) == "deep"
     places = placements(view)
     for pol in policies(view).values():
         if deep and pol.role == "cpu-only" and not pol.is_baseline:
-            yield RULE.finding(f"policy {pol.policy_id} runs a deep-tier model on the bare CPU "
-                               f"({pol.compute_units}); only the lite model may",
-                               artifact="manifest.json", pointer="/policies",
-                               observed=pol.compute_units,
-                               expected="an NPU or GPU provider",
-                               subject=policy_subject(pol.policy_id))
+            yield RULE.finding(
+                f"policy {pol.policy_id} runs a deep-tier model on the bare CPU "
+                f"({pol.compute_units}); only the lite model may",
+                artifact="manifest.json",
+                pointer="/policies",
+                observed=pol.compute_units,
+                expected="an NPU or GPU provider",
+                subject=policy_subject(pol.policy_id),
+            )
         p = places.get(pol.policy_id)
-        if pol.role != "accelerator" or not is_windows_ml(view, pol.policy_id) or p is None \
-                or p.problem == "no placement file could be read":
+        if (
+            pol.role != "accelerator"
+            or not is_windows_ml(view, pol.policy_id)
+            or p is None
+            or p.problem == "no placement file could be read"
+        ):
             continue  # the explicit CPU session is the comparison, not a candidate
         if not p.session_recorded:
             if pol.runtime.lower() in WINDOWS_ML_RUNTIMES:
-                yield RULE.finding(f"Windows ML policy {pol.policy_id}: its placement evidence "
-                                   f"{p.used} records no compiled session (the execution "
-                                   "provider and device assigned after compilation)",
-                                   artifact=p.used, observed=p.tool,
-                                   expected="a Windows ML record of the session",
-                                   missing_evidence=True,
-                                   subject=policy_subject(pol.policy_id))
+                yield RULE.finding(
+                    f"Windows ML policy {pol.policy_id}: its placement evidence "
+                    f"{p.used} records no compiled session (the execution "
+                    "provider and device assigned after compilation)",
+                    artifact=p.used,
+                    observed=p.tool,
+                    expected="a Windows ML record of the session",
+                    missing_evidence=True,
+                    subject=policy_subject(pol.policy_id),
+                )
             continue
         if p.fallback:
-            yield RULE.finding(f"Windows ML policy {pol.policy_id}: {p.fallback}",
-                               artifact=p.used, pointer="/compilation",
-                               observed=p.fallback,
-                               expected="compiled for the assigned device",
-                               subject=policy_subject(pol.policy_id))
+            yield RULE.finding(
+                f"Windows ML policy {pol.policy_id}: {p.fallback}",
+                artifact=p.used,
+                pointer="/compilation",
+                observed=p.fallback,
+                expected="compiled for the assigned device",
+                subject=policy_subject(pol.policy_id),
+            )
         elif deep and not p.compiled_aot:
-            yield RULE.finding(f"Windows ML policy {pol.policy_id}: its record of a deep-tier "
-                               "model's session shows no successful ahead-of-time compilation: "
-                               "the provider and device it names are not the ones the compiled "
-                               "model runs on", artifact=p.used, pointer="/compilation",
-                               observed="not compiled ahead of time",
-                               expected="compilation.aot true, succeeded true",
-                               subject=policy_subject(pol.policy_id))
+            yield RULE.finding(
+                f"Windows ML policy {pol.policy_id}: its record of a deep-tier "
+                "model's session shows no successful ahead-of-time compilation: "
+                "the provider and device it names are not the ones the compiled "
+                "model runs on",
+                artifact=p.used,
+                pointer="/compilation",
+                observed="not compiled ahead of time",
+                expected="compilation.aot true, succeeded true",
+                subject=policy_subject(pol.policy_id),
+            )
         first = p.assigned[0] if p.assigned else {}
         ep, device = str(first.get("execution_provider")), str(first.get("device_type"))
-        declared = ("" if pol.runtime.lower() in WINDOWS_ML_RUNTIMES else
-                    f" (declared as runtime {pol.runtime!r} {pol.compute_units!r}: its "
-                    "evidence is a Windows ML session)")
+        declared = (
+            ""
+            if pol.runtime.lower() in WINDOWS_ML_RUNTIMES
+            else f" (declared as runtime {pol.runtime!r} {pol.compute_units!r}: its "
+            "evidence is a Windows ML session)"
+        )
         if deep and device not in DEEP_PROVIDERS.get(ep.lower(), set()):
-            yield RULE.finding(f"Windows ML policy {pol.policy_id}{declared} was assigned {ep} "
-                               f"on {device} for a deep-tier model: not an allowed NPU/GPU "
-                               "provider (bare CPU is valid only for lite)", artifact=p.used,
-                               pointer="/assigned/0", observed=f"{ep} ({device})",
-                               expected="QNN NPU, OpenVINO NPU/GPU, NvTensorRT-RTX, MIGraphX",
-                               subject=policy_subject(pol.policy_id))
+            yield RULE.finding(
+                f"Windows ML policy {pol.policy_id}{declared} was assigned {ep} "
+                f"on {device} for a deep-tier model: not an allowed NPU/GPU "
+                "provider (bare CPU is valid only for lite)",
+                artifact=p.used,
+                pointer="/assigned/0",
+                observed=f"{ep} ({device})",
+                expected="QNN NPU, OpenVINO NPU/GPU, NvTensorRT-RTX, MIGraphX",
+                subject=policy_subject(pol.policy_id),
+            )
 
 
 RULE = check

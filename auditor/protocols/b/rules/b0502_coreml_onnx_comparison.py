@@ -32,11 +32,16 @@ from auditor.rule import rule
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-@rule(code="B0502", title="Core ML evaluation with its ONNX comparison", protocol_ref="B5",
-      severity="error", requires=("manifest",),
-      fix="Evaluate the Core ML package against the accepted ONNX artifact (eval.py "
-          "--compare-onnx), record its SHA-256 and keep its answers as "
-          "reference/outputs.jsonl.")
+@rule(
+    code="B0502",
+    title="Core ML evaluation with its ONNX comparison",
+    protocol_ref="B5",
+    severity="error",
+    requires=("manifest",),
+    fix="Evaluate the Core ML package against the accepted ONNX artifact (eval.py "
+    "--compare-onnx), record its SHA-256 and keep its answers as "
+    "reference/outputs.jsonl.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     coreml = [pid for pid in policies(view) if is_coreml(view, pid)]
     if not coreml:
@@ -44,28 +49,45 @@ def check(view: RunView) -> Iterator[Finding]:
     ref = view.m.get("reference") or {}
     file, sha = ref.get("artifact_file"), ref.get("artifact_sha256")
     if not (isinstance(file, str) and file.lower().endswith(".onnx")):
-        yield RULE.finding(f"Core ML policies {', '.join(coreml)} are gated against "
-                           f"{file or ref.get('artifact')!r}, not an ONNX artifact: the "
-                           "gated evaluation has no ONNX comparison", artifact=MANIFEST,
-                           pointer="/reference/artifact_file", observed=file,
-                           expected="the accepted ONNX artifact (*.onnx)")
+        yield RULE.finding(
+            f"Core ML policies {', '.join(coreml)} are gated against "
+            f"{file or ref.get('artifact')!r}, not an ONNX artifact: the "
+            "gated evaluation has no ONNX comparison",
+            artifact=MANIFEST,
+            pointer="/reference/artifact_file",
+            observed=file,
+            expected="the accepted ONNX artifact (*.onnx)",
+        )
         return
     if "reference_outputs" in view.absent:
-        yield RULE.finding("the ONNX comparison's answers (reference/outputs.jsonl) are not "
-                           "kept", artifact=MANIFEST, pointer="/reference/file",
-                           observed="absent", expected=REFERENCE_OUTPUTS)
+        yield RULE.finding(
+            "the ONNX comparison's answers (reference/outputs.jsonl) are not kept",
+            artifact=MANIFEST,
+            pointer="/reference/file",
+            observed="absent",
+            expected=REFERENCE_OUTPUTS,
+        )
     if not (isinstance(sha, str) and SHA256.fullmatch(sha)):
-        yield RULE.finding(f"the ONNX comparison's artifact {file} has no recorded SHA-256: "
-                           "the gated evaluation cannot say which export it compared with",
-                           artifact=MANIFEST, pointer="/reference/artifact_sha256",
-                           observed=sha, expected="the artifact's SHA-256 (64 hex)")
+        yield RULE.finding(
+            f"the ONNX comparison's artifact {file} has no recorded SHA-256: "
+            "the gated evaluation cannot say which export it compared with",
+            artifact=MANIFEST,
+            pointer="/reference/artifact_sha256",
+            observed=sha,
+            expected="the artifact's SHA-256 (64 hex)",
+        )
         return
     actual = view.files_on_disk.get(file)
     if actual is not None and actual != sha:
-        yield RULE.finding(f"the ONNX comparison's artifact {file} hashes to another SHA-256 "
-                           "than the one recorded: the answers are not of the export named",
-                           artifact=MANIFEST, pointer="/reference/artifact_sha256",
-                           observed=actual, expected=sha, evidence={"file": file})
+        yield RULE.finding(
+            f"the ONNX comparison's artifact {file} hashes to another SHA-256 "
+            "than the one recorded: the answers are not of the export named",
+            artifact=MANIFEST,
+            pointer="/reference/artifact_sha256",
+            observed=actual,
+            expected=sha,
+            evidence={"file": file},
+        )
 
 
 RULE = check

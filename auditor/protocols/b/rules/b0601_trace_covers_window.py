@@ -24,9 +24,14 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0601", title="trace covers the window", protocol_ref="B6", severity="error",
-      requires=("trials", "power"),
-      fix="Start the power logger before the window and stop it after; keep its raw file.")
+@rule(
+    code="B0601",
+    title="trace covers the window",
+    protocol_ref="B6",
+    severity="error",
+    requires=("trials", "power"),
+    fix="Start the power logger before the window and stop it after; keep its raw file.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from unsupported(RULE, view, "not_covered", "the trace does not cover the window")
 

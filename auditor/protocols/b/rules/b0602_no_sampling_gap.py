@@ -23,10 +23,15 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0602", title="no sampling gap", protocol_ref="B6", severity="error",
-      requires=("trials", "power"),
-      fix="Log at the declared interval without dropped samples (a dedicated logger, an idle "
-          "machine), or declare the interval the tool really keeps.")
+@rule(
+    code="B0602",
+    title="no sampling gap",
+    protocol_ref="B6",
+    severity="error",
+    requires=("trials", "power"),
+    fix="Log at the declared interval without dropped samples (a dedicated logger, an idle "
+    "machine), or declare the interval the tool really keeps.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     yield from unsupported(RULE, view, "gap", "the trace has a sampling gap")
 

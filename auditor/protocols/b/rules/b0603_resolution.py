@@ -23,13 +23,19 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0603", title="energy above resolution", protocol_ref="B6", severity="error",
-      requires=("trials", "power"),
-      fix="Lengthen the window (repeat the sequence a declared number of times inside it) "
-          "until it spans the declared sampling periods and counter updates.")
+@rule(
+    code="B0603",
+    title="energy above resolution",
+    protocol_ref="B6",
+    severity="error",
+    requires=("trials", "power"),
+    fix="Lengthen the window (repeat the sequence a declared number of times inside it) "
+    "until it spans the declared sampling periods and counter updates.",
+)
 def check(view: RunView) -> Iterator[Finding]:
-    yield from unsupported(RULE, view, "below_resolution",
-                           "the window is below the declared resolution")
+    yield from unsupported(
+        RULE, view, "below_resolution", "the window is below the declared resolution"
+    )
 
 
 RULE = check

@@ -40,38 +40,55 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0605", title="energy counter matches the power samples", protocol_ref="B6",
-      severity="error", requires=("trials", "power"),
-      fix="Report the counter deltas as the instrument read them, and keep the power samples "
-          "of the same trace; check the instrument where they disagree.")
+@rule(
+    code="B0605",
+    title="energy counter matches the power samples",
+    protocol_ref="B6",
+    severity="error",
+    requires=("trials", "power"),
+    fix="Report the counter deltas as the instrument read them, and keep the power samples "
+    "of the same trace; check the instrument where they disagree.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for t in trials(view):
         e = t.energy
         if t.status != "ok" or e is None or not e.measured:
             continue
         for x in e.cross_checks:
-            if x.status not in ("grey", "disagrees") or x.counter_w is None \
-                    or x.samples_w is None or x.allowance_w is None:
+            if (
+                x.status not in ("grey", "disagrees")
+                or x.counter_w is None
+                or x.samples_w is None
+                or x.allowance_w is None
+            ):
                 continue
             ratio = f"{x.ratio:.2f} x" if x.ratio is not None else "against 0 W"
             off = abs(x.counter_w - x.samples_w)
-            text = (f"{t.name}: the {x.name} counter ({x.counter}) gives "
-                    f"{x.counter_w:.4g} W over the window, the same instrument's "
-                    f"{x.readings} samples ({x.samples}) {x.samples_w:.4g} W: {ratio}, "
-                    f"{off:.3g} W apart")
+            text = (
+                f"{t.name}: the {x.name} counter ({x.counter}) gives "
+                f"{x.counter_w:.4g} W over the window, the same instrument's "
+                f"{x.readings} samples ({x.samples}) {x.samples_w:.4g} W: {ratio}, "
+                f"{off:.3g} W apart"
+            )
             if x.status == "disagrees":
-                text += (f", beyond {CROSS_ERROR_FACTOR:g} x the allowance of "
-                         f"{x.allowance_w:.3g} W: one of them is not the measurement")
+                text += (
+                    f", beyond {CROSS_ERROR_FACTOR:g} x the allowance of "
+                    f"{x.allowance_w:.3g} W: one of them is not the measurement"
+                )
             else:
-                text += (f", beyond the allowance of {x.allowance_w:.3g} W (within "
-                         f"{CROSS_ERROR_FACTOR:g} x it)")
+                text += (
+                    f", beyond the allowance of {x.allowance_w:.3g} W (within "
+                    f"{CROSS_ERROR_FACTOR:g} x it)"
+                )
             yield RULE.finding(
-                text, artifact=e.trace, severity="error" if x.status == "disagrees" else "warning",
+                text,
+                artifact=e.trace,
+                severity="error" if x.status == "disagrees" else "warning",
                 observed={"counter_w": x.counter_w, "samples_w": x.samples_w},
                 expected=f"within {x.allowance_w:.3g} W of each other",
                 subject=policy_subject(t.policy_id, t.trial_index),
-                               evidence={"counter": x.counter, "samples": x.samples,
-                                         "readings": x.readings})
+                evidence={"counter": x.counter, "samples": x.samples, "readings": x.readings},
+            )
 
 
 RULE = check

@@ -33,10 +33,15 @@ PAD_ABS_S = 0.25
 """... plus this many seconds (the timer's edges, a first prompt read from disk)."""
 
 
-@rule(code="B0606", title="window is the inference region", protocol_ref="B6",
-      severity="error", requires=("trials", "outputs"),
-      fix="Mark the window around the inference loop only (start after the warm-up and "
-          "idle, end at the last answer), and time every inference inside it.")
+@rule(
+    code="B0606",
+    title="window is the inference region",
+    protocol_ref="B6",
+    severity="error",
+    requires=("trials", "outputs"),
+    fix="Mark the window around the inference loop only (start after the warm-up and "
+    "idle, end at the last answer), and time every inference inside it.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for t in trials(view):
         extra = t.unaccounted_s
@@ -47,10 +52,17 @@ def check(view: RunView) -> Iterator[Finding]:
             yield RULE.finding(
                 f"{t.name}: its window lasts {t.wall_s:.3f} s but its {t.lines} latencies add "
                 f"up to {t.sum_ms / 1000:.3f} s: {extra:.3f} s of the window is not inference "
-                f"(at most {allowed:.3f} s is the loop around it)", **at_trial(t),
-                observed=round(extra, 6), expected=f"at most {allowed:.3f} s",
-                evidence={"window_s": t.wall_s, "latency_sum_s": t.sum_ms / 1000,
-                          "window_from": t.window_from, "output": t.outputs_file})
+                f"(at most {allowed:.3f} s is the loop around it)",
+                **at_trial(t),
+                observed=round(extra, 6),
+                expected=f"at most {allowed:.3f} s",
+                evidence={
+                    "window_s": t.wall_s,
+                    "latency_sum_s": t.sum_ms / 1000,
+                    "window_from": t.window_from,
+                    "output": t.outputs_file,
+                },
+            )
 
 
 RULE = check

@@ -23,22 +23,31 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0607", title="power trace of its own trial", protocol_ref="B6",
-      severity="error", requires=("trials", "power"),
-      fix="Keep each trial's own raw trace as its tool wrote it; a trial that was not "
-          "measured has no trace and no energy figure.")
+@rule(
+    code="B0607",
+    title="power trace of its own trial",
+    protocol_ref="B6",
+    severity="error",
+    requires=("trials", "power"),
+    fix="Keep each trial's own raw trace as its tool wrote it; a trial that was not "
+    "measured has no trace and no energy figure.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for group in copied_traces(view):
         first = group[0]
         mine = view.power[first.key].path
         for t in group[1:]:
             theirs = view.power[t.key].path
-            yield RULE.finding(f"{t.name}: its power trace holds, reading for reading, the "
-                               f"power of {first.name}'s ({mine}) under other times: it was "
-                               "not measured in this trial", artifact=theirs,
-                               subject=at_trial(t)["subject"], observed=theirs,
-                               expected="a trace of its own",
-                               evidence={"copy_of": mine})
+            yield RULE.finding(
+                f"{t.name}: its power trace holds, reading for reading, the "
+                f"power of {first.name}'s ({mine}) under other times: it was "
+                "not measured in this trial",
+                artifact=theirs,
+                subject=at_trial(t)["subject"],
+                observed=theirs,
+                expected="a trace of its own",
+                evidence={"copy_of": mine},
+            )
 
 
 RULE = check

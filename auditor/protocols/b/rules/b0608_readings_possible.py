@@ -26,21 +26,31 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0608", title="power readings an instrument can give", protocol_ref="B6",
-      severity="error", requires=("power",),
-      fix="Keep the tool's own trace as it wrote it; a trace that was edited, merged or "
-          "corrupted measures nothing (re-measure the trial).")
+@rule(
+    code="B0608",
+    title="power readings an instrument can give",
+    protocol_ref="B6",
+    severity="error",
+    requires=("power",),
+    fix="Keep the tool's own trace as it wrote it; a trace that was edited, merged or "
+    "corrupted measures nothing (re-measure the trial).",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for path, found in sorted(inconsistencies(view).items()):
         first = found[0]
         shown = "; ".join(f"line {x.line}: {x.what}" for x in found[:SHOWN])
         more = f" (and {len(found) - SHOWN} more)" if len(found) > SHOWN else ""
-        yield RULE.finding(f"{len(found)} reading(s) no instrument gives: {shown}{more}",
-                           artifact=path, line=first.line, observed=first.observed,
-                           expected=first.expected,
-                           evidence={"readings": [x.line for x in found[:20]]})
-    yield from unsupported(RULE, view, "inconsistent",
-                           "its trace holds readings no instrument gives")
+        yield RULE.finding(
+            f"{len(found)} reading(s) no instrument gives: {shown}{more}",
+            artifact=path,
+            line=first.line,
+            observed=first.observed,
+            expected=first.expected,
+            evidence={"readings": [x.line for x in found[:20]]},
+        )
+    yield from unsupported(
+        RULE, view, "inconsistent", "its trace holds readings no instrument gives"
+    )
 
 
 RULE = check

@@ -24,18 +24,27 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0609", title="readings not spliced from another trace", protocol_ref="B6",
-      severity="error", requires=("power",),
-      fix="Keep each trace as its tool wrote it; re-measure a window whose trace was edited.")
+@rule(
+    code="B0609",
+    title="readings not spliced from another trace",
+    protocol_ref="B6",
+    severity="error",
+    requires=("power",),
+    fix="Keep each trace as its tool wrote it; re-measure a window whose trace was edited.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for s in spliced_readings(view):
         where = f"in {s.source} (lines {s.source_lines[0]}-{s.source_lines[1]})"
-        yield RULE.finding(f"{s.path}: the samples of lines {s.lines[0]}-{s.lines[1]} are, "
-                           f"reading for reading, those {where} under other times: they were "
-                           "spliced in, not measured", artifact=s.path, line=s.lines[0],
-                           observed=f"lines {s.lines[0]}-{s.lines[1]}",
-                           expected="readings of its own",
-                           evidence={"copy_of": s.source, "lines": list(s.source_lines)})
+        yield RULE.finding(
+            f"{s.path}: the samples of lines {s.lines[0]}-{s.lines[1]} are, "
+            f"reading for reading, those {where} under other times: they were "
+            "spliced in, not measured",
+            artifact=s.path,
+            line=s.lines[0],
+            observed=f"lines {s.lines[0]}-{s.lines[1]}",
+            expected="readings of its own",
+            evidence={"copy_of": s.source, "lines": list(s.source_lines)},
+        )
 
 
 RULE = check

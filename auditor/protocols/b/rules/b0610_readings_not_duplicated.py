@@ -22,21 +22,30 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0610", title="readings not duplicated at shifted times", protocol_ref="B6",
-      severity="error", requires=("power",),
-      fix="Keep the trace at the interval the tool sampled and declare that interval; a "
-          "window with too few samples has no energy figure, it is not padded.")
+@rule(
+    code="B0610",
+    title="readings not duplicated at shifted times",
+    protocol_ref="B6",
+    severity="error",
+    requires=("power",),
+    fix="Keep the trace at the interval the tool sampled and declare that interval; a "
+    "window with too few samples has no energy figure, it is not padded.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for d in duplicated_readings(view):
         shown = ", ".join(str(x) for x in d.lines[:8])
-        yield RULE.finding(f"{d.path}: {d.repeats} of its {d.samples} samples repeat the "
-                           f"sample before them alone, reading for reading, at another time "
-                           f"(line(s) "
-                           f"{shown}{', ...' if len(d.lines) > 8 else ''}): readings duplicated "
-                           "onto shifted times are not samples", artifact=d.path,
-                           line=d.lines[0], observed=d.repeats,
-                           expected="samples of their own",
-                           evidence={"lines": list(d.lines[:20])})
+        yield RULE.finding(
+            f"{d.path}: {d.repeats} of its {d.samples} samples repeat the "
+            f"sample before them alone, reading for reading, at another time "
+            f"(line(s) "
+            f"{shown}{', ...' if len(d.lines) > 8 else ''}): readings duplicated "
+            "onto shifted times are not samples",
+            artifact=d.path,
+            line=d.lines[0],
+            observed=d.repeats,
+            expected="samples of their own",
+            evidence={"lines": list(d.lines[:20])},
+        )
 
 
 RULE = check

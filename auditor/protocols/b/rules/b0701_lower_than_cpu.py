@@ -31,29 +31,41 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0701", title="lower power and energy than the CPU", protocol_ref="B7",
-      severity="error", requires=("manifest", "trials"),
-      fix="Keep the CPU-only policy as the default, or improve the accelerator path until it "
-          "draws less power and energy per inference on the same machine and power source.")
+@rule(
+    code="B0701",
+    title="lower power and energy than the CPU",
+    protocol_ref="B7",
+    severity="error",
+    requires=("manifest", "trials"),
+    fix="Keep the CPU-only policy as the default, or improve the accelerator path until it "
+    "draws less power and energy per inference on the same machine and power source.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     facts = policy_facts(view)
     for pid, c in comparisons(view).items():
         f = facts[pid]
-        if c.status == "incomplete" and (f.energy_missing or c.baseline == ""
-                                         or facts[c.baseline].energy_missing):
+        if c.status == "incomplete" and (
+            f.energy_missing or c.baseline == "" or facts[c.baseline].energy_missing
+        ):
             continue  # no pooled energy on one side: B1001's
         if c.status == "lower":
             continue
         yield RULE.finding(
             f"accelerator policy {pid} against the CPU-only baseline {c.baseline}: "
-            + {"not_lower": "not lower on both counts: ",
-               "invalid": "compared across power states: ",
-               "incomplete": "the comparison is incomplete: "}[c.status] + c.reason,
-            **at_policy(f), observed={"average_power_w": c.power_w, "joules_per_inference":
-                                      c.jpi},
-            expected={"average_power_w": f"< {c.baseline_power_w}",
-                      "joules_per_inference": f"< {c.baseline_jpi}"},
-            missing_evidence=c.status == "incomplete")
+            + {
+                "not_lower": "not lower on both counts: ",
+                "invalid": "compared across power states: ",
+                "incomplete": "the comparison is incomplete: ",
+            }[c.status]
+            + c.reason,
+            **at_policy(f),
+            observed={"average_power_w": c.power_w, "joules_per_inference": c.jpi},
+            expected={
+                "average_power_w": f"< {c.baseline_power_w}",
+                "joules_per_inference": f"< {c.baseline_jpi}",
+            },
+            missing_evidence=c.status == "incomplete",
+        )
 
 
 RULE = check

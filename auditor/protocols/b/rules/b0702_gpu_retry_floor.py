@@ -26,10 +26,15 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0702", title="GPU retry meets its GPU floor", protocol_ref="B7",
-      severity="error", requires=("manifest",),
-      fix="Declare the retry's GPU operation-share floor and meet it, or do not activate the "
-          "deep model through the retry.")
+@rule(
+    code="B0702",
+    title="GPU retry meets its GPU floor",
+    protocol_ref="B7",
+    severity="error",
+    requires=("manifest",),
+    fix="Declare the retry's GPU operation-share floor and meet it, or do not activate the "
+    "deep model through the retry.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     severity: Severity = "error" if model_tier(view) == "deep" else "warning"
     places = placements(view)
@@ -37,20 +42,28 @@ def check(view: RunView) -> Iterator[Finding]:
         if not pol.is_gpu_retry:
             continue
         if pol.gpu_floor is None:
-            yield RULE.finding(f"GPU retry {pol.policy_id} declares no GPU operation-share "
-                               "floor", artifact=MANIFEST, pointer="/policies",
-                               observed=None,
-                               expected="gpu_operation_share_floor", severity=severity,
-                               subject=policy_subject(pol.policy_id))
+            yield RULE.finding(
+                f"GPU retry {pol.policy_id} declares no GPU operation-share floor",
+                artifact=MANIFEST,
+                pointer="/policies",
+                observed=None,
+                expected="gpu_operation_share_floor",
+                severity=severity,
+                subject=policy_subject(pol.policy_id),
+            )
             continue
         p = places.get(pol.policy_id)
         share = p.gpu_share if p is not None and not p.problem else None
         if share is not None and share < pol.gpu_floor - FLOAT_EPS:
-            yield RULE.finding(f"GPU retry {pol.policy_id}: {share:.2%} of its operations on "
-                               f"the GPU, below its declared GPU floor of {pol.gpu_floor:.2%}",
-                               artifact=p.used if p else MANIFEST, observed=share,
-                               expected=pol.gpu_floor, severity=severity,
-                               subject=policy_subject(pol.policy_id))
+            yield RULE.finding(
+                f"GPU retry {pol.policy_id}: {share:.2%} of its operations on "
+                f"the GPU, below its declared GPU floor of {pol.gpu_floor:.2%}",
+                artifact=p.used if p else MANIFEST,
+                observed=share,
+                expected=pol.gpu_floor,
+                severity=severity,
+                subject=policy_subject(pol.policy_id),
+            )
 
 
 RULE = check

@@ -30,16 +30,25 @@ from auditor.rule import rule
 
 
 def _fails(acc: float, agr: float, acc_floor: float, agr_floor: float) -> str:
-    return ", ".join(x for x in (
-        f"accuracy {acc:.2%} (floor {acc_floor:.2%})" if acc < acc_floor - FLOAT_EPS else "",
-        f"agreement {agr:.2%} (floor {agr_floor:.2%})" if agr < agr_floor - FLOAT_EPS else "")
-        if x)
+    return ", ".join(
+        x
+        for x in (
+            f"accuracy {acc:.2%} (floor {acc_floor:.2%})" if acc < acc_floor - FLOAT_EPS else "",
+            f"agreement {agr:.2%} (floor {agr_floor:.2%})" if agr < agr_floor - FLOAT_EPS else "",
+        )
+        if x
+    )
 
 
-@rule(code="B0801", title="accuracy and parity gates", protocol_ref="B8", severity="error",
-      requires=("manifest", "references", "reference_outputs"),
-      fix="Reject the candidate; measure placement, latency and energy on the first candidate "
-          "that passes both gates.")
+@rule(
+    code="B0801",
+    title="accuracy and parity gates",
+    protocol_ref="B8",
+    severity="error",
+    requires=("manifest", "references", "reference_outputs"),
+    fix="Reject the candidate; measure placement, latency and energy on the first candidate "
+    "that passes both gates.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     gates = view.m["gates"]
     acc_floor, agr_floor = gates["accuracy_floor"], gates["agreement_floor"]
@@ -47,34 +56,60 @@ def check(view: RunView) -> Iterator[Finding]:
         if f.policy.is_baseline or f.policy.status in ("cannot_start", "fault"):
             continue
         if f.accuracy is None or f.agreement is None:
-            yield RULE.finding(f"policy {f.policy.policy_id} has no answer the gates can judge",
-                               **at_policy(f), observed=None, expected="answers",
-                               missing_evidence=True)
+            yield RULE.finding(
+                f"policy {f.policy.policy_id} has no answer the gates can judge",
+                **at_policy(f),
+                observed=None,
+                expected="answers",
+                missing_evidence=True,
+            )
             continue
         fast = f"; despite a p95 of {fmt(f.p95_ms, 3)} ms" if f.p95_ms is not None else ""
         if f.answers_passed is False:
-            yield _rejected(f, f"fails the gates: "
-                            f"{_fails(f.accuracy, f.agreement, acc_floor, agr_floor)}{fast}: "
-                            "rejected whatever its latency", f.accuracy, f.agreement,
-                            acc_floor, agr_floor, f.answers_from)
-        elif f.gated_passed is False and f.answers_from != "gate pass" \
-                and f.gated is not None:
+            yield _rejected(
+                f,
+                f"fails the gates: "
+                f"{_fails(f.accuracy, f.agreement, acc_floor, agr_floor)}{fast}: "
+                "rejected whatever its latency",
+                f.accuracy,
+                f.agreement,
+                acc_floor,
+                agr_floor,
+                f.answers_from,
+            )
+        elif f.gated_passed is False and f.answers_from != "gate pass" and f.gated is not None:
             g = f.gated
             gated = _fails(g.accuracy or 0.0, g.agreement or 0.0, acc_floor, agr_floor)
-            yield _rejected(f, f"fails its gated evaluation (gates/{f.policy.policy_id}.jsonl: "
-                            f"{gated}), though its trials' answers pass (accuracy "
-                            f"{f.accuracy:.2%}, agreement {f.agreement:.2%}): answers swapped "
-                            "in after a failed gate do not pass it", g.accuracy, g.agreement,
-                            acc_floor, agr_floor, "gate pass")
+            yield _rejected(
+                f,
+                f"fails its gated evaluation (gates/{f.policy.policy_id}.jsonl: "
+                f"{gated}), though its trials' answers pass (accuracy "
+                f"{f.accuracy:.2%}, agreement {f.agreement:.2%}): answers swapped "
+                "in after a failed gate do not pass it",
+                g.accuracy,
+                g.agreement,
+                acc_floor,
+                agr_floor,
+                "gate pass",
+            )
 
 
-def _rejected(f: PolicyFacts, why: str, acc: float | None, agr: float | None,
-              acc_floor: float, agr_floor: float, source: str | None) -> Finding:
-    return RULE.finding(f"candidate {f.policy.policy_id} {why}", **at_policy(f),
-                        observed={"accuracy": acc, "agreement": agr},
-                        expected={"accuracy": f">= {acc_floor}",
-                                  "agreement": f">= {agr_floor}"},
-                        evidence={"answers": source})
+def _rejected(
+    f: PolicyFacts,
+    why: str,
+    acc: float | None,
+    agr: float | None,
+    acc_floor: float,
+    agr_floor: float,
+    source: str | None,
+) -> Finding:
+    return RULE.finding(
+        f"candidate {f.policy.policy_id} {why}",
+        **at_policy(f),
+        observed={"accuracy": acc, "agreement": agr},
+        expected={"accuracy": f">= {acc_floor}", "agreement": f">= {agr_floor}"},
+        evidence={"answers": source},
+    )
 
 
 RULE = check

@@ -26,27 +26,40 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0802", title="gate claims recomputed", protocol_ref="B8", severity="error",
-      requires=("manifest", "references", "reference_outputs"),
-      fix="Write accuracy and agreement computed from the policy's own answers.")
+@rule(
+    code="B0802",
+    title="gate claims recomputed",
+    protocol_ref="B8",
+    severity="error",
+    requires=("manifest", "references", "reference_outputs"),
+    fix="Write accuracy and agreement computed from the policy's own answers.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for pid, f in policy_facts(view).items():
         for col, value in (("accuracy", f.accuracy), ("agreement", f.agreement)):
             said, text = claim(f.claims, f.texts, col)
             if f.claims and said is not None and not agrees(said, text, value):
-                yield RULE.finding(f"policy {pid}: {col} {text}, its answers give "
-                                   f"{fmt(value)} ({f.answers_from or 'no answers'})",
-                                   **at_policy(f), observed=said, expected=value,
-                                   evidence={"field": col})
+                yield RULE.finding(
+                    f"policy {pid}: {col} {text}, its answers give "
+                    f"{fmt(value)} ({f.answers_from or 'no answers'})",
+                    **at_policy(f),
+                    observed=said,
+                    expected=value,
+                    evidence={"field": col},
+                )
     g = view.gates
     if g is None:
         return
     floors = view.m["gates"]
     for key in ("accuracy_floor", "agreement_floor"):
         if g.get(key) != floors[key]:
-            yield RULE.finding(f"gates.json {key} {g.get(key)}, the manifest declares "
-                               f"{floors[key]}", artifact=GATES, pointer=f"/{key}",
-                               observed=g.get(key), expected=floors[key])
+            yield RULE.finding(
+                f"gates.json {key} {g.get(key)}, the manifest declares {floors[key]}",
+                artifact=GATES,
+                pointer=f"/{key}",
+                observed=g.get(key),
+                expected=floors[key],
+            )
     passes = gate_pass(view)
     for i, entry in enumerate(g.get("policies") or []):
         pid = entry.get("policy_id")
@@ -56,19 +69,30 @@ def check(view: RunView) -> Iterator[Finding]:
         for key, value in (("accuracy", acc), ("agreement", agr)):
             said = entry.get(key)
             if said is not None and not agrees(float(said), repr(said), value):
-                yield RULE.finding(f"gates.json: {pid} {key} {said}, its gate-pass answers "
-                                   f"give {fmt(value)}", artifact=GATES,
-                                   pointer=f"/policies/{i}/{key}", observed=said, expected=value,
-                                   subject=policy_subject(pid))
-        passed = (acc is not None and agr is not None
-                  and acc >= floors["accuracy_floor"] - FLOAT_EPS
-                  and agr >= floors["agreement_floor"] - FLOAT_EPS)
+                yield RULE.finding(
+                    f"gates.json: {pid} {key} {said}, its gate-pass answers give {fmt(value)}",
+                    artifact=GATES,
+                    pointer=f"/policies/{i}/{key}",
+                    observed=said,
+                    expected=value,
+                    subject=policy_subject(pid),
+                )
+        passed = (
+            acc is not None
+            and agr is not None
+            and acc >= floors["accuracy_floor"] - FLOAT_EPS
+            and agr >= floors["agreement_floor"] - FLOAT_EPS
+        )
         if entry.get("passed") != passed:
-            yield RULE.finding(f"gates.json: {pid} passed {entry.get('passed')}, its answers "
-                               f"{'pass' if passed else 'fail'}", artifact=GATES,
-                               pointer=f"/policies/{i}/passed", observed=entry.get("passed"),
-                               expected=passed,
-                               subject=policy_subject(pid))
+            yield RULE.finding(
+                f"gates.json: {pid} passed {entry.get('passed')}, its answers "
+                f"{'pass' if passed else 'fail'}",
+                artifact=GATES,
+                pointer=f"/policies/{i}/passed",
+                observed=entry.get("passed"),
+                expected=passed,
+                subject=policy_subject(pid),
+            )
 
 
 RULE = check

@@ -21,23 +21,38 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0803", title="energy measured on a rejected candidate", protocol_ref="B8",
-      severity="warning", requires=("manifest", "references", "reference_outputs"),
-      fix="Measure energy on the first candidate that passes both gates; keep the rejected "
-          "one's gate results and placement only.")
+@rule(
+    code="B0803",
+    title="energy measured on a rejected candidate",
+    protocol_ref="B8",
+    severity="warning",
+    requires=("manifest", "references", "reference_outputs"),
+    fix="Measure energy on the first candidate that passes both gates; keep the rejected "
+    "one's gate results and placement only.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for f in policy_facts(view).values():
         if f.policy.is_baseline or f.gate_passed is not False:
             continue
-        measured = [t for t in f.ok if (t.energy is not None and t.energy.measured)
-                    or t.claims.get("energy_j") is not None]
+        measured = [
+            t
+            for t in f.ok
+            if (t.energy is not None and t.energy.measured) or t.claims.get("energy_j") is not None
+        ]
         if measured:
-            jpi = f" ({f.joules_per_inference:.4g} J per inference)" \
-                if f.joules_per_inference is not None else ""
-            yield RULE.finding(f"candidate {f.policy.policy_id} fails the gates, yet energy "
-                               f"was measured on {len(measured)} of its trials{jpi}: a figure "
-                               "of a rejected package", **at_policy(f),
-                               observed=len(measured), expected=0)
+            jpi = (
+                f" ({f.joules_per_inference:.4g} J per inference)"
+                if f.joules_per_inference is not None
+                else ""
+            )
+            yield RULE.finding(
+                f"candidate {f.policy.policy_id} fails the gates, yet energy "
+                f"was measured on {len(measured)} of its trials{jpi}: a figure "
+                "of a rejected package",
+                **at_policy(f),
+                observed=len(measured),
+                expected=0,
+            )
 
 
 RULE = check

@@ -34,10 +34,15 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0804", title="trials answer as the gated evaluation", protocol_ref="B8",
-      severity="error", requires=("manifest",),
-      fix="Time the very artifact the gates evaluated; re-run the gate on any other package "
-          "before measuring it.")
+@rule(
+    code="B0804",
+    title="trials answer as the gated evaluation",
+    protocol_ref="B8",
+    severity="error",
+    requires=("manifest",),
+    fix="Time the very artifact the gates evaluated; re-run the gate on any other package "
+    "before measuring it.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     floor = number((view.m.get("gates") or {}).get("agreement_floor"))
     against = trials_against_gate(view)
@@ -45,18 +50,20 @@ def check(view: RunView) -> Iterator[Finding]:
     for pid, f in facts.items():
         for t in f.ok:
             a = against.get(t.key)
-            if floor is None or a is None or a.share is None \
-                    or a.share >= floor - FLOAT_EPS:
+            if floor is None or a is None or a.share is None or a.share >= floor - FLOAT_EPS:
                 continue
-            yield RULE.finding(f"{t.name}: {a.same:,} of its {a.answers:,} answers "
-                               f"({a.share:.2%}) are the ones its gated evaluation "
-                               f"(gates/{pid}.jsonl) gave, below the {floor:.2%} the parity "
-                               "gate allows: the trial did not time the artifact the gates "
-                               f"judged (first difference at line {a.first_line} of "
-                               f"{t.outputs_file})", **at_trial(t), observed=a.share,
-                               expected=f">= {floor}",
-                               evidence={"outputs": t.outputs_file,
-                                         "first_line": a.first_line})
+            yield RULE.finding(
+                f"{t.name}: {a.same:,} of its {a.answers:,} answers "
+                f"({a.share:.2%}) are the ones its gated evaluation "
+                f"(gates/{pid}.jsonl) gave, below the {floor:.2%} the parity "
+                "gate allows: the trial did not time the artifact the gates "
+                f"judged (first difference at line {a.first_line} of "
+                f"{t.outputs_file})",
+                **at_trial(t),
+                observed=a.share,
+                expected=f">= {floor}",
+                evidence={"outputs": t.outputs_file, "first_line": a.first_line},
+            )
     g = view.gates
     if g is None:
         return
@@ -69,11 +76,16 @@ def check(view: RunView) -> Iterator[Finding]:
             continue
         want = f.policy.artifact_sha256 or run_sha
         if isinstance(want, str) and said.lower() != want.lower():
-            yield RULE.finding(f"gates.json: the gate pass of {pid} evaluated the artifact "
-                               f"{said[:16]}..., the policy runs {want[:16]}...: its gates "
-                               "judged another model", artifact=GATES,
-                               pointer=f"/policies/{i}/artifact_sha256", observed=said,
-                               expected=want, subject=policy_subject(pid))
+            yield RULE.finding(
+                f"gates.json: the gate pass of {pid} evaluated the artifact "
+                f"{said[:16]}..., the policy runs {want[:16]}...: its gates "
+                "judged another model",
+                artifact=GATES,
+                pointer=f"/policies/{i}/artifact_sha256",
+                observed=said,
+                expected=want,
+                subject=policy_subject(pid),
+            )
 
 
 RULE = check

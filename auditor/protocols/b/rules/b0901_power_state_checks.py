@@ -43,11 +43,16 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0901", title="power-state checks recorded", protocol_ref="B9", severity="error",
-      requires=("manifest",),
-      fix="Unplug the machine and record which providers the session then holds (a Windows "
-          "ML record); leave a session idle and log the discrete GPU's power until it powers "
-          "down (HWiNFO); keep both files and cite them in power_state_checks.")
+@rule(
+    code="B0901",
+    title="power-state checks recorded",
+    protocol_ref="B9",
+    severity="error",
+    requires=("manifest",),
+    fix="Unplug the machine and record which providers the session then holds (a Windows "
+    "ML record); leave a session idle and log the discrete GPU's power until it powers "
+    "down (HWiNFO); keep both files and cite them in power_state_checks.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     if not any(is_windows_ml(view, pid) for pid in policies(view)):
         return
@@ -56,43 +61,72 @@ def check(view: RunView) -> Iterator[Finding]:
         what = CHECKS[key]
         where: dict[str, Any] = {"artifact": MANIFEST, "pointer": f"/power_state_checks/{key}"}
         if c.result not in RESULTS:
-            yield RULE.finding(f"the check that {what} is not recorded", **where,
-                               observed=c.result, expected=list(RESULTS),
-                               missing_evidence=True)
+            yield RULE.finding(
+                f"the check that {what} is not recorded",
+                **where,
+                observed=c.result,
+                expected=list(RESULTS),
+                missing_evidence=True,
+            )
         elif c.result == "failed":
-            yield RULE.finding(f"the check that {what} failed"
-                               + (f": {c.detail}" if c.detail else ""), **where,
-                               observed="failed", expected="passed")
+            yield RULE.finding(
+                f"the check that {what} failed" + (f": {c.detail}" if c.detail else ""),
+                **where,
+                observed="failed",
+                expected="passed",
+            )
         elif c.result == "not_applicable":
             if not c.detail:
-                yield RULE.finding(f"the check that {what} is marked not applicable without "
-                                   "a reason", **where, observed="not_applicable",
-                                   expected="a reason in detail", missing_evidence=True)
+                yield RULE.finding(
+                    f"the check that {what} is marked not applicable without a reason",
+                    **where,
+                    observed="not_applicable",
+                    expected="a reason in detail",
+                    missing_evidence=True,
+                )
             elif gpu:
-                yield RULE.finding(f"the check that {what} is marked not applicable "
-                                   f"({c.detail}), but the run's evidence shows a discrete "
-                                   f"GPU ({gpu}): the check is not shown", **where,
-                                   observed="not_applicable", expected="the check, with evidence",
-                                   missing_evidence=True, evidence={"discrete_gpu": gpu})
+                yield RULE.finding(
+                    f"the check that {what} is marked not applicable "
+                    f"({c.detail}), but the run's evidence shows a discrete "
+                    f"GPU ({gpu}): the check is not shown",
+                    **where,
+                    observed="not_applicable",
+                    expected="the check, with evidence",
+                    missing_evidence=True,
+                    evidence={"discrete_gpu": gpu},
+                )
         elif c.contradicts:
-            yield RULE.finding(f"the check that {what} is recorded as passed, but its "
-                               f"evidence shows otherwise: {c.contradicts}", **where,
-                               observed=c.contradicts, expected="passed, as recorded",
-                               evidence={"cited": list(c.cited)})
+            yield RULE.finding(
+                f"the check that {what} is recorded as passed, but its "
+                f"evidence shows otherwise: {c.contradicts}",
+                **where,
+                observed=c.contradicts,
+                expected="passed, as recorded",
+                evidence={"cited": list(c.cited)},
+            )
         elif c.shows is None:
             if not c.cited:
                 why = "cites no evidence"
             elif len(c.unreadable) == len(c.cited):
-                why = (f"cites {', '.join(c.unreadable)}, which the run does not hold or no "
-                       "reader can read")
+                why = (
+                    f"cites {', '.join(c.unreadable)}, which the run does not hold or no "
+                    "reader can read"
+                )
             elif c.rejected:
                 why = f"its evidence shows nothing of it ({'; '.join(c.rejected)})"
             else:
-                why = (f"cites {', '.join(c.cited)}, which shows nothing of the discrete GPU "
-                       "for this check")
-            yield RULE.finding(f"the check that {what} is recorded as passed but {why}: a "
-                               "bare 'passed' is no evidence", **where, observed=list(c.cited),
-                               expected="a trace or record showing it",
-                               missing_evidence=True)
+                why = (
+                    f"cites {', '.join(c.cited)}, which shows nothing of the discrete GPU "
+                    "for this check"
+                )
+            yield RULE.finding(
+                f"the check that {what} is recorded as passed but {why}: a "
+                "bare 'passed' is no evidence",
+                **where,
+                observed=list(c.cited),
+                expected="a trace or record showing it",
+                missing_evidence=True,
+            )
+
 
 RULE = check

@@ -27,15 +27,23 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B0902", title="discrete GPU skipped on battery", protocol_ref="B9",
-      severity="error", requires=("manifest", "trials"),
-      fix="Measure the discrete-GPU policy on AC only; on battery compare MAX_EFFICIENCY with "
-          "an explicit CPU session.")
+@rule(
+    code="B0902",
+    title="discrete GPU skipped on battery",
+    protocol_ref="B9",
+    severity="error",
+    requires=("manifest", "trials"),
+    fix="Measure the discrete-GPU policy on AC only; on battery compare MAX_EFFICIENCY with "
+    "an explicit CPU session.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     checks = view.m.get("power_state_checks")
     entry = checks.get(BATTERY) if isinstance(checks, dict) else None
-    if isinstance(entry, dict) and entry.get("result") == "not_applicable" \
-            and discrete_gpu(view) is None:
+    if (
+        isinstance(entry, dict)
+        and entry.get("result") == "not_applicable"
+        and discrete_gpu(view) is None
+    ):
         return
     places = placements(view)
     for pid, f in policy_facts(view).items():
@@ -46,11 +54,15 @@ def check(view: RunView) -> Iterator[Finding]:
             continue
         for t in f.ok:
             if t.claims.get("power_source") == "battery":
-                yield RULE.finding(f"{t.name}: policy {pid} runs on the GPU "
-                                   f"({p.assigned[0].get('execution_provider')}) and was "
-                                   "measured on battery", **at_trial(t), observed="battery",
-                                   expected="ac",
-                                   evidence={"field": "power_source"})
+                yield RULE.finding(
+                    f"{t.name}: policy {pid} runs on the GPU "
+                    f"({p.assigned[0].get('execution_provider')}) and was "
+                    "measured on battery",
+                    **at_trial(t),
+                    observed="battery",
+                    expected="ac",
+                    evidence={"field": "power_source"},
+                )
 
 
 RULE = check

@@ -28,31 +28,46 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B1001", title="latency without energy", protocol_ref="B10", severity="error",
-      requires=("manifest", "trials"),
-      fix="Measure energy over every trial's window (RAPL, NVML, powermetrics, HWiNFO) on a "
-          "machine that exposes it, over a window above the declared resolution.")
+@rule(
+    code="B1001",
+    title="latency without energy",
+    protocol_ref="B10",
+    severity="error",
+    requires=("manifest", "trials"),
+    fix="Measure energy over every trial's window (RAPL, NVML, powermetrics, HWiNFO) on a "
+    "machine that exposes it, over a window above the declared resolution.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     for f in policy_facts(view).values():
         if not f.ok or f.gate_passed is False:
             continue
         if f.energy_missing is not None and (
-                claimed(f.claims, POLICY_CLAIMS)
-                or any(claimed(t.claims, TRIAL_CLAIMS) for t in f.ok)):
+            claimed(f.claims, POLICY_CLAIMS) or any(claimed(t.claims, TRIAL_CLAIMS) for t in f.ok)
+        ):
             continue  # energy claimed that the traces cannot support: B0304, B0601-B0603
-        reported = all(f.claims.get(c) is not None
-                       for c in ("average_power_w", "joules_per_inference"))
+        reported = all(
+            f.claims.get(c) is not None for c in ("average_power_w", "joules_per_inference")
+        )
         if f.energy_missing is None and (reported or not f.claims):
             continue
         why = f.energy_missing or "policies.csv leaves its energy cells empty"
         bad = next((t for t in f.ok if t.energy is None or not t.energy.measured), None)
-        status = (bad.energy.status if bad is not None and bad.energy is not None
-                  else "no trace" if bad is not None else "empty energy cells")
-        yield RULE.finding(f"policy {f.policy.policy_id} reports latency (p95 "
-                           f"{f.p95_ms if f.p95_ms is None else round(f.p95_ms, 4)} ms) "
-                           f"without energy: {why}", **at_policy(f), observed=status,
-                           expected="average power and joules per inference",
-                           missing_evidence=True)
+        status = (
+            bad.energy.status
+            if bad is not None and bad.energy is not None
+            else "no trace"
+            if bad is not None
+            else "empty energy cells"
+        )
+        yield RULE.finding(
+            f"policy {f.policy.policy_id} reports latency (p95 "
+            f"{f.p95_ms if f.p95_ms is None else round(f.p95_ms, 4)} ms) "
+            f"without energy: {why}",
+            **at_policy(f),
+            observed=status,
+            expected="average power and joules per inference",
+            missing_evidence=True,
+        )
 
 
 RULE = check

@@ -24,29 +24,42 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B1002", title="one prompt sequence for every policy", protocol_ref="B10",
-      severity="error", requires=("trials", "prompts"),
-      fix="Run every policy on the one declared sequence, in its order; never regenerate it "
-          "between policies.")
+@rule(
+    code="B1002",
+    title="one prompt sequence for every policy",
+    protocol_ref="B10",
+    severity="error",
+    requires=("trials", "prompts"),
+    fix="Run every policy on the one declared sequence, in its order; never regenerate it "
+    "between policies.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     sha = sequence(view).sha256
-    stats = {(r["policy_id"], r["trial_index"]): r
-             for r in trial_outputs(view).iter_rows(named=True)}
+    stats = {
+        (r["policy_id"], r["trial_index"]): r for r in trial_outputs(view).iter_rows(named=True)
+    }
     for t in trials(view):
         said = t.claims.get("prompt_sequence_sha256")
         if said != sha:
-            yield RULE.finding(f"{t.name} names another prompt sequence than "
-                               "prompts/sequence.jsonl", **at_trial(t),
-                               observed=said, expected=sha,
-                               evidence={"field": "prompt_sequence_sha256"})
+            yield RULE.finding(
+                f"{t.name} names another prompt sequence than prompts/sequence.jsonl",
+                **at_trial(t),
+                observed=said,
+                expected=sha,
+                evidence={"field": "prompt_sequence_sha256"},
+            )
         s = stats.get(t.key)
         if t.status == "ok" and s is not None and s["order_diffs"]:
-            yield RULE.finding(f"{t.name}: {s['order_diffs']} answer(s) are not the sequence's "
-                               f"prompt at their place, the first at line "
-                               f"{s['order_first_line']} ({s['order_first_id']})",
-                               artifact=s["file"], line=s["order_first_line"],
-                               observed=s["order_first_id"], expected="the sequence's order",
-                               subject=policy_subject(t.policy_id, t.trial_index))
+            yield RULE.finding(
+                f"{t.name}: {s['order_diffs']} answer(s) are not the sequence's "
+                f"prompt at their place, the first at line "
+                f"{s['order_first_line']} ({s['order_first_id']})",
+                artifact=s["file"],
+                line=s["order_first_line"],
+                observed=s["order_first_id"],
+                expected="the sequence's order",
+                subject=policy_subject(t.policy_id, t.trial_index),
+            )
 
 
 RULE = check

@@ -27,10 +27,15 @@ from auditor.protocols.b.view import RunView
 from auditor.rule import rule
 
 
-@rule(code="B1003", title="verdict claims", protocol_ref="B10", severity="error",
-      requires=("manifest", "policies", "trials"),
-      fix="Write each policy's verdict from the protocol's order: gates, trials, residency, "
-          "then energy against the baseline; baseline for the declared baseline only.")
+@rule(
+    code="B1003",
+    title="verdict claims",
+    protocol_ref="B10",
+    severity="error",
+    requires=("manifest", "policies", "trials"),
+    fix="Write each policy's verdict from the protocol's order: gates, trials, residency, "
+    "then energy against the baseline; baseline for the declared baseline only.",
+)
 def check(view: RunView) -> Iterator[Finding]:
     comps = comparisons(view)
     deep = model_tier(view) == "deep"
@@ -40,12 +45,18 @@ def check(view: RunView) -> Iterator[Finding]:
             continue
         where = at_policy(f)
         if (said == "baseline") != f.policy.is_baseline:
-            yield RULE.finding(f"policy {pid}: verdict {said!r}, but "
-                               + ("it is the declared baseline" if f.policy.is_baseline
-                                  else "the declared baseline is another policy"), **where,
-                               observed=said,
-                               expected="baseline" if f.policy.is_baseline else
-                               "accepted or rejected", evidence={"field": "verdict"})
+            yield RULE.finding(
+                f"policy {pid}: verdict {said!r}, but "
+                + (
+                    "it is the declared baseline"
+                    if f.policy.is_baseline
+                    else "the declared baseline is another policy"
+                ),
+                **where,
+                observed=said,
+                expected="baseline" if f.policy.is_baseline else "accepted or rejected",
+                evidence={"field": "verdict"},
+            )
             continue
         if said != "accepted":
             continue
@@ -64,9 +75,13 @@ def check(view: RunView) -> Iterator[Finding]:
         elif deep:
             against.append("a deep-tier model on the bare CPU")
         if against:
-            yield RULE.finding(f"policy {pid} is claimed accepted, but {'; '.join(against)}",
-                               **where, observed="accepted",
-                               expected="rejected", evidence={"field": "verdict"})
+            yield RULE.finding(
+                f"policy {pid} is claimed accepted, but {'; '.join(against)}",
+                **where,
+                observed="accepted",
+                expected="rejected",
+                evidence={"field": "verdict"},
+            )
 
 
 RULE = check

@@ -12,8 +12,9 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "manifest.json", lambda m: rf.set_at(m, "quality_rule/threshold", "0.6"),
-                 rehash=False)
+    rf.edit_json(
+        root, "manifest.json", lambda m: rf.set_at(m, "quality_rule/threshold", "0.6"), rehash=False
+    )
 
 
 MUTATION = mutate

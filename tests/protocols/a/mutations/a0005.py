@@ -11,8 +11,12 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "manifest.json", lambda m: m["artifacts"].update({"model/w.bin": "0" * 64}),
-                 rehash=False)
+    rf.edit_json(
+        root,
+        "manifest.json",
+        lambda m: m["artifacts"].update({"model/w.bin": "0" * 64}),
+        rehash=False,
+    )
 
 
 MUTATION = mutate

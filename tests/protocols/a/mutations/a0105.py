@@ -12,9 +12,13 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "evidence/placement/batch-4/cold-1.json",
-                 lambda d: rf.set_at(d, "pid", rf.read_json(
-                     root, "evidence/placement/batch-1/cold-1.json")["pid"]))
+    rf.edit_json(
+        root,
+        "evidence/placement/batch-4/cold-1.json",
+        lambda d: rf.set_at(
+            d, "pid", rf.read_json(root, "evidence/placement/batch-1/cold-1.json")["pid"]
+        ),
+    )
 
 
 MUTATION = mutate

@@ -15,8 +15,7 @@ TEMPLATE = "cpu"
 
 def mutate(root: Path) -> None:
     lie = "sha256:" + hashlib.sha256((root / "model/tokenizer.json").read_bytes()).hexdigest()
-    rf.edit_json(root, "manifest.json", lambda m: m["revisions"].update(model=lie),
-                 rehash=False)
+    rf.edit_json(root, "manifest.json", lambda m: m["revisions"].update(model=lie), rehash=False)
     rf.edit_rows(root, lambda rows: [r.update(model_revision=lie) for r in rows])
 
 

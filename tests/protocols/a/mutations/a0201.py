@@ -16,6 +16,7 @@ TEMPLATE = "cpu"
 def mutate(root: Path) -> None:
     def dup(lines: list[dict]) -> None:
         lines[5]["id"] = lines[4]["id"]
+
     rf.edit_output(root, "outputs/batch-1/warm-2.jsonl", dup)
     keep_claims(root, "batch-1", "warm", 2, "ids_match", "corpus_accepted")
 

@@ -14,8 +14,11 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_output(root, "outputs/batch-1/warm-2.jsonl",
-                   lambda lines: [*lines, {"id": "tu-00001", "label": "neutral"}])
+    rf.edit_output(
+        root,
+        "outputs/batch-1/warm-2.jsonl",
+        lambda lines: [*lines, {"id": "tu-00001", "label": "neutral"}],
+    )
     keep_claims(root, "batch-1", "warm", 2, "ids_match", "corpus_accepted")
 
 

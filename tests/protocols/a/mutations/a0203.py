@@ -14,8 +14,9 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_output(root, "outputs/batch-1/warm-2.jsonl",
-                   lambda lines: lines[7].update(label="Positive"))
+    rf.edit_output(
+        root, "outputs/batch-1/warm-2.jsonl", lambda lines: lines[7].update(label="Positive")
+    )
     keep_claims(root, "batch-1", "warm", 2, "format_valid", "corpus_accepted")
 
 

@@ -14,8 +14,11 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_output(root, "outputs/batch-1/warm-2.jsonl",
-                   lambda lines: [dict(x, label="negative") for x in lines])
+    rf.edit_output(
+        root,
+        "outputs/batch-1/warm-2.jsonl",
+        lambda lines: [dict(x, label="negative") for x in lines],
+    )
     keep_claims(root, "batch-1", "warm", 2, "corpus_accepted")
 
 

@@ -11,8 +11,9 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "checks/set-check.json",
-                 lambda s: rf.set_at(s, "passes/0/missing_ids", ["ev-000001"]))
+    rf.edit_json(
+        root, "checks/set-check.json", lambda s: rf.set_at(s, "passes/0/missing_ids", ["ev-000001"])
+    )
 
 
 MUTATION = mutate

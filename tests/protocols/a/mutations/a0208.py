@@ -11,8 +11,9 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.write_jsonl(root, "corpus/references.jsonl",
-                   rf.read_jsonl(root, "corpus/references.jsonl")[1:])
+    rf.write_jsonl(
+        root, "corpus/references.jsonl", rf.read_jsonl(root, "corpus/references.jsonl")[1:]
+    )
     rf.recompute_claims(root)
 
 

@@ -15,8 +15,10 @@ def mutate(root: Path) -> None:
     doc = rf.read_json(root, "manifest.json")
     doc["variants"][1]["precision"] = "float16"
     rf.write_json(root, "manifest.json", doc)
-    rf.edit_rows(root, lambda rows: [r.update(precision="float16") for r in rows
-                                     if r["variant_id"] == "batch-4"])
+    rf.edit_rows(
+        root,
+        lambda rows: [r.update(precision="float16") for r in rows if r["variant_id"] == "batch-4"],
+    )
 
 
 MUTATION = mutate

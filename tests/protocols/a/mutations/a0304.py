@@ -11,8 +11,12 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "manifest.json",
-                 lambda m: rf.set_at(m, "corpus/truncation/context_tokens", 256), rehash=False)
+    rf.edit_json(
+        root,
+        "manifest.json",
+        lambda m: rf.set_at(m, "corpus/truncation/context_tokens", 256),
+        rehash=False,
+    )
 
 
 MUTATION = mutate

@@ -11,8 +11,9 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.write_jsonl(root, "corpus/eval-inputs.jsonl",
-                   rf.read_jsonl(root, "corpus/eval-inputs.jsonl")[:-1])
+    rf.write_jsonl(
+        root, "corpus/eval-inputs.jsonl", rf.read_jsonl(root, "corpus/eval-inputs.jsonl")[:-1]
+    )
     rf.rehash(root)
 
 

@@ -12,8 +12,9 @@ TEMPLATE = "cpu+trained"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "manifest.json",
-                 lambda m: m["corpus"]["truncation"].update(truncated_texts=0))
+    rf.edit_json(
+        root, "manifest.json", lambda m: m["corpus"]["truncation"].update(truncated_texts=0)
+    )
 
 
 MUTATION = mutate

@@ -14,11 +14,19 @@ TEMPLATE = "cuda"
 def mutate(root: Path) -> None:
     name = rf.read_json(root, "environment.json")["gpu_model"]
     for p in sorted((root / "evidence/placement").rglob("*.json")):
-        rf.edit_json(root, p.relative_to(root).as_posix(), lambda d: d.update(
-            input_devices={"cuda:0": 4, "cuda:1": 4}, gpus_visible=2,
-            gpus_used=[{"index": 0, "name": name}, {"index": 1, "name": name}]), rehash=False)
-    rf.edit_json(root, "environment.json", lambda e: e.update(gpu_count=2, gpus_visible=2),
-                 rehash=False)
+        rf.edit_json(
+            root,
+            p.relative_to(root).as_posix(),
+            lambda d: d.update(
+                input_devices={"cuda:0": 4, "cuda:1": 4},
+                gpus_visible=2,
+                gpus_used=[{"index": 0, "name": name}, {"index": 1, "name": name}],
+            ),
+            rehash=False,
+        )
+    rf.edit_json(
+        root, "environment.json", lambda e: e.update(gpu_count=2, gpus_visible=2), rehash=False
+    )
     rf.edit_rows(root, lambda rows: [r.update(gpu_count="2") for r in rows])
 
 

@@ -17,8 +17,9 @@ def _threads(entries: list[dict]) -> None:
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "manifest.json", lambda m: m.update(threads={"torch_intra_op": 1}),
-                 rehash=False)
+    rf.edit_json(
+        root, "manifest.json", lambda m: m.update(threads={"torch_intra_op": 1}), rehash=False
+    )
     rf.edit_timeline(root, _threads)
 
 

@@ -14,6 +14,7 @@ TEMPLATE = "cpu"
 def mutate(root: Path) -> None:
     def shorten(t: list[dict]) -> None:
         t[6]["ended_at"] = rf.shift_iso(t[6]["started_at"], 0.5)
+
     rf.edit_timeline(root, shorten)
 
 

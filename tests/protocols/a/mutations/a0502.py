@@ -18,6 +18,7 @@ def mutate(root: Path) -> None:
 
     def widen(t: list[dict]) -> None:
         t[0]["started_at"] = rf.shift_iso(t[0]["started_at"], -1.25)
+
     rf.edit_timeline(root, widen)
 
 

@@ -11,8 +11,13 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_timeline(root, lambda t: t[7].update(started_at=rf.shift_iso(t[7]["started_at"], -5),
-                                                 ended_at=rf.shift_iso(t[7]["ended_at"], -5)))
+    rf.edit_timeline(
+        root,
+        lambda t: t[7].update(
+            started_at=rf.shift_iso(t[7]["started_at"], -5),
+            ended_at=rf.shift_iso(t[7]["ended_at"], -5),
+        ),
+    )
 
 
 MUTATION = mutate

@@ -12,8 +12,12 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_rows(root, lambda rows: rows[5].update(
-        elapsed_seconds=str(round(float(rows[5]["elapsed_seconds"]) - 0.005, 6))))
+    rf.edit_rows(
+        root,
+        lambda rows: rows[5].update(
+            elapsed_seconds=str(round(float(rows[5]["elapsed_seconds"]) - 0.005, 6))
+        ),
+    )
 
 
 MUTATION = mutate

@@ -15,8 +15,11 @@ def mutate(root: Path) -> None:
     rows = rf.read_rows(root)
     rows.remove(rf.pass_row(rows, "batch-4", "cold", 1))
     rf.write_rows(root, rows)
-    for rel in ("outputs/batch-4/cold-1.jsonl", "traces/memory/batch-4/cold-1.json",
-                "evidence/placement/batch-4/cold-1.json"):
+    for rel in (
+        "outputs/batch-4/cold-1.jsonl",
+        "traces/memory/batch-4/cold-1.json",
+        "evidence/placement/batch-4/cold-1.json",
+    ):
         (root / rel).unlink()
     rf.recompute_claims(root)
 

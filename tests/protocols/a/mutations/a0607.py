@@ -11,8 +11,16 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_timeline(root, lambda t: t.remove(next(
-        x for x in t if (x["variant_id"], x["phase"], x["run_index"]) == ("batch-4", "warm", 2))))
+    rf.edit_timeline(
+        root,
+        lambda t: t.remove(
+            next(
+                x
+                for x in t
+                if (x["variant_id"], x["phase"], x["run_index"]) == ("batch-4", "warm", 2)
+            )
+        ),
+    )
 
 
 MUTATION = mutate

@@ -12,11 +12,15 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_timeline(root, lambda t: next(
-        x for x in t if (x["variant_id"], x["phase"], x["run_index"]) == ("batch-4", "warm", 3)
-    ).update(pid=5123))
-    rf.edit_json(root, "evidence/placement/batch-4/warm-3.json",
-                 lambda d: rf.set_at(d, "pid", 5123))
+    rf.edit_timeline(
+        root,
+        lambda t: next(
+            x for x in t if (x["variant_id"], x["phase"], x["run_index"]) == ("batch-4", "warm", 3)
+        ).update(pid=5123),
+    )
+    rf.edit_json(
+        root, "evidence/placement/batch-4/warm-3.json", lambda d: rf.set_at(d, "pid", 5123)
+    )
 
 
 MUTATION = mutate

@@ -11,8 +11,9 @@ TEMPLATE = "cuda"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "traces/memory/batch-1/warm-2.json",
-                 lambda d: rf.set_at(d, "synchronized", False))
+    rf.edit_json(
+        root, "traces/memory/batch-1/warm-2.json", lambda d: rf.set_at(d, "synchronized", False)
+    )
 
 
 MUTATION = mutate

@@ -14,8 +14,11 @@ TEMPLATE = "cuda"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "traces/memory/batch-1/warm-2.json", lambda d: set_trace_figure(
-        d, "peak_reserved_bytes", d["peak_reserved_bytes"] + 1))
+    rf.edit_json(
+        root,
+        "traces/memory/batch-1/warm-2.json",
+        lambda d: set_trace_figure(d, "peak_reserved_bytes", d["peak_reserved_bytes"] + 1),
+    )
 
 
 MUTATION = mutate

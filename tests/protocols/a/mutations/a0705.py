@@ -13,9 +13,20 @@ TEMPLATE = "cuda+claims"
 def mutate(root: Path) -> None:
     t = pass_figures(root)
     cache = (t["peak_reserved_bytes"] - t["peak_allocated_bytes"]) / 2**20
-    edit_claims(root, lambda c: c["memory_figures"].append(
-        {"name": "allocator_cache", "value": round(cache), "unit": "MiB",
-         "source": "torch.cuda", "variant_id": "batch-1", "phase": "warm", "run_index": 2}))
+    edit_claims(
+        root,
+        lambda c: c["memory_figures"].append(
+            {
+                "name": "allocator_cache",
+                "value": round(cache),
+                "unit": "MiB",
+                "source": "torch.cuda",
+                "variant_id": "batch-1",
+                "phase": "warm",
+                "run_index": 2,
+            }
+        ),
+    )
 
 
 MUTATION = mutate

@@ -13,10 +13,15 @@ TEMPLATE = "cuda"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "traces/memory/batch-1/warm-2.json",
-                 lambda d: set_trace_figure(d, "baseline_allocated_bytes", 0))
-    rf.edit_rows(root, lambda rows: rf.pass_row(rows, "batch-1", "warm", 2).update(
-        baseline_allocated_bytes="0"))
+    rf.edit_json(
+        root,
+        "traces/memory/batch-1/warm-2.json",
+        lambda d: set_trace_figure(d, "baseline_allocated_bytes", 0),
+    )
+    rf.edit_rows(
+        root,
+        lambda rows: rf.pass_row(rows, "batch-1", "warm", 2).update(baseline_allocated_bytes="0"),
+    )
 
 
 MUTATION = mutate

@@ -11,10 +11,14 @@ TEMPLATE = "cuda"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "traces/memory/batch-1/warm-2.json",
-                 lambda d: rf.set_at(d, "peak_reserved_bytes", None))
-    rf.edit_rows(root, lambda rows: rf.pass_row(rows, "batch-1", "warm", 2).update(
-        peak_reserved_bytes=""))
+    rf.edit_json(
+        root,
+        "traces/memory/batch-1/warm-2.json",
+        lambda d: rf.set_at(d, "peak_reserved_bytes", None),
+    )
+    rf.edit_rows(
+        root, lambda rows: rf.pass_row(rows, "batch-1", "warm", 2).update(peak_reserved_bytes="")
+    )
 
 
 MUTATION = mutate

@@ -11,8 +11,11 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "traces/memory/batch-1/warm-2.json",
-                 lambda d: rf.set_at(d, "other_sources/0/source", "torch.cuda.memory_reserved"))
+    rf.edit_json(
+        root,
+        "traces/memory/batch-1/warm-2.json",
+        lambda d: rf.set_at(d, "other_sources/0/source", "torch.cuda.memory_reserved"),
+    )
 
 
 MUTATION = mutate

@@ -13,6 +13,7 @@ TEMPLATE = "cuda"
 def mutate(root: Path) -> None:
     def stats(d: dict) -> None:
         d["memory_stats_after"]["allocated_bytes.all.peak"] += 4096
+
     rf.edit_json(root, "traces/memory/batch-1/warm-2.json", stats)
 
 

@@ -14,6 +14,7 @@ def mutate(root: Path) -> None:
         lines = b.split(b"\r\n")
         lines[3] += b",extra"
         return b"\r\n".join(lines)
+
     csv_bytes(root, extra)
 
 

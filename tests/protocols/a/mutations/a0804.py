@@ -11,8 +11,10 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_rows(root, lambda rows: rows[1].update(
-        elapsed_seconds=rows[1]["elapsed_seconds"].replace(".", ",")))
+    rf.edit_rows(
+        root,
+        lambda rows: rows[1].update(elapsed_seconds=rows[1]["elapsed_seconds"].replace(".", ",")),
+    )
 
 
 MUTATION = mutate

@@ -11,8 +11,11 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_json(root, "economics/offers.json",
-                 lambda o: rf.set_at(o, "offers/0/price_per_lot_usd_minor", 99999))
+    rf.edit_json(
+        root,
+        "economics/offers.json",
+        lambda o: rf.set_at(o, "offers/0/price_per_lot_usd_minor", 99999),
+    )
 
 
 MUTATION = mutate

@@ -11,8 +11,12 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_rows(root, lambda rows: rows[2].update(
-        package_total_usd_minor=str(5 * int(rows[2]["package_total_usd_minor"]))))
+    rf.edit_rows(
+        root,
+        lambda rows: rows[2].update(
+            package_total_usd_minor=str(5 * int(rows[2]["package_total_usd_minor"]))
+        ),
+    )
 
 
 MUTATION = mutate

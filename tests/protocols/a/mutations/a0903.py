@@ -11,8 +11,12 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_rows(root, lambda rows: [r.update(accepted_unique_corpora="5") for r in rows
-                                     if r["variant_id"] == "batch-1"])
+    rf.edit_rows(
+        root,
+        lambda rows: [
+            r.update(accepted_unique_corpora="5") for r in rows if r["variant_id"] == "batch-1"
+        ],
+    )
 
 
 MUTATION = mutate

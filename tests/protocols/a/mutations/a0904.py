@@ -11,9 +11,19 @@ TEMPLATE = "cpu+claims"
 
 
 def mutate(root: Path) -> None:
-    edit_claims(root, lambda c: c["projections"].append(
-        {"figure": "corpora_per_period", "variant_id": "batch-1", "value": 4000,
-         "unit": "corpora", "period_days": 7, "accepted_corpora": 1}))
+    edit_claims(
+        root,
+        lambda c: c["projections"].append(
+            {
+                "figure": "corpora_per_period",
+                "variant_id": "batch-1",
+                "value": 4000,
+                "unit": "corpora",
+                "period_days": 7,
+                "accepted_corpora": 1,
+            }
+        ),
+    )
 
 
 MUTATION = mutate

@@ -11,8 +11,10 @@ TEMPLATE = "cpu"
 
 
 def mutate(root: Path) -> None:
-    rf.edit_rows(root, lambda rows: [r.update(expected_ids="29") for r in rows
-                                     if r["variant_id"] == "batch-4"])
+    rf.edit_rows(
+        root,
+        lambda rows: [r.update(expected_ids="29") for r in rows if r["variant_id"] == "batch-4"],
+    )
 
 
 MUTATION = mutate

@@ -12,13 +12,23 @@ TEMPLATE = "cpu"
 
 def mutate(root: Path) -> None:
     def oom(t: list[dict]) -> None:
-        e = next(x for x in t if (x["variant_id"], x["phase"], x["run_index"])
-                 == ("batch-4", "warm", 3))
-        e.update(status="oom", elapsed_seconds=0, ended_at=e["started_at"],
-                 incident={"kind": "oom", "message": "CUDA out of memory"})
+        e = next(
+            x for x in t if (x["variant_id"], x["phase"], x["run_index"]) == ("batch-4", "warm", 3)
+        )
+        e.update(
+            status="oom",
+            elapsed_seconds=0,
+            ended_at=e["started_at"],
+            incident={"kind": "oom", "message": "CUDA out of memory"},
+        )
+
     rf.edit_timeline(root, oom)
-    rf.edit_rows(root, lambda rows: rf.pass_row(rows, "batch-4", "warm", 3).update(
-        elapsed_seconds="0", notes="oom: out of memory, pass failed"))
+    rf.edit_rows(
+        root,
+        lambda rows: rf.pass_row(rows, "batch-4", "warm", 3).update(
+            elapsed_seconds="0", notes="oom: out of memory, pass failed"
+        ),
+    )
 
 
 MUTATION = mutate

@@ -11,8 +11,12 @@ TEMPLATE = "cpu+claims"
 
 
 def mutate(root: Path) -> None:
-    edit_claims(root, lambda c: c["rankings"][0].update(
-        variants=c["rankings"][0]["variants"][::-1], values=c["rankings"][0]["values"][::-1]))
+    edit_claims(
+        root,
+        lambda c: c["rankings"][0].update(
+            variants=c["rankings"][0]["variants"][::-1], values=c["rankings"][0]["values"][::-1]
+        ),
+    )
 
 
 MUTATION = mutate

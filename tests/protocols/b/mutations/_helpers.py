@@ -19,23 +19,29 @@ def edit_manifest(root: Path, fn: Callable[[dict], None]) -> None:
 
 def set_row(name: str, pid: str, k: int | None, **cells: str) -> Mutation:
     """Set CELLS of policy PID's row (trial K's in trials.csv) of the CSV NAME."""
+
     def m(root: Path) -> None:
         br.edit_csv(root, name, lambda rows: br.row(rows, pid, k).update(cells))
+
     return m
 
 
 def set_energy_summary(pid: str, k: int, **fields: object) -> Mutation:
     """Set FIELDS of the runner's energy summary of PID's trial K (energy/<pid>/trial-<k>.json)."""
+
     def m(root: Path) -> None:
         br.edit_json(root, f"energy/{pid}/trial-{k}.json", lambda d: d.update(fields))
+
     return m
 
 
 def build(spec: br.Spec) -> Mutation:
     """The run built from SPEC instead of the template."""
+
     def m(root: Path) -> None:
         shutil.rmtree(root)
         br.build(root, spec)
+
     return m
 
 

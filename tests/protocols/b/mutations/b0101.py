@@ -11,8 +11,11 @@ TEMPLATE = "synthetic"
 
 
 def mutate(root: Path) -> None:
-    br.edit_json(root, "environment.json", lambda e: e.update(
-        power_mode={"value": None, "not_available": "no power mode is exposed"}))
+    br.edit_json(
+        root,
+        "environment.json",
+        lambda e: e.update(power_mode={"value": None, "not_available": "no power mode is exposed"}),
+    )
 
 
 MUTATION = mutate

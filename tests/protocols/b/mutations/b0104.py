@@ -15,8 +15,9 @@ TEMPLATE = "synthetic"
 
 
 def mutate(root: Path) -> None:
-    edit_manifest(root, lambda m: m["placement"].update(
-        declared_at=br.iso(br.T0 + timedelta(hours=1))))
+    edit_manifest(
+        root, lambda m: m["placement"].update(declared_at=br.iso(br.T0 + timedelta(hours=1)))
+    )
 
 
 MUTATION = mutate

@@ -14,8 +14,9 @@ TEMPLATE = "macos"
 
 def mutate(root: Path) -> None:
     path = root / "power/ane/trial-2.txt"
-    path.write_bytes(path.read_bytes().replace(b"Machine model: Mac15,6",
-                                               b"Machine model: Mac16,6", 1))
+    path.write_bytes(
+        path.read_bytes().replace(b"Machine model: Mac15,6", b"Machine model: Mac16,6", 1)
+    )
     br.rehash(root)
 
 

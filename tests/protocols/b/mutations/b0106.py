@@ -15,9 +15,14 @@ COMPANIONS = ("B0901",)
 
 
 def mutate(root: Path) -> None:
-    (root / "power_state/battery.winml.json").write_bytes(bf.winml_record(
-        "gpu", {"mode": "policy", "policy": "MAX_EFFICIENCY"}, [bf.CPU_EP],
-        model_sha256="0b5e" + "7" * 60))
+    (root / "power_state/battery.winml.json").write_bytes(
+        bf.winml_record(
+            "gpu",
+            {"mode": "policy", "policy": "MAX_EFFICIENCY"},
+            [bf.CPU_EP],
+            model_sha256="0b5e" + "7" * 60,
+        )
+    )
     br.rehash(root)
 
 

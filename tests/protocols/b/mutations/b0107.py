@@ -15,9 +15,14 @@ COMPANIONS = ("B0901",)
 
 
 def mutate(root: Path) -> None:
-    (root / "power_state/battery.winml.json").write_bytes(bf.winml_record(
-        "gpu", {"mode": "policy", "policy": "MAX_EFFICIENCY"}, [bf.CPU_EP],
-        captured_at="2025-08-06T09:12:00Z"))
+    (root / "power_state/battery.winml.json").write_bytes(
+        bf.winml_record(
+            "gpu",
+            {"mode": "policy", "policy": "MAX_EFFICIENCY"},
+            [bf.CPU_EP],
+            captured_at="2025-08-06T09:12:00Z",
+        )
+    )
     br.rehash(root)
 
 

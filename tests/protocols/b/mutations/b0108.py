@@ -12,9 +12,10 @@ TEMPLATE = "synthetic"
 
 
 def mutate(root: Path) -> None:
-    (root / "model/tokenizer.json").write_text('{"version": "1.0", "model": {"type": "WordLevel"'
-                                               ', "vocab": {"[UNK]": 0, "invoice": 1}}}\n',
-                                               encoding="utf-8")
+    (root / "model/tokenizer.json").write_text(
+        '{"version": "1.0", "model": {"type": "WordLevel", "vocab": {"[UNK]": 0, "invoice": 1}}}\n',
+        encoding="utf-8",
+    )
     br.rehash(root)
 
 

@@ -14,10 +14,17 @@ TEMPLATE = "synthetic"
 
 def mutate(root: Path) -> None:
     labels = ("negative", "neutral", "positive", "mixed")
-    (root / "model/config.json").write_text(json.dumps(
-        {"architectures": ["BertForSequenceClassification"],
-         "id2label": {str(i): lab for i, lab in enumerate(labels)},
-         "label2id": {lab: i for i, lab in enumerate(labels)}}, indent=1), encoding="utf-8")
+    (root / "model/config.json").write_text(
+        json.dumps(
+            {
+                "architectures": ["BertForSequenceClassification"],
+                "id2label": {str(i): lab for i, lab in enumerate(labels)},
+                "label2id": {lab: i for i, lab in enumerate(labels)},
+            },
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
     br.rehash(root)
 
 

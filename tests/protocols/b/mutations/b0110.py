@@ -14,10 +14,14 @@ TEMPLATE = "synthetic"
 
 
 def mutate(root: Path) -> None:
-    edit_manifest(root, lambda m: m.update(threads={"torch_intra_op": 1,
-                                                    "onnxruntime_intra_op": 1}))
-    br.edit_json(root, "placement/ort-cuda.ort.json", lambda d: d.update(
-        session_options={"intra_op_num_threads": 4, "inter_op_num_threads": 1}))
+    edit_manifest(
+        root, lambda m: m.update(threads={"torch_intra_op": 1, "onnxruntime_intra_op": 1})
+    )
+    br.edit_json(
+        root,
+        "placement/ort-cuda.ort.json",
+        lambda d: d.update(session_options={"intra_op_num_threads": 4, "inter_op_num_threads": 1}),
+    )
 
 
 MUTATION = mutate

@@ -13,6 +13,7 @@ TEMPLATE = "synthetic"
 def mutate(root: Path) -> None:
     def bad(lines: list[dict]) -> None:
         lines[7]["label"] = "spam"
+
     br.edit_jsonl(root, "outputs/cpu/trial-2.jsonl", bad)
 
 

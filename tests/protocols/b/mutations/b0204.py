@@ -11,8 +11,10 @@ TEMPLATE = "synthetic"
 
 
 def mutate(root: Path) -> None:
-    edit_manifest(root, lambda m: m.update(timer_scope="model forward only",
-                                           timer_includes_tokenization=False))
+    edit_manifest(
+        root,
+        lambda m: m.update(timer_scope="model forward only", timer_includes_tokenization=False),
+    )
 
 
 MUTATION = mutate

@@ -11,10 +11,13 @@ TEMPLATE = "synthetic"
 
 
 def mutate(root: Path) -> None:
-    br.edit_json(root, "environment.json", lambda env: env.setdefault(
-        "concurrent_load", {"loadavg_before": [0.1, 0.1, 0.1],
-                            "loadavg_after": [0.1, 0.1, 0.1]}).update(
-        gpu_processes=[{"pid": 4242, "name": "python", "used_gpu_memory": 2147483648}]))
+    br.edit_json(
+        root,
+        "environment.json",
+        lambda env: env.setdefault(
+            "concurrent_load", {"loadavg_before": [0.1, 0.1, 0.1], "loadavg_after": [0.1, 0.1, 0.1]}
+        ).update(gpu_processes=[{"pid": 4242, "name": "python", "used_gpu_memory": 2147483648}]),
+    )
 
 
 MUTATION = mutate

@@ -9,5 +9,9 @@ from ._helpers import build, synthetic_with
 
 TEMPLATE = None  # the run is built from its own spec
 
-MUTATION = build(replace(synthetic_with(**{"torch-cuda": {"verdict": "rejected"}}),
-                         failed=frozenset({("torch-cuda", 3)})))
+MUTATION = build(
+    replace(
+        synthetic_with(**{"torch-cuda": {"verdict": "rejected"}}),
+        failed=frozenset({("torch-cuda", 3)}),
+    )
+)

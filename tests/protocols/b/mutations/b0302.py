@@ -12,8 +12,13 @@ from ._helpers import build
 TEMPLATE = None  # the run is built from its own spec
 
 #: cpu's trials 1 and 2 back to back, the others alternating as the protocol orders.
-ORDER = [("cpu", 1), ("cpu", 2), ("torch-cuda", 1), ("ort-cuda", 1), ("torch-cuda", 2),
-         ("ort-cuda", 2)] + [(p, k) for k in (3, 4, 5) for p in ("cpu", "torch-cuda",
-                                                                    "ort-cuda")]
+ORDER = [
+    ("cpu", 1),
+    ("cpu", 2),
+    ("torch-cuda", 1),
+    ("ort-cuda", 1),
+    ("torch-cuda", 2),
+    ("ort-cuda", 2),
+] + [(p, k) for k in (3, 4, 5) for p in ("cpu", "torch-cuda", "ort-cuda")]
 
 MUTATION = build(replace(br.synthetic_spec(), order=ORDER))

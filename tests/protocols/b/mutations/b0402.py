@@ -9,6 +9,18 @@ from ._helpers import build, synthetic_with
 
 TEMPLATE = None  # the run is built from its own spec
 
-MUTATION = build(synthetic_with(**{"ort-cuda": {"verdict": "rejected", "placement": (
-    ".ort.json", br.ort_placement("ort-cuda", "CUDAExecutionProvider",
-                                  active="CPUExecutionProvider"))}}))
+MUTATION = build(
+    synthetic_with(
+        **{
+            "ort-cuda": {
+                "verdict": "rejected",
+                "placement": (
+                    ".ort.json",
+                    br.ort_placement(
+                        "ort-cuda", "CUDAExecutionProvider", active="CPUExecutionProvider"
+                    ),
+                ),
+            }
+        }
+    )
+)

@@ -18,7 +18,8 @@ def mutate(root: Path) -> None:
     nodes[5] = ("Add", "CPUExecutionProvider")
     (root / PROFILE).write_bytes(br.ort_profile(nodes))
     (root / "placement/ort-cuda.ort.json").write_bytes(
-        br.ort_placement("ort-cuda", "CUDAExecutionProvider", profile_file=PROFILE))
+        br.ort_placement("ort-cuda", "CUDAExecutionProvider", profile_file=PROFILE)
+    )
     br.rehash(root)
 
 

@@ -14,8 +14,10 @@ TEMPLATE = "macos"
 
 def mutate(root: Path) -> None:
     p = root / "placement/ane.e5rt.csv"
-    p.write_text(p.read_text(encoding="utf-8").replace('"bnns"', '"ane"')
-                 .replace('"classic_cpu"', '"ane"'), encoding="utf-8")
+    p.write_text(
+        p.read_text(encoding="utf-8").replace('"bnns"', '"ane"').replace('"classic_cpu"', '"ane"'),
+        encoding="utf-8",
+    )
     br.rehash(root)
 
 

@@ -12,9 +12,15 @@ from ._helpers import build
 TEMPLATE = None  # the run is built from its own spec
 
 #: A second CPU-only policy, a candidate rather than the diagnostic baseline.
-ORT_CPU = br.Pol("ort-cpu", "cpu-only", "onnxruntime", "CPUExecutionProvider",
-                 latency_ms=1.6, wall_s=1.8, watts={"rapl": 38.0, "nvml": 30.0},
-                 verdict="rejected")
+ORT_CPU = br.Pol(
+    "ort-cpu",
+    "cpu-only",
+    "onnxruntime",
+    "CPUExecutionProvider",
+    latency_ms=1.6,
+    wall_s=1.8,
+    watts={"rapl": 38.0, "nvml": 30.0},
+    verdict="rejected",
+)
 
-MUTATION = build(replace(br.synthetic_spec(),
-                         policies=[*br.synthetic_spec().policies, ORT_CPU]))
+MUTATION = build(replace(br.synthetic_spec(), policies=[*br.synthetic_spec().policies, ORT_CPU]))

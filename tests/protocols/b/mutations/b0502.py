@@ -11,8 +11,7 @@ TEMPLATE = "macos"
 
 
 def mutate(root: Path) -> None:
-    edit_manifest(root, lambda m: m["reference"].update(
-        artifact_file="model/candidate.mlpackage"))
+    edit_manifest(root, lambda m: m["reference"].update(artifact_file="model/candidate.mlpackage"))
 
 
 MUTATION = mutate

@@ -17,8 +17,16 @@ def mutate(root: Path) -> None:
         start = next(r["t"] for r in recs if r.get("event") == "window_start")
         cut = br.iso(br.datetime.fromisoformat(start) + br.timedelta(seconds=0.5))
         return [r for r in recs if r["kind"] != "counter" or r["t"] >= cut]
-    set_energy_summary("cpu", 1, status="not_measured", reason="counters read late",
-                       energy_j=None, average_power_w=None, joules_per_inference=None)(root)
+
+    set_energy_summary(
+        "cpu",
+        1,
+        status="not_measured",
+        reason="counters read late",
+        energy_j=None,
+        average_power_w=None,
+        joules_per_inference=None,
+    )(root)
     br.edit_jsonl(root, "power/cpu/trial-1.jsonl", late)
 
 

@@ -15,9 +15,15 @@ TEMPLATE = "synthetic"
 
 def mutate(root: Path) -> None:
     for pid, k in ((p, k) for p in ("cpu", "torch-cuda", "ort-cuda") for k in range(1, 6)):
-        set_energy_summary(pid, k, status="below_resolution",
-                           reason="window shorter than 5 s", energy_j=None,
-                           average_power_w=None, joules_per_inference=None)(root)
+        set_energy_summary(
+            pid,
+            k,
+            status="below_resolution",
+            reason="window shorter than 5 s",
+            energy_j=None,
+            average_power_w=None,
+            joules_per_inference=None,
+        )(root)
     br.rehash(root)
     edit_manifest(root, lambda m: m["energy"]["minimums"].update(window_seconds=5.0))
 

@@ -25,6 +25,7 @@ def mutate(root: Path) -> None:
             r["value"] *= 2
         w.energy_j = (w.energy_j or 0.0) + (nvml[-1]["value"] - nvml[0]["value"]) / 2e3
         return ext, "".join(json.dumps(r) + "\n" for r in recs).encode()
+
     shutil.rmtree(root)
     br.build(root, replace(br.synthetic_spec(), trace=trace))
 

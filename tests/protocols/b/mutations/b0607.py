@@ -24,9 +24,15 @@ def mutate(root: Path) -> None:
     for i, r in enumerate(samples):
         r["watts"] = round(r["watts"] + (i % 11 - 5) * 0.1, 3)
     two = _records(root, "power/cpu/trial-2.jsonl")
-    shift = (datetime.fromisoformat(two[0]["t"]) - datetime.fromisoformat(one[0]["t"]))
-    moved = [{**r, "t": br.iso(datetime.fromisoformat(r["t"]) + shift),
-              **({"label": two[0]["label"]} if r["kind"] == "marker" else {})} for r in one]
+    shift = datetime.fromisoformat(two[0]["t"]) - datetime.fromisoformat(one[0]["t"])
+    moved = [
+        {
+            **r,
+            "t": br.iso(datetime.fromisoformat(r["t"]) + shift),
+            **({"label": two[0]["label"]} if r["kind"] == "marker" else {}),
+        }
+        for r in one
+    ]
     for rel, recs in (("power/cpu/trial-1.jsonl", one), ("power/cpu/trial-2.jsonl", moved)):
         (root / rel).write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
     br.rehash(root)

@@ -19,7 +19,7 @@ def mutate(root: Path) -> None:
     combined = re.compile(r"(Combined Power \(CPU \+ GPU \+ ANE\): )(\d+)( mW)")
     hits = list(combined.finditer(text))
     m = hits[len(hits) // 2]
-    text = text[:m.start(2)] + str(int(m[2]) + 2000) + text[m.end(2):]
+    text = text[: m.start(2)] + str(int(m[2]) + 2000) + text[m.end(2) :]
     path.write_text(text, encoding="utf-8")
     br.rehash(root)
 

@@ -8,5 +8,6 @@ from ._helpers import build, synthetic_with
 
 TEMPLATE = None  # the run is built from its own spec
 
-MUTATION = build(synthetic_with(**{"torch-cuda": {"verdict": "rejected",
-                                                  "watts": {"rapl": 15.0, "nvml": 60.0}}}))
+MUTATION = build(
+    synthetic_with(**{"torch-cuda": {"verdict": "rejected", "watts": {"rapl": 15.0, "nvml": 60.0}}})
+)

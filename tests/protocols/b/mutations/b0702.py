@@ -13,10 +13,10 @@ TEMPLATE = "macos"
 
 
 def mutate(root: Path) -> None:
-    br.edit_csv(root, "policies.csv", lambda rows: br.row(rows, "ane").update(
-        compute_units="all"))
-    edit_manifest(root, lambda m: m["policies"][1].update(compute_units="all",
-                                                          gpu_operation_share_floor=0.5))
+    br.edit_csv(root, "policies.csv", lambda rows: br.row(rows, "ane").update(compute_units="all"))
+    edit_manifest(
+        root, lambda m: m["policies"][1].update(compute_units="all", gpu_operation_share_floor=0.5)
+    )
 
 
 MUTATION = mutate

@@ -11,9 +11,13 @@ TEMPLATE = "synthetic"
 
 
 def mutate(root: Path) -> None:
-    br.edit_json(root, "gates/gates.json", lambda g: next(
-        p for p in g["policies"] if p["policy_id"] == "ort-cuda").update(
-        artifact_sha256="f" * 64))
+    br.edit_json(
+        root,
+        "gates/gates.json",
+        lambda g: next(p for p in g["policies"] if p["policy_id"] == "ort-cuda").update(
+            artifact_sha256="f" * 64
+        ),
+    )
 
 
 MUTATION = mutate

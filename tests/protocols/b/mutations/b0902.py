@@ -11,8 +11,7 @@ TEMPLATE = "windows"
 
 
 def mutate(root: Path) -> None:
-    br.edit_csv(root, "trials.csv", lambda rows: [r.update(power_source="battery")
-                                                  for r in rows])
+    br.edit_csv(root, "trials.csv", lambda rows: [r.update(power_source="battery") for r in rows])
 
 
 MUTATION = mutate

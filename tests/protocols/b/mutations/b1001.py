@@ -11,8 +11,11 @@ TEMPLATE = "synthetic"
 
 
 def mutate(root: Path) -> None:
-    br.edit_csv(root, "policies.csv", lambda rows: br.row(rows, "cpu").update(
-        average_power_w="", joules_per_inference=""))
+    br.edit_csv(
+        root,
+        "policies.csv",
+        lambda rows: br.row(rows, "cpu").update(average_power_w="", joules_per_inference=""),
+    )
 
 
 MUTATION = mutate

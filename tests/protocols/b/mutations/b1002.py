@@ -11,8 +11,7 @@ TEMPLATE = "synthetic"
 
 
 def mutate(root: Path) -> None:
-    br.edit_jsonl(root, "outputs/cpu/trial-1.jsonl", lambda lines: [lines[1], lines[0],
-                                                                    *lines[2:]])
+    br.edit_jsonl(root, "outputs/cpu/trial-1.jsonl", lambda lines: [lines[1], lines[0], *lines[2:]])
 
 
 MUTATION = mutate
