@@ -46,9 +46,12 @@ def run(
     )
 
 
-OWN = re.compile(r"\d+/\d+ runs\b.*|comparison report: \S+ \(signed\)")
-"""The tool's own lines on standard error: `audit archive`'s progress, and where `audit
-compare --out` wrote its report."""
+OWN = re.compile(
+    r"\d+/\d+ runs\b.*|comparison report: \S+ \(signed\)|warning: machine BUSY while \w+: .*"
+)
+"""The tool's own lines on standard error: `audit archive`'s progress, where `audit compare
+--out` wrote its report, and the runner's warning (even under --quiet) that other processes
+shared the machine while it measured."""
 
 
 def assert_silent(proc: subprocess.CompletedProcess[str], *, status: int = 0) -> None:

@@ -62,6 +62,7 @@ class PlacementMeta(TypedDict, total=False):
     session_recorded: bool
     identity: Identity
     selection: Mapping[str, Any] | None
+    session_options: Mapping[str, Any] | None
 
 
 DEVICES = ("cpu", "gpu", "ane", "npu", "unknown")
