@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schemas
-from auditor.protocols.a.view import _INPUT_LINE, _plain_input
+from auditor.protocols.a.records import INPUT_LINE, plain_input
 from auditor.readers import jsonl_id_label, jsonl_records, strict_json
 
 OUTPUT_LINES = [
@@ -193,7 +193,7 @@ def _read_inputs(data: bytes, pattern: str) -> tuple[list[tuple[int, str]] | Non
         line_pattern=pattern,
         schema="input_line",
         label="input-line",
-        surely_valid=_plain_input,
+        surely_valid=plain_input,
         text_key="text",
     )
     faults = [(f.line, f.kind, f.message) for f in read.faults]
@@ -204,7 +204,7 @@ def _read_inputs(data: bytes, pattern: str) -> tuple[list[tuple[int, str]] | Non
 @given(st.lists(st.sampled_from(INPUT_LINES), max_size=6), st.booleans())
 def test_input_ids_read_as_the_strict_parser_reads_them(lines: list[bytes], nl: bool) -> None:
     data = b"\n".join(lines) + (b"\n" if nl else b"")
-    fast = _read_inputs(data, _INPUT_LINE)
+    fast = _read_inputs(data, INPUT_LINE)
     assert fast == _read_inputs(data, r"^\x00(\x00)\x01$")  # no line matches: line by line
     read = jsonl_records.read(data, name="in.jsonl", schema="input_line", label="input-line")
     if read.value is not None:
@@ -215,10 +215,10 @@ def test_a_canonical_inputs_file_takes_the_fast_path(monkeypatch: pytest.MonkeyP
     lines = [json.dumps({"id": f"ev-{i}", "text": f'"quoted" \u00e9 {i}\n'}) for i in range(5)]
     data = ("\n".join(lines) + "\n").encode()
     monkeypatch.setattr(jsonl_records, "read", None)  # the line-by-line path would fail
-    read = jsonl_records.read_ids(data, name="in.jsonl", line_pattern=_INPUT_LINE, text_key="text")
+    read = jsonl_records.read_ids(data, name="in.jsonl", line_pattern=INPUT_LINE, text_key="text")
     assert (
         read.value.rows() == [(i + 1, f"ev-{i}", f'"quoted" \u00e9 {i}\n') for i in range(5)]
         and not read.faults
     )
-    ids_only = jsonl_records.read_ids(data, name="in.jsonl", line_pattern=_INPUT_LINE)
+    ids_only = jsonl_records.read_ids(data, name="in.jsonl", line_pattern=INPUT_LINE)
     assert ids_only.value.columns == ["line", "id"]

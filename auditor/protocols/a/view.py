@@ -6,7 +6,8 @@ tabular artifacts as polars frames, JSON documents as dicts. It judges nothing: 
 fault becomes a finding (A0001 for the manifest, A0002 for any other artifact) with the file
 and its line, column or JSON pointer, and the artifact kind is left out of `available`, so the
 rules that need it are skipped with the reason. The CSV's format faults are kept as data
-(`results_faults`) for the A08xx rules.
+(`results_faults`) for the A08xx rules. A timeline entry's typed row and the inputs lines'
+fast path are `records.py`'s.
 
 Output files (tens of millions of lines in a big run) are streamed: read and hashed one at
 a time, parsed and counted in batches of `BATCH_BYTES` (`output_file_stats`), and only
@@ -41,6 +42,7 @@ from auditor.protocols.a.artifacts import (
     manifest_ref,
 )
 from auditor.protocols.a.facts.passes import index_expected, output_file_stats
+from auditor.protocols.a.records import INPUT_LINE, TIMELINE_SCHEMA, plain_input, timeline_row
 from auditor.protocols.a.subject import variant_subject
 from auditor.protocols.loader import Loader, declaration_pointer
 from auditor.readers import (
@@ -165,29 +167,6 @@ def classes_of(manifest: dict | None) -> tuple[str, ...]:
 def load(files: RunFiles) -> RunView:
     """The view of the run dir FILES was walked from; every fault inside it is a finding."""
     return _Loader(files).load()
-
-
-_TIMELINE_SCHEMA = {
-    "line": pl.Int64,
-    "order_index": pl.Int64,
-    "variant_id": pl.String,
-    "phase": pl.String,
-    "run_index": pl.Int64,
-    "status": pl.String,
-    "started_at": pl.String,
-    "ended_at": pl.String,
-    "elapsed_seconds": pl.Float64,
-    "load_seconds": pl.Float64,
-    "pid": pl.Int64,
-    "fresh_process": pl.Boolean,
-    "iterations": pl.Int64,
-    "incident_kind": pl.String,
-    "incident_message": pl.String,
-    "output_file": pl.String,
-    "memory_trace": pl.String,
-    "placement": pl.String,
-    "torch_threads": pl.Int64,
-}
 
 
 class _Loader(Loader):
@@ -376,10 +355,10 @@ class _Loader(Loader):
         read = jsonl_records.read_ids(
             self.data[rel],
             name=rel,
-            line_pattern=_INPUT_LINE,
+            line_pattern=INPUT_LINE,
             schema="input_line",
             label="input-line",
-            surely_valid=_plain_input,
+            surely_valid=plain_input,
             text_key="text",
         )
         for f in read.faults:
@@ -395,8 +374,8 @@ class _Loader(Loader):
         3339 is a finding and leaves the timeline unavailable)."""
         if records is None:
             return None
-        rows = [_timeline_row(n, obj) for n, obj in records]
-        df = pl.DataFrame(rows, schema=_TIMELINE_SCHEMA, orient="row")
+        rows = [timeline_row(n, obj) for n, obj in records]
+        df = pl.DataFrame(rows, schema=TIMELINE_SCHEMA, orient="row")
         started = timestamps.column(df["started_at"], "started")
         ended = timestamps.column(df["ended_at"], "ended")
         bad = df.filter(started.is_null() | ended.is_null())
@@ -455,51 +434,3 @@ class _Loader(Loader):
         if ok:
             self.available.add(kind)
         return docs, files
-
-
-def _timeline_row(n: int, obj: dict[str, Any]) -> dict[str, Any]:
-    inc = obj.get("incident") or {}
-    return {
-        "line": n,
-        "order_index": obj["order_index"],
-        "variant_id": obj["variant_id"],
-        "phase": obj["phase"],
-        "run_index": obj["run_index"],
-        "status": obj["status"],
-        "started_at": obj["started_at"],
-        "ended_at": obj["ended_at"],
-        "elapsed_seconds": _num(obj.get("elapsed_seconds")),
-        "load_seconds": _num(obj.get("load_seconds")),
-        "pid": obj["pid"],
-        "fresh_process": obj["fresh_process"],
-        "iterations": obj.get("iterations"),
-        "incident_kind": inc.get("kind"),
-        "incident_message": inc.get("message"),
-        "output_file": obj.get("output_file"),
-        "memory_trace": obj.get("memory_trace"),
-        "placement": obj.get("placement"),
-        "torch_threads": _int(obj.get("torch_threads")),
-    }
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-_INPUT_LINE = jsonl_records.id_text_line("text")
-"""An inputs line read without a per-line parse (`jsonl_records.read_ids`)."""
-
-
-def _plain_input(obj: Any) -> bool:
-    """An inputs line that surely matches input-line.schema.json (a string `id`, not empty,
-    and a string `text`): the schema is asked only about the others."""
-    return (
-        isinstance(obj, dict)
-        and isinstance(obj.get("id"), str)
-        and obj["id"] != ""
-        and isinstance(obj.get("text"), str)
-    )
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None

@@ -58,13 +58,14 @@ Intel's `PL1`/`PL2` acronyms, which every language keeps.
 
 HWiNFO in another language (German `CPU-Gesamt-Leistungsaufnahme [W]`, `GPU Leistung [W]`,
 `Gesamtleistung [W]`; French, Russian, Chinese...) writes names the table above does not
-know. They are classified by what does not depend on the language (`_by_semantics`): the
-unit, AMD's `PPT` and the `DRAM` acronym, and the footer's sensor groups, whose names are
-device names (`CPU [#0]: ...`, `GPU [#1]: ...`, `DDR5 DIMM [#2]: ...`). In each CPU group the
-first power column without a part token (a rail such as VDDCR or NVVDD, SVI3, a connector, a
-numbered core) is the package; in each GPU group, the board (GPU Power, or GPU ASIC Power
-after AMD's VDDCR rails); in each DIMM group, the module's total: the order HWiNFO lists
-them in. `meta["semantic_columns"]` lists the columns so classified. Without the footer such
+know. They are classified by what does not depend on the language (`by_semantics` in
+`_hwinfo_names`, which holds the table and the power limits too): the unit, AMD's `PPT` and
+the `DRAM` acronym, and the footer's sensor groups, whose names are device names
+(`CPU [#0]: ...`, `GPU [#1]: ...`, `DDR5 DIMM [#2]: ...`). In each CPU group the first power
+column without a part token (a rail such as VDDCR or NVVDD, SVI3, a connector, a numbered
+core) is the package; in each GPU group, the board (GPU Power, or GPU ASIC Power after AMD's
+VDDCR rails); in each DIMM group, the module's total: the order HWiNFO lists them in.
+`meta["semantic_columns"]` lists the columns so classified. Without the footer such
 names stay `other`, with a `header` warning that a package or board among them is not found.
 """
 
@@ -94,6 +95,7 @@ from auditor.readers._common import (
 )
 from auditor.readers.base import Read
 from auditor.readers.power import _frame
+from auditor.readers.power._hwinfo_names import LIMIT, by_semantics, domain_of, is_known
 
 INFO = ReaderInfo(
     name="hwinfo",
@@ -103,25 +105,6 @@ INFO = ReaderInfo(
     description="HWiNFO64 sensor log (CSV written by 'Log to file')",
 )
 
-#: (sensor group pattern or None for any, column name without unit, domain)
-DOMAINS: tuple[tuple[str | None, str, str], ...] = (
-    (None, r"CPU Package Power", "package"),
-    (None, r"CPU PPT", "ppt"),
-    (None, r"IA Cores Power|CPU Core Power( \(.*\))?", "core"),
-    (None, r"GT Cores Power", "uncore"),
-    (None, r"CPU SoC Power( \(.*\))?", "soc"),
-    (None, r"System Agent Power", "system_agent"),
-    (None, r"Total System Power", "psys"),
-    (None, r"PCH Power", "pch"),
-    (None, r"Total DRAM Power|DRAM Power", "dram"),
-    (None, r"GPU Power|GPU ASIC Power", "gpu"),
-    # HWiNFO in Simplified Chinese (功率 is power, 封装 the package): the package and board
-    # totals a log without its footer would otherwise read as `other`
-    (None, r"CPU ?封装功率", "package"),
-    (None, r"GPU ?功率|GPU ASIC ?功率", "gpu"),
-    (r"^DDR\d* DIMM|^DIMM", r"Total Power", "dram"),
-    (r"^Battery", r"Charge Rate", "battery"),
-)
 _UNIT = re.compile(r"^(?P<base>.*?)\s*\[(?P<unit>[^\]]*)\]$")
 _POWER_UNITS = {"W": 1.0, "mW": 1e-3}
 _DEVICE = re.compile(r"\[#(\d+)\]")
@@ -307,12 +290,12 @@ def _power_columns(
         if m is None or m["unit"] not in _POWER_UNITS:
             continue
         source = f"{col} #{seen[col]}" if counts[col] > 1 else col
-        if _LIMIT.search(m["base"]):
+        if LIMIT.search(m["base"]):
             skipped.append(source)
             continue
         group = groups[i] if groups else None
         dev = _DEVICE.search(group) if group else None
-        domain = _domain(m["base"], group)
+        domain = domain_of(m["base"], group)
         columns.append(
             {
                 "index": i,
@@ -320,12 +303,12 @@ def _power_columns(
                 "base": m["base"],
                 "scale": _POWER_UNITS[m["unit"]],
                 "domain": domain,
-                "known": _known(m["base"]),
+                "known": is_known(m["base"]),
                 "group": group,
                 "device": int(dev[1]) if dev else None,
             }
         )
-    meta["semantic_columns"] = _by_semantics(columns)
+    meta["semantic_columns"] = by_semantics(columns)
     unknown = [
         c
         for c in columns
@@ -344,80 +327,6 @@ def _power_columns(
     meta["power_columns"] = len(columns)
     meta["devices"] = sorted({c["group"] for c in columns if c["group"]})
     return columns
-
-
-_LIMIT = re.compile(r"Limit|\bPL\d\b|\bTDP\b", re.IGNORECASE)
-"""Power limits are settings, not readings: English `Limit`, and Intel's `PL1`/`PL2`
-acronyms, which HWiNFO keeps in every language."""
-_KNOWN_PARTS = re.compile(
-    r"^(Core \d+ Power|Core Powers \(avg\)|GPU Rail Powers \(avg\)|Rest-of-Chip Power|"
-    r"GPU .*(Input|Output) Power.*|GPU Input PP Source Power.*|GPU 12VHPWR Power|GPU SRAM .*|"
-    r"GPU (Core|SoC) Power \(.*\)|Core\+SoC\+MISC Power.*|Total Power)$"
-)
-"""English names of parts (per-core powers, rails, connectors, a DIMM's total outside its
-group) that rightly read as `other` or by group: they are known, not untranslated."""
-
-
-def _known(base: str) -> bool:
-    """Whether `base` is a name the English table or `_KNOWN_PARTS` knows."""
-    return _KNOWN_PARTS.match(base) is not None or any(
-        re.fullmatch(pattern, base) for _, pattern, _ in DOMAINS
-    )
-
-
-_PART_TOKENS = re.compile(
-    r"VDDCR|NVVDD|FBVDD|MSVDD|PEXVDD|VDD|SRAM|PCIe|12VHPWR|\d-pin|Misc|SVI\d|TFN|\bIA\b|"
-    r"\bGT\b|\bSoC\b|\d",
-    re.IGNORECASE,
-)
-"""Tokens HWiNFO keeps untranslated that mark a part of a device (a rail, a connector, a
-core, a numbered unit), never its whole: a column holding one is no device total."""
-_GROUP_KIND = (
-    ("package", re.compile(r"^CPU \[#\d+\]")),
-    ("gpu", re.compile(r"^GPU \[#\d+\]")),
-    ("dram", re.compile(r"DIMM")),
-)
-_HOLDERS = {"package", "ppt", "psys", "gpu"}
-
-
-def _by_semantics(columns: list[dict[str, Any]]) -> dict[str, str]:
-    """Domains for the power columns whose names the English table does not know (HWiNFO in
-    German, French, Russian, Chinese...), from what does not depend on the language: the
-    unit (every column here is in W), AMD's `PPT` and `DRAM` acronyms, and the sensor group
-    (the footer's group names, `CPU [#0]: ...`, `GPU [#1]: ...`, `DDR5 DIMM [#2]: ...`,
-    are device names, not words). In each CPU group the first power column without a part
-    token is the package, in each GPU group the board power, in each DIMM group the
-    module's total; HWiNFO lists them first (CPU Package Power, GPU Power or GPU ASIC Power
-    after AMD's VDDCR rails, the DIMM's Total Power). A group some column of which the
-    English table already classified as its total is left alone. Returns {source: domain}
-    of the columns so classified."""
-    found: dict[str, str] = {}
-    for c in columns:
-        if c["known"]:
-            continue
-        if re.search(r"\bPPT\b", c["base"]):
-            c["domain"] = found[c["source"]] = "ppt"
-        elif re.search(r"\bDRAM\b", c["base"]):
-            c["domain"] = found[c["source"]] = "dram"
-    by_group: dict[str, list[dict[str, Any]]] = {}
-    for c in columns:
-        if c["group"]:
-            by_group.setdefault(c["group"], []).append(c)
-    for group, cols in by_group.items():
-        kind = next((k for k, pattern in _GROUP_KIND if pattern.search(group)), None)
-        if kind is None or any(c["domain"] == kind and c["known"] for c in cols):
-            continue
-        pick = next(
-            (
-                c
-                for c in cols
-                if not c["known"] and c["domain"] == "other" and not _PART_TOKENS.search(c["base"])
-            ),
-            None,
-        )
-        if pick is not None:
-            pick["domain"] = found[pick["source"]] = kind
-    return found
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -439,15 +348,6 @@ def _as_gbk(data: bytes) -> str | None:
         if any(_CJK.search(c) for c in header.split(",") if c.rstrip('"').endswith(("[W]", "[mW]")))
         else None
     )
-
-
-def _domain(base: str, group: str | None) -> str:
-    for group_pattern, name_pattern, domain in DOMAINS:
-        if re.fullmatch(name_pattern, base) and (
-            group_pattern is None or (group is not None and re.search(group_pattern, group))
-        ):
-            return domain
-    return "other"
 
 
 def _times(wide: pl.DataFrame, offset: Any, log: FaultLog) -> pl.DataFrame:
