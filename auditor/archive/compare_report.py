@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from auditor.archive import index
+from auditor.archive import frames, index
 from auditor.archive.compare import TEMPLATE, Comparison, compare, counted
 from auditor.errors import AuditorError
 
@@ -54,7 +54,7 @@ def viewmodel(cmp: Comparison, *, generated_at: str, signer: str | None) -> dict
                 "cost_per_accepted_corpus_usd_minor": r.cost_per_accepted_corpus_minor,
             }
             for r in cmp.ranked
-            if r.currency == index.CURRENCY
+            if r.currency == frames.CURRENCY
         ],
     }
 

@@ -16,7 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import schemas
-from auditor.archive import index
+from auditor.archive import frames, index
 from auditor.archive.core import audit_archive
 from auditor.archive.progress import Progress
 from auditor.archive.sources import Job
@@ -43,7 +43,7 @@ def _labels(df: pl.DataFrame, src: Path) -> dict[str, str]:
 def test_every_run_and_bad_source_gets_one_row(mixed: Path, archived) -> None:
     out, outcome = archived
     df = pl.read_parquet(out / index.INDEX)
-    assert dict(df.schema) == index.INDEX_SCHEMA
+    assert dict(df.schema) == frames.INDEX_SCHEMA
     assert _labels(df, mixed) == archfactory.EXPECTED_VERDICTS
     assert df["source"].to_list() == sorted(df["source"].to_list())
     assert outcome.found == len(archfactory.EXPECTED_VERDICTS)
@@ -81,7 +81,7 @@ def test_findings_belong_to_their_rows(mixed: Path, archived) -> None:
     out, _ = archived
     df = pl.read_parquet(out / index.INDEX)
     f = pl.read_parquet(out / index.FINDINGS)
-    assert dict(f.schema) == index.FINDINGS_SCHEMA
+    assert dict(f.schema) == frames.FINDINGS_SCHEMA
     assert set(f["audit_id"]) <= set(df["audit_id"])
     per = (
         f.filter(pl.col("kind") == "finding")
@@ -281,14 +281,14 @@ def test_cli_archive_text_json_and_exit_status(mixed: Path, archived, tmp_path: 
 
 def test_the_documented_columns_are_the_written_ones() -> None:
     for kind, written in (
-        ("archive_index", index.INDEX_SCHEMA),
-        ("archive_findings", index.FINDINGS_SCHEMA),
+        ("archive_index", frames.INDEX_SCHEMA),
+        ("archive_findings", frames.FINDINGS_SCHEMA),
     ):
         fields = schemas.frame(kind)["fields"]
         assert [f["name"] for f in fields] == list(written)
         assert all(f["description"] and isinstance(f["nullable"], bool) for f in fields)
     text = (Path(__file__).resolve().parents[2] / "docs" / "archive.md").read_text()
-    for name in (*index.INDEX_SCHEMA, *index.FINDINGS_SCHEMA):
+    for name in (*frames.INDEX_SCHEMA, *frames.FINDINGS_SCHEMA):
         assert f"`{name}`" in text, name
 
 
@@ -385,7 +385,7 @@ def test_an_index_of_an_older_layout_is_rebuilt(tmp_path: Path) -> None:
         {"source": [f"{src}/a"], "audited_at": ["2026-01-01T00:00:00Z"], "cost": [1200.0]}
     ).write_parquet(out / index.INDEX)
     assert audit_archive([src], out, jobs=1).audited == 1
-    assert dict(pl.read_parquet(out / index.INDEX).schema) == index.INDEX_SCHEMA
+    assert dict(pl.read_parquet(out / index.INDEX).schema) == frames.INDEX_SCHEMA
 
 
 def test_the_fingerprint_sees_every_change_without_reading(tmp_path: Path) -> None:

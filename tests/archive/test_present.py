@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from auditor.archive.index import minor_units
+from auditor.archive.frames import minor_units
 from auditor.present import (
     NOT_RECORDED,
     count,

@@ -35,7 +35,7 @@ SHOWN_SOURCES = 5
 
 def part(protocol: str) -> Any:
     """PROTOCOL's `ComparisonPart` (its unit, ranking figure, table)."""
-    from auditor.archive.compare import part as comparison_part
+    from auditor.archive.ranking import part as comparison_part
 
     return comparison_part(protocol)
 
