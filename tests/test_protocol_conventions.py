@@ -10,7 +10,7 @@ from pathlib import Path
 import schemas
 from auditor.protocols.a import economics as a_economics
 from auditor.protocols.b.facts import declared, energy
-from auditor.replay import tokenizers
+from auditor.replay import tokenizer_hf
 from runner.a import config as a_config
 from runner.b import config as b_config
 from runner.b.energy import window
@@ -41,4 +41,4 @@ def test_the_runner_and_the_auditor_read_the_same_numbers() -> None:
     assert window.Minimums(0.1, 1, 0).min_readings == floor
     assert schemas.convention("A", "warm_passes_per_variant") == a_config.WARM_PASSES
     assert schemas.convention("A", "b200_gpus_per_lot") == a_economics.B200_GPUS_PER_LOT
-    assert hf.PAD_TOKENS == tokenizers._PAD_TOKENS == ("[PAD]", "<pad>")
+    assert hf.PAD_TOKENS == tokenizer_hf._PAD_TOKENS == ("[PAD]", "<pad>")

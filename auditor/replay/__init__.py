@@ -10,11 +10,12 @@ trial's, gate's and reference's (protocol B) answers for those IDs.
 
 Modules: `codes` (the findings' codes and their documentation; light, for `audit rules` and
 `audit explain`), `contract` (the manifest's `replay` section and the run files replay reads,
-with size limits), `tokenizers` (the registry of tokenizer kinds), `sample` (the seeded draw),
+with size limits), `tokenizers` (the registry of tokenizer kinds; `tokenizer_bow`,
+`tokenizer_hf` and `tokenizer_base`, the kinds and what they share), `sample` (the seeded draw),
 `run` (checking the ONNX file, then running it), `compare` (agreement per answers file, with a
 Wilson interval), `core` (the whole replay, a `ReplayResult`), `result` and `render` (the
-result and its text form). Only `run`, `tokenizers` and `core` import onnxruntime, onnx or
-numpy, and only `audit replay` and `audit report --replay` import them.
+result and its text form). Only `run`, the tokenizer kinds and `core` import onnxruntime,
+onnx or numpy, and only `audit replay` and `audit report --replay` import them.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 the audit JSON, a copy of the run, a DSSE bundle), `audit verify` checks one, `audit keygen`
 makes a local test CA and signing key.
 
-Layout of a report directory (`build.py` writes it, `verify.py` checks it):
+Layout of a report directory (`build.py` writes it, `verify.py` and `verify_pdf.py` check
+it):
 
     report.html        the report, Jinja2-rendered, autoescaped
     report.pdf         the same HTML through WeasyPrint (PDF/A-4f; the hash list, the rule

@@ -19,6 +19,7 @@ pytest.importorskip("tokenizers")
 
 from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
 
+from auditor.replay import tokenizer_base, tokenizer_hf
 from auditor.replay import tokenizers as kinds
 from runner.workloads.hf import TENSORS
 from runner.workloads.hf import Tokenizer as RunnerTokenizer
@@ -174,7 +175,7 @@ def test_unknown_components_and_dropout_are_refused() -> None:
     )
     assert "not one replay applies" in _fault({**doc, "post_processor": {"type": "Python"}})
     deep: dict[str, Any] = {"type": "Lowercase"}
-    for _ in range(kinds.MAX_NESTING + 1):
+    for _ in range(tokenizer_hf.MAX_NESTING + 1):
         deep = {"type": "Sequence", "normalizers": [deep]}
     assert "deeper" in _fault({**doc, "normalizer": deep})
     b = json.loads(bpe().to_str())
@@ -186,10 +187,10 @@ def test_unknown_components_and_dropout_are_refused() -> None:
 def test_vocabulary_limits_and_repeats_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = json.loads(wordpiece().to_str())
     vocab = doc["model"]["vocab"]
-    monkeypatch.setattr(kinds, "MAX_VOCAB", len(vocab) - 1)
+    monkeypatch.setattr(tokenizer_base, "MAX_VOCAB", len(vocab) - 1)
     assert "at most" in _fault(doc)
     monkeypatch.undo()
-    long = {**vocab, "x" * (kinds.MAX_ENTRY_CHARS + 1): len(vocab)}
+    long = {**vocab, "x" * (tokenizer_base.MAX_ENTRY_CHARS + 1): len(vocab)}
     assert "characters long" in _fault({**doc, "model": {**doc["model"], "vocab": long}})
     twice = {**vocab, "another": 0}
     assert "repeats the id 0" in _fault({**doc, "model": {**doc["model"], "vocab": twice}})

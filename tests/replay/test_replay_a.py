@@ -20,7 +20,7 @@ from replay_helpers import copy, redeclare
 import schemas
 from auditor.engine import run_check
 from auditor.errors import AuditorError
-from auditor.replay import tokenizers
+from auditor.replay import tokenizer_base, tokenizers
 from auditor.replay.core import replay
 
 ONNX = "model/model.onnx"
@@ -233,7 +233,7 @@ def test_tokenizer_limits_and_rules_are_findings(
         and "parses such an artifact up to 100" in result.findings[0].message
     )
     monkeypatch.setattr(tokenizers, "MAX_BYTES", 64 << 20)
-    monkeypatch.setattr(tokenizers, "MAX_VOCAB", 10)
+    monkeypatch.setattr(tokenizer_base, "MAX_VOCAB", 10)
     result = replay(root)
     assert codes(result) == ["RA03"] and "at most 10" in result.findings[0].message
 
