@@ -124,7 +124,7 @@ def test_no_protocol_reads_an_undocumented_meta_key() -> None:
     assert read == {}
     # the scan sees what the placement facts read
     assert {"runtime", "session_provider", "fallback_reason", "profile_file"} <= _keys_read(
-        ROOT / "auditor" / "protocols" / "b" / "facts" / "placement.py"
+        ROOT / "auditor" / "protocols" / "b" / "facts" / "placement_files.py"
     )
 
 

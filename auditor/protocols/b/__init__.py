@@ -7,7 +7,8 @@ evidence, in whatever format their tool wrote them.
 The package: `artifacts.py` (what the run dir holds), `view.py` (loading it through the
 readers), `facts/` (every fact recomputed from raw evidence, once, one module per family),
 `summary.py` (the run's summary: per policy its verdict, why and figures), `rules/` (one
-module per rule, `B` codes), `report.py` (its report sections: formatting only)."""
+module per rule, `B` codes), `report/` (its report sections, one module per section:
+formatting only)."""
 
 from __future__ import annotations
 

@@ -16,8 +16,11 @@ One module per family, each importing only those above it:
 | `energy` | a trial's energy over its window, from any trace (its frame says what it holds) |
 | `trials` | every trial: its row, outputs, window and energy; copied latencies |
 | `policies` | per policy: median wall time, p95, accuracy and agreement, pooled energy |
-| `placement` | per policy: where it ran (shares against its floor, from the raw file where a |
-| | record disagrees), the file's own run, the runtime its evidence is of |
+| `placement_files` | per placement file: its shares against the policy's floor, its runtime, |
+| | capture time and invalid operations; which of a policy's files decides (the raw one |
+| | where a record disagrees) |
+| `placement` | per policy: where it ran (its deciding file's shares, its residency), the |
+| | file's own run, the runtime its evidence is of |
 | `belonging` | the run's machine; every evidence file against it, the run's model and the |
 | | session's span |
 | `checkpoint` | the revisions against the files they name; the checkpoint's labels |
