@@ -20,8 +20,8 @@ pytest.importorskip("tokenizers")
 from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
 
 from auditor.replay import tokenizers as kinds
-from runner.workloads.hf import TENSORS
-from runner.workloads.hf import Tokenizer as RunnerTokenizer
+from runner.workloads.hf_inference import TENSORS
+from runner.workloads.hf_inference import Tokenizer as RunnerTokenizer
 
 KIND = "hf-tokenizers/1"
 WORDS = [
