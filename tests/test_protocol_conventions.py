@@ -14,7 +14,7 @@ from auditor.replay import tokenizer_hf
 from runner.a import config as a_config
 from runner.b import config as b_config
 from runner.b.energy import window
-from runner.workloads import hf
+from runner.workloads import hf_inference
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,4 +41,4 @@ def test_the_runner_and_the_auditor_read_the_same_numbers() -> None:
     assert window.Minimums(0.1, 1, 0).min_readings == floor
     assert schemas.convention("A", "warm_passes_per_variant") == a_config.WARM_PASSES
     assert schemas.convention("A", "b200_gpus_per_lot") == a_economics.B200_GPUS_PER_LOT
-    assert hf.PAD_TOKENS == tokenizer_hf._PAD_TOKENS == ("[PAD]", "<pad>")
+    assert hf_inference.PAD_TOKENS == tokenizer_hf._PAD_TOKENS == ("[PAD]", "<pad>")

@@ -10,6 +10,7 @@ measurements), `energy/` (the NVML and RAPL instruments, the raw power records a
 energy of a window), `claims` (figures recomputed from the files), `readback` (the files
 read back into `trials.csv`, `policies.csv`, the energy summaries and the environment),
 `manifest`, `layout` (file names and schemas), `state` (what the stages hand each other),
-`run` (the stages, from configuration to the published run dir). It imports only its own
+`pretrial` (the stages between the declaration and the trials: policies started, gates,
+placement), `run` (the stages, from configuration to the published run dir). It imports only its own
 modules and the shared ones of `runner/`, never `runner.a`.
 """

@@ -2,8 +2,9 @@
 `module:callable` (`workload.callable`). Built in: `runner.workloads.bow:BagOfWords` (the
 default, a small torch classifier trained at run time),
 `runner.workloads.hf:SequenceClassifier` (a local Hugging Face checkpoint or ONNX file as it
-is; needs the optional extra `hf`) and `runner.workloads.minilm:MiniLM` (all-MiniLM-L6-v2
-embeddings + a linear head; needs the optional extra `minilm`)."""
+is, loaded as `hf_inference`'s tokenizer and classifier; needs the optional extra `hf`) and
+`runner.workloads.minilm:MiniLM` (all-MiniLM-L6-v2 embeddings + a linear head; needs the
+optional extra `minilm`)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ bundled `model.safetensors`, so its hash pins both: the model revision) and
 limit is the encoder's `max_seq_length`; longer texts keep their first tokens.
 
 Tokenization is that `tokenizer.json` applied by the tokenizers library with the run's context
-(`runner.workloads.hf.Tokenizer`, the same ids sentence-transformers gives), so the run is
+(`runner.workloads.hf_inference.Tokenizer`, the same ids sentence-transformers gives), so the run is
 replayable: its tensor form (the encoder, mean pooling, normalization and the head, fed
 `input_ids`, `attention_mask`, `token_type_ids`) is exported to ONNX and `audit replay`
 applies the tokenizer as kind `hf-tokenizers/1`.
@@ -36,8 +36,8 @@ from runner.workloads.base import (
     WorkloadFactory,
     torch_seed,
 )
-from runner.workloads.hf import TENSORS, TOKENIZER_KIND
-from runner.workloads.hf import Tokenizer as DataTokenizer
+from runner.workloads.hf_inference import TENSORS, TOKENIZER_KIND
+from runner.workloads.hf_inference import Tokenizer as DataTokenizer
 
 HEAD = "head.pt"
 TOKENIZER = "tokenizer.json"

@@ -21,8 +21,8 @@ from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, pr
 
 from auditor.replay import tokenizer_base, tokenizer_hf
 from auditor.replay import tokenizers as kinds
-from runner.workloads.hf import TENSORS
-from runner.workloads.hf import Tokenizer as RunnerTokenizer
+from runner.workloads.hf_inference import TENSORS
+from runner.workloads.hf_inference import Tokenizer as RunnerTokenizer
 
 KIND = "hf-tokenizers/1"
 WORDS = [
