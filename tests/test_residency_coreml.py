@@ -69,7 +69,7 @@ min_sample_periods = 10
 min_counter_updates = 1
 idle_seconds = 0.3
 instruments = ["powermetrics"]
-log_timeout_s = 3
+log_timeout_s = 20
 [[policies]]
 id = "ort-cpu"
 runtime = "onnxruntime"

@@ -168,10 +168,12 @@ rapl_max_watts = 20.0
 
 
 def fake_instruments() -> list:
-    """RAPL at 10 W (an 8 J range: it wraps every 0.8 s; two polls up to 0.4 s apart stay
-    countable) and one NVML board at 50 W, updated every 2 ms."""
+    """RAPL at 10 W (a 40 J range: it wraps every 4 s, a few times over the run, so windows
+    still cross wraps; two polls up to 2 s apart stay countable at the 20 W ceiling, which a
+    loaded 2-core machine keeps: with an 8 J range a 0.51 s poll gap under load left a window
+    without energy) and one NVML board at 50 W, updated every 2 ms."""
     return [
-        ConstantPower(watts=10.0, max_range_uj=8_000_000, max_watts=20.0),
+        ConstantPower(watts=10.0, max_range_uj=40_000_000, max_watts=20.0),
         NvmlInstrument([(0, None)], lib=FakePynvml(watts=50.0, update_s=0.002)),
     ]
 

@@ -81,7 +81,7 @@ min_counter_updates = 1
 idle_seconds = 0.3
 instruments = ["hwinfo"]
 hwinfo_log = "{log}"
-log_timeout_s = 3
+log_timeout_s = 20
 [power_state]
 idle_unload_s = 0.5
 {policies}
