@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from runner.b.energy.window import Analysis, Minimums, Series
+from runner.b.energy.window import Analysis, Minimums, Series, short_window
 from runner.errors import RunnerError
 
 SOURCE = "hwinfo"
@@ -270,15 +270,4 @@ def analyse(path: Path, started: str, ended: str, mins: Minimums, tz: timezone) 
         result.reason = "; ".join(problems)
         return result
     result.energy_source = SOURCE
-    if seconds < mins.window_seconds:
-        short.insert(
-            0,
-            f"window {seconds:.3f} s is shorter than the declared minimum of "
-            f"{mins.sample_periods} sampling periods ({mins.window_seconds:.3f} s)",
-        )
-    if short:
-        result.status, result.reason = "below_resolution", "; ".join(short)
-        return result
-    result.status, result.energy_j = "measured", total
-    result.average_power_w = total / seconds if seconds > 0 else None
-    return result
+    return result.conclude(total, short_window(seconds, mins) + short)

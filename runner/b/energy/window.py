@@ -115,6 +115,18 @@ class Analysis:
     series: list[Series] = dataclasses.field(default_factory=list)
     gaps: list[str] = dataclasses.field(default_factory=list)
 
+    def conclude(self, energy: float, short: list[str]) -> Analysis:
+        """The window's verdict once its series are read (every energy source's): when
+        SHORT says why the window is below the protocol's resolution, `below_resolution`
+        with those reasons; else `measured`, with ENERGY and its average power."""
+        if short:
+            self.status, self.reason = "below_resolution", "; ".join(short)
+            return self
+        self.status, self.energy_j = "measured", energy
+        seconds = self.window_seconds
+        self.average_power_w = energy / seconds if seconds is not None and seconds > 0 else None
+        return self
+
     def to_json(self) -> dict[str, Any]:
         return {
             "status": self.status,
@@ -166,13 +178,7 @@ def analyse(
         return result
     energy = sum(s.energy_j or 0.0 for s in counted)
     result.energy_source = "+".join(sorted({s.source for s in counted}))
-    short = []
-    if seconds < minimums.window_seconds:
-        short.append(
-            f"window {seconds:.3f} s is shorter than the declared minimum of "
-            f"{minimums.sample_periods} sampling periods "
-            f"({minimums.window_seconds:.3f} s)"
-        )
+    short = short_window(seconds, minimums)
     short += [
         f"{s.name} read {s.readings} time(s) inside the window, fewer than the "
         f"protocol's {minimums.min_readings} samples per window"
@@ -185,14 +191,18 @@ def analyse(
         for s in counted
         if s.updates < minimums.counter_updates
     ]
-    if short:
-        result.status = "below_resolution"
-        result.reason = "; ".join(short)
-        return result
-    result.status = "measured"
-    result.energy_j = energy
-    result.average_power_w = energy / seconds if seconds > 0 else None
-    return result
+    return result.conclude(energy, short)
+
+
+def short_window(seconds: float, minimums: Minimums) -> list[str]:
+    """Why a window of SECONDS is shorter than the declared sampling periods (none when it
+    is not): the first reason of a `below_resolution` window, whatever the instrument."""
+    if seconds >= minimums.window_seconds:
+        return []
+    return [
+        f"window {seconds:.3f} s is shorter than the declared minimum of "
+        f"{minimums.sample_periods} sampling periods ({minimums.window_seconds:.3f} s)"
+    ]
 
 
 def _counted(counters: list[Series]) -> list[Series]:
