@@ -46,6 +46,21 @@ class Load:
     def threshold_cpus(self) -> float:
         return busy_fraction() * self.cpus
 
+    def shown(self, environment: str) -> dict[str, Any]:
+        """Where a finding about this load points and the figures it shows (A0407, B0206):
+        the record in ENVIRONMENT (the protocol's environment.json path)."""
+        return {
+            "artifact": environment,
+            "pointer": f"/concurrent_load/{self.when}",
+            "observed": self.other_cpus_mean,
+            "expected": f"< {self.threshold_cpus:g} CPUs",
+            "evidence": {
+                "cpus": self.cpus,
+                "other_cpus_max": self.other_cpus_max,
+                "loadavg_1min_max": self.loadavg_1min_max,
+            },
+        }
+
     def sentence(self) -> str:
         """The record in words (the reports' page 1, the findings)."""
         when = "while measuring" if self.when == "while_measuring" else "before measuring"

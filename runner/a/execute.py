@@ -450,28 +450,23 @@ def _cold_pass(
         }
     )
     return {
-        "entry": {
-            "order_index": spec.order_index,
-            "variant_id": spec.variant_id,
-            "phase": spec.phase,
-            "run_index": spec.run_index,
-            "status": "error",
-            "started_at": started,
-            "ended_at": now_iso(),
-            "elapsed_seconds": None,
-            "load_seconds": None,
-            "pid": proc.pid,
-            "fresh_process": True,
-            "output_file": spec.output_file,
-            "memory_trace": spec.memory_trace if trace is not None else None,
-            "placement": spec.placement_file if place is not None else None,
-            "incident": {
+        "entry": spec.entry(
+            status="error",
+            started_at=started,
+            ended_at=now_iso(),
+            elapsed_seconds=None,
+            load_seconds=None,
+            pid=proc.pid,
+            fresh_process=True,
+            memory_trace=spec.memory_trace if trace is not None else None,
+            placement=spec.placement_file if place is not None else None,
+            incident={
                 "kind": "error",
                 "message": f"pass process exited {proc.returncode} without a record "
                 f"after {time.perf_counter() - t0:.1f} s (start to exit)",
                 "exception": " | ".join(tail)[:2000],
             },
-        },
+        ),
         "cells": cells,
         "gpus_used": place["gpus_used"] if place else [],
         "answers": 0,

@@ -58,6 +58,42 @@ class PassSpec:
     def placement_file(self) -> str:
         return f"evidence/placement/{self.stem}.json"
 
+    def entry(
+        self,
+        *,
+        status: str,
+        started_at: str,
+        ended_at: str,
+        elapsed_seconds: float | None,
+        load_seconds: float | None,
+        pid: int,
+        fresh_process: bool,
+        memory_trace: str | None,
+        placement: str | None,
+        incident: dict[str, Any] | None,
+        **more: Any,
+    ) -> dict[str, Any]:
+        """This pass's timeline entry (schemas/timeline-entry.schema.json): the one shape a
+        pass that ran, one whose model did not load and one whose process died all write."""
+        return {
+            "order_index": self.order_index,
+            "variant_id": self.variant_id,
+            "phase": self.phase,
+            "run_index": self.run_index,
+            "status": status,
+            "started_at": started_at,
+            "ended_at": ended_at,
+            "elapsed_seconds": elapsed_seconds,
+            "load_seconds": load_seconds,
+            "pid": pid,
+            "fresh_process": fresh_process,
+            "output_file": self.output_file,
+            "memory_trace": memory_trace,
+            "placement": placement,
+            "incident": incident,
+            **more,
+        }
+
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
@@ -174,24 +210,19 @@ def run_pass(
     )
     _write_json(run_dir / spec.memory_trace, trace)
     _write_json(run_dir / spec.placement_file, place)
-    entry = {
-        "order_index": spec.order_index,
-        "variant_id": spec.variant_id,
-        "phase": spec.phase,
-        "run_index": spec.run_index,
-        "status": incident["kind"] if incident else "ok",
-        "started_at": started_at,
-        "ended_at": ended_at,
-        "elapsed_seconds": elapsed,
-        "load_seconds": load_seconds,
-        "pid": pid,
-        "fresh_process": fresh_process,
-        "output_file": spec.output_file,
-        "memory_trace": spec.memory_trace,
-        "placement": spec.placement_file,
-        "incident": incident,
-        "torch_threads": torch.get_num_threads(),
-    }
+    entry = spec.entry(
+        status=incident["kind"] if incident else "ok",
+        started_at=started_at,
+        ended_at=ended_at,
+        elapsed_seconds=elapsed,
+        load_seconds=load_seconds,
+        pid=pid,
+        fresh_process=fresh_process,
+        memory_trace=spec.memory_trace,
+        placement=spec.placement_file,
+        incident=incident,
+        torch_threads=torch.get_num_threads(),
+    )
     return {
         "entry": entry,
         "cells": probe.cells(),

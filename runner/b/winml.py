@@ -29,21 +29,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from runner.b.config import PolicySpec
+from runner.b.config import SELECTION_POLICIES, PolicySpec
 from runner.b.energy.base import now_utc
 from runner.b.policies import CannotStart, ModelFiles, OrtPolicy, ort_module
 from runner.revisions import file_sha256
 
-SELECTION_POLICIES = (
-    "DEFAULT",
-    "PREFER_CPU",
-    "PREFER_NPU",
-    "PREFER_GPU",
-    "MAX_PERFORMANCE",
-    "MAX_EFFICIENCY",
-    "MIN_OVERALL_POWER",
-)
-"""ONNX Runtime's `OrtExecutionProviderDevicePolicy` values, without the prefix."""
 RUNTIME = "windows-ml"
 ACCELERATOR_TYPES = ("NPU", "GPU")
 COMPILED_DIR = "model/compiled"

@@ -41,15 +41,7 @@ def check(view: RunView) -> Iterator[Finding]:
     if load is not None and load.busy:
         yield RULE.finding(
             f"{load.sentence()}: the pass times are slower and more spread than on an idle machine",
-            artifact=ENVIRONMENT,
-            pointer="/concurrent_load/while_measuring",
-            observed=load.other_cpus_mean,
-            expected=f"< {load.threshold_cpus:g} CPUs",
-            evidence={
-                "cpus": load.cpus,
-                "other_cpus_max": load.other_cpus_max,
-                "loadavg_1min_max": load.loadavg_1min_max,
-            },
+            **load.shown(ENVIRONMENT),
         )
 
 

@@ -37,15 +37,7 @@ def check(view: RunView) -> Iterator[Finding]:
         yield RULE.finding(
             f"{load.sentence()}: latencies and power include other work (B2 asks for no "
             "foreground load)",
-            artifact=ENVIRONMENT,
-            pointer="/concurrent_load/while_measuring",
-            observed=load.other_cpus_mean,
-            expected=f"< {load.threshold_cpus:g} CPUs",
-            evidence={
-                "cpus": load.cpus,
-                "other_cpus_max": load.other_cpus_max,
-                "loadavg_1min_max": load.loadavg_1min_max,
-            },
+            **load.shown(ENVIRONMENT),
         )
 
 
